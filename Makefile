@@ -1,0 +1,47 @@
+# Thin wrapper over CMake presets. `make demo` and `make test` work on a fresh Debian 12 machine.
+SHELL := /bin/bash
+DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config python3 libsimdjson-dev libisal-dev \
+  libzstd-dev libfmt-dev libcli11-dev libcpp-httplib-dev libgtest-dev libgmock-dev \
+  libbenchmark-dev libsqlite3-dev libunwind-dev libdw-dev zlib1g-dev valgrind
+JOBS ?= $(shell nproc)
+
+.PHONY: deps build demo test test-asan test-tsan bench clean format
+
+deps:
+	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" != 0 ] && SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	else echo "make deps: all Debian packages present"; fi
+
+build: deps
+	cmake --preset default >/dev/null
+	cmake --build --preset default -j $(JOBS)
+
+demo: build
+	./build/mlprof demo
+
+test: build
+	cd build && ctest --output-on-failure -j $(JOBS)
+
+test-asan: deps
+	cmake --preset asan >/dev/null
+	cmake --build --preset asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE nosan
+
+test-tsan: deps
+	cmake --preset tsan >/dev/null
+	cmake --build --preset tsan -j $(JOBS)
+	cd build-tsan && ctest --output-on-failure -j $(JOBS) -R 'recorder'
+
+bench: build
+	bash bench/run_all.sh
+
+format:
+	clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	rm -rf build build-asan build-tsan

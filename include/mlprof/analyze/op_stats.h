@@ -1,0 +1,48 @@
+// Per-operation statistics: the table every profiler shows first (count, total, self, mean,
+// std, min, max, percentiles). Used by summary, compare, reports.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+// Result structs hold plain strings, not StringIds: they outlive and compare across Traces.
+struct OpStats {
+  std::string name;
+  std::string category;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  int64_t self_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
+  double mean_ns = 0;
+  double std_ns = 0;  // population standard deviation
+  double p50_ns = 0, p90_ns = 0, p99_ns = 0;  // linear interpolation between closest ranks
+  double percent_of_span = 0;  // total / trace span * 100
+};
+
+enum class OpSort { kTotal, kSelf, kMean, kCount };
+
+struct OpStatsOptions {
+  std::string category;      // only slices of this category ("" = all)
+  bool include_gpu = true;   // include slices on GPU stream tracks
+  bool keep_durations = false;
+};
+
+// One row per (name, category) over all matching slices. Sorted by total time, descending.
+std::vector<OpStats> op_stats(const Trace& trace, const OpStatsOptions& options = {});
+// Same, also returning each row's per-call durations (ns), for significance tests.
+std::vector<OpStats> op_stats_with_durations(const Trace& trace, const OpStatsOptions& options,
+                                             std::vector<std::vector<int64_t>>& durations);
+
+void sort_op_stats(std::vector<OpStats>& ops, OpSort by);
+
+// Percentile of sorted values with linear interpolation (numpy's default), q in [0, 100].
+double percentile_sorted(const std::vector<int64_t>& sorted, double q);
+
+}  // namespace mlprof

@@ -1,0 +1,26 @@
+// Importers: every source format ends in one Trace.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "mlprof/status.h"
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+struct ImportOptions {
+  // Threads for the JSON pipeline (inflate + scan on one, parse on another). 0 = automatic.
+  unsigned threads = 0;
+};
+
+// Reads any trace mlprof understands, chosen by content, not by name: gzip (any of the formats
+// inside), .mlprof native files, Chrome/Kineto JSON (object or bare array), PyTorch's
+// export_memory_timeline raw lists. Errors are one line: "PATH: [byte N: ]what was expected".
+Result<Trace> load_trace(const std::string& path, const ImportOptions& options = {});
+
+// Chrome trace JSON from memory (tests, fuzzing). `name` is used in error messages.
+Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string& name,
+                                        const ImportOptions& options = {});
+
+}  // namespace mlprof

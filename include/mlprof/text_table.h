@@ -1,0 +1,29 @@
+// Aligned terminal tables: text columns left-aligned, numbers right-aligned, long names cut in
+// the middle so the table fits the width (100 columns by default).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mlprof {
+
+class TextTable {
+ public:
+  enum class Align { kLeft, kRight };
+  void add_column(std::string header, Align align = Align::kRight);
+  void add_row(std::vector<std::string> cells);
+  // The first left-aligned column shrinks (cut in the middle with "...") to fit `width`.
+  std::string render(size_t width = 100) const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<Align> aligns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Human-readable durations and sizes: "12.3 ms", "850 ns", "1.50 GiB".
+std::string format_duration_ns(double ns);
+std::string format_bytes(double bytes);
+std::string format_percent(double fraction);  // 0.123 -> "12.3%"
+
+}  // namespace mlprof

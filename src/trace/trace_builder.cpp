@@ -1,0 +1,346 @@
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+namespace {
+// String pids and tids get synthetic numeric ids far from real ones.
+constexpr int64_t kSyntheticIdBase = -1000000;
+}  // namespace
+
+TraceBuilder::TraceBuilder() = default;
+
+uint32_t TraceBuilder::process(int64_t pid) {
+  if (last_process_ != UINT32_MAX && last_pid_ == pid) return last_process_;
+  auto [it, inserted] = process_by_pid_.try_emplace(pid, 0);
+  if (inserted) {
+    it->second = static_cast<uint32_t>(trace_.processes.size());
+    Process p;
+    p.pid = pid;
+    p.sort_index = static_cast<int32_t>(trace_.processes.size());
+    trace_.processes.push_back(std::move(p));
+  }
+  last_pid_ = pid;
+  last_process_ = it->second;
+  return it->second;
+}
+
+uint32_t TraceBuilder::process_labeled(std::string_view pid_label) {
+  StringId label = intern(pid_label);
+  auto [it, inserted] = process_by_label_.try_emplace(label, 0);
+  if (inserted) {
+    int64_t pid = kSyntheticIdBase - static_cast<int64_t>(process_by_label_.size());
+    uint32_t idx = process(pid);
+    trace_.processes[idx].label = label;
+    it->second = idx;
+  }
+  return it->second;
+}
+
+uint32_t TraceBuilder::thread_track(uint32_t process, int64_t tid) {
+  if (last_track_ != UINT32_MAX && last_track_process_ == process && last_tid_ == tid)
+    return last_track_;
+  auto [it, inserted] =
+      thread_by_tid_.try_emplace({process, static_cast<uint64_t>(tid)}, 0);
+  if (inserted) {
+    it->second = static_cast<uint32_t>(trace_.tracks.size());
+    Track t;
+    t.process = process;
+    t.pid = trace_.processes[process].pid;
+    t.tid = tid;
+    t.sort_index = static_cast<int32_t>(trace_.tracks.size());
+    trace_.tracks.push_back(t);
+  }
+  last_track_process_ = process;
+  last_tid_ = tid;
+  last_track_ = it->second;
+  return it->second;
+}
+
+uint32_t TraceBuilder::thread_track_labeled(uint32_t process, std::string_view tid_label) {
+  StringId label = intern(tid_label);
+  auto [it, inserted] = thread_by_label_.try_emplace({process, label}, 0);
+  if (inserted) {
+    int64_t tid = kSyntheticIdBase - static_cast<int64_t>(thread_by_label_.size());
+    uint32_t idx = thread_track(process, tid);
+    trace_.tracks[idx].label = label;
+    it->second = idx;
+  }
+  return it->second;
+}
+
+uint32_t TraceBuilder::async_track(uint32_t process, StringId cat, uint64_t id) {
+  auto [it, inserted] =
+      async_by_id_.try_emplace({(static_cast<uint64_t>(process) << 32) | cat, id}, 0);
+  if (inserted) {
+    it->second = static_cast<uint32_t>(trace_.tracks.size());
+    Track t;
+    t.kind = TrackKind::kAsync;
+    t.process = process;
+    t.pid = trace_.processes[process].pid;
+    t.tid = static_cast<int64_t>(id);
+    t.name = cat;
+    t.sort_index = static_cast<int32_t>(trace_.tracks.size());
+    trace_.tracks.push_back(t);
+  }
+  return it->second;
+}
+
+uint32_t TraceBuilder::counter_series(uint32_t process, StringId name) {
+  auto [it, inserted] = series_by_name_.try_emplace({process, name}, 0);
+  if (inserted) {
+    it->second = static_cast<uint32_t>(trace_.counter_series.size());
+    trace_.counter_series.push_back(CounterSeries{process, name, 0});
+  }
+  return it->second;
+}
+
+void TraceBuilder::arg_int(StringId key, int64_t v) {
+  Arg a;
+  a.key = key;
+  a.type = ArgType::kInt;
+  a.i = v;
+  trace_.args.push_back(a);
+}
+void TraceBuilder::arg_uint(StringId key, uint64_t v) {
+  Arg a;
+  a.key = key;
+  a.type = ArgType::kUInt;
+  a.u = v;
+  trace_.args.push_back(a);
+}
+void TraceBuilder::arg_double(StringId key, double v) {
+  Arg a;
+  a.key = key;
+  a.type = ArgType::kDouble;
+  a.d = v;
+  trace_.args.push_back(a);
+}
+void TraceBuilder::arg_bool(StringId key, bool v) {
+  Arg a;
+  a.key = key;
+  a.type = ArgType::kBool;
+  a.b = v;
+  trace_.args.push_back(a);
+}
+void TraceBuilder::arg_string(StringId key, StringId v) {
+  Arg a;
+  a.key = key;
+  a.type = ArgType::kString;
+  a.s = v;
+  trace_.args.push_back(a);
+}
+void TraceBuilder::arg_json(StringId key, std::string_view raw_json) {
+  Arg a;
+  a.key = key;
+  a.type = ArgType::kJson;
+  a.s = intern(raw_json);
+  trace_.args.push_back(a);
+}
+void TraceBuilder::arg_null(StringId key) {
+  Arg a;
+  a.key = key;
+  a.type = ArgType::kNull;
+  trace_.args.push_back(a);
+}
+
+void TraceBuilder::add_slice(uint32_t track, int64_t ts, int64_t dur, StringId name, StringId cat,
+                             ArgRange args) {
+  SliceTable& s = trace_.slices;
+  s.ts.push_back(ts);
+  s.dur.push_back(dur < 0 ? 0 : dur);
+  s.track.push_back(track);
+  s.name.push_back(name);
+  s.cat.push_back(cat);
+  s.args_begin.push_back(args.begin);
+  s.args_count.push_back(args.count);
+}
+
+void TraceBuilder::add_instant(uint32_t track, int64_t ts, StringId name, StringId cat,
+                               ArgRange args, uint8_t scope) {
+  InstantTable& t = trace_.instants;
+  t.ts.push_back(ts);
+  t.track.push_back(track);
+  t.name.push_back(name);
+  t.cat.push_back(cat);
+  t.args_begin.push_back(args.begin);
+  t.args_count.push_back(args.count);
+  t.scope.push_back(scope);
+}
+
+void TraceBuilder::add_counter(uint32_t series, int64_t ts, double value) {
+  trace_.counters.ts.push_back(ts);
+  trace_.counters.series.push_back(series);
+  trace_.counters.value.push_back(value);
+}
+
+void TraceBuilder::add_flow(uint64_t id, StringId cat, uint32_t src_track, int64_t src_ts,
+                            uint32_t dst_track, int64_t dst_ts) {
+  FlowTable& f = trace_.flows;
+  f.id.push_back(id);
+  f.cat.push_back(cat);
+  f.src_ts.push_back(src_ts);
+  f.dst_ts.push_back(dst_ts);
+  f.src_track.push_back(src_track);
+  f.dst_track.push_back(dst_track);
+}
+
+void TraceBuilder::add_memory(uint32_t track, int64_t ts, uint64_t addr, int64_t bytes,
+                              DeviceType type, int16_t device_id, int64_t total_allocated,
+                              int64_t total_reserved, uint32_t stack) {
+  MemoryTable& m = trace_.memory;
+  m.ts.push_back(ts);
+  m.track.push_back(track);
+  m.addr.push_back(addr);
+  m.bytes.push_back(bytes);
+  m.device_type.push_back(static_cast<int8_t>(type));
+  m.device_id.push_back(device_id);
+  m.total_allocated.push_back(total_allocated);
+  m.total_reserved.push_back(total_reserved);
+  m.stack.push_back(stack);
+}
+
+uint32_t TraceBuilder::add_stack(const std::vector<StringId>& frames) {
+  StackTable& st = trace_.stacks;
+  if (st.frames_begin.empty()) {  // stack 0: unknown
+    st.frames_begin.push_back(0);
+    st.frames_count.push_back(0);
+  }
+  st.frames_begin.push_back(static_cast<uint32_t>(st.frames.size()));
+  st.frames_count.push_back(static_cast<uint32_t>(frames.size()));
+  st.frames.insert(st.frames.end(), frames.begin(), frames.end());
+  return static_cast<uint32_t>(st.frames_begin.size() - 1);
+}
+
+void TraceBuilder::mark_gpu_track(uint32_t track, int32_t device, int64_t stream) {
+  Track& t = trace_.tracks[track];
+  if (t.kind == TrackKind::kGpuStream) return;
+  t.kind = TrackKind::kGpuStream;
+  t.device = device;
+  t.stream = stream;
+  trace_.processes[t.process].is_gpu = true;
+}
+
+namespace {
+
+template <typename T>
+void permute(std::vector<T>& v, const std::vector<uint32_t>& order) {
+  std::vector<T> out(v.size());
+  for (size_t i = 0; i < order.size(); ++i) out[i] = v[order[i]];
+  v.swap(out);
+}
+
+}  // namespace
+
+Trace TraceBuilder::finish() && {
+  Trace& t = trace_;
+  SliceTable& s = t.slices;
+  const size_t n = s.size();
+  const size_t ntracks = t.tracks.size();
+
+  // 1. Order slices by track (counting sort), then by (start, longest first, input order).
+  std::vector<uint32_t> begin(ntracks + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++begin[s.track[i] + 1];
+  for (size_t k = 0; k < ntracks; ++k) begin[k + 1] += begin[k];
+  std::vector<uint32_t> order(n);
+  {
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    for (size_t i = 0; i < n; ++i) order[fill[s.track[i]]++] = static_cast<uint32_t>(i);
+  }
+  struct Key {
+    int64_t ts;
+    int64_t neg_dur;
+    uint32_t idx;
+    bool operator<(const Key& o) const {
+      if (ts != o.ts) return ts < o.ts;
+      if (neg_dur != o.neg_dur) return neg_dur < o.neg_dur;
+      return idx < o.idx;
+    }
+  };
+  std::vector<Key> keys;
+  for (size_t k = 0; k < ntracks; ++k) {
+    uint32_t b = begin[k], e = begin[k + 1];
+    bool sorted = true;
+    for (uint32_t j = b + 1; j < e && sorted; ++j) {
+      uint32_t p = order[j - 1], q = order[j];
+      sorted = s.ts[p] < s.ts[q] || (s.ts[p] == s.ts[q] && s.dur[p] >= s.dur[q]);
+    }
+    if (sorted) continue;
+    keys.clear();
+    for (uint32_t j = b; j < e; ++j) keys.push_back(Key{s.ts[order[j]], -s.dur[order[j]], order[j]});
+    std::sort(keys.begin(), keys.end());
+    for (uint32_t j = b; j < e; ++j) order[j] = keys[j - b].idx;
+  }
+  bool identity = true;
+  for (size_t i = 0; i < n && identity; ++i) identity = order[i] == i;
+  if (!identity) {
+    permute(s.ts, order);
+    permute(s.dur, order);
+    permute(s.track, order);
+    permute(s.name, order);
+    permute(s.cat, order);
+    permute(s.args_begin, order);
+    permute(s.args_count, order);
+  }
+  t.track_slice_begin = begin;
+
+  // 2. Nesting per track: a stack of open slices; self = dur - children's (clipped) time.
+  s.depth.assign(n, 0);
+  s.parent.assign(n, -1);
+  s.self.assign(s.dur.begin(), s.dur.end());
+  std::vector<uint32_t> stack;
+  for (size_t k = 0; k < ntracks; ++k) {
+    stack.clear();
+    for (uint32_t i = begin[k]; i < begin[k + 1]; ++i) {
+      // A slice that ends where i starts is a sibling; one that starts with i encloses it
+      // (longest first), even when both are empty.
+      while (!stack.empty() && s.end(stack.back()) <= s.ts[i] && s.ts[stack.back()] != s.ts[i])
+        stack.pop_back();
+      if (!stack.empty()) {
+        uint32_t p = stack.back();
+        s.parent[i] = static_cast<int32_t>(p);
+        s.depth[i] = static_cast<uint16_t>(std::min<size_t>(stack.size(), 65535));
+        int64_t clipped = std::min(s.end(i), s.end(p)) - s.ts[i];
+        s.self[p] -= clipped;
+      }
+      stack.push_back(i);
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (s.self[i] < 0) s.self[i] = 0;
+
+  // 3. Bind flow endpoints and memory events to their enclosing slices.
+  FlowTable& f = t.flows;
+  f.src_slice.resize(f.size());
+  f.dst_slice.resize(f.size());
+  for (size_t i = 0; i < f.size(); ++i) {
+    f.src_slice[i] = t.enclosing_slice(f.src_track[i], f.src_ts[i]);
+    f.dst_slice[i] = t.enclosing_slice(f.dst_track[i], f.dst_ts[i]);
+  }
+  MemoryTable& m = t.memory;
+  m.slice.resize(m.size());
+  for (size_t i = 0; i < m.size(); ++i) m.slice[i] = t.enclosing_slice(m.track[i], m.ts[i]);
+  if (t.stacks.frames_begin.empty()) {
+    t.stacks.frames_begin.push_back(0);
+    t.stacks.frames_count.push_back(0);
+  }
+
+  // 4. Span.
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, s.ts[i]);
+    hi = std::max(hi, s.ts[i] + s.dur[i]);
+  }
+  for (int64_t x : t.instants.ts) lo = std::min(lo, x), hi = std::max(hi, x);
+  for (int64_t x : t.counters.ts) lo = std::min(lo, x), hi = std::max(hi, x);
+  for (int64_t x : m.ts) lo = std::min(lo, x), hi = std::max(hi, x);
+  if (lo > hi) lo = hi = 0;
+  t.begin_ns_ = lo;
+  t.end_ns_ = hi;
+  return std::move(trace_);
+}
+
+}  // namespace mlprof
