@@ -1,0 +1,13 @@
+#pragma once
+
+#include <string>
+
+#include "mlprof/analyze/gpu.h"
+#include "mlprof/json_writer.h"
+
+namespace mlprof {
+
+std::string render_gpu_text(const GpuResult& r, size_t width = 100);
+void write_gpu_json(JsonWriter& w, const GpuResult& r);
+
+}  // namespace mlprof
