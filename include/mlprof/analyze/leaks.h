@@ -1,0 +1,59 @@
+// `mlprof leaks`: does memory grow across steps? Memory allocated at each step boundary, a robust
+// slope (Theil-Sen), and a Mann-Kendall trend test so that noise is not reported as a leak; plus
+// the ops whose allocations inside steps are never freed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mlprof/analyze/steps.h"
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+// A leak is reported when the Mann-Kendall two-sided p-value is below kLeakAlpha (the usual 5%
+// level), the Theil-Sen slope is positive and at least kLeakMinBytesPerStep (a few small tensors'
+// worth: allocator rounding and caches move totals by a few hundred bytes per step without leaking).
+inline constexpr double kLeakAlpha = 0.05;
+inline constexpr double kLeakMinBytesPerStep = 1024;
+// Fewer boundary samples than this cannot reach p < 0.05 under Mann-Kendall (n = 4 gives p >= 0.09).
+inline constexpr size_t kLeakMinSteps = 5;
+
+struct LeakOptions {
+  double alpha = kLeakAlpha;
+  double min_bytes_per_step = kLeakMinBytesPerStep;
+  size_t top_ops = 20;
+};
+
+struct DeviceLeak {
+  std::string device;
+  std::vector<int64_t> step_end_allocated;  // allocated at the end of each step
+  double slope_bytes_per_step = 0;          // Theil-Sen
+  double kendall_s = 0, kendall_z = 0, p_value = 1;
+  bool test_valid = false;
+  int64_t growth_bytes = 0;  // last - first boundary value
+  bool leak = false;
+};
+
+struct SurvivingOp {
+  std::string op;          // innermost enclosing slice of the allocation
+  uint64_t count = 0;      // allocations made inside steps and never freed in the trace
+  int64_t bytes = 0;
+  uint64_t steps = 0;      // distinct steps with such an allocation
+};
+
+struct LeakResult {
+  size_t steps = 0;
+  bool has_memory = false;
+  std::vector<DeviceLeak> devices;
+  std::vector<SurvivingOp> surviving_ops;  // by bytes, descending
+  bool leak = false;                       // any device leaks
+};
+
+LeakResult analyze_leaks(const Trace& trace, const LeakOptions& options = {});
+// Same, reusing steps already found (mlprof analyze computes them once).
+LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps,
+                         const LeakOptions& options = {});
+
+}  // namespace mlprof

@@ -1,0 +1,252 @@
+#include "mlprof/analyze/steps.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "analyze/name_rules.h"
+#include "mlprof/analyze/stats.h"
+
+namespace mlprof {
+
+using analyze_detail::contains;
+using analyze_detail::is_communication_name;
+using analyze_detail::is_data_loading_name;
+using analyze_detail::lower;
+
+std::string_view step_phase_name(StepPhase p) {
+  static constexpr std::string_view kNames[] = {"data_loading", "forward",       "backward",
+                                                "optimizer",    "communication", "other"};
+  return kNames[static_cast<size_t>(p)];
+}
+
+std::string_view gpu_step_class_name(GpuStepClass c) {
+  static constexpr std::string_view kNames[] = {"kernel",  "memcpy",      "memset", "communication",
+                                                "runtime", "data_loader", "cpu_op", "other"};
+  return kNames[static_cast<size_t>(c)];
+}
+
+std::optional<int64_t> step_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix)
+    return std::nullopt;
+  int64_t n = 0;
+  auto digits = name.substr(kPrefix.size());
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
+  return n;
+}
+
+std::optional<StepPhase> classify_step_phase(std::string_view name) {
+  if (step_number(name)) return std::nullopt;
+  std::string l = lower(name);
+  if (is_communication_name(l)) return StepPhase::kCommunication;
+  if (is_data_loading_name(l)) return StepPhase::kDataLoading;
+  if (contains(l, "optimizer") || contains(l, "zero_grad") || l == "step" || l == "optim" ||
+      (l.size() > 5 && l.ends_with(".step")))
+    return StepPhase::kOptimizer;
+  if (contains(l, "backward") || contains(l, "bwd")) return StepPhase::kBackward;
+  if (contains(l, "forward") || contains(l, "fwd") || l.starts_with("nn.module:"))
+    return StepPhase::kForward;
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr int8_t kUnclassified = -1;
+constexpr int8_t kNotComputed = -2;
+
+// Per-StringId memo of classify_step_phase: names repeat, classification lower-cases.
+class PhaseCache {
+ public:
+  explicit PhaseCache(const Trace& t) : trace_(t), memo_(t.strings.size(), kNotComputed) {}
+  int8_t get(StringId id) {
+    int8_t& m = memo_[id];
+    if (m == kNotComputed) {
+      auto p = classify_step_phase(trace_.str(id));
+      m = p ? static_cast<int8_t>(*p) : kUnclassified;
+    }
+    return m;
+  }
+
+ private:
+  const Trace& trace_;
+  std::vector<int8_t> memo_;
+};
+
+void split_cpu_phases(const Trace& trace, size_t step_slice, PhaseCache& cache, StepInfo& step,
+                      std::vector<int8_t>& eff) {
+  const SliceTable& s = trace.slices;
+  uint32_t track = s.track[step_slice];
+  size_t track_end = trace.track_slice_begin[track + 1];
+  int64_t end = s.end(step_slice);
+  eff.clear();
+  eff.push_back(kUnclassified);  // the step slice itself
+  step.phase_ns[static_cast<size_t>(StepPhase::kOther)] += s.self[step_slice];
+  for (size_t j = step_slice + 1; j < track_end && s.ts[j] < end; ++j) {
+    if (s.depth[j] <= s.depth[step_slice]) break;
+    int8_t own = cache.get(s.name[j]);
+    int32_t p = s.parent[j];
+    int8_t inherited = (p >= static_cast<int32_t>(step_slice))
+                           ? eff[static_cast<size_t>(p) - step_slice]
+                           : kUnclassified;
+    int8_t e = own != kUnclassified ? own : inherited;
+    eff.push_back(e);
+    size_t phase = e == kUnclassified ? static_cast<size_t>(StepPhase::kOther)
+                                      : static_cast<size_t>(e);
+    step.phase_ns[phase] += s.self[j];
+  }
+}
+
+// TensorBoard-plugin priority classes of one slice; -1 when the slice takes no part.
+int8_t gpu_class_of(const Trace& trace, size_t i, std::string_view cat, std::string_view name) {
+  using C = GpuStepClass;
+  auto as = [](C c) { return static_cast<int8_t>(c); };
+  if (trace.is_gpu_track(trace.slices.track[i])) {
+    if (cat == "gpu_user_annotation") return -1;
+    if (cat == "gpu_memcpy" || name.starts_with("Memcpy")) return as(C::kMemcpy);
+    if (cat == "gpu_memset" || name.starts_with("Memset")) return as(C::kMemset);
+    if (is_communication_name(lower(name))) return as(C::kCommunication);
+    return as(C::kKernel);
+  }
+  if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "cuda_sync")
+    return as(C::kRuntime);
+  if (step_number(name) || cat == "python_function" || cat == "Trace") return -1;
+  std::string l = lower(name);
+  if (is_communication_name(l)) return as(C::kCommunication);
+  if (is_data_loading_name(l)) return as(C::kDataLoader);
+  if (cat == "user_annotation" || cat == "gpu_user_annotation") return -1;
+  return as(C::kCpuOp);
+}
+
+void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slices,
+                       StepsResult& r) {
+  const SliceTable& s = trace.slices;
+  if (r.steps.empty()) return;
+  int64_t lo = r.steps.front().begin_ns;
+  int64_t hi = r.steps.back().begin_ns + r.steps.back().dur_ns;
+  // Per-(name, cat) class memo keyed by the pair of ids would need a map; categories are few, so
+  // memoize per name id for each category id seen (a small vector of memos).
+  struct Boundary {
+    int64_t t;
+    int8_t cls;
+    int8_t delta;
+  };
+  std::vector<Boundary> bounds;
+  std::vector<std::vector<int8_t>> memo_by_cat;  // [cat id] -> per-name memo (lazy)
+  std::vector<int32_t> cat_slot(trace.strings.size(), -1);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s.dur[i] <= 0 || s.end(i) <= lo || s.ts[i] >= hi) continue;
+    int32_t& slot = cat_slot[s.cat[i]];
+    if (slot < 0) {
+      slot = static_cast<int32_t>(memo_by_cat.size());
+      memo_by_cat.emplace_back(trace.strings.size(), kNotComputed);
+    }
+    int8_t& cls = memo_by_cat[static_cast<size_t>(slot)][s.name[i]];
+    if (cls == kNotComputed) cls = gpu_class_of(trace, i, trace.str(s.cat[i]), trace.str(s.name[i]));
+    if (cls < 0) continue;
+    bounds.push_back({std::max(s.ts[i], lo), cls, +1});
+    bounds.push_back({std::min(s.end(i), hi), cls, -1});
+  }
+  std::sort(bounds.begin(), bounds.end(),
+            [](const Boundary& a, const Boundary& b) { return a.t < b.t; });
+  std::array<int32_t, kGpuStepClassCount> active{};
+  size_t step = 0;
+  int64_t prev = lo;
+  auto attribute = [&](int64_t a, int64_t b) {
+    if (b <= a) return;
+    int top = -1;
+    for (size_t c = 0; c < kGpuStepClassCount; ++c)
+      if (active[c] > 0) {
+        top = static_cast<int>(c);
+        break;
+      }
+    if (top < 0) return;  // "other" is the remainder, computed below
+    while (step < r.steps.size() && r.steps[step].begin_ns + r.steps[step].dur_ns <= a) ++step;
+    for (size_t k = step; k < r.steps.size() && r.steps[k].begin_ns < b; ++k) {
+      int64_t overlap = std::min(b, r.steps[k].begin_ns + r.steps[k].dur_ns) -
+                        std::max(a, r.steps[k].begin_ns);
+      if (overlap > 0) r.steps[k].gpu_class_ns[static_cast<size_t>(top)] += overlap;
+    }
+  };
+  for (const Boundary& b : bounds) {
+    attribute(prev, b.t);
+    prev = b.t;
+    active[static_cast<size_t>(b.cls)] += b.delta;
+  }
+  for (StepInfo& st : r.steps) {
+    int64_t used = 0;
+    for (size_t c = 0; c + 1 < kGpuStepClassCount; ++c) used += st.gpu_class_ns[c];
+    st.gpu_class_ns[static_cast<size_t>(GpuStepClass::kOther)] = std::max<int64_t>(0, st.dur_ns - used);
+  }
+  (void)step_slices;
+}
+
+}  // namespace
+
+StepsResult analyze_steps(const Trace& trace) {
+  StepsResult r;
+  const SliceTable& s = trace.slices;
+  // Step markers on host threads (Kineto also mirrors them on GPU streams as annotations).
+  std::vector<size_t> candidates;
+  std::vector<int8_t> is_step_name(trace.strings.size(), kNotComputed);
+  for (size_t i = 0; i < s.size(); ++i) {
+    int8_t& k = is_step_name[s.name[i]];
+    if (k == kNotComputed) k = step_number(trace.str(s.name[i])) ? 1 : 0;
+    if (k == 1 && !trace.is_gpu_track(s.track[i])) candidates.push_back(i);
+  }
+  std::sort(candidates.begin(), candidates.end(),
+            [&](size_t a, size_t b) { return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : a < b; });
+  std::vector<size_t> step_slices;
+  int64_t last_end = INT64_MIN;
+  for (size_t i : candidates) {
+    if (s.ts[i] < last_end) continue;  // a duplicate marker inside the previous step
+    step_slices.push_back(i);
+    last_end = s.end(i);
+  }
+  if (step_slices.empty()) return r;
+
+  PhaseCache cache(trace);
+  std::vector<int8_t> eff;
+  for (size_t i : step_slices) {
+    StepInfo st;
+    st.name = std::string(trace.str(s.name[i]));
+    st.number = step_number(st.name).value_or(0);
+    st.begin_ns = s.ts[i];
+    st.dur_ns = s.dur[i];
+    split_cpu_phases(trace, i, cache, st, eff);
+    r.steps.push_back(std::move(st));
+  }
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t)
+    if (trace.is_gpu_track(t)) r.has_gpu = true;
+  if (r.has_gpu) split_gpu_classes(trace, step_slices, r);
+
+  std::vector<double> durs;
+  durs.reserve(r.steps.size());
+  r.min_ns = INT64_MAX;
+  r.max_ns = INT64_MIN;
+  for (const StepInfo& st : r.steps) {
+    durs.push_back(static_cast<double>(st.dur_ns));
+    r.total_ns += st.dur_ns;
+    r.min_ns = std::min(r.min_ns, st.dur_ns);
+    r.max_ns = std::max(r.max_ns, st.dur_ns);
+    for (size_t p = 0; p < kStepPhaseCount; ++p) r.phase_total_ns[p] += st.phase_ns[p];
+    for (size_t c = 0; c < kGpuStepClassCount; ++c) r.gpu_class_total_ns[c] += st.gpu_class_ns[c];
+  }
+  r.mean_ns = stats::mean(durs);
+  r.std_ns = std::sqrt(stats::variance(durs));
+  r.median_ns = stats::median(durs);
+  r.mad_ns = stats::mad(durs);
+  double limit = kStepOutlierMads * 1.4826 * r.mad_ns;
+  if (r.steps.size() >= 3 && r.mad_ns > 0) {
+    for (StepInfo& st : r.steps) {
+      if (std::fabs(static_cast<double>(st.dur_ns) - r.median_ns) > limit) {
+        st.outlier = true;
+        r.outlier_steps.push_back(st.number);
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace mlprof
