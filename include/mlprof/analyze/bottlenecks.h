@@ -1,0 +1,106 @@
+// `mlprof bottlenecks`: rules over the other analyses' results that each name a problem, the
+// numbers that triggered it, the ops involved, what to change, and an estimate of the time that
+// change could save. Findings are ranked by that estimate.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mlprof/analyze/gpu.h"
+#include "mlprof/analyze/kernels.h"
+#include "mlprof/analyze/leaks.h"
+#include "mlprof/analyze/memory.h"
+#include "mlprof/analyze/ranks.h"
+#include "mlprof/analyze/steps.h"
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+// ---- thresholds (each says where it comes from) ----------------------------------------------
+// Hotspots: an op whose self time is at or above the 95th percentile of per-op self times and
+// at least 5% of the step (or span) time. The percentile rule is what the bottleneck-analyzer
+// seeds describe; the 5% floor keeps flat profiles (no op dominates) from listing noise.
+inline constexpr double kHotspotPercentile = 95.0;
+inline constexpr double kHotspotMinSharePct = 5.0;
+// If a hotspot became 2x faster, half its self time would be saved: the estimate we print.
+inline constexpr double kHotspotSavingsFraction = 0.5;
+// TensorBoard profiler plugin: "data loading over 5% of step time" (FIELD_NOTES.md).
+inline constexpr double kDataLoadingMinPct = 5.0;
+// TensorBoard plugin: GPU utilization under 50% suggests a larger batch; we attribute the idle
+// time to launch overhead when host-wait idle (HTA's definition) is most of it, or when most
+// kernels are tiny.
+inline constexpr double kGpuIdleMinPct = 50.0;
+inline constexpr double kHostWaitMinShareOfIdle = 0.5;
+// A kernel under 10 us is shorter than a typical launch path (cudaLaunchKernel ~5-10 us of CPU
+// time in these traces' launch statistics), so such kernels leave the GPU waiting on the host.
+inline constexpr int64_t kTinyKernelNs = 10'000;
+inline constexpr double kTinyKernelMinShare = 0.5;   // of kernel launches
+inline constexpr double kTinyKernelMinIdlePct = 10.0;
+// Host time blocked in synchronizing calls: over 5% of the steps is worth removing (ours: no
+// published rule; a sync per step of a few percent is normal for loss logging).
+inline constexpr double kSyncStallMinPct = 5.0;
+// Pageable host-to-device copies: any that add up to 1% of the time; pinned copies run about
+// twice as fast (NVIDIA, "How to Optimize Data Transfers in CUDA C/C++"), hence savings = 1/2.
+inline constexpr double kPageableMinPct = 1.0;
+inline constexpr double kPageableSavingsFraction = 0.5;
+// TensorBoard plugin: compute capability >= 7.0, tensor-core-eligible ops present, and (we relax
+// "no tensor-core kernels" to) under 10% of computation-kernel time on tensor cores.
+inline constexpr double kTensorCoreMaxShare = 0.10;
+inline constexpr int kTensorCoreMinComputeMajor = 7;
+// Moving fp32 GEMMs to TF32/bf16 tensor cores: A100's peak rises 8x (19.5 -> 156 TFLOP/s); we
+// claim a conservative 2x on GEMM/conv kernel time, so savings = 1/2 of it.
+inline constexpr double kTensorCoreSavingsFraction = 0.5;
+// TensorBoard plugin: communication over 10% of step time; HTA's overlap metric: under 50% of
+// communication overlapped with computation means most of it is exposed.
+inline constexpr double kCommMinPct = 10.0;
+inline constexpr double kCommOverlapMinPct = 50.0;
+// Ranks: max/mean step time over 1.10 (the ranks analysis flags stragglers at 5% over median).
+inline constexpr double kRankImbalanceMax = 1.10;
+// Fragmentation: reserved-but-unallocated over 30% of reserved and at least 256 MiB (PyTorch's
+// allocator docs suggest expandable_segments when reserved far exceeds allocated).
+inline constexpr double kFragmentationMin = 0.30;
+inline constexpr int64_t kFragmentationMinBytes = 256ll << 20;
+// TensorBoard plugin: peak memory over 90% of the device.
+inline constexpr double kMemoryPressureMin = 0.90;
+
+enum class Severity { kHigh, kMedium, kLow };
+std::string_view severity_name(Severity s);  // "high", "medium", "low"
+
+struct Evidence {
+  std::string name;   // "data_loading_pct"
+  double value = 0;
+  std::string unit;   // "ns", "bytes", "%", "count", "ratio", "bytes/step", ""
+};
+
+struct Finding {
+  std::string kind;            // "hotspot", "data_loading", "gpu_launch_overhead", ...
+  Severity severity = Severity::kLow;
+  std::string title;           // one line
+  std::vector<Evidence> evidence;
+  std::string rule;            // the threshold that fired, in words
+  std::vector<std::string> ops;
+  std::string recommendation;
+  int64_t est_savings_ns = 0;  // over the whole trace (steps' time, else span)
+  double est_savings_pct = 0;  // of basis_ns
+};
+
+struct BottleneckResult {
+  int64_t basis_ns = 0;        // steps' total time, else the trace span
+  std::string basis;           // "steps" or "span"
+  std::vector<Finding> findings;  // by est_savings_ns descending, then severity
+};
+
+// Results the rules read; null members are computed on demand (GPU ones only with GPU tracks).
+struct BottleneckInputs {
+  const StepsResult* steps = nullptr;
+  const MemoryResult* memory = nullptr;
+  const LeakResult* leaks = nullptr;
+  const GpuResult* gpu = nullptr;
+  const KernelsResult* kernels = nullptr;
+  const RanksResult* ranks = nullptr;  // only for a directory of ranks
+};
+
+BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& inputs = {});
+
+}  // namespace mlprof

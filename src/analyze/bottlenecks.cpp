@@ -1,0 +1,514 @@
+#include "mlprof/analyze/bottlenecks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+
+#include "analyze/name_rules.h"
+#include "mlprof/analyze/kernel_class.h"
+#include "mlprof/text_table.h"
+
+namespace mlprof {
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::kHigh: return "high";
+    case Severity::kMedium: return "medium";
+    case Severity::kLow: return "low";
+  }
+  return "low";
+}
+
+namespace {
+
+using analyze_detail::lower;
+
+double pct(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+Severity severity_for_pct(double p) {
+  return p >= 25 ? Severity::kHigh : (p >= 10 ? Severity::kMedium : Severity::kLow);
+}
+
+struct Context {
+  const Trace& trace;
+  BottleneckResult& out;
+  int64_t basis_ns;
+  void add(Finding f) {
+    f.est_savings_pct = pct(static_cast<double>(f.est_savings_ns), static_cast<double>(basis_ns));
+    out.findings.push_back(std::move(f));
+  }
+};
+
+bool excluded_from_hotspots(std::string_view name, std::string_view cat) {
+  if (step_number(name)) return true;
+  if (cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function" ||
+      cat == "Trace")
+    return true;
+  // record_function labels in traces without categories ("data_load", "forward").
+  if (cat.empty() && name.find("::") == std::string_view::npos &&
+      name.find("Backward") == std::string_view::npos && classify_step_phase(name))
+    return true;
+  return false;
+}
+
+void rule_hotspots(Context& c) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  std::unordered_map<StringId, size_t> index;
+  struct Row {
+    StringId name;
+    int64_t self = 0;
+    uint64_t calls = 0;
+  };
+  std::vector<Row> rows;
+  std::vector<int8_t> excluded(t.strings.size(), -1);
+  std::vector<int8_t> cat_excluded(t.strings.size(), -1);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i])) continue;
+    int8_t& ce = cat_excluded[s.cat[i]];
+    if (ce < 0) {
+      std::string_view cat = t.str(s.cat[i]);
+      ce = (cat == "user_annotation" || cat == "gpu_user_annotation" ||
+            cat == "python_function" || cat == "Trace")
+               ? 1
+               : 0;
+    }
+    if (ce == 1) continue;
+    int8_t& ex = excluded[s.name[i]];
+    if (ex < 0) ex = excluded_from_hotspots(t.str(s.name[i]), t.str(s.cat[i])) ? 1 : 0;
+    if (ex == 1) continue;
+    auto [it, inserted] = index.emplace(s.name[i], rows.size());
+    if (inserted) rows.push_back({s.name[i]});
+    rows[it->second].self += s.self[i];
+    ++rows[it->second].calls;
+  }
+  if (rows.size() < 2) return;
+  std::vector<int64_t> selfs;
+  for (const Row& r : rows) selfs.push_back(r.self);
+  std::sort(selfs.begin(), selfs.end());
+  // numpy-style linear interpolation between closest ranks.
+  double pos = kHotspotPercentile / 100.0 * static_cast<double>(selfs.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, selfs.size() - 1);
+  double p95 = static_cast<double>(selfs[lo]) +
+               (pos - static_cast<double>(lo)) * static_cast<double>(selfs[hi] - selfs[lo]);
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.self > b.self; });
+  for (const Row& r : rows) {
+    double share = pct(static_cast<double>(r.self), static_cast<double>(c.basis_ns));
+    if (static_cast<double>(r.self) < p95 || share < kHotspotMinSharePct) continue;
+    Finding f;
+    f.kind = "hotspot";
+    f.severity = severity_for_pct(share);
+    std::string name(t.str(r.name));
+    f.title = name + " takes " + format_percent(share / 100) + " of the time (self)";
+    f.evidence = {{"self_ns", static_cast<double>(r.self), "ns"},
+                  {"share_pct", share, "%"},
+                  {"calls", static_cast<double>(r.calls), "count"},
+                  {"p95_self_ns_over_ops", p95, "ns"}};
+    f.rule = "self time >= p95 of per-op self times and >= 5% of the time";
+    f.ops = {name};
+    f.recommendation =
+        "Optimize or avoid this op first: check its input shapes, fuse it with neighbours "
+        "(torch.compile), or move it off the critical path.";
+    f.est_savings_ns = static_cast<int64_t>(static_cast<double>(r.self) * kHotspotSavingsFraction);
+    c.add(std::move(f));
+  }
+}
+
+void rule_data_loading(Context& c, const StepsResult& steps) {
+  if (steps.steps.empty()) return;
+  int64_t dl = steps.phase_total_ns[static_cast<size_t>(StepPhase::kDataLoading)];
+  if (steps.has_gpu)
+    dl = std::max(dl, steps.gpu_class_total_ns[static_cast<size_t>(GpuStepClass::kDataLoader)]);
+  double share = pct(static_cast<double>(dl), static_cast<double>(steps.total_ns));
+  if (share <= kDataLoadingMinPct) return;
+  Finding f;
+  f.kind = "data_loading";
+  f.severity = severity_for_pct(share);
+  f.title = "Data loading takes " + format_percent(share / 100) + " of step time";
+  f.evidence = {{"data_loading_ns", static_cast<double>(dl), "ns"},
+                {"data_loading_pct", share, "%"},
+                {"steps", static_cast<double>(steps.steps.size()), "count"},
+                {"step_mean_ns", steps.mean_ns, "ns"}};
+  f.rule = "data loading > 5% of step time (TensorBoard profiler plugin)";
+  f.recommendation =
+      "Load data in background workers so it overlaps compute: DataLoader(num_workers=N, "
+      "pin_memory=True, persistent_workers=True, prefetch_factor=2+); move decoding and "
+      "augmentation out of the training loop.";
+  f.est_savings_ns = dl;  // fully overlapped loading costs the step nothing
+  c.add(std::move(f));
+}
+
+void rule_sync_stalls(Context& c) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  auto is_sync = [](std::string_view n) {
+    return n == "cudaDeviceSynchronize" || n == "cudaStreamSynchronize" ||
+           n == "cudaEventSynchronize" || n == "cudaMemcpy" || n == "aten::item" ||
+           n == "aten::_local_scalar_dense" || n == "hipDeviceSynchronize" ||
+           n == "hipStreamSynchronize" || n == "cuStreamSynchronize" || n == "cuCtxSynchronize";
+  };
+  bool has_gpu = false;
+  for (uint32_t k = 0; k < t.tracks.size() && !has_gpu; ++k) has_gpu = t.is_gpu_track(k);
+  std::vector<int8_t> memo(t.strings.size(), -1);
+  std::vector<uint8_t> covered(s.size(), 0);
+  std::unordered_map<std::string_view, std::pair<int64_t, uint64_t>> by_name;
+  int64_t total = 0;
+  uint64_t count = 0;
+  bool device_sync = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i])) continue;
+    int32_t p = s.parent[i];
+    bool inside = p >= 0 && covered[static_cast<size_t>(p)];
+    int8_t& m = memo[s.name[i]];
+    if (m < 0) m = is_sync(t.str(s.name[i])) ? 1 : 0;
+    if (inside) {
+      covered[i] = 1;
+      continue;
+    }
+    if (m != 1) continue;
+    covered[i] = 1;
+    std::string_view n = t.str(s.name[i]);
+    if (n.starts_with("cuda") || n.starts_with("hip") || n.starts_with("cu")) device_sync = true;
+    total += s.dur[i];
+    ++count;
+    auto& e = by_name[n];
+    e.first += s.dur[i];
+    ++e.second;
+  }
+  // aten::item on a CPU tensor does not wait for a device: only count syncs on GPU traces.
+  if (!has_gpu && !device_sync) return;
+  double share = pct(static_cast<double>(total), static_cast<double>(c.basis_ns));
+  if (share < kSyncStallMinPct) return;
+  std::vector<std::pair<std::string_view, std::pair<int64_t, uint64_t>>> names(by_name.begin(),
+                                                                               by_name.end());
+  std::sort(names.begin(), names.end(),
+            [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  Finding f;
+  f.kind = "sync_stall";
+  f.severity = severity_for_pct(share);
+  f.title = "The host blocks on GPU synchronization for " + format_percent(share / 100) +
+            " of the time";
+  f.evidence = {{"sync_ns", static_cast<double>(total), "ns"},
+                {"sync_pct", share, "%"},
+                {"sync_calls", static_cast<double>(count), "count"}};
+  for (const auto& [n, v] : names) {
+    f.ops.emplace_back(n);
+    f.evidence.push_back({std::string(n) + "_ns", static_cast<double>(v.first), "ns"});
+  }
+  f.rule = "host time in synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, "
+           "cudaEventSynchronize, cudaMemcpy, aten::item/_local_scalar_dense) >= 5%";
+  f.recommendation =
+      "Remove per-step host syncs: avoid .item()/.cpu()/print of GPU tensors inside the loop "
+      "(accumulate on the GPU, read every N steps), use non_blocking copies and events instead "
+      "of device-wide synchronize.";
+  f.est_savings_ns = total;
+  c.add(std::move(f));
+}
+
+void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  // Tiny kernels straight from the trace (count and time).
+  uint64_t kernel_count = 0, tiny = 0;
+  int64_t tiny_ns = 0, gemm_ns_no_tc = 0;
+  std::vector<int8_t> kind_memo(t.strings.size(), -1);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!t.is_gpu_track(s.track[i])) continue;
+    GpuWorkKind k = gpu_work_kind(t.str(s.cat[i]), t.str(s.name[i]));
+    if (k != GpuWorkKind::kKernel) continue;
+    ++kernel_count;
+    if (s.dur[i] < kTinyKernelNs) {
+      ++tiny;
+      tiny_ns += s.dur[i];
+    }
+    int8_t& m = kind_memo[s.name[i]];
+    if (m < 0) {
+      std::string l = lower(t.str(s.name[i]));
+      bool gemm_like = l.find("gemm") != std::string::npos || l.find("conv") != std::string::npos ||
+                       l.find("matmul") != std::string::npos;
+      m = gemm_like && !uses_tensor_cores(t.str(s.name[i])) ? 1 : 0;
+    }
+    if (m == 1) gemm_ns_no_tc += s.dur[i];
+  }
+  const TemporalBreakdown& tb = gpu.temporal;
+  int64_t host_wait = 0, idle_total = 0;
+  for (const StreamIdle& si : gpu.idle) {
+    host_wait += si.host_wait.time_ns;
+    idle_total += si.idle_ns();
+  }
+  double tiny_share = kernel_count ? static_cast<double>(tiny) / kernel_count : 0;
+  double host_wait_share = idle_total > 0 ? static_cast<double>(host_wait) / idle_total : 0;
+  bool idle_high = tb.idle_pct >= kGpuIdleMinPct;
+  bool tiny_many = tiny_share >= kTinyKernelMinShare && tb.idle_pct >= kTinyKernelMinIdlePct;
+  if (tb.span_ns > 0 && (idle_high || tiny_many)) {
+    Finding f;
+    bool launch_bound = host_wait_share >= kHostWaitMinShareOfIdle || tiny_many;
+    f.kind = launch_bound ? "gpu_launch_overhead" : "gpu_idle";
+    f.severity = severity_for_pct(tb.idle_pct);
+    f.title = "GPU idle " + format_percent(tb.idle_pct / 100) +
+              (launch_bound ? " of its span, waiting on kernel launches from the host"
+                            : " of its span");
+    f.evidence = {{"gpu_idle_pct", tb.idle_pct, "%"},
+                  {"gpu_idle_ns", static_cast<double>(tb.idle_ns), "ns"},
+                  {"host_wait_ns", static_cast<double>(host_wait), "ns"},
+                  {"host_wait_share_of_idle", host_wait_share, "ratio"},
+                  {"kernels", static_cast<double>(kernel_count), "count"},
+                  {"tiny_kernels_under_10us", static_cast<double>(tiny), "count"},
+                  {"tiny_kernel_share", tiny_share, "ratio"},
+                  {"short_kernels_with_long_launch", static_cast<double>(gpu.launches.short_kernels),
+                   "count"}};
+    f.rule = "GPU idle >= 50% (TensorBoard plugin: utilization < 50%), or >= 50% of kernels "
+             "under 10 us with idle >= 10%; launch-bound when host wait (HTA) >= 50% of idle";
+    for (const LaunchRecord& lr : gpu.launches.flagged) {
+      if (f.ops.size() >= 5) break;
+      if (std::find(f.ops.begin(), f.ops.end(), lr.kernel) == f.ops.end()) f.ops.push_back(lr.kernel);
+    }
+    f.recommendation =
+        launch_bound ? "Cut launch overhead: capture the step in CUDA graphs "
+                       "(torch.cuda.graphs / torch.compile(mode=\"reduce-overhead\")), fuse small "
+                       "kernels (torch.compile), or raise the batch size so each kernel does more."
+                     : "Feed the GPU more work: larger batches, overlap data loading and host "
+                       "work with GPU execution, check for host-side stalls before kernels.";
+    f.est_savings_ns = launch_bound ? (host_wait > 0 ? host_wait : tb.idle_ns / 2) : tb.idle_ns / 2;
+    c.add(std::move(f));
+  }
+  // Pageable host-to-device copies.
+  int64_t pageable_ns = gpu.pageable_memcpy_ns;
+  int64_t pageable_count = gpu.pageable_memcpy_count;
+  if (pageable_count == 0) {
+    for (size_t i = 0; i < s.size(); ++i)
+      if (t.is_gpu_track(s.track[i]) && is_pageable_memcpy(t.str(s.name[i]))) {
+        ++pageable_count;
+        pageable_ns += s.dur[i];
+      }
+  }
+  double pageable_pct = pct(static_cast<double>(pageable_ns), static_cast<double>(c.basis_ns));
+  if (pageable_count > 0 && pageable_pct >= kPageableMinPct) {
+    Finding f;
+    f.kind = "pageable_memcpy";
+    f.severity = severity_for_pct(pageable_pct);
+    f.title = std::to_string(pageable_count) + " copies from pageable host memory";
+    f.evidence = {{"pageable_copies", static_cast<double>(pageable_count), "count"},
+                  {"pageable_copy_ns", static_cast<double>(pageable_ns), "ns"},
+                  {"pageable_copy_bytes", static_cast<double>(gpu.pageable_memcpy_bytes), "bytes"},
+                  {"pageable_pct", pageable_pct, "%"}};
+    f.rule = "pageable memcpy time >= 1% of the time";
+    f.ops = {"Memcpy HtoD (Pageable -> Device)"};
+    f.recommendation =
+        "Pin host buffers (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
+        "tensor.to(device, non_blocking=True) so copies run at full bandwidth and overlap compute.";
+    f.est_savings_ns = static_cast<int64_t>(static_cast<double>(pageable_ns) * kPageableSavingsFraction);
+    c.add(std::move(f));
+  }
+  // Tensor cores.
+  int compute_major = 0;
+  for (const DeviceInfo& d : t.meta.devices) compute_major = std::max(compute_major, d.compute_major);
+  if (compute_major >= kTensorCoreMinComputeMajor && kernels.computation_ns > 0 &&
+      kernels.tensor_core_share < kTensorCoreMaxShare && gemm_ns_no_tc > 0) {
+    // Tensor-core-eligible host ops present? (the plugin's list)
+    static constexpr std::string_view kEligible[] = {"aten::conv", "aten::mm", "aten::addmm",
+                                                     "aten::bmm", "aten::matmul", "aten::linear",
+                                                     "aten::baddbmm", "aten::_convolution",
+                                                     "aten::lstm", "aten::gru", "aten::rnn"};
+    std::vector<std::string> eligible;
+    std::vector<int8_t> memo(t.strings.size(), -1);
+    for (size_t i = 0; i < s.size() && eligible.size() < 8; ++i) {
+      if (t.is_gpu_track(s.track[i])) continue;
+      int8_t& m = memo[s.name[i]];
+      if (m >= 0) continue;
+      std::string_view n = t.str(s.name[i]);
+      m = 0;
+      for (auto e : kEligible)
+        if (n.starts_with(e)) m = 1;
+      if (m == 1) eligible.emplace_back(n);
+    }
+    if (!eligible.empty()) {
+      double gemm_pct = pct(static_cast<double>(gemm_ns_no_tc), static_cast<double>(kernels.computation_ns));
+      Finding f;
+      f.kind = "low_tensor_core_use";
+      f.severity = gemm_pct >= 25 ? Severity::kHigh : Severity::kMedium;
+      f.title = "Matmul/conv work runs without tensor cores (" +
+                format_percent(kernels.tensor_core_share) + " of compute on tensor cores)";
+      f.evidence = {{"tensor_core_share", kernels.tensor_core_share, "ratio"},
+                    {"non_tensor_core_gemm_conv_ns", static_cast<double>(gemm_ns_no_tc), "ns"},
+                    {"gemm_conv_share_of_compute_pct", gemm_pct, "%"},
+                    {"compute_capability_major", static_cast<double>(compute_major), ""}};
+      f.rule = "compute capability >= 7, tensor-core-eligible ops present, < 10% of compute "
+               "kernel time on tensor cores (TensorBoard plugin, relaxed)";
+      f.ops = std::move(eligible);
+      f.recommendation =
+          "Use tensor cores: torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) for "
+          "mixed precision, or allow TF32 for fp32 matmuls "
+          "(torch.backends.cuda.matmul.allow_tf32 = True, torch.backends.cudnn.allow_tf32 = True).";
+      f.est_savings_ns =
+          static_cast<int64_t>(static_cast<double>(gemm_ns_no_tc) * kTensorCoreSavingsFraction);
+      c.add(std::move(f));
+    }
+  }
+  // Communication not overlapped with compute.
+  double comm_pct = tb.communication_pct;
+  double overlap = gpu.comm_comp_overlap_pct;
+  if (tb.communication_ns > 0 && comm_pct >= kCommMinPct && !std::isnan(overlap) &&
+      overlap < kCommOverlapMinPct) {
+    int64_t exposed = static_cast<int64_t>(static_cast<double>(tb.communication_ns) * (1 - overlap / 100));
+    Finding f;
+    f.kind = "communication_not_overlapped";
+    f.severity = severity_for_pct(pct(static_cast<double>(exposed), static_cast<double>(tb.span_ns)));
+    f.title = "Communication is " + format_percent(comm_pct / 100) + " of GPU time and only " +
+              format_percent(overlap / 100) + " of it overlaps compute";
+    f.evidence = {{"communication_ns", static_cast<double>(tb.communication_ns), "ns"},
+                  {"communication_pct", comm_pct, "%"},
+                  {"comm_comp_overlap_pct", overlap, "%"},
+                  {"exposed_communication_ns", static_cast<double>(exposed), "ns"}};
+    f.rule = "communication >= 10% of GPU time (TensorBoard plugin) and overlap < 50% (HTA metric)";
+    f.recommendation =
+        "Overlap communication with compute: DDP gradient bucketing (bucket_cap_mb), FSDP "
+        "backward/forward prefetch, gradient accumulation with no_sync(), fewer and larger "
+        "collectives; consider gradient compression.";
+    f.est_savings_ns = exposed;
+    c.add(std::move(f));
+  }
+}
+
+void rule_ranks(Context& c, const RanksResult& ranks) {
+  if (ranks.ranks.size() < 2 || ranks.load_imbalance < kRankImbalanceMax) return;
+  double max_wall = 0, mean_wall = 0;
+  for (const RankStats& r : ranks.ranks) {
+    max_wall = std::max(max_wall, static_cast<double>(r.wall_ns));
+    mean_wall += static_cast<double>(r.wall_ns);
+  }
+  mean_wall /= static_cast<double>(ranks.ranks.size());
+  Finding f;
+  f.kind = "rank_imbalance";
+  f.severity = ranks.load_imbalance >= 1.25 ? Severity::kHigh : Severity::kMedium;
+  f.title = "Load imbalance across ranks: slowest is " +
+            std::to_string(static_cast<int>((ranks.load_imbalance - 1) * 100 + 0.5)) +
+            "% above the mean";
+  f.evidence = {{"load_imbalance_max_over_mean", ranks.load_imbalance, "ratio"},
+                {"compute_imbalance_max_over_mean", ranks.compute_imbalance, "ratio"},
+                {"ranks", static_cast<double>(ranks.ranks.size()), "count"},
+                {"stragglers", static_cast<double>(ranks.stragglers.size()), "count"}};
+  for (int32_t r : ranks.stragglers) f.ops.push_back("rank " + std::to_string(r));
+  f.rule = "max/mean per-rank step time >= 1.10";
+  f.recommendation =
+      "Balance work across ranks: even out data shards and sequence lengths (bucketing), check "
+      "the straggler's host (thermal, other jobs, slower links), and its data loading.";
+  f.est_savings_ns = static_cast<int64_t>(max_wall - mean_wall);
+  c.add(std::move(f));
+}
+
+void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks) {
+  const Trace& t = c.trace;
+  if (leaks && leaks->leak) {
+    for (const DeviceLeak& d : leaks->devices) {
+      if (!d.leak) continue;
+      Finding f;
+      f.kind = "memory_leak";
+      f.severity = Severity::kHigh;
+      f.title = d.device + " memory grows " + format_bytes(d.slope_bytes_per_step) +
+                " per step";
+      f.evidence = {{"slope_bytes_per_step", d.slope_bytes_per_step, "bytes/step"},
+                    {"growth_bytes", static_cast<double>(d.growth_bytes), "bytes"},
+                    {"steps", static_cast<double>(d.step_end_allocated.size()), "count"},
+                    {"mann_kendall_p", d.p_value, ""}};
+      f.rule = "Theil-Sen slope >= 1 KiB/step and Mann-Kendall p < 0.05 over step boundaries";
+      for (const SurvivingOp& op : leaks->surviving_ops) {
+        if (f.ops.size() >= 5) break;
+        f.ops.push_back(op.op);
+      }
+      f.recommendation =
+          "Find what keeps tensors alive across steps: accumulating losses or outputs without "
+          ".detach()/.item(), growing Python lists or caches, hooks holding references. The ops "
+          "listed allocated memory that was never freed.";
+      c.add(std::move(f));
+    }
+  }
+  if (!memory) return;
+  for (const DeviceMemory& d : memory->devices) {
+    if (d.has_reserved && d.peak_reserved > 0 && d.fragmentation_at_peak_reserved >= kFragmentationMin &&
+        d.max_unused_reserved >= kFragmentationMinBytes) {
+      Finding f;
+      f.kind = "fragmentation";
+      f.severity = Severity::kMedium;
+      f.title = d.device + ": " + format_percent(d.fragmentation_at_peak_reserved) +
+                " of reserved memory is not allocated at the reserved peak";
+      f.evidence = {{"peak_reserved_bytes", static_cast<double>(d.peak_reserved), "bytes"},
+                    {"fragmentation_at_peak_reserved", d.fragmentation_at_peak_reserved, "ratio"},
+                    {"max_unused_reserved_bytes", static_cast<double>(d.max_unused_reserved), "bytes"}};
+      f.rule = "reserved - allocated >= 30% of reserved and >= 256 MiB";
+      f.recommendation =
+          "Reduce allocator fragmentation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
+          "keep tensor sizes stable across steps, avoid torch.cuda.empty_cache() in the loop.";
+      c.add(std::move(f));
+    }
+    if (d.device_type == static_cast<int8_t>(DeviceType::kCuda)) {
+      for (const DeviceInfo& info : t.meta.devices) {
+        if (info.id != d.device_id || info.total_global_mem <= 0) continue;
+        double use = static_cast<double>(std::max(d.peak_allocated, d.peak_reserved)) /
+                     static_cast<double>(info.total_global_mem);
+        if (use < kMemoryPressureMin) continue;
+        Finding f;
+        f.kind = "memory_pressure";
+        f.severity = Severity::kMedium;
+        f.title = d.device + " peak memory is " + format_percent(use) + " of the device";
+        f.evidence = {{"peak_bytes", static_cast<double>(std::max(d.peak_allocated, d.peak_reserved)),
+                       "bytes"},
+                      {"device_bytes", static_cast<double>(info.total_global_mem), "bytes"}};
+        f.rule = "peak memory > 90% of the device (TensorBoard plugin)";
+        if (!d.peak_op.empty()) f.ops = {d.peak_op};
+        f.recommendation =
+            "Lower peak memory: activation checkpointing, mixed precision, smaller micro-batches "
+            "with gradient accumulation.";
+        c.add(std::move(f));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in) {
+  BottleneckResult out;
+  std::optional<StepsResult> own_steps;
+  const StepsResult* steps = in.steps;
+  if (!steps) steps = &own_steps.emplace(analyze_steps(trace));
+  if (!steps->steps.empty() && steps->total_ns > 0) {
+    out.basis_ns = steps->total_ns;
+    out.basis = "steps";
+  } else {
+    out.basis_ns = trace.span_ns();
+    out.basis = "span";
+  }
+  Context c{trace, out, out.basis_ns};
+  rule_hotspots(c);
+  rule_data_loading(c, *steps);
+  rule_sync_stalls(c);
+  bool has_gpu = false;
+  for (uint32_t k = 0; k < trace.tracks.size() && !has_gpu; ++k) has_gpu = trace.is_gpu_track(k);
+  if (has_gpu) {
+    std::optional<GpuResult> own_gpu;
+    std::optional<KernelsResult> own_kernels;
+    const GpuResult* gpu = in.gpu ? in.gpu : &own_gpu.emplace(analyze_gpu(trace));
+    const KernelsResult* kernels = in.kernels ? in.kernels : &own_kernels.emplace(analyze_kernels(trace));
+    rule_gpu(c, *gpu, *kernels);
+  }
+  if (in.ranks) rule_ranks(c, *in.ranks);
+  std::optional<MemoryResult> own_memory;
+  std::optional<LeakResult> own_leaks;
+  const MemoryResult* memory = in.memory;
+  const LeakResult* leaks = in.leaks;
+  if (trace.memory.size() > 0) {
+    if (!memory) memory = &own_memory.emplace(analyze_memory(trace));
+    if (!leaks) leaks = &own_leaks.emplace(analyze_leaks(trace, *steps));
+  }
+  rule_memory(c, memory, leaks);
+  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.est_savings_ns != b.est_savings_ns) return a.est_savings_ns > b.est_savings_ns;
+    return static_cast<int>(a.severity) < static_cast<int>(b.severity);
+  });
+  return out;
+}
+
+}  // namespace mlprof
