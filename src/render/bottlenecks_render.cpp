@@ -1,0 +1,95 @@
+#include "mlprof/render/bottlenecks_render.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "mlprof/text_table.h"
+
+namespace mlprof {
+
+std::string format_evidence(const Evidence& e) {
+  char buf[64];
+  if (e.unit == "ns") return format_duration_ns(e.value);
+  if (e.unit == "bytes") return format_bytes(e.value);
+  if (e.unit == "bytes/step") return format_bytes(e.value) + "/step";
+  if (e.unit == "%") return format_percent(e.value / 100);
+  if (e.unit == "ratio") {
+    std::snprintf(buf, sizeof buf, "%.3f", e.value);
+    return buf;
+  }
+  if (e.unit == "count" || std::floor(e.value) == e.value) {
+    std::snprintf(buf, sizeof buf, "%.0f", e.value);
+    return buf;
+  }
+  std::snprintf(buf, sizeof buf, "%.4g", e.value);
+  return buf;
+}
+
+std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
+  std::string out;
+  if (r.findings.empty()) {
+    out = "No bottleneck rule fired (basis: " + r.basis + ", " +
+          format_duration_ns(static_cast<double>(r.basis_ns)) + ").\n";
+    return out;
+  }
+  out = std::to_string(r.findings.size()) + " findings, ranked by estimated time saved (basis: " +
+        r.basis + ", " + format_duration_ns(static_cast<double>(r.basis_ns)) + ")\n";
+  size_t k = 0;
+  for (const Finding& f : r.findings) {
+    out += "\n" + std::to_string(++k) + ". [" + std::string(severity_name(f.severity)) + "] " +
+           f.kind + ": " + f.title + "\n";
+    if (f.est_savings_ns > 0)
+      out += "   could save ~" + format_duration_ns(static_cast<double>(f.est_savings_ns)) + " (" +
+             format_percent(f.est_savings_pct / 100) + ")\n";
+    out += "   evidence:";
+    std::string line;
+    for (const Evidence& e : f.evidence) {
+      std::string item = " " + e.name + " = " + format_evidence(e) + ";";
+      if (line.size() + item.size() > (width > 20 ? width - 16 : 60)) {
+        out += line + "\n            ";
+        line.clear();
+      }
+      line += item;
+    }
+    out += line + "\n";
+    out += "   rule: " + f.rule + "\n";
+    if (!f.ops.empty()) {
+      out += "   affects:";
+      for (size_t i = 0; i < f.ops.size(); ++i) out += (i ? ", " : " ") + f.ops[i];
+      out += "\n";
+    }
+    out += "   do: " + f.recommendation + "\n";
+  }
+  return out;
+}
+
+void write_bottlenecks_json(JsonWriter& w, const BottleneckResult& r) {
+  w.begin_object();
+  w.field("basis", r.basis);
+  w.field("basis_ns", r.basis_ns);
+  w.key("findings").begin_array();
+  for (const Finding& f : r.findings) {
+    w.begin_object();
+    w.field("kind", f.kind);
+    w.field("severity", severity_name(f.severity));
+    w.field("title", f.title);
+    w.key("evidence").begin_object();
+    for (const Evidence& e : f.evidence) w.field(e.name, e.value);
+    w.end_object();
+    w.key("evidence_units").begin_object();
+    for (const Evidence& e : f.evidence) w.field(e.name, e.unit);
+    w.end_object();
+    w.field("rule", f.rule);
+    w.key("ops").begin_array();
+    for (const std::string& o : f.ops) w.value(o);
+    w.end_array();
+    w.field("recommendation", f.recommendation);
+    w.field("est_savings_ns", f.est_savings_ns);
+    w.field("est_savings_pct", f.est_savings_pct);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace mlprof
