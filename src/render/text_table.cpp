@@ -33,7 +33,7 @@ std::string TextTable::render(size_t width) const {
     for (const auto& r : rows_) w[c] = std::max(w[c], r[c].size());
   }
   size_t total = 0;
-  for (size_t c = 0; c < ncol; ++c) total += w[c] + (c ? 2 : 0);
+  for (size_t c = 0; c < ncol; ++c) total += w[c] + (c ? gap_ : 0);
   if (total > width) {
     for (size_t c = 0; c < ncol; ++c) {
       if (aligns_[c] != Align::kLeft) continue;
@@ -49,7 +49,7 @@ std::string TextTable::render(size_t width) const {
   auto emit = [&](const std::vector<std::string>& cells) {
     std::string line;
     for (size_t c = 0; c < ncol; ++c) {
-      if (c) line += "  ";
+      if (c) line.append(gap_, ' ');
       std::string cell = cut_middle(cells[c], w[c]);
       std::string pad(w[c] - cell.size(), ' ');
       line += aligns_[c] == Align::kLeft ? cell + pad : pad + cell;
@@ -60,7 +60,7 @@ std::string TextTable::render(size_t width) const {
   };
   emit(headers_);
   std::string rule;
-  for (size_t c = 0; c < ncol; ++c) rule += (c ? "  " : "") + std::string(w[c], '-');
+  for (size_t c = 0; c < ncol; ++c) rule += (c ? std::string(gap_, ' ') : "") + std::string(w[c], '-');
   out += rule + '\n';
   for (const auto& r : rows_) emit(r);
   return out;
@@ -77,6 +77,25 @@ std::string format_duration_ns(double ns) {
     std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
   else
     std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  return buf;
+}
+
+std::string format_duration_compact(double ns) {
+  static const char* units[] = {"ns", "us", "ms", "s"};
+  double v = ns;
+  int u = 0;
+  while (u < 3 && std::fabs(v) >= 999.5) {
+    v /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  double a = std::fabs(v);
+  if (u == 0 || a >= 99.95)
+    std::snprintf(buf, sizeof buf, "%.0f%s", v, units[u]);
+  else if (a >= 9.995)
+    std::snprintf(buf, sizeof buf, "%.1f%s", v, units[u]);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f%s", v, units[u]);
   return buf;
 }
 

@@ -1,0 +1,1 @@
+// Placeholder translation unit for a data-flow stage that has no sources yet.

@@ -1,0 +1,111 @@
+#include "mlprof/analyze/op_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace mlprof {
+
+double percentile_sorted(const std::vector<int64_t>& v, double q) {
+  if (v.empty()) return 0;
+  double pos = q / 100.0 * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(pos));
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  double frac = pos - static_cast<double>(lo);
+  return static_cast<double>(v[lo]) + (static_cast<double>(v[hi]) - static_cast<double>(v[lo])) * frac;
+}
+
+std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOptions& o,
+                                             std::vector<std::vector<int64_t>>& durations) {
+  const SliceTable& s = t.slices;
+  StringId only_cat = StringPool::kNotFound;
+  if (!o.category.empty()) {
+    only_cat = t.strings.find(o.category);
+    if (only_cat == StringPool::kNotFound) return {};
+  }
+  // Group by (name, category) with a flat map from the packed pair to a row.
+  std::unordered_map<uint64_t, uint32_t> row_of;
+  std::vector<std::pair<StringId, StringId>> keys;
+  durations.clear();
+  std::vector<int64_t> self_sum;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (only_cat != StringPool::kNotFound && s.cat[i] != only_cat) continue;
+    if (!o.include_gpu && t.is_gpu_track(s.track[i])) continue;
+    uint64_t key = (static_cast<uint64_t>(s.name[i]) << 32) | s.cat[i];
+    auto [it, inserted] = row_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
+    if (inserted) {
+      keys.emplace_back(s.name[i], s.cat[i]);
+      durations.emplace_back();
+      self_sum.push_back(0);
+    }
+    durations[it->second].push_back(s.dur[i]);
+    self_sum[it->second] += s.self[i];
+  }
+  double span = static_cast<double>(t.span_ns());
+  std::vector<OpStats> out(keys.size());
+  for (size_t r = 0; r < keys.size(); ++r) {
+    std::vector<int64_t>& d = durations[r];
+    std::sort(d.begin(), d.end());
+    OpStats& op = out[r];
+    op.name = std::string(t.str(keys[r].first));
+    op.category = std::string(t.str(keys[r].second));
+    op.count = d.size();
+    long double sum = 0, sq = 0;
+    for (int64_t x : d) sum += x;
+    op.total_ns = static_cast<int64_t>(sum);
+    op.mean_ns = static_cast<double>(sum / d.size());
+    for (int64_t x : d) sq += (x - static_cast<long double>(op.mean_ns)) * (x - static_cast<long double>(op.mean_ns));
+    op.std_ns = std::sqrt(static_cast<double>(sq / d.size()));
+    op.self_ns = self_sum[r];
+    op.min_ns = d.front();
+    op.max_ns = d.back();
+    op.p50_ns = percentile_sorted(d, 50);
+    op.p90_ns = percentile_sorted(d, 90);
+    op.p99_ns = percentile_sorted(d, 99);
+    op.percent_of_span = span > 0 ? static_cast<double>(op.total_ns) / span * 100.0 : 0;
+  }
+  // Sort rows (and their durations) by total time.
+  std::vector<size_t> idx(out.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+    if (out[a].total_ns != out[b].total_ns) return out[a].total_ns > out[b].total_ns;
+    return out[a].name < out[b].name;
+  });
+  std::vector<OpStats> sorted;
+  std::vector<std::vector<int64_t>> sorted_d;
+  sorted.reserve(out.size());
+  for (size_t i : idx) {
+    sorted.push_back(std::move(out[i]));
+    sorted_d.push_back(std::move(durations[i]));
+  }
+  durations.swap(sorted_d);
+  return sorted;
+}
+
+std::vector<OpStats> op_stats(const Trace& t, const OpStatsOptions& o) {
+  std::vector<std::vector<int64_t>> d;
+  return op_stats_with_durations(t, o, d);
+}
+
+void sort_op_stats(std::vector<OpStats>& ops, OpSort by) {
+  auto key = [by](const OpStats& o) -> double {
+    switch (by) {
+      case OpSort::kTotal:
+        return static_cast<double>(o.total_ns);
+      case OpSort::kSelf:
+        return static_cast<double>(o.self_ns);
+      case OpSort::kMean:
+        return o.mean_ns;
+      case OpSort::kCount:
+        return static_cast<double>(o.count);
+    }
+    return 0;
+  };
+  std::stable_sort(ops.begin(), ops.end(), [&](const OpStats& a, const OpStats& b) {
+    double ka = key(a), kb = key(b);
+    if (ka != kb) return ka > kb;
+    return a.name < b.name;
+  });
+}
+
+}  // namespace mlprof

@@ -1,0 +1,695 @@
+#include "import/chrome_event_parser.h"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace mlprof::import {
+
+namespace od = simdjson::ondemand;
+
+bool parse_us_to_ns(std::string_view t, int64_t* ns) {
+  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
+    t.remove_suffix(1);
+  if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
+  if (t.empty()) return false;
+  size_t i = 0;
+  bool neg = false;
+  if (t[0] == '-') {
+    neg = true;
+    i = 1;
+  }
+  uint64_t whole = 0;
+  size_t digits = 0;
+  while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+    if (whole > 9'000'000'000'000'000ull / 10) return false;
+    whole = whole * 10 + static_cast<uint64_t>(t[i] - '0');
+    ++i;
+    ++digits;
+  }
+  uint64_t frac_ns = 0;
+  bool round_up = false;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    size_t k = 0;
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+      if (k < 3) frac_ns = frac_ns * 10 + static_cast<uint64_t>(t[i] - '0');
+      else if (k == 3) round_up = t[i] >= '5';
+      ++k;
+      ++i;
+      ++digits;
+    }
+    for (; k < 3; ++k) frac_ns *= 10;
+  }
+  if (digits == 0) return false;
+  if (i < t.size()) {
+    if (t[i] != 'e' && t[i] != 'E') return false;
+    // Exponent form is rare in traces: go through long double.
+    std::string s(t);
+    char* endp = nullptr;
+    long double v = std::strtold(s.c_str(), &endp);
+    if (endp != s.c_str() + s.size() || !std::isfinite(static_cast<double>(v))) return false;
+    long double r = std::round(v * 1000.0L);
+    if (std::fabs(static_cast<double>(r)) > 9.2e18) return false;
+    *ns = static_cast<int64_t>(r);
+    return true;
+  }
+  if (whole > static_cast<uint64_t>(INT64_MAX) / 1000 - 1) return false;
+  int64_t v = static_cast<int64_t>(whole * 1000 + frac_ns + (round_up ? 1 : 0));
+  *ns = neg ? -v : v;
+  return true;
+}
+
+namespace {
+
+// Categories of events that run on a GPU (or other accelerator) timeline rather than a thread.
+constexpr const char* kGpuCategories[] = {
+    "kernel",   "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset",
+    "mtia_ccp_events", "cuda_profiler_range"};
+
+uint64_t hash_text(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// A flow id written as a string: "0x1f" is hex, digits are decimal, anything else is hashed.
+uint64_t id_from_text(std::string_view s) {
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+    uint64_t v = 0;
+    for (size_t i = 2; i < s.size(); ++i) {
+      char c = s[i];
+      int d = (c >= '0' && c <= '9') ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                       : -1;
+      if (d < 0) return hash_text(s);
+      v = v * 16 + static_cast<uint64_t>(d);
+    }
+    return v;
+  }
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return hash_text(s);
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return s.empty() ? 0 : v;
+}
+
+}  // namespace
+
+struct ChromeEventParser::JsonParser {
+  od::parser parser;
+};
+
+struct ChromeEventParser::Pending {
+  char ph = 0;
+  bool has_ts = false, has_dur = false, has_pid = false, has_tid = false, has_id = false;
+  bool pid_is_text = false, tid_is_text = false;
+  int64_t ts = 0, dur = 0, pid = 0, tid = 0;
+  std::string pid_text, tid_text;
+  StringId name = 0, cat = 0;
+  uint64_t id = 0;
+  char bp = 0, scope = 0;
+  uint32_t args_mark = 0;
+  ArgRange args;
+};
+
+ChromeEventParser::ChromeEventParser(std::string name)
+    : name_(std::move(name)), parser_(std::make_unique<JsonParser>()) {
+  memory_name_ = b_.intern("[memory]");
+  oom_name_ = b_.intern("[OutOfMemory]");
+  process_name_ = b_.intern("process_name");
+  thread_name_ = b_.intern("thread_name");
+  process_sort_index_ = b_.intern("process_sort_index");
+  thread_sort_index_ = b_.intern("thread_sort_index");
+  process_labels_ = b_.intern("process_labels");
+  name_key_ = b_.intern("name");
+  sort_index_key_ = b_.intern("sort_index");
+  labels_key_ = b_.intern("labels");
+  for (const char* c : kGpuCategories) {
+    StringId id = b_.intern(c);
+    if (gpu_category_.size() <= id) gpu_category_.resize(id + 1, false);
+    gpu_category_[id] = true;
+  }
+}
+
+ChromeEventParser::~ChromeEventParser() = default;
+
+StringId ChromeEventParser::key_id(std::string_view key) {
+  auto it = key_cache_.find(std::string(key));
+  if (it != key_cache_.end()) return it->second;
+  StringId id = b_.intern(key);
+  if (key_cache_.size() < 4096) key_cache_.emplace(std::string(key), id);
+  return id;
+}
+
+namespace {
+
+// Reads one arg value of any JSON type into the builder. Returns false on malformed JSON.
+bool read_arg(TraceBuilder& b, StringId key, od::value v) {
+  od::json_type type;
+  if (v.type().get(type)) return false;
+  switch (type) {
+    case od::json_type::number: {
+      od::number_type nt;
+      if (v.get_number_type().get(nt)) {
+        b.arg_json(key, v.raw_json_token());
+        return true;
+      }
+      if (nt == od::number_type::signed_integer) {
+        int64_t x;
+        if (v.get_int64().get(x)) return false;
+        b.arg_int(key, x);
+      } else if (nt == od::number_type::unsigned_integer) {
+        uint64_t x;
+        if (v.get_uint64().get(x)) return false;
+        b.arg_uint(key, x);
+      } else {
+        double x;
+        if (v.get_double().get(x)) {
+          // Integers beyond 64 bits: keep their text.
+          std::string_view raw = v.raw_json_token();
+          while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n')) raw.remove_suffix(1);
+          b.arg_json(key, raw);
+          return true;
+        }
+        b.arg_double(key, x);
+      }
+      return true;
+    }
+    case od::json_type::string: {
+      std::string_view s;
+      if (v.get_string().get(s)) return false;
+      b.arg_string(key, b.intern(s));
+      return true;
+    }
+    case od::json_type::boolean: {
+      bool x;
+      if (v.get_bool().get(x)) return false;
+      b.arg_bool(key, x);
+      return true;
+    }
+    case od::json_type::null:
+      if (!v.is_null()) return false;
+      b.arg_null(key);
+      return true;
+    case od::json_type::array: {
+      od::array a;
+      std::string_view raw;
+      if (v.get_array().get(a) || a.raw_json().get(raw)) return false;
+      b.arg_json(key, raw);
+      return true;
+    }
+    case od::json_type::object: {
+      od::object o;
+      std::string_view raw;
+      if (v.get_object().get(o) || o.raw_json().get(raw)) return false;
+      b.arg_json(key, raw);
+      return true;
+    }
+  }
+  return false;
+}
+
+enum class FieldKind { kPh, kName, kCat, kPid, kTid, kTs, kDur, kId, kBp, kScope, kArgs, kId2, kOther };
+
+FieldKind classify(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      if (k == "ph") return FieldKind::kPh;
+      if (k == "ts") return FieldKind::kTs;
+      if (k == "id") return FieldKind::kId;
+      if (k == "bp") return FieldKind::kBp;
+      break;
+    case 1:
+      if (k == "s") return FieldKind::kScope;
+      break;
+    case 3:
+      if (k == "pid") return FieldKind::kPid;
+      if (k == "tid") return FieldKind::kTid;
+      if (k == "cat") return FieldKind::kCat;
+      if (k == "dur") return FieldKind::kDur;
+      if (k == "id2") return FieldKind::kId2;
+      break;
+    case 4:
+      if (k == "name") return FieldKind::kName;
+      if (k == "args") return FieldKind::kArgs;
+      break;
+  }
+  return FieldKind::kOther;
+}
+
+}  // namespace
+
+Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allocated,
+                                       uint64_t offset) {
+  od::document doc;
+  auto err = parser_->parser.iterate(simdjson::padded_string_view(json, len, allocated)).get(doc);
+  if (err)
+    return Status::error(name_ + ": byte " + std::to_string(offset) +
+                         ": invalid JSON: " + simdjson::error_message(err));
+  od::array arr;
+  if ((err = doc.get_array().get(arr)))
+    return Status::error(name_ + ": byte " + std::to_string(offset) +
+                         ": invalid JSON: " + simdjson::error_message(err));
+  for (auto elem : arr) {
+    od::object obj;
+    const char* loc = nullptr;
+    if (doc.current_location().get(loc)) loc = nullptr;
+    uint64_t at = offset + (loc ? static_cast<uint64_t>(loc - json) - 1 : 0);
+    if ((err = elem.get_object().get(obj)))
+      return Status::error(name_ + ": byte " + std::to_string(at) +
+                           ": expected an event object: " + simdjson::error_message(err));
+    Status s = parse_event(&obj, at);
+    if (!s) return s;
+  }
+  return Status::ok();
+}
+
+Status ChromeEventParser::parse_event(void* object, uint64_t at) {
+  od::object& obj = *static_cast<od::object*>(object);
+  Pending e;
+  e.args_mark = b_.args_mark();
+  auto bad = [&](std::string_view field, std::string_view what) {
+    return Status::error(name_ + ": byte " + std::to_string(at) + ": event field \"" +
+                         std::string(field) + "\": " + std::string(what));
+  };
+  for (auto field : obj) {
+    std::string_view key;
+    if (field.unescaped_key().get(key)) return bad("?", "invalid JSON key");
+    od::value v = field.value();
+    FieldKind kind = classify(key);
+    switch (kind) {
+      case FieldKind::kPh: {
+        std::string_view s;
+        if (v.get_string().get(s) || s.empty()) return bad(key, "expected a one-letter string");
+        e.ph = s[0];
+        break;
+      }
+      case FieldKind::kName: {
+        std::string_view s;
+        if (v.get_string().get(s)) return bad(key, "expected a string");
+        e.name = b_.intern(s);
+        break;
+      }
+      case FieldKind::kCat: {
+        std::string_view s;
+        if (v.get_string().get(s)) return bad(key, "expected a string");
+        saw_category_ = true;
+        if (s == last_cat_text_) {
+          e.cat = last_cat_text_id_;
+        } else {
+          e.cat = b_.intern(s);
+          last_cat_text_.assign(s);
+          last_cat_text_id_ = e.cat;
+        }
+        break;
+      }
+      case FieldKind::kPid:
+      case FieldKind::kTid: {
+        od::json_type t;
+        if (v.type().get(t)) return bad(key, "invalid JSON");
+        bool is_pid = kind == FieldKind::kPid;
+        if (t == od::json_type::number) {
+          int64_t x;
+          if (v.get_int64().get(x)) {
+            double d;
+            if (v.get_double().get(d)) return bad(key, "expected an integer or a string");
+            x = static_cast<int64_t>(d);
+          }
+          (is_pid ? e.pid : e.tid) = x;
+        } else if (t == od::json_type::string) {
+          std::string_view s;
+          if (v.get_string().get(s)) return bad(key, "invalid string");
+          (is_pid ? e.pid_text : e.tid_text).assign(s);
+          (is_pid ? e.pid_is_text : e.tid_is_text) = true;
+        } else {
+          return bad(key, "expected an integer or a string");
+        }
+        (is_pid ? e.has_pid : e.has_tid) = true;
+        break;
+      }
+      case FieldKind::kTs:
+      case FieldKind::kDur: {
+        std::string_view raw;
+        od::json_type t;
+        if (v.type().get(t) || (t != od::json_type::number && t != od::json_type::string))
+          return bad(key, "expected a number (microseconds)");
+        raw = v.raw_json_token();
+        int64_t ns;
+        if (!parse_us_to_ns(raw, &ns)) return bad(key, "expected a number (microseconds)");
+        if (kind == FieldKind::kTs) {
+          e.ts = ns;
+          e.has_ts = true;
+        } else {
+          e.dur = ns;
+          e.has_dur = true;
+        }
+        break;
+      }
+      case FieldKind::kId: {
+        od::json_type t;
+        if (v.type().get(t)) return bad(key, "invalid JSON");
+        if (t == od::json_type::number) {
+          uint64_t u;
+          int64_t i;
+          if (!v.get_uint64().get(u)) e.id = u;
+          else if (!v.get_int64().get(i)) e.id = static_cast<uint64_t>(i);
+          else return bad(key, "expected an integer or a string");
+        } else if (t == od::json_type::string) {
+          std::string_view s;
+          if (v.get_string().get(s)) return bad(key, "invalid string");
+          e.id = id_from_text(s);
+        } else {
+          return bad(key, "expected an integer or a string");
+        }
+        e.has_id = true;
+        break;
+      }
+      case FieldKind::kId2: {
+        od::object o;
+        if (v.get_object().get(o)) return bad(key, "expected an object");
+        for (auto f : o) {
+          od::value iv = f.value();
+          std::string_view s;
+          uint64_t u;
+          if (!iv.get_uint64().get(u)) e.id = u;
+          else if (!iv.get_string().get(s)) e.id = id_from_text(s);
+        }
+        e.has_id = true;
+        break;
+      }
+      case FieldKind::kBp:
+      case FieldKind::kScope: {
+        std::string_view s;
+        if (v.get_string().get(s)) return bad(key, "expected a string");
+        (kind == FieldKind::kBp ? e.bp : e.scope) = s.empty() ? 0 : s[0];
+        break;
+      }
+      case FieldKind::kArgs: {
+        od::json_type t;
+        if (v.type().get(t)) return bad(key, "invalid JSON");
+        if (t == od::json_type::null) break;
+        od::object args;
+        if (t != od::json_type::object || v.get_object().get(args))
+          return bad(key, "expected an object");
+        for (auto af : args) {
+          std::string_view ak;
+          if (af.unescaped_key().get(ak)) return bad(key, "invalid JSON key");
+          if (!read_arg(b_, key_id(ak), af.value())) return bad(ak, "invalid JSON value");
+        }
+        break;
+      }
+      case FieldKind::kOther: {
+        // Unknown event keys are kept as args named "@key" so export writes them back.
+        std::string k = "@";
+        k += key;
+        if (!read_arg(b_, key_id(k), v)) return bad(key, "invalid JSON value");
+        break;
+      }
+    }
+  }
+  e.args = b_.args_since(e.args_mark);
+  if (e.ph == 0) return bad("ph", "missing (every event needs a phase)");
+  if (!e.has_ts && e.ph != 'M') return bad("ts", "missing");
+  if (e.ph == 'X' && !e.has_dur) return bad("dur", "missing on a complete ('X') event");
+  ++events_;
+  emit(e);
+  return Status::ok();
+}
+
+uint32_t ChromeEventParser::track_for(const Pending& e) {
+  uint32_t proc;
+  if (e.pid_is_text) {
+    saw_string_pid_ = true;
+    proc = b_.process_labeled(e.pid_text);
+  } else {
+    proc = b_.process(e.pid);
+  }
+  if (e.tid_is_text) return b_.thread_track_labeled(proc, e.tid_text);
+  return b_.thread_track(proc, e.has_tid ? e.tid : 0);
+}
+
+void ChromeEventParser::emit(const Pending& e) {
+  switch (e.ph) {
+    case 'X': {
+      uint32_t track = track_for(e);
+      if (e.cat < gpu_category_.size() && gpu_category_[e.cat]) {
+        // Kineto: pid = device, tid = stream. Prefer the args when present.
+        int64_t device = e.pid_is_text ? -1 : e.pid, stream = e.tid_is_text ? -1 : e.tid;
+        Trace& t = b_.trace();
+        if (const Arg* a = t.find_arg(e.args.begin, e.args.count, "device"))
+          device = a->as_int().value_or(device);
+        if (const Arg* a = t.find_arg(e.args.begin, e.args.count, "stream"))
+          stream = a->as_int().value_or(stream);
+        b_.mark_gpu_track(track, static_cast<int32_t>(device), stream);
+      }
+      b_.add_slice(track, e.ts, e.dur, e.name, e.cat, e.args);
+      break;
+    }
+    case 'B':
+    case 'E':
+    case 'b':
+    case 'e':
+      emit_begin_end(e);
+      break;
+    case 'i':
+    case 'I':
+    case 'n':
+      if (e.name == memory_name_ || e.name == oom_name_) {
+        emit_memory(e);
+        if (e.name == memory_name_) break;
+      }
+      b_.add_instant(track_for(e), e.ts, e.name, e.cat, e.args,
+                     static_cast<uint8_t>(e.scope ? e.scope : 't'));
+      break;
+    case 'C':
+      emit_counter(e);
+      break;
+    case 's':
+    case 't':
+    case 'f':
+      emit_flow(e);
+      break;
+    case 'M':
+      emit_metadata(e);
+      break;
+    default:
+      // Samples, object snapshots, marks: kept as instants so nothing is silently lost.
+      b_.add_instant(track_for(e), e.ts, e.name, e.cat, e.args, static_cast<uint8_t>(e.ph));
+      break;
+  }
+}
+
+void ChromeEventParser::emit_begin_end(const Pending& e) {
+  uint32_t track = track_for(e);
+  if (e.ph == 'b' || e.ph == 'e') {
+    uint32_t proc = b_.trace().tracks[track].process;
+    track = b_.async_track(proc, e.cat, e.has_id ? e.id : 0);
+  }
+  auto& stack = open_[track];
+  if (e.ph == 'B' || e.ph == 'b') {
+    stack.push_back(Open{e.ts, e.name, e.cat, e.args});
+    return;
+  }
+  if (stack.empty()) {
+    ++b_.trace().meta.skipped_events;  // an end without a begin
+    return;
+  }
+  Open o = stack.back();
+  stack.pop_back();
+  ArgRange args = o.args;
+  if (e.args.count) {
+    // End args join the begin's: copy the begin's args after the end's so one range holds all.
+    Trace& t = b_.trace();
+    for (uint32_t i = 0; i < o.args.count; ++i) t.args.push_back(t.args[o.args.begin + i]);
+    args = ArgRange{e.args.begin, e.args.count + o.args.count};
+  }
+  b_.add_slice(track, o.ts, e.ts - o.ts, o.name ? o.name : e.name, o.cat ? o.cat : e.cat, args);
+}
+
+void ChromeEventParser::emit_counter(const Pending& e) {
+  Trace& t = b_.trace();
+  uint32_t proc = t.tracks[track_for(e)].process;
+  std::string base(t.str(e.name));
+  for (uint32_t i = 0; i < e.args.count; ++i) {
+    const Arg a = t.args[e.args.begin + i];
+    std::optional<double> v = a.as_double();
+    if (!v) continue;
+    std::string_view key = t.str(a.key);
+    // One series per arg key; a lone "value" key (or one named like the counter) is the counter.
+    StringId series_name =
+        (e.args.count == 1 && (key == "value" || key == base)) ? e.name
+                                                               : b_.intern(base + " " + std::string(key));
+    b_.add_counter(b_.counter_series(proc, series_name), e.ts, *v);
+  }
+  t.args.resize(e.args_mark);
+}
+
+void ChromeEventParser::emit_memory(const Pending& e) {
+  Trace& t = b_.trace();
+  auto get = [&](const char* key, int64_t dflt) {
+    const Arg* a = t.find_arg(e.args.begin, e.args.count, key);
+    if (!a) return dflt;
+    if (a->type == ArgType::kUInt) return static_cast<int64_t>(a->u);
+    return a->as_int().value_or(dflt);
+  };
+  int64_t dev_type = get("Device Type", 0);
+  DeviceType type = dev_type == 0 ? DeviceType::kCpu : dev_type == 1 ? DeviceType::kCuda
+                                                                    : DeviceType::kOther;
+  uint32_t track = track_for(e);
+  b_.add_memory(track, e.ts, static_cast<uint64_t>(get("Addr", 0)), get("Bytes", 0), type,
+                static_cast<int16_t>(get("Device Id", dev_type == 0 ? -1 : 0)),
+                get("Total Allocated", -1), get("Total Reserved", -1));
+  if (e.name == memory_name_) t.args.resize(e.args_mark);
+}
+
+void ChromeEventParser::emit_flow(const Pending& e) {
+  uint32_t track = track_for(e);
+  std::pair<StringId, uint64_t> key{e.cat, e.id};
+  if (e.ph == 's' || e.ph == 't') {
+    auto it = flow_ends_.find(key);
+    if (it != flow_ends_.end()) {  // Kineto sometimes writes the finish first
+      b_.add_flow(e.id, e.cat, track, e.ts, it->second.track, it->second.ts);
+      flow_ends_.erase(it);
+      if (e.ph == 's') return;
+    }
+    flow_starts_[key] = FlowEnd{track, e.ts};
+  } else {
+    auto it = flow_starts_.find(key);
+    if (it != flow_starts_.end()) {
+      b_.add_flow(e.id, e.cat, it->second.track, it->second.ts, track, e.ts);
+      flow_starts_.erase(it);
+    } else {
+      flow_ends_[key] = FlowEnd{track, e.ts};
+    }
+  }
+  b_.trace().args.resize(e.args_mark);
+}
+
+void ChromeEventParser::emit_metadata(const Pending& e) {
+  Trace& t = b_.trace();
+  uint32_t track = track_for(e);
+  Track& tr = t.tracks[track];
+  Process& p = t.processes[tr.process];
+  const Arg* name = t.find_arg(e.args.begin, e.args.count, name_key_);
+  const Arg* sort = t.find_arg(e.args.begin, e.args.count, sort_index_key_);
+  if (e.name == process_name_) {
+    if (name && name->type == ArgType::kString) p.name = name->s;
+  } else if (e.name == thread_name_) {
+    if (name && name->type == ArgType::kString) tr.name = name->s;
+  } else if (e.name == process_sort_index_) {
+    if (sort) p.sort_index = static_cast<int32_t>(sort->as_int().value_or(p.sort_index));
+  } else if (e.name == thread_sort_index_) {
+    if (sort) tr.sort_index = static_cast<int32_t>(sort->as_int().value_or(tr.sort_index));
+  } else {
+    // process_labels and anything else: kept as process labels, "name" -> value text.
+    for (uint32_t i = 0; i < e.args.count; ++i) {
+      const Arg& a = t.args[e.args.begin + i];
+      StringId key = e.name == process_labels_ && a.key == labels_key_
+                         ? e.name
+                         : b_.intern(std::string(t.str(e.name)) + "." + std::string(t.str(a.key)));
+      p.labels.emplace_back(key, b_.intern(t.arg_text(a)));
+    }
+  }
+  t.args.resize(e.args_mark);
+}
+
+Status ChromeEventParser::parse_top_level(const std::string& key, const std::string& raw) {
+  TraceMeta& m = b_.trace().meta;
+  m.extra.emplace_back(key, raw);
+  if (key == "schemaVersion" || key == "deviceProperties" || key == "distributedInfo" ||
+      key == "baseTimeNanoseconds")
+    kineto_keys_ = true;
+  simdjson::padded_string ps(raw);
+  od::parser p;
+  od::document doc;
+  auto fail = [&](const char* what) {
+    return Status::error(name_ + ": top-level key \"" + key + "\": " + what);
+  };
+  if (p.iterate(ps).get(doc)) return fail("invalid JSON");
+  if (key == "schemaVersion") {
+    int64_t v;
+    if (!doc.get_int64().get(v)) m.schema_version = static_cast<int32_t>(v);
+  } else if (key == "displayTimeUnit") {
+    std::string_view s;
+    if (!doc.get_string().get(s)) m.display_time_unit.assign(s);
+  } else if (key == "baseTimeNanoseconds") {
+    int64_t v;
+    uint64_t u;
+    if (!doc.get_int64().get(v)) m.base_time_ns = v;
+    else if (!doc.get_uint64().get(u)) m.base_time_ns = static_cast<int64_t>(u);
+  } else if (key == "distributedInfo") {
+    od::object o;
+    if (doc.get_object().get(o)) return fail("expected an object");
+    for (auto f : o) {
+      std::string_view k;
+      if (f.unescaped_key().get(k)) return fail("invalid JSON");
+      int64_t v;
+      if (k == "rank" && !f.value().get_int64().get(v)) m.rank = static_cast<int32_t>(v);
+      else if (k == "world_size" && !f.value().get_int64().get(v))
+        m.world_size = static_cast<int32_t>(v);
+    }
+  } else if (key == "deviceProperties") {
+    od::array a;
+    if (doc.get_array().get(a)) return fail("expected an array");
+    for (auto elem : a) {
+      od::object o;
+      if (elem.get_object().get(o)) return fail("expected an array of objects");
+      DeviceInfo d;
+      for (auto f : o) {
+        std::string_view k;
+        if (f.unescaped_key().get(k)) return fail("invalid JSON");
+        od::value v = f.value();
+        if (k == "name") {
+          std::string_view s;
+          if (!v.get_string().get(s)) d.name.assign(s);
+          continue;
+        }
+        int64_t x = 0;
+        if (v.get_int64().get(x)) continue;
+        if (k == "id") d.id = static_cast<int32_t>(x);
+        else if (k == "totalGlobalMem") d.total_global_mem = x;
+        else if (k == "computeMajor") d.compute_major = static_cast<int32_t>(x);
+        else if (k == "computeMinor") d.compute_minor = static_cast<int32_t>(x);
+        else if (k == "numSms") d.num_sms = static_cast<int32_t>(x);
+        else if (k == "maxThreadsPerBlock") d.max_threads_per_block = static_cast<int32_t>(x);
+        else if (k == "maxThreadsPerMultiprocessor") d.max_threads_per_sm = static_cast<int32_t>(x);
+        else if (k == "regsPerBlock") d.regs_per_block = static_cast<int32_t>(x);
+        else if (k == "regsPerMultiprocessor") d.regs_per_sm = static_cast<int32_t>(x);
+        else if (k == "warpSize") d.warp_size = static_cast<int32_t>(x);
+        else if (k == "sharedMemPerBlock") d.shared_mem_per_block = x;
+        else if (k == "sharedMemPerMultiprocessor") d.shared_mem_per_sm = x;
+      }
+      m.devices.push_back(std::move(d));
+    }
+  }
+  return Status::ok();
+}
+
+Trace ChromeEventParser::finish(bool bare_array) && {
+  Trace& t = b_.trace();
+  // Begins without an end: close them at the last timestamp seen, marked unfinished.
+  int64_t last = 0;
+  for (int64_t x : t.slices.ts) last = std::max(last, x);
+  for (size_t i = 0; i < t.slices.size(); ++i) last = std::max(last, t.slices.ts[i] + t.slices.dur[i]);
+  for (int64_t x : t.instants.ts) last = std::max(last, x);
+  StringId unfinished = b_.intern("unfinished");
+  for (auto& [track, stack] : open_) {
+    for (const Open& o : stack) {
+      uint32_t mark = b_.args_mark();
+      for (uint32_t i = 0; i < o.args.count; ++i) t.args.push_back(t.args[o.args.begin + i]);
+      b_.arg_bool(unfinished, true);
+      b_.add_slice(track, o.ts, std::max<int64_t>(0, last - o.ts), o.name, o.cat, b_.args_since(mark));
+    }
+  }
+  t.meta.skipped_events += flow_starts_.size() + flow_ends_.size();
+  if (saw_string_pid_ && !saw_category_ && bare_array) t.meta.format = "pytorch-legacy";
+  else t.meta.format = kineto_keys_ ? "kineto" : "chrome";
+  return std::move(b_).finish();
+}
+
+}  // namespace mlprof::import

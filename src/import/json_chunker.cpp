@@ -1,0 +1,357 @@
+#include "import/json_chunker.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+#include <simdjson.h>
+
+namespace mlprof::import {
+
+namespace {
+constexpr size_t kHugePage = 2u << 20;
+constexpr size_t kPadding = simdjson::SIMDJSON_PADDING;
+
+// Bytes that matter when skipping over a value outside strings.
+struct StructuralTable {
+  bool t[256] = {};
+  StructuralTable() {
+    for (char c : {'"', '{', '}', '[', ']'}) t[static_cast<unsigned char>(c)] = true;
+  }
+};
+const StructuralTable kStructural;
+
+inline bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// p points just past the opening quote.
+const char* skip_string(const char* p, const char* end) {
+  const char* start = p;
+  for (;;) {
+    const char* q = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+    if (!q) return nullptr;
+    size_t backslashes = 0;
+    for (const char* r = q; r > start && r[-1] == '\\'; --r) ++backslashes;
+    if ((backslashes & 1) == 0) return q + 1;
+    p = q + 1;
+  }
+}
+}  // namespace
+
+const char* scan_value_end(const char* p, const char* end) {
+  char c = *p;
+  if (c == '"') return skip_string(p + 1, end);
+  if (c == '{' || c == '[') {
+    size_t depth = 0;
+    while (p < end) {
+      while (p < end && !kStructural.t[static_cast<unsigned char>(*p)]) ++p;
+      if (p == end) return nullptr;
+      c = *p;
+      if (c == '"') {
+        p = skip_string(p + 1, end);
+        if (!p) return nullptr;
+        continue;
+      }
+      if (c == '{' || c == '[') {
+        ++depth;
+      } else if (--depth == 0) {
+        return p + 1;
+      }
+      ++p;
+    }
+    return nullptr;
+  }
+  // Number or literal: ends at a delimiter; at the buffer's end it may continue.
+  while (p < end && !is_space(*p) && *p != ',' && *p != '}' && *p != ']') ++p;
+  return p < end ? p : nullptr;
+}
+
+// ---- buffers ----------------------------------------------------------------------------------
+
+ChunkBuffer::ChunkBuffer(size_t capacity) { allocate(capacity); }
+
+ChunkBuffer::~ChunkBuffer() {
+  if (base_) ::munmap(base_, allocated_);
+}
+
+void ChunkBuffer::allocate(size_t capacity) {
+  // mmap + MADV_HUGEPAGE: a first touch of a 4 KiB page costs ~10 us on these VMs
+  // (FIELD_NOTES.md), so big buffers take 2 MiB pages where the kernel allows.
+  size_t bytes = (capacity + 1 + kPadding + kHugePage - 1) / kHugePage * kHugePage;
+  void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) throw std::bad_alloc();
+  ::madvise(m, bytes, MADV_HUGEPAGE);
+  base_ = static_cast<char*>(m);
+  allocated_ = bytes;
+  capacity_ = bytes - 1 - kPadding;
+}
+
+void ChunkBuffer::grow(size_t new_capacity, size_t keep_bytes) {
+  char* old = base_;
+  size_t old_bytes = allocated_;
+  allocate(new_capacity);
+  std::memcpy(base_ + 1, old + 1, keep_bytes);
+  ::munmap(old, old_bytes);
+}
+
+BufferPool::BufferPool(size_t count, size_t capacity) {
+  for (size_t i = 0; i < count; ++i) {
+    all_.push_back(std::make_unique<ChunkBuffer>(capacity));
+    free_.push_back(all_.back().get());
+  }
+}
+
+ChunkBuffer* BufferPool::acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return !free_.empty(); });
+  ChunkBuffer* b = free_.back();
+  free_.pop_back();
+  return b;
+}
+
+void BufferPool::release(ChunkBuffer* b) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.push_back(b);
+  }
+  cv_.notify_one();
+}
+
+void ChunkQueue::push(Chunk c) {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return q_.size() < capacity_ || cancelled_; });
+  if (cancelled_) return;
+  q_.push_back(std::move(c));
+  cv_.notify_all();
+}
+
+Chunk ChunkQueue::pop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return !q_.empty(); });
+  Chunk c = std::move(q_.front());
+  q_.pop_front();
+  cv_.notify_all();
+  return c;
+}
+
+void ChunkQueue::cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  cancelled_ = true;
+  cv_.notify_all();
+}
+
+bool ChunkQueue::cancelled() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cancelled_;
+}
+
+// ---- chunker ----------------------------------------------------------------------------------
+
+JsonChunker::JsonChunker(ByteSource& source, BufferPool& pool, std::string name,
+                         uint64_t max_value_bytes)
+    : src_(source), pool_(pool), name_(std::move(name)), max_value_bytes_(max_value_bytes) {}
+
+Status JsonChunker::fail(const std::string& what, uint64_t at) const {
+  return Status::error(name_ + ": byte " + std::to_string(at) + ": " + what);
+}
+
+bool JsonChunker::emit_events(const std::function<bool(Chunk&&)>& sink) {
+  ChunkBuffer* next = pool_.acquire();
+  size_t tail = len_ - ev_end_;
+  if (tail > next->capacity()) next->grow(tail * 2, 0);
+  std::memcpy(next->data(), buf_->data() + ev_end_, tail);
+  Chunk c;
+  c.kind = Chunk::Kind::kEvents;
+  c.buffer = buf_;
+  c.begin = ev_begin_;
+  c.end = ev_end_;
+  c.offset = buf_offset_ + ev_begin_;
+  buf_offset_ += ev_end_;
+  pos_ -= ev_end_;
+  len_ = tail;
+  buf_ = next;
+  ev_begin_ = SIZE_MAX;
+  ev_end_ = 0;
+  return sink(std::move(c));
+}
+
+bool JsonChunker::refill(const std::function<bool(Chunk&&)>& sink, Status* error) {
+  if (ev_begin_ != SIZE_MAX) {
+    if (!emit_events(sink)) return false;
+  } else if (pos_ > 0) {
+    std::memmove(buf_->data(), buf_->data() + pos_, len_ - pos_);
+    buf_offset_ += pos_;
+    len_ -= pos_;
+    pos_ = 0;
+  }
+  if (len_ == buf_->capacity()) {
+    // One value larger than the buffer: grow, up to the configured limit.
+    if (buf_->capacity() * 2 > max_value_bytes_) {
+      *error = fail("a single JSON value is larger than " +
+                        std::to_string(max_value_bytes_ >> 20) + " MiB",
+                    buf_offset_);
+      return false;
+    }
+    buf_->grow(buf_->capacity() * 2, len_);
+  }
+  size_t n = src_.read(buf_->data() + len_, buf_->capacity() - len_);
+  if (!src_.status()) {
+    *error = src_.status();
+    return false;
+  }
+  len_ += n;
+  return n > 0;
+}
+
+void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
+  buf_ = pool_.acquire();
+  State st = State::kTop;
+  bool bare = false;
+  bool saw_events = false;
+  std::string key;
+  auto error_out = [&](Status s) {
+    Chunk c;
+    c.kind = Chunk::Kind::kError;
+    c.error = std::move(s);
+    if (buf_) pool_.release(buf_);
+    buf_ = nullptr;
+    sink(std::move(c));
+  };
+  for (;;) {
+    char* d = buf_->data();
+    while (pos_ < len_ && is_space(d[pos_])) ++pos_;
+    bool step_done = false;
+    if (pos_ < len_) {
+      const char* p = d + pos_;
+      const char* end = d + len_;
+      uint64_t at = buf_offset_ + pos_;
+      switch (st) {
+        case State::kTop:
+          if (*p == '{') {
+            st = State::kKeyOrEnd;
+          } else if (*p == '[') {
+            bare = true;
+            st = State::kEventsFirst;
+          } else {
+            return error_out(fail("expected '{' or '[' (a Chrome trace JSON object or array)", at));
+          }
+          ++pos_;
+          step_done = true;
+          break;
+        case State::kKeyOrEnd:
+          if (*p == '}') {
+            ++pos_;
+            st = State::kDone;
+            step_done = true;
+            break;
+          }
+          [[fallthrough]];
+        case State::kKey: {
+          if (*p != '"') return error_out(fail("expected a quoted key", at));
+          const char* e = scan_value_end(p, end);
+          if (!e) break;
+          key.assign(p + 1, e - 1);
+          pos_ = static_cast<size_t>(e - d);
+          st = State::kColon;
+          step_done = true;
+          break;
+        }
+        case State::kColon:
+          if (*p != ':') return error_out(fail("expected ':' after key \"" + key + "\"", at));
+          ++pos_;
+          st = State::kValue;
+          step_done = true;
+          break;
+        case State::kValue: {
+          if (key == "traceEvents") {
+            if (*p != '[') return error_out(fail("\"traceEvents\" must be an array", at));
+            saw_events = true;
+            ++pos_;
+            st = State::kEventsFirst;
+            step_done = true;
+            break;
+          }
+          const char* e = scan_value_end(p, end);
+          if (!e) break;
+          Chunk c;
+          c.kind = Chunk::Kind::kTopLevelValue;
+          c.key = key;
+          c.raw.assign(p, e);
+          c.offset = at;
+          pos_ = static_cast<size_t>(e - d);
+          st = State::kAfterValue;
+          step_done = true;
+          if (!sink(std::move(c))) return;
+          break;
+        }
+        case State::kAfterValue:
+          if (*p == ',') {
+            st = State::kKey;
+          } else if (*p == '}') {
+            st = State::kDone;
+          } else {
+            return error_out(fail("expected ',' or '}' in the top-level object", at));
+          }
+          ++pos_;
+          step_done = true;
+          break;
+        case State::kEventsFirst:
+          if (*p == ']') {
+            ++pos_;
+            st = bare ? State::kDone : State::kAfterValue;
+            step_done = true;
+            break;
+          }
+          st = State::kEventsElement;
+          [[fallthrough]];
+        case State::kEventsElement: {
+          if (*p != '{') return error_out(fail("expected an event object '{' in traceEvents", at));
+          const char* e = scan_value_end(p, end);
+          if (!e) break;
+          if (ev_begin_ == SIZE_MAX) ev_begin_ = pos_;
+          pos_ = static_cast<size_t>(e - d);
+          ev_end_ = pos_;
+          st = State::kEventsAfter;
+          step_done = true;
+          break;
+        }
+        case State::kEventsAfter:
+          if (*p == ',') {
+            ++pos_;
+            st = State::kEventsElement;
+          } else if (*p == ']') {
+            ++pos_;
+            st = bare ? State::kDone : State::kAfterValue;
+            if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
+          } else {
+            return error_out(fail("expected ',' or ']' after an event", at));
+          }
+          step_done = true;
+          break;
+        case State::kDone:
+          return error_out(fail("unexpected data after the end of the JSON document", at));
+      }
+    }
+    if (step_done) continue;
+    // The step needs more input than the buffer holds.
+    Status err;
+    if (!refill(sink, &err)) {
+      if (!err.is_ok()) return error_out(err);
+      if (st == State::kDone) {
+        if (!bare && !saw_events)
+          return error_out(Status::error(
+              name_ + ": not a trace: a JSON object without a \"traceEvents\" array"));
+        pool_.release(buf_);
+        buf_ = nullptr;
+        Chunk c;
+        c.kind = Chunk::Kind::kEnd;
+        c.bare_array = bare;
+        sink(std::move(c));
+        return;
+      }
+      uint64_t total = buf_offset_ + len_;
+      if (total == 0) return error_out(Status::error(name_ + ": empty file, expected a JSON trace"));
+      return error_out(fail("unexpected end of file (truncated JSON?)", total));
+    }
+  }
+}
+
+}  // namespace mlprof::import

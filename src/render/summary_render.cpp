@@ -1,0 +1,125 @@
+#include "mlprof/render/summary_render.h"
+
+#include <cstdio>
+
+#include "mlprof/text_table.h"
+
+namespace mlprof {
+
+std::string render_summary_text(const SummaryResult& r, size_t width) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%s  (%s)\n", r.source.c_str(), r.format.c_str());
+  out += buf;
+  std::snprintf(buf, sizeof buf,
+                "span %s   events %llu (slices %llu, instants %llu, counters %llu, flows %llu, "
+                "memory %llu)\n",
+                format_duration_ns(static_cast<double>(r.span_ns)).c_str(),
+                static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.slices),
+                static_cast<unsigned long long>(r.instants),
+                static_cast<unsigned long long>(r.counters), static_cast<unsigned long long>(r.flows),
+                static_cast<unsigned long long>(r.memory_events));
+  out += buf;
+  std::snprintf(buf, sizeof buf, "processes %llu   threads %llu   GPU streams %llu   steps %llu",
+                static_cast<unsigned long long>(r.processes),
+                static_cast<unsigned long long>(r.threads),
+                static_cast<unsigned long long>(r.gpu_streams),
+                static_cast<unsigned long long>(r.steps));
+  out += buf;
+  if (r.rank >= 0) out += "   rank " + std::to_string(r.rank);
+  out += "\n";
+  if (r.dropped_events)
+    out += "WARNING: the recorder dropped " + std::to_string(r.dropped_events) +
+           " events (buffer limit reached)\n";
+  for (const std::string& d : r.devices) out += "device " + d + "\n";
+  if (!r.categories.empty()) {
+    out += "events per category:";
+    size_t col = 20;
+    for (const CategoryCount& c : r.categories) {
+      std::string item = " " + (c.category.empty() ? std::string("(none)") : c.category) + " " +
+                         std::to_string(c.count);
+      if (col + item.size() > width) {
+        out += "\n   ";
+        col = 3;
+      }
+      out += item;
+      col += item.size();
+    }
+    out += "\n";
+  }
+  out += "\n";
+  TextTable t;
+  t.add_column("operation ", TextTable::Align::kLeft);
+  for (const char* h : {"count", "total", "self", "mean", "std", "min", "max", "p50", "p90", "p99",
+                        "%span"})
+    t.add_column(h);
+  t.set_gap(1);
+  auto d = [](double ns) { return format_duration_compact(ns); };
+  for (const OpStats& op : r.top_ops) {
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f", op.percent_of_span);
+    t.add_row({op.name, std::to_string(op.count), d(static_cast<double>(op.total_ns)),
+               d(static_cast<double>(op.self_ns)), d(op.mean_ns), d(op.std_ns),
+               d(static_cast<double>(op.min_ns)), d(static_cast<double>(op.max_ns)), d(op.p50_ns),
+               d(op.p90_ns), d(op.p99_ns), pct});
+  }
+  std::snprintf(buf, sizeof buf, "top %zu of %llu operations\n", r.top_ops.size(),
+                static_cast<unsigned long long>(r.distinct_ops));
+  out += buf;
+  out += t.render(width);
+  return out;
+}
+
+void write_op_stats_json(JsonWriter& w, const OpStats& op) {
+  w.begin_object();
+  w.field("name", op.name);
+  w.field("category", op.category);
+  w.field("count", op.count);
+  w.field("total_ns", op.total_ns);
+  w.field("self_ns", op.self_ns);
+  w.field("mean_ns", op.mean_ns);
+  w.field("std_ns", op.std_ns);
+  w.field("min_ns", op.min_ns);
+  w.field("max_ns", op.max_ns);
+  w.field("p50_ns", op.p50_ns);
+  w.field("p90_ns", op.p90_ns);
+  w.field("p99_ns", op.p99_ns);
+  w.field("percent_of_span", op.percent_of_span);
+  w.end_object();
+}
+
+void write_summary_json(JsonWriter& w, const SummaryResult& r) {
+  w.begin_object();
+  w.field("source", r.source);
+  w.field("format", r.format);
+  w.field("begin_ns", r.begin_ns);
+  w.field("end_ns", r.end_ns);
+  w.field("span_ns", r.span_ns);
+  w.key("events").begin_object();
+  w.field("total", r.events);
+  w.field("slices", r.slices);
+  w.field("instants", r.instants);
+  w.field("counters", r.counters);
+  w.field("flows", r.flows);
+  w.field("memory", r.memory_events);
+  w.end_object();
+  w.key("categories").begin_object();
+  for (const CategoryCount& c : r.categories) w.field(c.category, c.count);
+  w.end_object();
+  w.field("processes", r.processes);
+  w.field("threads", r.threads);
+  w.field("gpu_streams", r.gpu_streams);
+  w.field("steps", r.steps);
+  w.field("rank", static_cast<int64_t>(r.rank));
+  w.key("devices").begin_array();
+  for (const std::string& d : r.devices) w.value(d);
+  w.end_array();
+  w.field("dropped_events", r.dropped_events);
+  w.field("distinct_ops", r.distinct_ops);
+  w.key("top_ops").begin_array();
+  for (const OpStats& op : r.top_ops) write_op_stats_json(w, op);
+  w.end_array();
+  w.end_object();
+}
+
+}  // namespace mlprof
