@@ -1,8 +1,145 @@
 #include "mlprof/analyze/gpu_events.h"
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace mlprof {
 
-GpuEvents collect_gpu_events(const Trace&, const GpuEventsOptions&) { return {}; }
-int64_t launch_start(const Trace&, const GpuEvents&, const GpuEvent&) { return 0; }
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// The same GPU-event classification for every slice of a name/category pair, memoized by the
+// (cat, name) StringIds so the string checks run once per distinct kernel name.
+struct SliceClass {
+  GpuWorkKind kind;
+  KernelType type;
+};
+
+}  // namespace
+
+int64_t time_base_start(const GpuEvents& ev, int64_t ts_ns) {
+  return ev.hta_compatible ? ceil_div(ts_ns, 1000) * 1000 : ts_ns;
+}
+int64_t time_base_end(const GpuEvents& ev, int64_t end_ns) {
+  return ev.hta_compatible ? floor_div(end_ns, 1000) * 1000 : end_ns;
+}
+
+int64_t profiler_step_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return -1;
+  size_t i = kPrefix.size();
+  auto skip_space = [&] {
+    while (i < name.size() && (name[i] == ' ' || name[i] == '\t')) ++i;
+  };
+  skip_space();
+  if (i >= name.size() || name[i] != '#') return -1;
+  ++i;
+  skip_space();
+  if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
+  int64_t n = 0;
+  while (i < name.size() && name[i] >= '0' && name[i] <= '9') n = n * 10 + (name[i++] - '0');
+  return n;
+}
+
+GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options) {
+  GpuEvents out;
+  out.hta_compatible = options.hta_compatible;
+  const SliceTable& s = trace.slices;
+  const StringId key_correlation = trace.strings.find("correlation");
+  const StringId key_stream = trace.strings.find("stream");
+  auto arg_int = [&](size_t i, StringId key) -> int64_t {
+    if (key == StringPool::kNotFound) return -1;
+    const Arg* a = trace.find_arg(s.args_begin[i], s.args_count[i], key);
+    if (a == nullptr) return -1;
+    return a->as_int().value_or(-1);
+  };
+
+  // Profiler steps (HTA drops the last one when there are two or more).
+  int64_t last_step_start = INT64_MAX;
+  std::vector<std::pair<int64_t, int64_t>> steps;  // (start, number)
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (trace.is_gpu_track(s.track[i])) continue;
+    int64_t n = profiler_step_number(trace.str(s.name[i]));
+    if (n >= 0) steps.emplace_back(s.ts[i], n);
+  }
+  if (options.hta_compatible && steps.size() >= 2) {
+    last_step_start = INT64_MIN;
+    for (const auto& st : steps) last_step_start = std::max(last_step_start, st.first);
+    out.hta_filtered = true;
+    out.cpu_window_end = last_step_start;
+    for (const auto& st : steps) {
+      if (st.first < last_step_start) out.kept_steps.push_back(st.second);
+    }
+    std::sort(out.kept_steps.begin(), out.kept_steps.end());
+  }
+
+  // Launch calls by correlation (runtime/driver slices on CPU threads).
+  std::unordered_map<int64_t, uint32_t> launch_by_corr;
+  std::unordered_map<uint64_t, SliceClass> class_cache;
+  std::vector<uint8_t> is_runtime_cat(trace.strings.size() + 1, 2);  // 2 = unknown
+  auto runtime_cat = [&](StringId cat) {
+    if (cat >= is_runtime_cat.size()) return is_runtime_category(trace.str(cat));
+    if (is_runtime_cat[cat] == 2) is_runtime_cat[cat] = is_runtime_category(trace.str(cat)) ? 1 : 0;
+    return is_runtime_cat[cat] == 1;
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (trace.is_gpu_track(s.track[i]) || !runtime_cat(s.cat[i])) continue;
+    int64_t corr = arg_int(i, key_correlation);
+    if (corr < 0) continue;
+    if (s.ts[i] >= last_step_start) continue;  // HTA: dropped with the last step
+    launch_by_corr.emplace(corr, static_cast<uint32_t>(i));
+    out.launch_slices.push_back(static_cast<uint32_t>(i));
+  }
+
+  for (size_t i = 0; i < s.size(); ++i) {
+    uint32_t track = s.track[i];
+    if (!trace.is_gpu_track(track)) continue;
+    uint64_t ck = (static_cast<uint64_t>(s.cat[i]) << 32) | s.name[i];
+    auto it = class_cache.find(ck);
+    if (it == class_cache.end()) {
+      std::string_view cat = trace.str(s.cat[i]);
+      std::string_view name = trace.str(s.name[i]);
+      SliceClass c;
+      c.kind = cat == "cuda_sync" ? GpuWorkKind::kSync : gpu_work_kind(cat, name);
+      c.type = c.kind == GpuWorkKind::kSync ? KernelType::kSync : hta_kernel_type(name);
+      it = class_cache.emplace(ck, c).first;
+    }
+    const SliceClass c = it->second;
+    if (c.kind == GpuWorkKind::kAnnotation) continue;
+    if (c.kind == GpuWorkKind::kSync && !options.hta_compatible) continue;
+
+    GpuEvent e;
+    e.slice = static_cast<uint32_t>(i);
+    e.kind = c.kind;
+    e.type = c.type;
+    const Track& t = trace.tracks[track];
+    e.device = t.device;
+    e.stream = t.stream;
+    if (options.hta_compatible) {
+      // HTA reads the stream from args, not from the tid.
+      int64_t st = arg_int(i, key_stream);
+      if (st >= 0) e.stream = st;
+    }
+    e.correlation = arg_int(i, key_correlation);
+    if (e.correlation >= 0) {
+      auto l = launch_by_corr.find(e.correlation);
+      if (l != launch_by_corr.end()) e.launch = static_cast<int32_t>(l->second);
+    }
+    if (out.hta_filtered && e.launch < 0) continue;
+    e.ts = time_base_start(out, s.ts[i]);
+    e.end = time_base_end(out, s.ts[i] + s.dur[i]);
+    if (e.launch >= 0) {
+      e.launch_ts = time_base_start(out, s.ts[e.launch]);
+      e.launch_end = time_base_end(out, s.ts[e.launch] + s.dur[e.launch]);
+    }
+    out.events.push_back(e);
+  }
+  std::sort(out.events.begin(), out.events.end(), [](const GpuEvent& a, const GpuEvent& b) {
+    return a.ts != b.ts ? a.ts < b.ts : (a.end != b.end ? a.end < b.end : a.slice < b.slice);
+  });
+  return out;
+}
 
 }  // namespace mlprof

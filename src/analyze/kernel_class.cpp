@@ -30,6 +30,8 @@ std::string_view kernel_type_name(KernelType t) {
       return "MEMORY";
     case KernelType::kComputation:
       return "COMPUTATION";
+    case KernelType::kSync:
+      return "SYNC";
   }
   return "COMPUTATION";
 }
@@ -75,13 +77,14 @@ bool uses_tensor_cores(std::string_view n) {
 }
 
 bool is_hta_launch_call_name(std::string_view name) {
-  return name == "cudaLaunchKernel" || name == "cudaMemcpyAsync" || name == "cudaMemsetAsync";
+  return name == "cudaLaunchKernel" || name == "cudaLaunchKernelExC" ||
+         name == "cudaMemcpyAsync" || name == "cudaMemsetAsync";
 }
 
 bool is_launch_call_name(std::string_view name) {
   if (is_hta_launch_call_name(name)) return true;
-  static constexpr std::array<std::string_view, 12> kNames = {
-      "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
+  static constexpr std::array<std::string_view, 11> kNames = {
+      "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
       "cudaMemcpy", "cudaMemset", "cudaMemcpy2DAsync", "cudaGraphLaunch", "hipLaunchKernel",
       "hipExtLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync"};
   for (std::string_view k : kNames) {

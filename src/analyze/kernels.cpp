@@ -1,7 +1,268 @@
 #include "mlprof/analyze/kernels.h"
 
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "mlprof/analyze/interval_set.h"
+
 namespace mlprof {
 
-KernelsResult analyze_kernels(const Trace&, const KernelsOptions&) { return {}; }
+namespace {
+
+struct Accum {
+  StringId name = 0;
+  KernelType type = KernelType::kComputation;
+  GpuWorkKind kind = GpuWorkKind::kKernel;
+  uint64_t count = 0;
+  int64_t total = 0, min = INT64_MAX, max = INT64_MIN;
+  double mean = 0, m2 = 0;  // Welford
+  // Launch configuration of the first call, and whether later calls differed.
+  uint32_t first_slice = UINT32_MAX;
+  bool varies = false;
+  double occupancy_weighted = 0;
+  int64_t occupancy_ns = 0;
+};
+
+std::string arg_string(const Trace& t, const Arg* a) {
+  if (a == nullptr) return {};
+  std::string s = t.arg_text(a[0]);
+  s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
+  return s;
+}
+
+bool same_arg(const Arg* a, const Arg* b) {
+  if ((a == nullptr) != (b == nullptr)) return false;
+  if (a == nullptr) return true;
+  if (a->type != b->type) return false;
+  return a->i == b->i;  // the union's bits: ints, doubles and interned strings alike
+}
+
+// HTA's kernel_type_breakdown: sweep over each type's merged intervals with a bitmask of the
+// types running; each distinct mask becomes "A overlapping B" in the order below.
+std::vector<KernelTypeTime> type_breakdown(const GpuEvents& ev, bool include_memory) {
+  const KernelType order[3] = {KernelType::kComputation, KernelType::kCommunication,
+                               KernelType::kMemory};
+  int types = include_memory ? 3 : 2;
+  std::vector<std::pair<int64_t, int>> points;  // (time, +bit / -bit)
+  for (int k = 0; k < types; ++k) {
+    std::vector<Interval> iv;
+    for (const GpuEvent& e : ev.events) {
+      if (e.type == order[k]) iv.emplace_back(e.ts, e.end);
+    }
+    merge_intervals(iv);
+    for (const auto& [b, e] : iv) {
+      points.emplace_back(b, 1 << k);
+      points.emplace_back(e, -(1 << k));
+    }
+  }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<int, int64_t> by_mask;
+  int running = 0;
+  for (size_t i = 0; i + 1 < points.size(); ++i) {
+    running += points[i].second;
+    if (running > 0) by_mask[running] += points[i + 1].first - points[i].first;
+  }
+  std::vector<KernelTypeTime> out;
+  int64_t total = 0;
+  for (const auto& [mask, ns] : by_mask) {
+    KernelTypeTime t;
+    for (int k = 0; k < types; ++k) {
+      if ((mask & (1 << k)) == 0) continue;
+      if (!t.kernel_type.empty()) t.kernel_type += " overlapping ";
+      t.kernel_type += kernel_type_name(order[k]);
+    }
+    t.time_ns = ns;
+    total += ns;
+    out.push_back(std::move(t));
+  }
+  for (KernelTypeTime& t : out) {
+    t.percent = total > 0 ? std::round(1000.0 * t.time_ns / total) / 10.0 : 0.0;
+  }
+  std::stable_sort(out.begin(), out.end(), [](const KernelTypeTime& a, const KernelTypeTime& b) {
+    return a.time_ns > b.time_ns;
+  });
+  return out;
+}
+
+struct NameSum {
+  std::string name;
+  double sum, max, min, mean, std;
+};
+
+double sample_std(const std::vector<double>& v) {
+  if (v.size() < 2) return 0.0;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1));
+}
+
+// HTA's _aggr_gpu_kernel_time for one kernel type.
+std::vector<HtaKernelRow> hta_rows(const std::vector<KernelStats>& kernels, KernelType type,
+                                   const KernelsOptions& o, int32_t rank) {
+  std::vector<NameSum> rows;
+  for (const KernelStats& k : kernels) {
+    if (k.type != type) continue;
+    rows.push_back({k.name, k.total_ns / 1000.0, k.max_ns / 1000.0, k.min_ns / 1000.0,
+                    k.mean_ns / 1000.0, k.std_ns / 1000.0});
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const NameSum& a, const NameSum& b) { return a.sum > b.sum; });
+  std::vector<HtaKernelRow> out;
+  auto emit = [&](const std::string& name, double sum, double max, double min, double mean,
+                  double std) {
+    HtaKernelRow r;
+    r.name = name;
+    r.kernel_type = std::string(kernel_type_name(type));
+    r.sum_us = sum;
+    r.max_us = max;
+    r.min_us = min;
+    r.mean_us = mean;
+    r.std_us = std;
+    r.rank = rank;
+    out.push_back(std::move(r));
+  };
+  if (rows.size() <= o.hta_num_kernels) {
+    for (const NameSum& r : rows) emit(r.name, r.sum, r.max, r.min, r.mean, r.std);
+  } else {
+    // Kernels past the duration_ratio quantile of the cumulative sums, or past num_kernels,
+    // fold into "others", whose statistics are over the per-name sums (HTA's quirk).
+    std::vector<double> cumsum(rows.size());
+    double c = 0;
+    for (size_t i = 0; i < rows.size(); ++i) cumsum[i] = c += rows[i].sum;
+    double x = o.hta_duration_ratio * static_cast<double>(rows.size() - 1);
+    size_t lo = static_cast<size_t>(std::floor(x));
+    double q = lo + 1 < rows.size() ? cumsum[lo] + (cumsum[lo + 1] - cumsum[lo]) * (x - lo)
+                                    : cumsum[lo];
+    std::map<std::string, std::vector<double>> groups;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      bool other = cumsum[i] > q || i >= o.hta_num_kernels;
+      groups[other ? std::string("others") : rows[i].name].push_back(rows[i].sum);
+    }
+    for (const auto& [name, sums] : groups) {
+      double sum = 0;
+      for (double s : sums) sum += s;
+      emit(name, sum, *std::max_element(sums.begin(), sums.end()),
+           *std::min_element(sums.begin(), sums.end()), sum / sums.size(), sample_std(sums));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
+  KernelsResult r;
+  r.rank = trace.meta.rank >= 0 ? trace.meta.rank : 0;
+  GpuEventsOptions eo;
+  eo.hta_compatible = o.hta_compatible;
+  GpuEvents ev = collect_gpu_events(trace, eo);
+  // Syncs are waits, not kernels.
+  ev.events.erase(std::remove_if(ev.events.begin(), ev.events.end(),
+                                 [](const GpuEvent& e) { return e.kind == GpuWorkKind::kSync; }),
+                  ev.events.end());
+
+  const SliceTable& s = trace.slices;
+  auto key = [&](const char* k) { return trace.strings.find(k); };
+  const StringId k_grid = key("grid"), k_block = key("block"),
+                 k_regs = key("registers per thread"), k_smem = key("shared memory"),
+                 k_bps = key("blocks per SM"), k_wps = key("warps per SM"),
+                 k_occ = key("est. achieved occupancy %");
+  auto find = [&](uint32_t slice, StringId k) -> const Arg* {
+    if (k == StringPool::kNotFound) return nullptr;
+    return trace.find_arg(s.args_begin[slice], s.args_count[slice], k);
+  };
+
+  std::unordered_map<StringId, uint32_t> index;
+  std::vector<Accum> acc;
+  for (const GpuEvent& e : ev.events) {
+    if (!o.include_memory && e.type == KernelType::kMemory) continue;
+    StringId name = s.name[e.slice];
+    auto [it, added] = index.emplace(name, static_cast<uint32_t>(acc.size()));
+    if (added) {
+      acc.emplace_back();
+      acc.back().name = name;
+      acc.back().type = e.type;
+      acc.back().kind = e.kind;
+      acc.back().first_slice = e.slice;
+    }
+    Accum& a = acc[it->second];
+    int64_t d = e.dur();
+    ++a.count;
+    a.total += d;
+    a.min = std::min(a.min, d);
+    a.max = std::max(a.max, d);
+    double delta = static_cast<double>(d) - a.mean;
+    a.mean += delta / static_cast<double>(a.count);
+    a.m2 += delta * (static_cast<double>(d) - a.mean);
+    if (e.kind == GpuWorkKind::kKernel) {
+      if (!added && !a.varies) {
+        a.varies = !same_arg(find(e.slice, k_grid), find(a.first_slice, k_grid)) ||
+                   !same_arg(find(e.slice, k_block), find(a.first_slice, k_block));
+      }
+      if (const Arg* occ = find(e.slice, k_occ)) {
+        a.occupancy_weighted += occ->as_double().value_or(0) * static_cast<double>(d);
+        a.occupancy_ns += d;
+      }
+    }
+  }
+
+  for (const Accum& a : acc) {
+    KernelStats k;
+    k.name = std::string(trace.str(a.name));
+    k.type = a.type;
+    k.kind = a.kind;
+    k.count = a.count;
+    k.total_ns = a.total;
+    k.min_ns = a.min;
+    k.max_ns = a.max;
+    k.mean_ns = a.mean;
+    k.std_ns = a.count > 1 ? std::sqrt(a.m2 / static_cast<double>(a.count - 1)) : 0.0;
+    k.tensor_cores = a.kind == GpuWorkKind::kKernel && uses_tensor_cores(k.name);
+    if (a.kind == GpuWorkKind::kKernel) {
+      LaunchConfig& l = k.launch;
+      l.grid = arg_string(trace, find(a.first_slice, k_grid));
+      l.block = arg_string(trace, find(a.first_slice, k_block));
+      if (const Arg* x = find(a.first_slice, k_regs)) l.registers_per_thread = x->as_int().value_or(-1);
+      if (const Arg* x = find(a.first_slice, k_smem)) l.shared_memory = x->as_int().value_or(-1);
+      if (const Arg* x = find(a.first_slice, k_bps)) l.blocks_per_sm = x->as_double().value_or(-1);
+      if (const Arg* x = find(a.first_slice, k_wps)) l.warps_per_sm = x->as_double().value_or(-1);
+      if (a.occupancy_ns > 0) l.achieved_occupancy = a.occupancy_weighted / a.occupancy_ns;
+      l.varies = a.varies;
+    }
+    r.total_gpu_ns += a.total;
+    r.kernel_count += a.count;
+    if (a.type == KernelType::kComputation) {
+      r.computation_ns += a.total;
+      if (k.tensor_cores) r.tensor_core_ns += a.total;
+    }
+    r.kernels.push_back(std::move(k));
+  }
+  for (KernelStats& k : r.kernels) {
+    k.share = r.total_gpu_ns > 0 ? static_cast<double>(k.total_ns) / r.total_gpu_ns : 0.0;
+  }
+  r.tensor_core_share =
+      r.computation_ns > 0 ? static_cast<double>(r.tensor_core_ns) / r.computation_ns : 0.0;
+  std::sort(r.kernels.begin(), r.kernels.end(), [](const KernelStats& a, const KernelStats& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+
+  r.type_breakdown = type_breakdown(ev, o.include_memory);
+  // HTA lists rows sorted by (kernel_type, name): COMMUNICATION, COMPUTATION, MEMORY.
+  for (KernelType t :
+       {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory}) {
+    if (t == KernelType::kMemory && !o.include_memory) continue;
+    std::vector<HtaKernelRow> rows = hta_rows(r.kernels, t, o, r.rank);
+    std::sort(rows.begin(), rows.end(),
+              [](const HtaKernelRow& a, const HtaKernelRow& b) { return a.name < b.name; });
+    for (auto& row : rows) r.hta_breakdown.push_back(std::move(row));
+  }
+  return r;
+}
 
 }  // namespace mlprof

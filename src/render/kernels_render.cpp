@@ -1,8 +1,160 @@
 #include "mlprof/render/kernels_render.h"
 
+#include <cstdio>
+
+#include "mlprof/text_table.h"
+
 namespace mlprof {
 
-std::string render_kernels_text(const KernelsResult&, size_t, size_t) { return {}; }
-void write_kernels_json(JsonWriter& w, const KernelsResult&) { w.begin_object().end_object(); }
+namespace {
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string work_kind_name(GpuWorkKind k) {
+  switch (k) {
+    case GpuWorkKind::kKernel:
+      return "kernel";
+    case GpuWorkKind::kMemcpy:
+      return "memcpy";
+    case GpuWorkKind::kMemset:
+      return "memset";
+    case GpuWorkKind::kAnnotation:
+      return "annotation";
+    case GpuWorkKind::kSync:
+      return "sync";
+    case GpuWorkKind::kOther:
+      break;
+  }
+  return "other";
+}
+
+}  // namespace
+
+std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top) {
+  std::string out;
+  out += "GPU kernels (rank " + std::to_string(r.rank) + "): " + std::to_string(r.kernel_count) +
+         " calls, " + std::to_string(r.kernels.size()) + " names, " +
+         format_duration_ns(static_cast<double>(r.total_gpu_ns)) + " of GPU time\n";
+  out += "Tensor cores: " + format_percent(r.tensor_core_share) + " of computation-kernel time (" +
+         format_duration_ns(static_cast<double>(r.tensor_core_ns)) + " of " +
+         format_duration_ns(static_cast<double>(r.computation_ns)) + ", name heuristics)\n\n";
+
+  TextTable t;
+  t.add_column("kernel", TextTable::Align::kLeft);
+  t.add_column("type", TextTable::Align::kLeft);
+  t.add_column("count");
+  t.add_column("total");
+  t.add_column("mean");
+  t.add_column("min");
+  t.add_column("max");
+  t.add_column("share");
+  t.add_column("TC", TextTable::Align::kLeft);
+  t.add_column("grid x block", TextTable::Align::kLeft);
+  t.add_column("regs");
+  t.add_column("occ%");
+  size_t n = top == 0 ? r.kernels.size() : std::min(top, r.kernels.size());
+  for (size_t i = 0; i < n; ++i) {
+    const KernelStats& k = r.kernels[i];
+    std::string cfg;
+    if (!k.launch.grid.empty()) cfg = k.launch.grid + "x" + k.launch.block;
+    if (k.launch.varies) cfg += "*";
+    t.add_row({k.name, k.kind == GpuWorkKind::kKernel ? std::string(kernel_type_name(k.type))
+                                                      : work_kind_name(k.kind),
+               std::to_string(k.count), format_duration_ns(static_cast<double>(k.total_ns)),
+               format_duration_ns(k.mean_ns), format_duration_ns(static_cast<double>(k.min_ns)),
+               format_duration_ns(static_cast<double>(k.max_ns)), format_percent(k.share),
+               k.tensor_cores ? "yes" : "", cfg,
+               k.launch.registers_per_thread >= 0 ? std::to_string(k.launch.registers_per_thread)
+                                                  : "",
+               k.launch.achieved_occupancy >= 0 ? fixed(k.launch.achieved_occupancy, 0) : ""});
+  }
+  out += t.render(width);
+  if (n < r.kernels.size()) {
+    out += "(" + std::to_string(r.kernels.size() - n) + " more; --top 0 shows all)\n";
+  }
+  out += "* launch configuration varies between calls; the first call's is shown\n\n";
+
+  TextTable kt;
+  kt.add_column("kernel type (HTA)", TextTable::Align::kLeft);
+  kt.add_column("time");
+  kt.add_column("percent");
+  for (const KernelTypeTime& k : r.type_breakdown) {
+    kt.add_row({k.kernel_type, format_duration_ns(static_cast<double>(k.time_ns)),
+                fixed(k.percent, 1) + "%"});
+  }
+  out += kt.render(width);
+  return out;
+}
+
+void write_kernels_json(JsonWriter& w, const KernelsResult& r) {
+  w.begin_object();
+  w.field("rank", r.rank);
+  w.field("total_gpu_ns", r.total_gpu_ns);
+  w.field("kernel_count", r.kernel_count);
+  w.field("computation_ns", r.computation_ns);
+  w.field("tensor_core_ns", r.tensor_core_ns);
+  w.field("tensor_core_share", r.tensor_core_share);
+  w.key("kernels").begin_array();
+  for (const KernelStats& k : r.kernels) {
+    w.begin_object();
+    w.field("name", k.name);
+    w.field("kernel_type", kernel_type_name(k.type));
+    w.field("kind", work_kind_name(k.kind));
+    w.field("count", k.count);
+    w.field("total_ns", k.total_ns);
+    w.field("mean_ns", k.mean_ns);
+    w.field("min_ns", k.min_ns);
+    w.field("max_ns", k.max_ns);
+    w.field("std_ns", k.std_ns);
+    w.field("share", k.share);
+    w.field("tensor_cores", k.tensor_cores);
+    if (k.kind == GpuWorkKind::kKernel) {
+      w.key("launch").begin_object();
+      if (!k.launch.grid.empty()) w.key("grid").raw(k.launch.grid);
+      if (!k.launch.block.empty()) w.key("block").raw(k.launch.block);
+      if (k.launch.registers_per_thread >= 0) {
+        w.field("registers_per_thread", k.launch.registers_per_thread);
+      }
+      if (k.launch.shared_memory >= 0) w.field("shared_memory", k.launch.shared_memory);
+      if (k.launch.blocks_per_sm >= 0) w.field("blocks_per_sm", k.launch.blocks_per_sm);
+      if (k.launch.warps_per_sm >= 0) w.field("warps_per_sm", k.launch.warps_per_sm);
+      if (k.launch.achieved_occupancy >= 0) {
+        w.field("achieved_occupancy_pct", k.launch.achieved_occupancy);
+      }
+      w.field("varies", k.launch.varies);
+      w.end_object();
+    }
+    w.end_object();
+  }
+  w.end_array();
+  w.key("kernel_type_breakdown").begin_array();
+  for (const KernelTypeTime& k : r.type_breakdown) {
+    w.begin_object();
+    w.field("kernel_type", k.kernel_type);
+    w.field("time_ns", k.time_ns);
+    w.field("percentage", k.percent);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("kernel_breakdown").begin_array();
+  for (const HtaKernelRow& k : r.hta_breakdown) {
+    w.begin_object();
+    w.field("name", k.name);
+    w.field("kernel_type", k.kernel_type);
+    w.field("sum_us", k.sum_us);
+    w.field("max_us", k.max_us);
+    w.field("min_us", k.min_us);
+    w.field("mean_us", k.mean_us);
+    w.field("stddev_us", k.std_us);
+    w.field("rank", k.rank);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
 
 }  // namespace mlprof

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <climits>
+#include <string_view>
 #include <vector>
 
 #include "mlprof/analyze/kernel_class.h"
@@ -30,6 +31,8 @@ struct GpuEvent {
   KernelType type = KernelType::kComputation;
   GpuWorkKind kind = GpuWorkKind::kKernel;
   int32_t launch = -1;     // the cuda_runtime/cuda_driver slice that launched it, or -1
+  int64_t launch_ts = 0;   // that call's start and end, same time base as ts
+  int64_t launch_end = 0;
   int64_t correlation = -1;
   int64_t dur() const { return end - ts; }
 };
@@ -39,14 +42,21 @@ struct GpuEvents {
   // Launch calls kept (runtime/driver slices with a correlation), for launch statistics.
   std::vector<uint32_t> launch_slices;
   int64_t cpu_window_end = INT64_MAX;  // HTA mode: start of the dropped last step
+  bool hta_compatible = false;
   bool hta_filtered = false;          // HTA mode dropped the last step
   std::vector<int64_t> kept_steps;    // ProfilerStep numbers kept (HTA mode)
 };
 
-// Collects every GPU-track slice except gpu_user_annotation ranges.
+// Collects every GPU-track slice except gpu_user_annotation ranges and (outside HTA mode)
+// cuda_sync waits.
 GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options = {});
 
-// Launch start/end of a GPU event in the same time base as GpuEvent::ts (ns, or HTA us * 1000).
-int64_t launch_start(const Trace& trace, const GpuEvents& ev, const GpuEvent& e);
+// A slice's start and end in the events' time base (ns, or HTA whole microseconds * 1000:
+// start rounded up, end rounded down).
+int64_t time_base_start(const GpuEvents& ev, int64_t ts_ns);
+int64_t time_base_end(const GpuEvents& ev, int64_t end_ns);
+
+// "ProfilerStep#12" -> 12 (HTA's `ProfilerStep\s*#\s*(\d+)`), -1 otherwise.
+int64_t profiler_step_number(std::string_view name);
 
 }  // namespace mlprof

@@ -11,7 +11,12 @@ namespace mlprof {
 
 // Holistic Trace Analysis' three kernel types. Communication: names matching
 // `^nccl|^hip|^hccl|ncclKernel`; memory: `^Memcpy|^Memset|^dma`; computation: the rest.
-enum class KernelType : uint8_t { kCommunication = 0, kMemory = 1, kComputation = 2 };
+enum class KernelType : uint8_t {
+  kCommunication = 0,
+  kMemory = 1,
+  kComputation = 2,
+  kSync = 3,  // cuda_sync events (HTA mode only): in the span and idle time, in no type
+};
 
 KernelType hta_kernel_type(std::string_view name);
 // "COMMUNICATION", "MEMORY", "COMPUTATION" (HTA's spelling).
@@ -24,6 +29,7 @@ enum class GpuWorkKind : uint8_t {
   kMemset,      // cat gpu_memset / Memset, or a name starting "Memset"
   kAnnotation,  // gpu_user_annotation: a range, not work; excluded from every GPU analysis
   kOther,       // anything else on a GPU track (counted as GPU work)
+  kSync,        // cuda_sync (stream/event/context waits): not work; HTA counts it in its span
 };
 GpuWorkKind gpu_work_kind(std::string_view category, std::string_view name);
 
@@ -41,9 +47,10 @@ bool uses_tensor_cores(std::string_view kernel_name);
 // CPU-side launch calls (cuda_runtime / cuda_driver): cudaLaunchKernel, cudaLaunchKernelExC,
 // cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync, cudaGraphLaunch, hipLaunchKernel, ...
 bool is_launch_call_name(std::string_view name);
-// HTA counts only these three in its launch statistics.
+// HTA v0.6.1 counts only cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync and
+// cudaMemsetAsync in its launch statistics and queue length.
 bool is_hta_launch_call_name(std::string_view name);
-// cuda_runtime, cuda_driver, Runtime (old Kineto), cuda_sync is *not* a launch category.
+// cuda_runtime, cuda_driver, Runtime (old Kineto); cuda_sync is *not* a launch category.
 bool is_runtime_category(std::string_view category);
 
 }  // namespace mlprof

@@ -18,8 +18,9 @@ struct KernelsOptions {
   double hta_duration_ratio = 0.8;
 };
 
-// Launch configuration as Kineto records it in kernel args; -1 / NaN when absent. When calls
-// of one name differ, the most common configuration is shown and `varies` is set.
+// Launch configuration as Kineto records it in kernel args; -1 when absent. When calls of one
+// name differ, the first call's configuration is shown and `varies` is set; occupancy is the
+// duration-weighted mean over the calls that record it.
 struct LaunchConfig {
   std::string grid;    // "[80, 1, 1]"
   std::string block;   // "[128, 1, 1]"
