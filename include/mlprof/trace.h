@@ -276,6 +276,9 @@ class TraceBuilder {
                   uint32_t stack = 0);
   uint32_t add_stack(const std::vector<StringId>& frames_innermost_first);
 
+  // Pre-sizes the event tables when the importer can estimate them (avoids regrowth copies).
+  void reserve(size_t slices, size_t instants, size_t args, size_t flows, size_t memory);
+
   // Marks a track as a GPU stream (Kineto: pid = device, tid = stream).
   void mark_gpu_track(uint32_t track, int32_t device, int64_t stream);
 

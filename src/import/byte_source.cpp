@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -215,9 +216,15 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
     return Status::error(path + ": is a directory, expected a trace file");
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  // gzip's trailer holds the uncompressed size modulo 4 GiB.
+  uint32_t isize = 0;
+  if (file_size >= 18 && ::pread(fd, &isize, 4, static_cast<off_t>(file_size - 4)) != 4) isize = 0;
   Status err;
   auto src = make_source(std::make_unique<FdInput>(fd), path, &err);
   if (!src) return err;
+  bool gz = dynamic_cast<GzipSource*>(src.get()) != nullptr;
+  src->set_size_hint(gz ? std::max<uint64_t>(isize, file_size) : file_size);
   return src;
 }
 

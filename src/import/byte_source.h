@@ -20,9 +20,13 @@ class ByteSource {
   const Status& status() const { return status_; }
   // Bytes of the underlying file consumed so far (compressed bytes for gzip).
   virtual uint64_t file_bytes_read() const = 0;
+  // Expected total (decompressed) bytes, 0 if unknown: lets importers size tables once.
+  uint64_t size_hint() const { return size_hint_; }
+  void set_size_hint(uint64_t n) { size_hint_ = n; }
 
  protected:
   Status status_;
+  uint64_t size_hint_ = 0;
 };
 
 // Opens `path`; gzip is detected by its magic bytes, not the file name.

@@ -138,13 +138,21 @@ ChromeEventParser::ChromeEventParser(std::string name)
 
 ChromeEventParser::~ChromeEventParser() = default;
 
-StringId ChromeEventParser::key_id(std::string_view key) {
-  auto it = key_cache_.find(std::string(key));
-  if (it != key_cache_.end()) return it->second;
-  StringId id = b_.intern(key);
-  if (key_cache_.size() < 4096) key_cache_.emplace(std::string(key), id);
-  return id;
+StringId ChromeEventParser::key_id(std::string_view key) { return b_.intern(key); }
+
+namespace {
+// A field's key without copying it; only keys with escapes (or over 64 bytes) are unescaped.
+// Reading 64 bytes ahead is safe: simdjson's padding follows every document.
+bool field_key(od::field& field, std::string_view* key) {
+  const char* k = field.key().raw();
+  const char* q = static_cast<const char*>(std::memchr(k, '"', 64));
+  if (q && !std::memchr(k, '\\', static_cast<size_t>(q - k))) {
+    *key = std::string_view(k, static_cast<size_t>(q - k));
+    return true;
+  }
+  return !field.unescaped_key().get(*key);
 }
+}  // namespace
 
 namespace {
 
@@ -277,9 +285,12 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
     return Status::error(name_ + ": byte " + std::to_string(at) + ": event field \"" +
                          std::string(field) + "\": " + std::string(what));
   };
-  for (auto field : obj) {
+  for (auto field_result : obj) {
+    od::field field;
+    if (std::move(field_result).get(field)) return bad("?", "invalid JSON");
+    // Keys are compared raw (no copy); only a key with an escape goes through unescaping.
     std::string_view key;
-    if (field.unescaped_key().get(key)) return bad("?", "invalid JSON key");
+    if (!field_key(field, &key)) return bad("?", "invalid JSON key");
     od::value v = field.value();
     FieldKind kind = classify(key);
     switch (kind) {
@@ -396,9 +407,10 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
         od::object args;
         if (t != od::json_type::object || v.get_object().get(args))
           return bad(key, "expected an object");
-        for (auto af : args) {
+        for (auto af_result : args) {
+          od::field af;
           std::string_view ak;
-          if (af.unescaped_key().get(ak)) return bad(key, "invalid JSON key");
+          if (std::move(af_result).get(af) || !field_key(af, &ak)) return bad(key, "invalid JSON key");
           if (!read_arg(b_, key_id(ak), af.value())) return bad(ak, "invalid JSON value");
         }
         break;
@@ -425,7 +437,12 @@ uint32_t ChromeEventParser::track_for(const Pending& e) {
   uint32_t proc;
   if (e.pid_is_text) {
     saw_string_pid_ = true;
-    proc = b_.process_labeled(e.pid_text);
+    // Legacy traces repeat pid "CPU functions" on every event: remember the last one.
+    if (e.pid_text != last_pid_text_ || last_text_process_ == UINT32_MAX) {
+      last_pid_text_ = e.pid_text;
+      last_text_process_ = b_.process_labeled(e.pid_text);
+    }
+    proc = last_text_process_;
   } else {
     proc = b_.process(e.pid);
   }
@@ -668,6 +685,15 @@ Status ChromeEventParser::parse_top_level(const std::string& key, const std::str
     }
   }
   return Status::ok();
+}
+
+void ChromeEventParser::reserve_for(uint64_t parsed, uint64_t total) {
+  if (parsed == 0 || total <= parsed) return;
+  const Trace& t = b_.trace();
+  double scale = static_cast<double>(total) / static_cast<double>(parsed) * 1.05;
+  auto est = [&](size_t n) { return static_cast<size_t>(static_cast<double>(n) * scale) + 16; };
+  b_.reserve(est(t.slices.size()), est(t.instants.size()), est(t.args.size()),
+             est(t.flows.size()), est(t.memory.size()));
 }
 
 Trace ChromeEventParser::finish(bool bare_array) && {

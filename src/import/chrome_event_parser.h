@@ -31,6 +31,8 @@ class ChromeEventParser {
   Status parse_top_level(const std::string& key, const std::string& raw);
 
   Trace finish(bool bare_array) &&;
+  // After the first chunk: sizes the tables for `total_bytes` of JSON at the density seen so far.
+  void reserve_for(uint64_t parsed_bytes, uint64_t total_bytes);
 
  private:
   struct Pending;
@@ -55,7 +57,6 @@ class ChromeEventParser {
   std::vector<bool> gpu_category_;  // indexed by StringId (grown on demand)
   StringId last_cat_text_id_ = 0;
   std::string last_cat_text_;
-  std::unordered_map<std::string, StringId> key_cache_;  // small: arg keys repeat
 
   // Open B (and async b) events per track: (ts, name, cat, args).
   struct Open {
@@ -76,6 +77,8 @@ class ChromeEventParser {
   };
   std::unordered_map<std::pair<StringId, uint64_t>, FlowEnd, FlowKeyHash> flow_starts_, flow_ends_;
 
+  std::string last_pid_text_;
+  uint32_t last_text_process_ = UINT32_MAX;
   bool saw_string_pid_ = false;
   bool saw_category_ = false;
   bool kineto_keys_ = false;

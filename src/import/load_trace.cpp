@@ -16,8 +16,8 @@ namespace mlprof {
 
 namespace {
 
-constexpr size_t kChunkBytes = 8u << 20;
-constexpr size_t kPoolBuffers = 4;
+constexpr size_t kChunkBytes = 2u << 20;  // small: simdjson indexes a chunk with 4 bytes per byte
+constexpr size_t kPoolBuffers = 3;
 // A single event (or top-level value) above this is treated as hostile input.
 constexpr uint64_t kMaxValueBytes = 1ull << 30;
 
@@ -41,6 +41,9 @@ class PeekedSource : public import::ByteSource {
 
  private:
   std::unique_ptr<ByteSource> inner_;
+ public:
+  void copy_hint() { set_size_hint(inner_->size_hint()); }
+ private:
   std::string head_;
   size_t pos_ = 0;
 };
@@ -51,6 +54,7 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
   import::ChromeEventParser parser(name);
   Status result;
   bool bare = false;
+  bool reserved = false;
   auto consume = [&](import::Chunk&& c) -> bool {
     switch (c.kind) {
       case import::Chunk::Kind::kEvents: {
@@ -62,6 +66,10 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
         size_t allocated = c.buffer->allocated_after_data() - (c.begin - 1);
         result = parser.parse_events(d + c.begin - 1, c.end - c.begin + 2, allocated, c.offset);
         pool.release(c.buffer);
+        if (!reserved && c.offset + (c.end - c.begin) < src.size_hint()) {
+          parser.reserve_for(c.offset + (c.end - c.begin), src.size_hint());
+          reserved = true;
+        }
         return result.is_ok();
       }
       case import::Chunk::Kind::kTopLevelValue:
@@ -147,6 +155,7 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
   while (j < head.size() && std::strchr(" \t\r\n", head[j])) ++j;
   bool nested_list = i < head.size() && head[i] == '[' && j < head.size() && head[j] == '[';
   PeekedSource peeked(std::move(src), std::move(head));
+  peeked.copy_hint();
   if (nested_list) {
     Result<Trace> t = import::import_memory_timeline(peeked, path);
     if (t) t->meta.source = path;

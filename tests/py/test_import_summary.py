@@ -1,0 +1,51 @@
+"""`mlprof summary --json` against an independent Python computation over the same JSON."""
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import trace_reference as ref  # noqa: E402
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+FILES = ["tiny_linear.json", "mlp_bs64.json.gz", "a_mlp_b32_w64.kineto.json.gz", "simple_add.json.gz",
+         "amd_mi250.json.gz", "step_based_trace.json.gz", "old_format_inference_rank_1.json.gz"]
+failures = 0
+checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+
+
+for name in FILES:
+    path = os.path.join(DATA, name)
+    doc, events = ref.load(path)
+    sl = ref.slices(events)
+    expected = ref.op_table(sl)
+    out = subprocess.run([MLPROF, "summary", path, "--json", "--top", "1000000"],
+                         capture_output=True, text=True, check=True).stdout
+    got = json.loads(out)
+    ops = {(o["name"], o["category"]): (o["count"], o["total_ns"], o["self_ns"]) for o in got["top_ops"]}
+    check(len(ops) == len(expected), f"{name}: {len(ops)} ops, expected {len(expected)}")
+    for key, (count, total, self_ns) in expected.items():
+        g = ops.get(key)
+        check(g is not None and g[0] == count and g[1] == total and g[2] == self_ns,
+              f"{name}: op {key}: got {g}, expected {(count, total, self_ns)}")
+    cats = ref.categories(events, sl)
+    for cat, n in cats.items():
+        check(got["categories"].get(cat) == n, f"{name}: category {cat!r}: got {got['categories'].get(cat)}, expected {n}")
+    check(got["events"]["slices"] == len(sl), f"{name}: slices {got['events']['slices']} vs {len(sl)}")
+    check(got["steps"] == ref.steps(sl), f"{name}: steps {got['steps']} vs {ref.steps(sl)}")
+    mem = sum(1 for e in events if e.get("ph") in ("i", "I") and e.get("name") == "[memory]")
+    check(got["events"]["memory"] == mem, f"{name}: memory events {got['events']['memory']} vs {mem}")
+    if isinstance(doc, dict) and "distributedInfo" in doc:
+        check(got["rank"] == doc["distributedInfo"].get("rank", -1), f"{name}: rank")
+    print(f"{name}: {len(expected)} ops, {len(sl)} slices, {ref.steps(sl)} steps checked")
+
+print(f"{checked - failures} passed, {failures} failed")
+sys.exit(1 if failures else 0)
