@@ -1,0 +1,87 @@
+// compare on built traces: a real slowdown is a regression, an identical distribution is not,
+// a small-but-significant shift below the effect threshold is "unchanged".
+#include <gtest/gtest.h>
+
+#include "mlprof/analyze/compare.h"
+#include "mlprof/trace.h"
+
+using namespace mlprof;
+
+namespace {
+// 40 steps; per step one call of each op. Durations jitter deterministically by +-5%.
+Trace make(double a_scale, double c_scale, bool with_d) {
+  TraceBuilder b;
+  uint32_t cpu = b.thread_track(b.process(1), 1);
+  StringId cat = b.intern("cpu_op"), ann = b.intern("user_annotation");
+  for (int s = 0; s < 40; ++s) {
+    int64_t base = s * 10000;
+    double jitter = 1.0 + 0.05 * ((s * 7919) % 11 - 5) / 5.0;
+    int64_t a = static_cast<int64_t>(2000 * a_scale * jitter);
+    int64_t bb = static_cast<int64_t>(3000 * jitter);
+    int64_t c = static_cast<int64_t>(1500 * c_scale * jitter);
+    b.add_slice(cpu, base, a + bb + c + 300, b.intern("ProfilerStep#" + std::to_string(s)), ann);
+    b.add_slice(cpu, base + 10, a, b.intern("op_a"), cat);
+    b.add_slice(cpu, base + 20 + a, bb, b.intern("op_b"), cat);
+    b.add_slice(cpu, base + 30 + a + bb, c, b.intern("op_c"), cat);
+    if (with_d) b.add_slice(cpu, base + 40 + a + bb + c, 100, b.intern("op_d"), cat);
+  }
+  return std::move(b).finish();
+}
+const OpDiff* find(const CompareResult& r, const std::string& name) {
+  for (const OpDiff& d : r.ops)
+    if (d.name == name) return &d;
+  return nullptr;
+}
+}  // namespace
+
+TEST(Compare, SeparatesRegressionsFromNoise) {
+  Trace base = make(1.0, 1.0, false);
+  Trace next = make(1.5, 1.02, true);
+  CompareResult r = compare_traces(base, next);
+  const OpDiff* a = find(r, "op_a");
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->verdict, DiffVerdict::kRegression);
+  EXPECT_NEAR(a->delta_mean_pct, 50.0, 0.5);
+  EXPECT_NEAR(a->speedup, 1 / 1.5, 0.01);
+  EXPECT_LT(a->p_value, 1e-6);
+  const OpDiff* b = find(r, "op_b");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->verdict, DiffVerdict::kUnchanged);
+  EXPECT_GT(b->p_value, 0.5);
+  const OpDiff* c = find(r, "op_c");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->verdict, DiffVerdict::kUnchanged);  // 2%: below the 5% effect threshold
+  const OpDiff* d = find(r, "op_d");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->verdict, DiffVerdict::kAdded);
+  EXPECT_EQ(r.regressions, 1u);
+  EXPECT_EQ(r.speedup_basis, "step mean");
+  EXPECT_LT(r.overall_speedup, 1.0);
+  EXPECT_TRUE(r.step_regression);
+  EXPECT_GE(r.worst_regression_pct, 50.0 - 0.5);
+  // Welch agrees on the big one.
+  CompareOptions o;
+  o.test = SignificanceTest::kWelch;
+  CompareResult w = compare_traces(base, next, o);
+  EXPECT_EQ(find(w, "op_a")->verdict, DiffVerdict::kRegression);
+}
+
+TEST(Compare, IdenticalTracesHaveNoRegression) {
+  Trace base = make(1.0, 1.0, false);
+  Trace same = make(1.0, 1.0, false);
+  CompareResult r = compare_traces(base, same);
+  EXPECT_EQ(r.regressions, 0u);
+  EXPECT_EQ(r.improvements, 0u);
+  EXPECT_DOUBLE_EQ(r.overall_speedup, 1.0);
+  EXPECT_TRUE(r.worst_regression.empty());
+}
+
+TEST(Compare, ManyTracesAgainstTheFirst) {
+  Trace t0 = make(1.0, 1.0, false), t1 = make(0.5, 1.0, false), t2 = make(2.0, 1.0, false);
+  MultiCompareResult r = compare_many({&t0, &t1, &t2});
+  ASSERT_EQ(r.pairs.size(), 2u);
+  EXPECT_EQ(find(r.pairs[0], "op_a")->verdict, DiffVerdict::kImprovement);
+  EXPECT_EQ(find(r.pairs[1], "op_a")->verdict, DiffVerdict::kRegression);
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_EQ(r.rows[0].total_ns.size(), 3u);
+}
