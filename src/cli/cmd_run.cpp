@@ -1,0 +1,370 @@
+// `mlprof run [--memory] [--gpu] [--rss MS] [-o OUT.mlprof] -- CMD ARGS...`
+//
+// Starts CMD with the capture libraries preloaded (LD_PRELOAD for host memory,
+// CUDA_INJECTION64_PATH for CUPTI), forwards SIGINT/SIGTERM/SIGHUP/SIGQUIT, samples RSS and NVML
+// from this process while it runs, then reads the raw per-process files, symbolizes, builds one
+// Trace, saves it and prints the reports. Children of CMD (fork/exec) are followed: the preload
+// is inherited, each process writes its own file, and mlprof (a child subreaper) waits for all
+// of them. The exit code is CMD's (128+N when it died of signal N).
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cli/command.h"
+#include "mlprof/analyze/heap.h"
+#include "mlprof/analyze/summary.h"
+#include "mlprof/native_format.h"
+#include "mlprof/render/heap_render.h"
+#include "mlprof/render/summary_render.h"
+#include "mlprof/text_table.h"
+#include "record/cupti/gpu_capture.h"
+#include "record/nvml/nvml_sampler.h"
+#include "record/preload/memory_capture.h"
+#include "record/preload/raw_format.h"
+
+namespace mlprof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+  bool memory = false;
+  bool gpu = false;
+  int rss_ms = 0;
+  int gpu_ms = 100;
+  int max_depth = 48;
+  std::string out;
+  bool keep_raw = false;
+  bool quiet = false;
+  size_t top = 10;
+};
+
+volatile sig_atomic_t g_child_pid = 0;
+
+// Signals a user sends to mlprof go to the command. A terminal's Ctrl-C already reached the
+// whole foreground process group (si_code SI_KERNEL), so it is not sent twice.
+void forward_signal(int sig, siginfo_t* info, void*) {
+  if (g_child_pid <= 0) return;
+  if (info && info->si_code == SI_KERNEL) return;
+  kill(g_child_pid, sig);
+}
+
+void install_forwarding() {
+  struct sigaction sa {};
+  sa.sa_sigaction = forward_signal;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+}
+
+int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+std::string self_dir() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : p.parent_path().string();
+}
+
+// The capture library next to the mlprof binary (build tree) or in ../lib/mlprof (installed).
+std::string find_library(const char* file, const char* env_override) {
+  if (const char* e = std::getenv(env_override); e && *e) return e;
+  std::string dir = self_dir();
+  for (const std::string& cand : {dir + "/" + file, dir + "/../lib/mlprof/" + file}) {
+    if (access(cand.c_str(), R_OK) == 0) return fs::weakly_canonical(cand).string();
+  }
+  return {};
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t rss_bytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/statm");
+  int64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return -1;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+std::string default_output(const std::string& cmd, pid_t pid) {
+  std::string base = fs::path(cmd).filename().string();
+  if (base.empty()) base = "run";
+  return base + "." + std::to_string(pid) + ".mlprof";
+}
+
+void remove_tree(const std::string& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
+  if (cmd.empty()) {
+    std::fprintf(stderr, "mlprof run: no command given (usage: mlprof run [options] -- CMD ARGS...)\n");
+    return kExitBadInput;
+  }
+  std::string preload, cupti;
+  if (opt.memory) {
+    preload = find_library("libmlprof_preload.so", "MLPROF_PRELOAD_LIB");
+    if (preload.empty()) {
+      std::fprintf(stderr,
+                   "mlprof run: libmlprof_preload.so not found next to the mlprof binary (%s)\n",
+                   self_dir().c_str());
+      return kExitFailure;
+    }
+  }
+  std::unique_ptr<NvmlSampler> nvml;
+  if (opt.gpu) {
+    cupti = find_library("libmlprof_cupti.so", "MLPROF_CUPTI_LIB");
+    auto s = NvmlSampler::open();
+    if (!s) {
+      std::fprintf(stderr, "mlprof run: --gpu: no GPU metrics (%s); CPU capture continues\n",
+                   s.error().c_str());
+    } else {
+      nvml = std::move(s.value());
+    }
+    if (cupti.empty())
+      std::fprintf(stderr,
+                   "mlprof run: --gpu: libmlprof_cupti.so was not built (no CUDA toolkit at build "
+                   "time); no kernel capture\n");
+  }
+
+  std::string tmpl = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") +
+                     "/mlprof-run-XXXXXX";
+  std::vector<char> dir_buf(tmpl.begin(), tmpl.end());
+  dir_buf.push_back(0);
+  if (!mkdtemp(dir_buf.data())) {
+    std::fprintf(stderr, "mlprof run: cannot create a directory from %s: %s\n", tmpl.c_str(),
+                 std::strerror(errno));
+    return kExitFailure;
+  }
+  std::string run_dir = dir_buf.data();
+
+  // Orphaned grandchildren are re-parented to us, so we can wait for them to finish writing.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  std::fflush(nullptr);
+  int64_t start_ns = mono_ns();
+  pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "mlprof run: fork failed: %s\n", std::strerror(errno));
+    remove_tree(run_dir);
+    return kExitFailure;
+  }
+  if (child == 0) {
+    setenv(rawmem::kEnvRunDir, run_dir.c_str(), 1);
+    setenv(rawmem::kEnvMaxDepth, std::to_string(opt.max_depth).c_str(), 1);
+    if (!preload.empty()) {
+      const char* old = std::getenv("LD_PRELOAD");
+      std::string v = preload + (old && *old ? std::string(":") + old : std::string());
+      setenv("LD_PRELOAD", v.c_str(), 1);
+    }
+    if (!cupti.empty()) setenv("CUDA_INJECTION64_PATH", cupti.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "mlprof run: cannot run %s: %s\n", cmd[0].c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  g_child_pid = child;
+  install_forwarding();
+
+  // Sample while it runs: RSS (--rss), NVML (--gpu), and the child's memory map (used to
+  // symbolize when it dies before writing its own).
+  std::vector<std::pair<int64_t, int64_t>> rss;
+  std::unordered_map<int64_t, std::string> maps_fallback;
+  int tick_ms = 50;
+  if (opt.rss_ms > 0) tick_ms = std::min(tick_ms, opt.rss_ms);
+  if (nvml) tick_ms = std::min(tick_ms, opt.gpu_ms);
+  int64_t next_rss = 0, next_gpu = 0, next_maps = 0;
+  int status = 0;
+  bool main_done = false;
+  while (!main_done) {
+    pid_t r = waitpid(child, &status, WNOHANG);
+    if (r == child) break;
+    if (r < 0 && errno != EINTR) break;
+    int64_t now = mono_ns();
+    if (opt.rss_ms > 0 && now >= next_rss) {
+      int64_t v = rss_bytes(child);
+      if (v >= 0) rss.emplace_back(now, v);
+      next_rss = now + int64_t{opt.rss_ms} * 1000000;
+    }
+    if (nvml && now >= next_gpu) {
+      nvml->sample(now);
+      next_gpu = now + int64_t{opt.gpu_ms} * 1000000;
+    }
+    if (opt.memory && now >= next_maps) {
+      std::string m = read_text("/proc/" + std::to_string(child) + "/maps");
+      if (!m.empty()) maps_fallback[child] = std::move(m);
+      next_maps = now + 500000000;
+    }
+    timespec req{0, static_cast<long>(tick_ms) * 1000000};
+    nanosleep(&req, nullptr);
+  }
+  g_child_pid = 0;
+  int64_t end_ns = mono_ns();
+  // Descendants that outlive CMD: wait for them, they are still writing their files.
+  bool said_waiting = false;
+  for (;;) {
+    int st = 0;
+    pid_t r = waitpid(-1, &st, WNOHANG);
+    if (r > 0) continue;
+    if (r < 0) break;  // ECHILD: none left
+    if (!said_waiting && !opt.quiet) {
+      std::fprintf(stderr, "mlprof run: waiting for processes started by %s to exit...\n",
+                   cmd[0].c_str());
+      said_waiting = true;
+    }
+    timespec req{0, 20000000};
+    nanosleep(&req, nullptr);
+  }
+  int exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                  : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                        : 1;
+  if (nvml) nvml->sample(mono_ns());
+
+  // ---- build the trace ----
+  TraceBuilder b;
+  MemoryCaptureStats mem_stats;
+  GpuCaptureStats gpu_stats;
+  if (opt.memory) {
+    Status s = add_memory_captures(run_dir, b, maps_fallback, mem_stats);
+    if (!s.is_ok()) std::fprintf(stderr, "mlprof run: %s\n", s.message().c_str());
+  }
+  if (!cupti.empty()) {
+    Status s = add_gpu_captures(run_dir, b, gpu_stats);
+    if (!s.is_ok()) std::fprintf(stderr, "mlprof run: %s\n", s.message().c_str());
+  }
+  uint32_t main_proc = b.process(child);
+  if (b.trace().processes[main_proc].name == 0)
+    b.trace().processes[main_proc].name = b.intern(fs::path(cmd[0]).filename().string());
+  if (!opt.memory) {  // still give the run an anchor: the command's lifetime
+    b.add_slice(b.thread_track(main_proc, child), start_ns, end_ns - start_ns,
+                b.intern("process " + fs::path(cmd[0]).filename().string()),
+                b.intern("mlprof.run"));
+  }
+  if (!rss.empty()) {
+    uint32_t series = b.counter_series(main_proc, b.intern("rss"));
+    b.trace().counter_series[series].unit = b.intern("bytes");
+    for (auto [ts, v] : rss) b.add_counter(series, ts, static_cast<double>(v));
+  }
+  if (nvml) nvml->add_to_trace(b, b.process_labeled("GPU metrics (NVML)"));
+  std::string command_line;
+  for (const auto& a : cmd) command_line += (command_line.empty() ? "" : " ") + a;
+  std::string out = opt.out.empty() ? default_output(cmd[0], child) : opt.out;
+  Trace trace = std::move(b).finish();
+  trace.meta.source = out;
+  trace.meta.format = "mlprof";
+  {
+    std::string json_cmd = "\"";
+    for (char c : command_line) {
+      if (c == '"' || c == '\\') json_cmd += '\\';
+      if (static_cast<unsigned char>(c) >= 0x20) json_cmd += c;
+    }
+    trace.meta.extra.emplace_back("command", json_cmd + "\"");
+    trace.meta.extra.emplace_back("exit_code", std::to_string(exit_code));
+  }
+
+  Status saved = save_native(trace, out);
+  if (!saved.is_ok()) {
+    std::fprintf(stderr, "mlprof run: cannot save %s: %s\n", out.c_str(),
+                 saved.message().c_str());
+  }
+  if (opt.keep_raw) {
+    std::fprintf(stderr, "mlprof run: raw capture files kept in %s\n", run_dir.c_str());
+  } else {
+    remove_tree(run_dir);
+  }
+
+  // ---- reports ----
+  if (!opt.quiet) {
+    std::string text;
+    text += "\n== mlprof run: " + command_line + " (exit code " + std::to_string(exit_code) +
+            ", " + format_duration_ns(static_cast<double>(end_ns - start_ns)) + ")\n";
+    if (saved.is_ok()) text += "   trace: " + out + "\n";
+    if (opt.memory) {
+      text += "   memory capture: " + std::to_string(mem_stats.files) + " process(es), " +
+              std::to_string(mem_stats.allocations) + " allocations, " +
+              std::to_string(mem_stats.frees) + " frees, " + std::to_string(mem_stats.stacks) +
+              " distinct stacks\n";
+      if (mem_stats.unmatched_frees)
+        text += "   (" + std::to_string(mem_stats.unmatched_frees) +
+                " frees of blocks allocated before tracking started were ignored)\n";
+    }
+    if (!cupti.empty()) {
+      text += "   GPU capture: " + std::to_string(gpu_stats.kernels) + " kernels, " +
+              std::to_string(gpu_stats.memcpys) + " memcpys, " +
+              std::to_string(gpu_stats.memsets) + " memsets, " +
+              std::to_string(gpu_stats.api_calls) + " CUDA API calls, " +
+              std::to_string(gpu_stats.flows) + " launch->GPU links";
+      if (gpu_stats.dropped_records)
+        text += ", " + std::to_string(gpu_stats.dropped_records) + " records dropped by CUPTI";
+      text += "\n";
+    }
+    if (nvml)
+      text += "   NVML: " + std::to_string(nvml->samples()) + " samples of " +
+              std::to_string(nvml->device_count()) + " GPU(s)\n";
+    for (const auto& n : mem_stats.notes) text += "   note: " + n + "\n";
+    for (const auto& n : gpu_stats.notes) text += "   note: " + n + "\n";
+    text += "\n" + render_summary_text(summarize(trace)) + "\n";
+    if (opt.memory) {
+      HeapOptions ho;
+      ho.top = opt.top;
+      text += render_heap_text(analyze_heap(trace, ho)) + "\n";
+    }
+    std::fputs(text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+  return exit_code;
+}
+
+std::function<int()> setup_run(CLI::App& sub) {
+  auto opt = std::make_shared<RunOptions>();
+  sub.add_flag("--memory", opt->memory,
+               "Track host allocations (malloc/free/new/delete) with stacks (default when "
+               "--gpu is not given)");
+  sub.add_flag("--gpu", opt->gpu, "Capture CUDA kernels/memcpys (CUPTI) and GPU metrics (NVML)");
+  sub.add_option("--rss", opt->rss_ms, "Sample the command's resident memory every MS ms")
+      ->check(CLI::Range(1, 60000));
+  sub.add_option("--gpu-interval", opt->gpu_ms, "NVML sampling interval in ms (default 100)")
+      ->check(CLI::Range(1, 60000));
+  sub.add_option("--max-depth", opt->max_depth, "Frames recorded per allocation (default 48)")
+      ->check(CLI::Range(1, 64));
+  sub.add_option("-o,--output", opt->out, "Output .mlprof file (default CMD.PID.mlprof)");
+  sub.add_flag("--keep-raw", opt->keep_raw, "Keep the raw per-process capture files");
+  sub.add_flag("-q,--quiet", opt->quiet, "Do not print the reports");
+  sub.add_option("--top", opt->top, "Rows per report table (default 10)");
+  // Everything from the first positional on is the command, options included.
+  sub.prefix_command();
+  return [opt, &sub]() {
+    if (!opt->memory && !opt->gpu) opt->memory = true;
+    return run_command(*opt, sub.remaining());
+  };
+}
+
+}  // namespace
+
+MLPROF_REGISTER_COMMAND("run", "Run a command and capture host memory, CUDA kernels, GPU metrics",
+                        setup_run);
+
+}  // namespace mlprof::cli

@@ -1,0 +1,560 @@
+// libmlprof_preload.so: the host-memory tracker `mlprof run --memory` preloads into the child.
+//
+// Collect fast, think later (heaptrack's rule): each hook records (tsc, address, size, stack id)
+// into a per-thread buffer with no lock; stacks come from libunwind's cached fast unwinder and
+// are deduplicated by a 64-bit hash (a per-thread direct-mapped cache in front of one global
+// table). Buffers go to one file per process with write(2). Symbolization happens in mlprof
+// after the child exits. Nothing here calls malloc: buffers and tables come from mmap.
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "record/preload/raw_format.h"
+
+namespace {
+
+using namespace mlprof::rawmem;
+
+using MallocFn = void* (*)(size_t);
+using FreeFn = void (*)(void*);
+using CallocFn = void* (*)(size_t, size_t);
+using ReallocFn = void* (*)(void*, size_t);
+using MemalignFn = void* (*)(size_t, size_t);
+using PosixMemalignFn = int (*)(void**, size_t, size_t);
+using VallocFn = void* (*)(size_t);
+
+MallocFn real_malloc = nullptr;
+FreeFn real_free = nullptr;
+CallocFn real_calloc = nullptr;
+ReallocFn real_realloc = nullptr;
+MemalignFn real_memalign = nullptr;
+MemalignFn real_aligned_alloc = nullptr;
+PosixMemalignFn real_posix_memalign = nullptr;
+VallocFn real_valloc = nullptr;
+
+// dlsym itself calls calloc before real_calloc is known: serve it from a static arena whose
+// blocks are never freed (free() recognises them by address).
+alignas(64) char g_bootstrap_arena[64 * 1024];
+size_t g_bootstrap_used = 0;
+bool g_resolving = false;
+
+bool in_bootstrap_arena(const void* p) {
+  auto c = static_cast<const char*>(p);
+  return c >= g_bootstrap_arena && c < g_bootstrap_arena + sizeof(g_bootstrap_arena);
+}
+
+void* bootstrap_alloc(size_t n, size_t align = 16) {
+  size_t start = (g_bootstrap_used + align - 1) & ~(align - 1);
+  if (start + n > sizeof(g_bootstrap_arena)) return nullptr;
+  g_bootstrap_used = start + n;
+  return g_bootstrap_arena + start;  // static storage: already zeroed
+}
+
+void resolve_real_functions() {
+  if (g_resolving) return;
+  g_resolving = true;
+  real_calloc = reinterpret_cast<CallocFn>(dlsym(RTLD_NEXT, "calloc"));
+  real_malloc = reinterpret_cast<MallocFn>(dlsym(RTLD_NEXT, "malloc"));
+  real_free = reinterpret_cast<FreeFn>(dlsym(RTLD_NEXT, "free"));
+  real_realloc = reinterpret_cast<ReallocFn>(dlsym(RTLD_NEXT, "realloc"));
+  real_memalign = reinterpret_cast<MemalignFn>(dlsym(RTLD_NEXT, "memalign"));
+  real_aligned_alloc = reinterpret_cast<MemalignFn>(dlsym(RTLD_NEXT, "aligned_alloc"));
+  real_posix_memalign = reinterpret_cast<PosixMemalignFn>(dlsym(RTLD_NEXT, "posix_memalign"));
+  real_valloc = reinterpret_cast<VallocFn>(dlsym(RTLD_NEXT, "valloc"));
+  g_resolving = false;
+}
+
+// ---- recording state ------------------------------------------------------------------------
+
+constexpr int kMaxFrames = 64;
+constexpr uint32_t kBufferWords = 16384;  // 128 KiB of events per thread between writes
+constexpr uint32_t kCacheSize = 1024;     // per-thread recent stacks (direct mapped)
+
+struct StackCacheEntry {
+  uint64_t hash;
+  uint32_t id;
+};
+
+struct ThreadBuffer {
+  uint64_t words[kBufferWords];
+  uint32_t count;
+  int64_t tid;
+  ThreadBuffer* next;  // all live buffers, for the flush at exit
+  StackCacheEntry cache[kCacheSize];
+};
+
+// Global table of stacks seen: open addressing, hash -> id. Under g_lock.
+struct StackSlot {
+  uint64_t hash;
+  uint32_t id;
+};
+
+std::atomic<bool> g_active{false};
+int g_fd = -1;
+int g_max_depth = 48;
+std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
+ThreadBuffer* g_buffers = nullptr;      // live, under g_lock
+ThreadBuffer* g_free_buffers = nullptr;  // of exited threads, reused, under g_lock
+StackSlot* g_stacks = nullptr;
+size_t g_stacks_capacity = 0;
+uint32_t g_next_stack_id = 1;  // 0 = unknown
+std::atomic<uint64_t> g_dropped{0};
+pthread_key_t g_thread_key;
+// Stack definitions waiting to be written (flushed with the next events chunk), under g_lock.
+uint64_t g_stack_out[8192];
+uint32_t g_stack_out_words = 0;
+
+__thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
+__thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread bool t_thread_done __attribute__((tls_model("initial-exec"))) = false;
+
+void lock() {
+  while (g_lock.test_and_set(std::memory_order_acquire)) {
+  }
+}
+void unlock() { g_lock.clear(std::memory_order_release); }
+
+int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+void write_all(const void* data, size_t n) {
+  auto p = static_cast<const char*>(data);
+  while (n > 0 && g_fd >= 0) {
+    ssize_t w = ::write(g_fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// Chunks are written under g_lock so that no other thread's chunk lands in between.
+void write_chunk(uint32_t kind, const void* a, size_t an, const void* b = nullptr, size_t bn = 0) {
+  ChunkHeader h{kind, static_cast<uint32_t>(an + bn)};
+  lock();
+  write_all(&h, sizeof(h));
+  write_all(a, an);
+  if (bn) write_all(b, bn);
+  unlock();
+}
+
+void flush_stack_definitions_locked() {
+  if (g_stack_out_words == 0) return;
+  // Already holding g_lock: write directly (stack chunks are self-delimited in the buffer).
+  write_all(g_stack_out, g_stack_out_words * sizeof(uint64_t));
+  g_stack_out_words = 0;
+}
+
+void flush_buffer(ThreadBuffer* b) {
+  if (b->count == 0) return;
+  EventsHeader eh{b->tid, __rdtsc(), mono_ns(), b->count, 0};
+  ChunkHeader h{kEvents, static_cast<uint32_t>(sizeof(eh) + b->count * sizeof(uint64_t))};
+  lock();
+  flush_stack_definitions_locked();
+  write_all(&h, sizeof(h));
+  write_all(&eh, sizeof(eh));
+  write_all(b->words, b->count * sizeof(uint64_t));
+  unlock();
+  b->count = 0;
+}
+
+void* map_pages(size_t n) {
+  void* p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+bool grow_stack_table_locked() {
+  size_t cap = g_stacks_capacity ? g_stacks_capacity * 2 : (size_t{1} << 14);
+  auto* table = static_cast<StackSlot*>(map_pages(cap * sizeof(StackSlot)));
+  if (!table) return false;
+  for (size_t i = 0; i < g_stacks_capacity; ++i) {
+    if (g_stacks[i].id == 0) continue;
+    size_t j = (g_stacks[i].hash >> 1) & (cap - 1);
+    while (table[j].id != 0) j = (j + 1) & (cap - 1);
+    table[j] = g_stacks[i];
+  }
+  if (g_stacks) munmap(g_stacks, g_stacks_capacity * sizeof(StackSlot));
+  g_stacks = table;
+  g_stacks_capacity = cap;
+  return true;
+}
+
+// Global lookup/insert; new stacks are queued for writing. Returns 0 when out of memory.
+uint32_t global_stack_id(uint64_t hash, void* const* pcs, int depth) {
+  lock();
+  if ((g_next_stack_id + 1) * 2 > g_stacks_capacity && !grow_stack_table_locked()) {
+    unlock();
+    return 0;
+  }
+  size_t mask = g_stacks_capacity - 1;
+  size_t j = (hash >> 1) & mask;
+  while (g_stacks[j].id != 0) {
+    if (g_stacks[j].hash == hash) {
+      uint32_t id = g_stacks[j].id;
+      unlock();
+      return id;
+    }
+    j = (j + 1) & mask;
+  }
+  uint32_t id = g_next_stack_id++;
+  g_stacks[j] = StackSlot{hash, id};
+  size_t need = (sizeof(ChunkHeader) + sizeof(StackHeader)) / 8 + depth;
+  if (g_stack_out_words + need > sizeof(g_stack_out) / 8) flush_stack_definitions_locked();
+  auto* out = reinterpret_cast<char*>(g_stack_out + g_stack_out_words);
+  ChunkHeader ch{kStack, static_cast<uint32_t>(sizeof(StackHeader) + depth * sizeof(uint64_t))};
+  StackHeader sh{id, static_cast<uint32_t>(depth)};
+  std::memcpy(out, &ch, sizeof(ch));
+  std::memcpy(out + sizeof(ch), &sh, sizeof(sh));
+  std::memcpy(out + sizeof(ch) + sizeof(sh), pcs, depth * sizeof(uint64_t));
+  g_stack_out_words += need;
+  unlock();
+  return id;
+}
+
+ThreadBuffer* acquire_thread_buffer() {
+  if (t_thread_done) return nullptr;
+  lock();
+  ThreadBuffer* b = g_free_buffers;
+  if (b) g_free_buffers = b->next;
+  unlock();
+  if (b) {
+    std::memset(b->cache, 0, sizeof(b->cache));
+  } else {
+    b = static_cast<ThreadBuffer*>(map_pages(sizeof(ThreadBuffer)));
+    if (!b) return nullptr;
+  }
+  b->count = 0;
+  b->tid = static_cast<int64_t>(syscall(SYS_gettid));
+  lock();
+  b->next = g_buffers;
+  g_buffers = b;
+  unlock();
+  pthread_setspecific(g_thread_key, b);
+  t_buffer = b;
+  return b;
+}
+
+// Thread exit: flush, unlink, keep the memory for the next thread.
+void release_thread_buffer(void* arg) {
+  auto* b = static_cast<ThreadBuffer*>(arg);
+  bool was_guarded = t_guard;
+  t_guard = true;
+  t_thread_done = true;
+  t_buffer = nullptr;
+  flush_buffer(b);
+  lock();
+  for (ThreadBuffer** p = &g_buffers; *p; p = &(*p)->next) {
+    if (*p == b) {
+      *p = b->next;
+      break;
+    }
+  }
+  b->next = g_free_buffers;
+  g_free_buffers = b;
+  unlock();
+  t_guard = was_guarded;
+}
+
+// Events after this thread's buffer was released (late TLS destructors) are written one by one.
+void write_late_event(const uint64_t* words, uint32_t n) {
+  EventsHeader eh{static_cast<int64_t>(syscall(SYS_gettid)), __rdtsc(), mono_ns(), n, 0};
+  write_chunk(kEvents, &eh, sizeof(eh), words, n * sizeof(uint64_t));
+}
+
+inline uint64_t hash_stack(void* const* pcs, int depth) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(depth);
+  for (int i = 0; i < depth; ++i) {
+    h ^= reinterpret_cast<uint64_t>(pcs[i]);
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h | 1;  // never 0: 0 marks an empty cache slot
+}
+
+inline void push_words(ThreadBuffer* b, const uint64_t* w, uint32_t n) {
+  if (b == nullptr) {
+    write_late_event(w, n);
+    return;
+  }
+  if (b->count + n > kBufferWords) flush_buffer(b);
+  std::memcpy(b->words + b->count, w, n * sizeof(uint64_t));
+  b->count += n;
+}
+
+__attribute__((noinline)) void record_alloc(void* p, size_t size) {
+  t_guard = true;
+  ThreadBuffer* b = t_buffer ? t_buffer : acquire_thread_buffer();
+  void* pcs[kMaxFrames];
+  int depth = unw_backtrace(pcs, g_max_depth);
+  if (depth < 0) depth = 0;
+  uint64_t hash = hash_stack(pcs, depth);
+  uint32_t id = 0;
+  StackCacheEntry* slot = b ? &b->cache[(hash >> 24) & (kCacheSize - 1)] : nullptr;
+  if (slot && slot->hash == hash) {
+    id = slot->id;
+  } else {
+    id = global_stack_id(hash, pcs, depth);
+    if (slot) *slot = StackCacheEntry{hash, id};
+  }
+  uint64_t tsc = __rdtsc() & kTscMask;
+  auto addr = reinterpret_cast<uint64_t>(p);
+  if (size <= kSizeMask && id <= kMaxPackedStack) {
+    uint64_t w[3] = {tsc | (kAlloc << kKindShift), addr, size | (uint64_t{id} << kStackShift)};
+    push_words(b, w, 3);
+  } else {
+    uint64_t w[4] = {tsc | (kAllocWide << kKindShift), addr, size, id};
+    push_words(b, w, 4);
+  }
+  t_guard = false;
+}
+
+__attribute__((noinline)) void record_free(void* p) {
+  t_guard = true;
+  ThreadBuffer* b = t_buffer ? t_buffer : acquire_thread_buffer();
+  uint64_t w[2] = {(__rdtsc() & kTscMask) | (kFree << kKindShift), reinterpret_cast<uint64_t>(p)};
+  push_words(b, w, 2);
+  t_guard = false;
+}
+
+inline bool should_record() {
+  return !t_guard && g_active.load(std::memory_order_relaxed);
+}
+
+// ---- process start, fork, exit --------------------------------------------------------------
+
+int64_t read_maps(char* out, size_t cap) {
+  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  size_t n = 0;
+  while (n < cap) {
+    ssize_t r = ::read(fd, out + n, cap - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += static_cast<size_t>(r);
+  }
+  ::close(fd);
+  return static_cast<int64_t>(n);
+}
+
+void write_maps() {
+  size_t cap = 16 << 20;
+  auto* buf = static_cast<char*>(map_pages(cap));
+  if (!buf) return;
+  int64_t n = read_maps(buf, cap);
+  if (n > 0) write_chunk(kMaps, buf, static_cast<size_t>(n));
+  munmap(buf, cap);
+}
+
+// Opens mem.<pid>.<k>.bin: k grows when an exec'd image reuses the pid of the previous one.
+bool open_output(const char* dir) {
+  char path[4096];
+  char exe[4096];
+  ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (exe_len < 0) exe_len = 0;
+  exe[exe_len] = 0;
+  long pid = static_cast<long>(getpid());
+  for (int k = 0; k < 1000; ++k) {
+    int len = snprintf(path, sizeof(path), "%s/mem.%ld.%d.bin", dir, pid, k);
+    if (len <= 0 || static_cast<size_t>(len) >= sizeof(path)) return false;
+    int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      g_fd = fd;
+      FileHeader fh{kFileMagic, kFileVersion, pid, static_cast<int64_t>(getppid()),
+                    __rdtsc(), mono_ns(), static_cast<uint32_t>(exe_len), 0};
+      write_chunk(kFile, &fh, sizeof(fh), exe, static_cast<size_t>(exe_len));
+      return true;
+    }
+    if (errno != EEXIST) return false;
+  }
+  return false;
+}
+
+char g_run_dir[4096];
+
+void before_fork() {
+  if (!g_active.load()) return;
+  bool was = t_guard;
+  t_guard = true;
+  if (t_buffer) flush_buffer(t_buffer);
+  t_guard = was;
+  lock();  // the child must not inherit a lock held by another thread
+}
+
+void after_fork_parent() {
+  if (!g_active.load()) return;
+  unlock();
+}
+
+// The child gets its own file and starts its stack ids afresh; other threads' buffers do not
+// exist in the child and are dropped from the list.
+void after_fork_child() {
+  if (!g_active.load()) return;
+  bool was = t_guard;
+  t_guard = true;
+  ::close(g_fd);
+  g_fd = -1;
+  g_buffers = nullptr;
+  g_free_buffers = nullptr;
+  if (g_stacks) std::memset(g_stacks, 0, g_stacks_capacity * sizeof(StackSlot));
+  g_next_stack_id = 1;
+  g_stack_out_words = 0;
+  unlock();
+  if (t_buffer) {
+    t_buffer->count = 0;
+    t_buffer->tid = static_cast<int64_t>(syscall(SYS_gettid));
+    std::memset(t_buffer->cache, 0, sizeof(t_buffer->cache));
+    t_buffer->next = nullptr;
+    g_buffers = t_buffer;
+  }
+  if (!open_output(g_run_dir)) g_active.store(false);
+  // Maps now, in case the child execs (exec runs no exit handlers).
+  if (g_active.load()) write_maps();
+  t_guard = was;
+}
+
+__attribute__((constructor(101))) void start_tracking() {
+  if (!real_malloc) resolve_real_functions();
+  const char* dir = getenv(kEnvRunDir);
+  if (!dir || !*dir || strlen(dir) >= sizeof(g_run_dir)) return;
+  strcpy(g_run_dir, dir);
+  if (const char* d = getenv(kEnvMaxDepth)) {
+    int v = atoi(d);
+    if (v > 0) g_max_depth = v < kMaxFrames ? v : kMaxFrames;
+  }
+  t_guard = true;
+  if (pthread_key_create(&g_thread_key, release_thread_buffer) != 0) {
+    t_guard = false;
+    return;
+  }
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  bool ok = open_output(g_run_dir);
+  t_guard = false;
+  if (ok) g_active.store(true);
+}
+
+// Runs from _dl_fini, after the program's atexit handlers and static destructors.
+__attribute__((destructor(101))) void stop_tracking() {
+  if (!g_active.load()) return;
+  t_guard = true;
+  g_active.store(false);
+  lock();
+  ThreadBuffer* list = g_buffers;
+  unlock();
+  for (ThreadBuffer* b = list; b; b = b->next) flush_buffer(b);
+  lock();
+  flush_stack_definitions_locked();
+  uint64_t stacks = g_next_stack_id - 1;
+  unlock();
+  write_maps();
+  ExitRecord er{__rdtsc(), mono_ns(), g_dropped.load(), stacks};
+  write_chunk(kExit, &er, sizeof(er));
+  ::close(g_fd);
+  g_fd = -1;
+}
+
+}  // namespace
+
+// ---- the interposed allocator ---------------------------------------------------------------
+
+extern "C" {
+
+__attribute__((visibility("default"))) void* malloc(size_t size) {
+  if (__builtin_expect(real_malloc == nullptr, 0)) {
+    resolve_real_functions();
+    if (!real_malloc) return bootstrap_alloc(size);
+  }
+  void* p = real_malloc(size);
+  if (p && should_record()) record_alloc(p, size);
+  return p;
+}
+
+__attribute__((visibility("default"))) void free(void* p) {
+  if (p == nullptr || in_bootstrap_arena(p)) return;
+  if (should_record()) record_free(p);
+  if (__builtin_expect(real_free == nullptr, 0)) resolve_real_functions();
+  real_free(p);
+}
+
+__attribute__((visibility("default"))) void* calloc(size_t n, size_t size) {
+  if (__builtin_expect(real_calloc == nullptr, 0)) {
+    if (g_resolving) {  // dlsym asking for memory while we look up calloc
+      size_t total;
+      if (__builtin_mul_overflow(n, size, &total)) return nullptr;
+      return bootstrap_alloc(total);
+    }
+    resolve_real_functions();
+    if (!real_calloc) return nullptr;
+  }
+  void* p = real_calloc(n, size);
+  if (p && should_record()) record_alloc(p, n * size);
+  return p;
+}
+
+__attribute__((visibility("default"))) void* realloc(void* old, size_t size) {
+  if (__builtin_expect(real_realloc == nullptr, 0)) resolve_real_functions();
+  if (old && in_bootstrap_arena(old)) {
+    void* p = malloc(size);
+    if (p) {
+      size_t avail = static_cast<size_t>(g_bootstrap_arena + sizeof(g_bootstrap_arena) -
+                                         static_cast<char*>(old));
+      std::memcpy(p, old, size < avail ? size : avail);
+    }
+    return p;
+  }
+  void* p = real_realloc(old, size);
+  if (should_record()) {
+    // realloc = free(old) + malloc(new); a failed realloc leaves `old` alive.
+    if (old && (p || size == 0)) record_free(old);
+    if (p) record_alloc(p, size);
+  }
+  return p;
+}
+
+__attribute__((visibility("default"))) int posix_memalign(void** out, size_t align, size_t size) {
+  if (__builtin_expect(real_posix_memalign == nullptr, 0)) resolve_real_functions();
+  int rc = real_posix_memalign(out, align, size);
+  if (rc == 0 && *out && should_record()) record_alloc(*out, size);
+  return rc;
+}
+
+__attribute__((visibility("default"))) void* aligned_alloc(size_t align, size_t size) {
+  if (__builtin_expect(real_aligned_alloc == nullptr, 0)) resolve_real_functions();
+  void* p = real_aligned_alloc(align, size);
+  if (p && should_record()) record_alloc(p, size);
+  return p;
+}
+
+__attribute__((visibility("default"))) void* memalign(size_t align, size_t size) {
+  if (__builtin_expect(real_memalign == nullptr, 0)) resolve_real_functions();
+  void* p = real_memalign(align, size);
+  if (p && should_record()) record_alloc(p, size);
+  return p;
+}
+
+__attribute__((visibility("default"))) void* valloc(size_t size) {
+  if (__builtin_expect(real_valloc == nullptr, 0)) resolve_real_functions();
+  void* p = real_valloc(size);
+  if (p && should_record()) record_alloc(p, size);
+  return p;
+}
+
+}  // extern "C"

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `mlprof run --memory` on examples/alloc_test, whose leaks, peak and temporaries are known by
+# construction (`alloc_test --expect` prints them): exact leak bytes and counts per call site,
+# the peak within its bound, the right function names in the stacks, threads, fork, realloc
+# chains, allocations before main and in atexit handlers.
+# Usage: run_memory.sh MLPROF_BINARY TESTS_DATA_DIR
+set -euo pipefail
+mlprof=$1
+bindir=$(dirname "$mlprof")
+app=$bindir/examples/alloc_test
+if [[ ! -x $app ]]; then
+  echo "SKIP: $app not built (cmake --build ... --target alloc_test)"; exit 0
+fi
+if [[ ! -f $bindir/libmlprof_preload.so ]]; then
+  echo "FAIL: $bindir/libmlprof_preload.so not built"; exit 1
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$app" --expect > "$tmp/expect.json"
+"$mlprof" run --memory -q -o "$tmp/run.mlprof" -- "$app" > "$tmp/run.out" 2>&1 || {
+  echo "FAIL: mlprof run exited $?"; cat "$tmp/run.out"; exit 1; }
+"$mlprof" heap --json --top 100000 --frames 12 "$tmp/run.mlprof" > "$tmp/heap.json"
+
+python3 - "$tmp/expect.json" "$tmp/heap.json" <<'PY'
+import json, sys
+expect = json.load(open(sys.argv[1]))
+heap = json.load(open(sys.argv[2]))
+ALLOCATORS = ("operator new", "malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc",
+              "memalign", "valloc")
+
+def site(frames):
+    """The first frame that is not the allocator itself: the function that allocated."""
+    for f in frames:
+        if not f.startswith(ALLOCATORS):
+            return f.split("(")[0].strip()
+    return None
+
+failures = []
+def check(cond, msg):
+    print(("ok   " if cond else "FAIL ") + msg)
+    if not cond:
+        failures.append(msg)
+
+# Group leak stacks by allocating function, per process.
+pids = sorted({p for s in heap["leaks"]["stacks"] for p in s["pids"]})
+check(heap["processes"] == 2, f"2 processes traced (parent + forked child), got {heap['processes']}")
+by_site = {}
+for s in heap["leaks"]["stacks"]:
+    name = site(s["frames"])
+    for_pid = tuple(s["pids"])
+    c, b, p = by_site.get(name, (0, 0, set()))
+    by_site[name] = (c + s["blocks"], b + s["bytes"], p | set(s["pids"]))
+main_pid = min(pids)  # the parent starts first, so it has the lower pid (no wrap-around here)
+for name, (count, nbytes) in expect["leaks"].items():
+    got = by_site.get(name, (0, 0, set()))
+    check((got[0], got[1]) == (count, nbytes),
+          f"leak site {name}: expected {count} blocks / {nbytes} B, got {got[0]} / {got[1]}")
+for name, (count, nbytes) in expect["child_leaks"].items():
+    got = by_site.get(name, (0, 0, set()))
+    check((got[0], got[1]) == (count, nbytes) and main_pid not in got[2] and len(got[2]) == 1,
+          f"child leak site {name}: expected {count} / {nbytes} B in the child only, got "
+          f"{got[0]} / {got[1]} in pids {sorted(got[2])}")
+
+# Peak: the 4 MiB of build_peak plus what was live before it (leaks so far, libc buffers).
+peak = heap["peak"]
+check(expect["peak_min"] <= peak["bytes"] <= expect["peak_min"] + 512 * 1024,
+      f"peak {peak['bytes']} B within [{expect['peak_min']}, +512 KiB]")
+top = peak["stacks"][0]
+check(site(top["frames"]) == "build_peak" and top["blocks"] == 64 and top["bytes"] == 64 * 65536,
+      f"largest stack at the peak is build_peak with 64 x 64 KiB, got {site(top['frames'])} "
+      f"{top['blocks']} / {top['bytes']}")
+check(any(f.startswith("main") for f in top["frames"]), "build_peak's stack reaches main")
+
+temps = {site(s["frames"]): s["blocks"] for s in heap["temporaries"]["stacks"]}
+check(temps.get("make_temporaries", 0) >= expect["temporaries_min"],
+      f"make_temporaries: >= {expect['temporaries_min']} temporaries, got {temps.get('make_temporaries')}")
+# Frames carry file:line from the debug info.
+check(any("alloc_test.cpp:" in f for s in heap["leaks"]["stacks"] for f in s["frames"]),
+      "frames carry alloc_test.cpp:LINE")
+sys.exit(1 if failures else 0)
+PY
+echo "PASS run_memory"
