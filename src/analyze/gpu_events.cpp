@@ -1,6 +1,7 @@
 #include "mlprof/analyze/gpu_events.h"
 
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 
 namespace mlprof {
@@ -26,6 +27,24 @@ int64_t time_base_end(const GpuEvents& ev, int64_t end_ns) {
   return ev.hta_compatible ? floor_div(end_ns, 1000) * 1000 : end_ns;
 }
 
+namespace {
+
+// HTA reads Kineto's microsecond floats into doubles: at epoch-scale timestamps (~1.7e15 us)
+// a double only resolves 0.25 us, so its rounding sees the quantized value. Reproduce that:
+// the nearest double to ns / 1000, then start = ceil(ts), end = floor(ts + dur).
+double us_double(int64_t ns) {
+  return static_cast<double>(ns / 1000) + static_cast<double>(ns % 1000) / 1000.0;
+}
+
+void hta_interval(int64_t ts_ns, int64_t dur_ns, int64_t& start, int64_t& end) {
+  double ts = us_double(ts_ns);
+  double dur = us_double(dur_ns);
+  start = static_cast<int64_t>(std::ceil(ts)) * 1000;
+  end = static_cast<int64_t>(std::floor(ts + dur)) * 1000;
+}
+
+}  // namespace
+
 int64_t profiler_step_number(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep";
   if (name.substr(0, kPrefix.size()) != kPrefix) return -1;
@@ -49,6 +68,8 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
   const SliceTable& s = trace.slices;
   const StringId key_correlation = trace.strings.find("correlation");
   const StringId key_stream = trace.strings.find("stream");
+  const StringId key_device = trace.strings.find("device");
+  const StringId cat_sync = trace.strings.find("cuda_sync");
   auto arg_int = [&](size_t i, StringId key) -> int64_t {
     if (key == StringPool::kNotFound) return -1;
     const Arg* a = trace.find_arg(s.args_begin[i], s.args_count[i], key);
@@ -95,7 +116,13 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
 
   for (size_t i = 0; i < s.size(); ++i) {
     uint32_t track = s.track[i];
-    if (!trace.is_gpu_track(track)) continue;
+    // HTA takes any event with args.stream as GPU activity: cuda_sync events of no stream
+    // (Context Sync, tid 2^32-1) sit on CPU-looking tracks but count there.
+    bool stray_sync = false;
+    if (!trace.is_gpu_track(track)) {
+      if (!options.hta_compatible || s.cat[i] != cat_sync || arg_int(i, key_stream) < 0) continue;
+      stray_sync = true;
+    }
     uint64_t ck = (static_cast<uint64_t>(s.cat[i]) << 32) | s.name[i];
     auto it = class_cache.find(ck);
     if (it == class_cache.end()) {
@@ -117,6 +144,7 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
     const Track& t = trace.tracks[track];
     e.device = t.device;
     e.stream = t.stream;
+    if (stray_sync) e.device = static_cast<int32_t>(std::max<int64_t>(0, arg_int(i, key_device)));
     if (options.hta_compatible) {
       // HTA reads the stream from args, not from the tid.
       int64_t st = arg_int(i, key_stream);
@@ -128,11 +156,16 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
       if (l != launch_by_corr.end()) e.launch = static_cast<int32_t>(l->second);
     }
     if (out.hta_filtered && e.launch < 0) continue;
-    e.ts = time_base_start(out, s.ts[i]);
-    e.end = time_base_end(out, s.ts[i] + s.dur[i]);
-    if (e.launch >= 0) {
-      e.launch_ts = time_base_start(out, s.ts[e.launch]);
-      e.launch_end = time_base_end(out, s.ts[e.launch] + s.dur[e.launch]);
+    if (options.hta_compatible) {
+      hta_interval(s.ts[i], s.dur[i], e.ts, e.end);
+      if (e.launch >= 0) hta_interval(s.ts[e.launch], s.dur[e.launch], e.launch_ts, e.launch_end);
+    } else {
+      e.ts = s.ts[i];
+      e.end = s.ts[i] + s.dur[i];
+      if (e.launch >= 0) {
+        e.launch_ts = s.ts[e.launch];
+        e.launch_end = s.ts[e.launch] + s.dur[e.launch];
+      }
     }
     out.events.push_back(e);
   }
