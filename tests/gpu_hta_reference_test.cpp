@@ -51,6 +51,32 @@ double num(simdjson::dom::element e) {
   return NAN;
 }
 
+// One load and analysis per trace, shared by the tests of that trace.
+struct Analyzed {
+  std::string error;
+  GpuResult gpu;
+  KernelsResult kernels;
+};
+
+const Analyzed& analyzed(const std::string& trace_path) {
+  static std::map<std::string, Analyzed> cache;
+  auto it = cache.find(trace_path);
+  if (it != cache.end()) return it->second;
+  Analyzed& a = cache[trace_path];
+  auto t = load_trace(trace_path);
+  if (!t.is_ok()) {
+    a.error = t.error();
+    return a;
+  }
+  GpuOptions o;
+  o.hta_compatible = true;
+  a.gpu = analyze_gpu(*t, o);
+  KernelsOptions ko;
+  ko.hta_compatible = true;
+  a.kernels = analyze_kernels(*t, ko);
+  return a;
+}
+
 class HtaReference : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
@@ -59,19 +85,13 @@ class HtaReference : public ::testing::TestWithParam<Case> {
     if (!std::filesystem::exists(trace_path)) {
       GTEST_SKIP() << trace_path << " is not here (large shared trace)";
     }
-    auto t = load_trace(trace_path);
-    ASSERT_TRUE(t.is_ok()) << t.error();
-    trace_ = std::make_unique<Trace>(std::move(t.value()));
+    const Analyzed& a = analyzed(trace_path);
+    ASSERT_TRUE(a.error.empty()) << a.error;
+    gpu_ = a.gpu;
+    kernels_ = a.kernels;
     ASSERT_EQ(parser_.load(data_path(std::string("hta_reference/") + c.reference)).get(ref_),
               simdjson::SUCCESS);
-    GpuOptions o;
-    o.hta_compatible = true;
-    gpu_ = analyze_gpu(*trace_, o);
-    KernelsOptions ko;
-    ko.hta_compatible = true;
-    kernels_ = analyze_kernels(*trace_, ko);
   }
-  std::unique_ptr<Trace> trace_;
   simdjson::dom::parser parser_;
   simdjson::dom::element ref_;
   GpuResult gpu_;
