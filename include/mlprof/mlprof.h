@@ -247,6 +247,8 @@ template <typename Fn, typename... Args>
 decltype(auto) profile_function(std::string_view name, Fn&& fn, Args&&... args) {
 #if !defined(MLPROF_DISABLE)
   NamedScope scope(name, "function");
+#else
+  (void)name;
 #endif
   return std::forward<Fn>(fn)(std::forward<Args>(args)...);
 }
@@ -256,6 +258,8 @@ template <typename Fn, typename... Args>
 decltype(auto) time_op(std::string_view name, Fn&& fn, Args&&... args) {
 #if !defined(MLPROF_DISABLE)
   NamedScope scope(name, "op");
+#else
+  (void)name;
 #endif
   return std::forward<Fn>(fn)(std::forward<Args>(args)...);
 }
