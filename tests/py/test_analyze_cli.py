@@ -1,0 +1,56 @@
+"""`mlprof analyze --json`: one object with every analysis, each equal to its own command's
+--json; bottleneck findings carry evidence; bad input exits 2 with a one-line error."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import analyze_reference as ar  # noqa: E402
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+failures = checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+
+
+for name in ["a_mlp_b32_w64.kineto.json.gz", "c_leaky.kineto.json.gz", "mlp_bs64.json.gz",
+             "simple_add.json.gz"]:
+    path = os.path.join(DATA, name)
+    if not os.path.exists(path):
+        continue
+    full = ar.run_json(MLPROF, "analyze", path)
+    for key in ["summary", "steps", "memory", "leaks", "flops", "bottlenecks", "gpu", "kernels"]:
+        check(key in full, f"{name}: analyze has {key}")
+    for cmd in ["steps", "leaks", "bottlenecks"]:
+        check(full[cmd] == ar.run_json(MLPROF, cmd, path), f"{name}: analyze.{cmd} == {cmd} --json")
+    for f in full["bottlenecks"]["findings"]:
+        check(f["evidence"] and f["rule"] and f["recommendation"], f"{name}: {f['kind']} has evidence")
+    savings = [f["est_savings_ns"] for f in full["bottlenecks"]["findings"]]
+    check(savings == sorted(savings, reverse=True), f"{name}: ranked by savings")
+    gpu = name == "simple_add.json.gz"
+    check((full["gpu"] is not None) == gpu, f"{name}: gpu section iff GPU tracks")
+
+# mlp_bs64 is data-loading bound; c_leaky leaks.
+kinds = [f["kind"] for f in ar.run_json(MLPROF, "bottlenecks", os.path.join(DATA, "mlp_bs64.json.gz"))["findings"]]
+check("data_loading" in kinds, f"mlp_bs64: data_loading finding ({kinds})")
+kinds = [f["kind"] for f in ar.run_json(MLPROF, "bottlenecks", os.path.join(DATA, "c_leaky.kineto.json.gz"))["findings"]]
+check("memory_leak" in kinds, f"c_leaky: memory_leak finding ({kinds})")
+
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    f.write('{"traceEvents": [ {"ph": "X", "name": ')
+    bad = f.name
+for cmd in ["analyze", "steps", "memory", "leaks", "flops", "bottlenecks", "ops"]:
+    out = subprocess.run([MLPROF, cmd, bad], capture_output=True, text=True)
+    check(out.returncode == 2, f"{cmd} on truncated JSON exits 2 (got {out.returncode})")
+    check(out.stderr.count("\n") == 1 and bad in out.stderr, f"{cmd}: one-line error naming the file")
+os.unlink(bad)
+print(f"{checked - failures}/{checked} checks passed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,40 @@
+"""`mlprof flops --json` against FLOPs computed by hand in Python from the Input Dims of each
+outermost matmul/linear/conv op (formulas in docs/analysis.md)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import analyze_reference as ar  # noqa: E402
+import trace_reference as ref  # noqa: E402
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+failures = checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+
+
+for name in ["a_mlp_b32_w64.kineto.json.gz", "b_cnn.kineto.json.gz"]:
+    path = os.path.join(DATA, name)
+    _, events = ref.load(path)
+    total, per_op = ar.flops_total(events)
+    got = ar.run_json(MLPROF, "flops", path, "--top", "1000")
+    check(total > 0, f"{name}: python found FLOPs")
+    check(abs(got["total_flops"] - total) <= 1e-9 * total, f"{name}: total {got['total_flops']} vs {total}")
+    got_ops = {o["name"]: o["flops"] for o in got["ops"]}
+    for op, f in per_op.items():
+        check(abs(got_ops.get(op, -1) - f) <= 1e-9 * f, f"{name} {op}: {got_ops.get(op)} vs {f}")
+    check(got["calls_without_shapes"] == 0, f"{name}: every counted call has shapes")
+    check(got["device"] == "" and got["mfu"] is None, f"{name}: CPU trace, no MFU")
+
+# One shape by hand: a_mlp's first addmm is [[64], [32, 32], [32, 64]] -> 2*32*32*64 = 131072.
+check(ar.flop_count("aten::addmm", [[64], [32, 32], [32, 64], [], []]) == 131072, "addmm by hand")
+# b_cnn's conv2d [[8,3,32,32],[8,3,3,3]]: 2*8*8*(32*32)*3*(3*3) = 3,538,944.
+check(ar.flop_count("aten::conv2d", [[8, 3, 32, 32], [8, 3, 3, 3], [8]]) == 3538944, "conv2d by hand")
+print(f"{checked - failures}/{checked} checks passed")
+sys.exit(1 if failures else 0)
