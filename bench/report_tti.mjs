@@ -1,0 +1,43 @@
+// Time to interactive of an mlprof HTML report in headless Chromium (playwright-core).
+// Usage: MLPROF_NODE_MODULES=... node report_tti.mjs REPORT.html [runs]
+// Prints, per run, ms from navigation start until (a) the Overview tab is drawn and (b) the
+// Timeline tab (all events decoded and the canvas drawn) is drawn when opened first (#timeline).
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
+const { chromium } = require('playwright-core');
+const [html, runsArg] = process.argv.slice(2);
+const runs = Number(runsArg || 3);
+const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'mlprof-tti-'));
+const ctx = await chromium.launchPersistentContext(profile, {
+  executablePath: process.env.MLPROF_CHROMIUM || '/usr/bin/chromium', headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  viewport: { width: 1400, height: 900 },
+});
+const results = { overview: [], timeline: [], pan_frame_ms: [] };
+for (let i = 0; i < runs; i++) {
+  for (const tab of ['overview', 'timeline']) {
+    const page = await ctx.newPage();
+    await page.goto('file://' + path.resolve(html) + '#' + tab, { waitUntil: 'commit' });
+    await page.waitForSelector(`[data-pane="${tab}"][data-ready="1"]`, { timeout: 60000 });
+    const ms = await page.evaluate(() => performance.now());
+    results[tab].push(Math.round(ms));
+    if (tab === 'timeline') {
+      // Cost of redrawing the full-span view (what every pan/zoom frame pays).
+      const frame = await page.evaluate(() => {
+        const t = window.mlprofTimeline; const t0 = performance.now();
+        for (let k = 0; k < 10; k++) t.draw();
+        return (performance.now() - t0) / 10;
+      });
+      results.pan_frame_ms.push(Math.round(frame * 10) / 10);
+    }
+    await page.close();
+  }
+}
+await ctx.close();
+fs.rmSync(profile, { recursive: true, force: true });
+console.log(JSON.stringify(results));

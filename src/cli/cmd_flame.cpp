@@ -1,0 +1,84 @@
+#include <cstdio>
+#include <iostream>
+
+#include "cli/command.h"
+#include "mlprof/analyze/flame.h"
+#include "mlprof/render/flame_render.h"
+
+namespace mlprof::cli {
+namespace {
+
+struct FlameArgs {
+  std::string path;
+  std::string out;
+  std::string format;  // html | txt | json (speedscope); default from the extension of -o
+  bool json = false;
+  bool no_gpu = false;
+  bool merge_threads = false;
+};
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+int run_flame(const FlameArgs& a) {
+  std::string format = a.format;
+  if (!a.out.empty() && format.empty()) {
+    if (ends_with(a.out, ".html") || ends_with(a.out, ".htm")) format = "html";
+    else if (ends_with(a.out, ".json")) format = "speedscope";
+    else if (ends_with(a.out, ".txt") || ends_with(a.out, ".folded") || ends_with(a.out, ".collapsed"))
+      format = "collapsed";
+    else {
+      std::fprintf(stderr, "mlprof flame: %s: cannot tell the format from the extension "
+                   "(.html, .txt, .json) - pass --format html|collapsed|speedscope\n", a.out.c_str());
+      return kExitBadInput;
+    }
+  }
+  auto trace = load_or_report(a.path);
+  if (!trace) return kExitBadInput;
+  FlameOptions o;
+  o.include_gpu = !a.no_gpu;
+  o.split_threads = !a.merge_threads;
+  FlameGraph g = build_flame_graph(*trace, o);
+  if (a.out.empty()) {
+    if (a.json) {
+      JsonWriter w(true);
+      write_flame_json(w, g);
+      std::cout << w.str() << "\n";
+    } else if (format == "collapsed") {
+      std::cout << render_flame_collapsed(g);
+    } else {
+      std::cout << render_flame_text(g);
+    }
+    return kExitOk;
+  }
+  std::string text = format == "html"         ? render_flame_html(g, base_name(a.path))
+                     : format == "speedscope" ? render_flame_speedscope(g, base_name(a.path))
+                                              : render_flame_collapsed(g);
+  if (!write_file_atomic(a.out, text)) return kExitFailure;
+  std::fprintf(stderr, "mlprof flame: wrote %s (%s, %zu frames)\n", a.out.c_str(), format.c_str(),
+               g.frames.size());
+  return kExitOk;
+}
+
+MLPROF_REGISTER_COMMAND(
+    "flame", "Flame graph of a trace: -o F.html (interactive), F.txt (collapsed stacks), F.json (speedscope)",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<FlameArgs>();
+      sub.add_option("path", a->path, "trace file (.json, .json.gz, .mlprof)")->required();
+      sub.add_option("-o,--output", a->out, "output file: .html, .txt (collapsed stacks) or .json (speedscope)");
+      sub.add_option("--format", a->format, "html|collapsed|speedscope (default: from the extension)")
+          ->check(CLI::IsMember({"html", "collapsed", "speedscope"}));
+      sub.add_flag("--json", a->json, "print the frame table as JSON (without -o)");
+      sub.add_flag("--no-gpu", a->no_gpu, "leave out the GPU subtree");
+      sub.add_flag("--merge-threads", a->merge_threads, "one tree for all threads");
+      return [a]() { return run_flame(*a); };
+    });
+
+}  // namespace
+}  // namespace mlprof::cli

@@ -1,0 +1,100 @@
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include "cli/command.h"
+#include "mlprof/render/report.h"
+
+#if __has_include("mlprof/analyze/ranks.h")
+#include "mlprof/analyze/ranks.h"
+#define MLPROF_REPORT_RANK_DIR 1
+#endif
+
+namespace mlprof::cli {
+namespace {
+
+struct ReportArgs {
+  std::vector<std::string> paths;
+  std::string out = "report.html";
+  bool no_events = false;
+  bool data_json = false;
+};
+
+std::string base_name(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int run_report(const ReportArgs& a) {
+  if (a.paths.size() > 2) {
+    std::fprintf(stderr, "mlprof report: give one trace (or a directory of ranks), or BASE NEW\n");
+    return kExitBadInput;
+  }
+  std::vector<Trace> rank_traces;
+  std::optional<Trace> trace, base;
+  ReportInput in;
+  const std::string& main_path = a.paths.back();
+  if (a.paths.size() == 1 && is_directory(main_path)) {
+#ifdef MLPROF_REPORT_RANK_DIR
+    std::vector<std::string> errors;
+    auto loaded = load_rank_dir(main_path, 0, errors);
+    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
+    if (!loaded) {
+      std::fprintf(stderr, "mlprof: %s\n", loaded.error().c_str());
+      return kExitBadInput;
+    }
+    rank_traces = std::move(loaded.value());
+    for (const Trace& t : rank_traces) in.ranks.push_back(&t);
+    in.trace = in.ranks.front();  // the tabs show the first rank; Ranks compares them all
+#else
+    std::fprintf(stderr, "mlprof report: %s is a directory; rank directories need the ranks analysis\n",
+                 main_path.c_str());
+    return kExitBadInput;
+#endif
+  } else {
+    trace = load_or_report(main_path);
+    if (!trace) return kExitBadInput;
+    in.trace = &*trace;
+    if (a.paths.size() == 2) {
+      base = load_or_report(a.paths[0]);
+      if (!base) return kExitBadInput;
+      in.base = &*base;
+      in.base_name = base_name(a.paths[0]);
+    }
+  }
+  in.name = base_name(main_path);
+  in.include_events = !a.no_events;
+  if (a.data_json) {
+    std::cout << report_data_json(in) << "\n";
+    return kExitOk;
+  }
+  std::string html = render_report_html(in);
+  if (!write_file_atomic(a.out, html)) return kExitFailure;
+  std::fprintf(stderr, "mlprof report: wrote %s (%.1f MiB)\n", a.out.c_str(),
+               static_cast<double>(html.size()) / (1 << 20));
+  return kExitOk;
+}
+
+MLPROF_REGISTER_COMMAND(
+    "report", "Self-contained HTML report (tabs for every analysis); two traces add a Compare tab",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<ReportArgs>();
+      sub.add_option("paths", a->paths, "TRACE, a directory of rank traces, or BASE NEW")
+          ->required()
+          ->expected(1, 2);
+      sub.add_option("-o,--output", a->out, "HTML file to write (default report.html)");
+      sub.add_flag("--no-events", a->no_events, "leave the timeline's events out (smaller file)");
+      sub.add_flag("--data-json", a->data_json, "print the report's data object instead");
+      return [a]() { return run_report(*a); };
+    });
+
+}  // namespace
+}  // namespace mlprof::cli

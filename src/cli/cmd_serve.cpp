@@ -1,0 +1,63 @@
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "cli/command.h"
+#include "serve/server.h"
+
+namespace mlprof::cli {
+namespace {
+
+int run_serve(serve::ServeOptions o) {
+  struct stat st {};
+  if (::stat(o.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    std::fprintf(stderr, "mlprof serve: %s: not a directory\n", o.dir.c_str());
+    return kExitBadInput;
+  }
+  // Ctrl-C and SIGTERM stop the server cleanly: a thread waits for them (no work in a handler).
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  serve::Server server(o);
+  std::string error;
+  int port = server.bind(error);
+  if (port < 0) {
+    std::fprintf(stderr, "mlprof serve: %s\n", error.c_str());
+    return kExitFailure;
+  }
+  std::string shown_host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
+  std::fprintf(stderr, "mlprof serve: http://%s:%d/ serving traces in %s\n", shown_host.c_str(),
+               port, o.dir.c_str());
+  if (o.host != "127.0.0.1" && o.host != "localhost" && o.host != "::1")
+    std::fprintf(stderr, "mlprof serve: warning: listening beyond loopback (%s): anyone who can "
+                 "reach it can read these traces\n", o.host.c_str());
+  std::fflush(stderr);
+  std::thread waiter([&server, set]() {
+    int sig = 0;
+    sigwait(&set, &sig);
+    server.stop();
+  });
+  server.run();
+  // run() also returns when the socket fails; wake the waiter so it can be joined.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  return kExitOk;
+}
+
+MLPROF_REGISTER_COMMAND("serve", "Dashboard and REST API (/api/...) for the traces in a directory",
+                        [](CLI::App& sub) -> std::function<int()> {
+                          auto o = std::make_shared<serve::ServeOptions>();
+                          sub.add_option("dir", o->dir, "directory of traces (default .)");
+                          sub.add_option("--port", o->port, "TCP port (0 = any free port)")
+                              ->check(CLI::Range(0, 65535));
+                          sub.add_option("--host", o->host,
+                                         "address to listen on (default 127.0.0.1, loopback only)");
+                          return [o]() { return run_serve(*o); };
+                        });
+
+}  // namespace
+}  // namespace mlprof::cli

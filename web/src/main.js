@@ -1,0 +1,331 @@
+// mlprof's front end: the same code draws a self-contained report (data embedded in the page)
+// and the `mlprof serve` dashboard (data from the REST API, refreshed when trace files change).
+import './style.css';
+import { el, fmtNs, fmtBytes, unavailable, note } from './util.js';
+import { dataTable } from './table.js';
+import { cards, renderGeneric } from './generic.js';
+import { renderFlame } from './flame.js';
+import { base64Bytes, decodeEvents, renderTimeline } from './timeline.js';
+import { barChart, lineChart } from './charts.js';
+
+const TABS = [
+  ['overview', 'Overview'], ['operators', 'Operators'], ['kernels', 'Kernels'],
+  ['timeline', 'Timeline'], ['flame', 'Flame graph'], ['memory', 'Memory'],
+  ['gpu', 'GPU metrics'], ['ranks', 'Ranks'], ['compare', 'Compare'],
+];
+
+// ---- data sources -------------------------------------------------------------------------
+
+class EmbeddedSource {
+  constructor(data) { this.data = data; }
+  async get(name) {
+    const a = this.data.analyses || {};
+    if (name === 'ranks') return this.data.ranks ?? a.ranks ?? { unavailable: 'One trace: the Ranks tab needs a directory of rank traces (mlprof report DIR).' };
+    if (name === 'compare') return this.data.compare ?? { unavailable: 'Compare needs two traces: mlprof report BASE NEW -o r.html.' };
+    return a[name] ?? { unavailable: `This report was made without the ${name} analysis.` };
+  }
+  async events() {
+    const node = document.getElementById('mlprof-events');
+    if (!node || !node.textContent.trim()) return null;
+    return decodeEvents(base64Bytes(node.textContent.trim()));
+  }
+}
+
+class RestSource {
+  constructor(trace, base) { this.trace = trace; this.base = base; this.cache = new Map(); }
+  async get(name) {
+    if (this.cache.has(name)) return this.cache.get(name);
+    let url = `api/profiler/${name}?trace=${encodeURIComponent(this.trace)}`;
+    if (name === 'compare') {
+      if (!this.base) return { unavailable: 'Pick a base trace above to compare against.' };
+      url = `api/profiler/compare?base=${encodeURIComponent(this.base)}&new=${encodeURIComponent(this.trace)}`;
+    }
+    const p = fetch(url).then(async (r) => {
+      const body = await r.json().catch(() => ({}));
+      if (!r.ok) return { unavailable: body.error || `HTTP ${r.status}` };
+      return body;
+    });
+    this.cache.set(name, p);
+    return p;
+  }
+  async events() {
+    const r = await fetch(`api/profiler/timeline/events?trace=${encodeURIComponent(this.trace)}`);
+    if (!r.ok) return null;
+    return decodeEvents(new Uint8Array(await r.arrayBuffer()));
+  }
+}
+
+// ---- tabs ---------------------------------------------------------------------------------
+
+function missing(container, result, what) {
+  const why = unavailable(result);
+  if (why) { container.append(note(`${what}: ${why}`)); return true; }
+  return false;
+}
+
+const SUMMARY_KEYS = ['span_ns', 'events', 'slices', 'steps', 'distinct_ops', 'processes', 'threads',
+  'gpu_streams', 'counters', 'flows', 'memory_events', 'dropped_events'];
+
+async function overview(c, src) {
+  const s = await src.get('summary');
+  if (!missing(c, s, 'Summary')) {
+    c.append(el('h3', {}, 'Key numbers'), cards(s, 'summary', SUMMARY_KEYS.filter((k) => k in s)));
+    const meta = [s.source && `source ${s.source}`, s.format && `format ${s.format}`,
+      s.rank >= 0 ? `rank ${s.rank}` : null].filter(Boolean).join(' · ');
+    c.append(el('p', { class: 'muted' }, meta));
+    if (s.devices && s.devices.length) c.append(el('p', {}, 'Devices: ' + s.devices.join('; ')));
+  }
+  const steps = await src.get('steps');
+  c.append(el('h3', {}, 'Step-time breakdown'));
+  if (!missing(c, steps, 'Steps')) stepChart(c, steps);
+  const b = await src.get('bottlenecks');
+  c.append(el('h3', {}, 'Recommendations'));
+  if (!missing(c, b, 'Bottlenecks')) recommendations(c, b);
+  if (!unavailable(s) && s.top_ops) {
+    c.append(el('h3', {}, 'Top operators'), dataTable(s.top_ops, { id: 'summary.top_ops',
+      columns: ['name', 'category', 'count', 'total_ns', 'self_ns', 'mean_ns', 'percent_of_span'] }));
+  }
+}
+
+// Each step's time split by phase (CPU traces) or by GPU class (GPU traces), stacked.
+function stepChart(c, steps) {
+  const rows = steps.steps || [];
+  if (!rows.length) {
+    c.append(note('No profiler steps (ProfilerStep#N) in this trace, so no per-step breakdown.'));
+  } else {
+    const field = steps.has_gpu ? 'gpu_class_ns' : 'phase_ns';
+    const keys = Object.keys(rows[0][field] || {});
+    const labels = rows.map((r) => String(r.number ?? r.name));
+    barChart(c, { title: `Step time by ${steps.has_gpu ? 'GPU activity' : 'phase'}`, labels, stacked: true, testid: 'step-chart',
+      series: keys.map((k) => ({ label: k, values: rows.map((r) => r[field][k]) })), yFmt: fmtNs });
+  }
+  c.append(renderGeneric(steps, 'steps'));
+}
+
+function recommendations(c, b) {
+  const list = b.findings || [];
+  if (!list.length) c.append(note('No rule fired: nothing stands out in this trace.'));
+  const ul = el('ol', { class: 'recs', 'data-testid': 'recommendations' });
+  for (const r of list) {
+    const units = r.evidence_units || {};
+    const ev = Object.entries(r.evidence || {}).map(([k, v]) => {
+      const u = units[k] || '';
+      const shown = u === 'ns' ? fmtNs(v) : u === 'bytes' ? fmtBytes(v) : u === '%' ? v.toFixed(1) + '%' : String(+Number(v).toFixed(3)) + (u ? ' ' + u : '');
+      return `${k} = ${shown}`;
+    }).join(', ');
+    ul.append(el('li', { 'data-kind': r.kind }, el('span', { class: `sev sev-${r.severity}` }, r.severity), ' ', el('b', {}, r.title),
+      r.recommendation ? el('div', {}, r.recommendation) : null,
+      ev ? el('div', { class: 'evidence' }, 'Evidence: ' + ev) : null,
+      r.rule ? el('div', { class: 'evidence' }, 'Rule: ' + r.rule) : null));
+  }
+  c.append(ul);
+  const details = el('details', {}, el('summary', {}, 'All findings as a table'));
+  details.append(renderGeneric(b, 'bottlenecks'));
+  c.append(details);
+}
+
+async function operators(c, src) {
+  const ops = await src.get('ops');
+  if (missing(c, ops, 'Operators')) return;
+  const rows = Array.isArray(ops) ? ops : ops.ops || [];
+  if (!rows.length) { c.append(note('No operators: the trace has no duration events.')); return; }
+  const top = [...rows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
+  barChart(c, { title: 'Top operators by total time', labels: top.map((r) => r.name), testid: 'ops-chart',
+    series: [{ label: 'total', values: top.map((r) => r.total_ns) }, { label: 'self', values: top.map((r) => r.self_ns) }], yFmt: fmtNs });
+  c.append(dataTable(rows, { id: 'ops', columns: ['name', 'category', 'count', 'total_ns', 'self_ns',
+    'mean_ns', 'min_ns', 'max_ns', 'p50_ns', 'p90_ns', 'p99_ns', 'percent_of_span'] }));
+  const f = await src.get('flops');
+  c.append(el('h3', {}, 'FLOPs and model FLOPs utilization'));
+  if (!missing(c, f, 'FLOPs')) c.append(renderGeneric(f, 'flops'));
+}
+
+async function kernels(c, src) {
+  const k = await src.get('kernels');
+  if (missing(c, k, 'Kernels')) return;
+  const rows = Array.isArray(k) ? k : (k.kernels || []);
+  if (rows.length && 'total_ns' in rows[0]) {
+    const top = [...rows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
+    barChart(c, { title: 'Top kernels by total time', labels: top.map((r) => r.name), testid: 'kernels-chart',
+      series: [{ label: 'total', values: top.map((r) => r.total_ns) }], yFmt: fmtNs });
+  }
+  c.append(renderGeneric(k, 'kernels'));
+}
+
+async function timeline(c, src) {
+  const t = await src.get('timeline');
+  if (missing(c, t, 'Timeline')) return;
+  c.append(cards(t, 'timeline', ['cpu_busy_ns', 'gpu_busy_ns', 'overlap_ns', 'gpu_idle_ns',
+    'gpu_busy_overlapped_pct', 'slices', 'flows'].filter((k) => k in t)));
+  const holder = el('div', { class: 'tl-holder' });
+  c.append(holder);
+  const ev = await src.events();
+  if (!ev) { holder.append(note('The event data for the timeline is not in this page.')); return; }
+  renderTimeline(holder, ev, t);
+  if (t.lanes) c.append(el('h3', {}, 'Lanes'), dataTable(t.lanes, { id: 'timeline.lanes' }));
+}
+
+async function flame(c, src) {
+  const f = await src.get('flame');
+  if (missing(c, f, 'Flame graph')) return;
+  renderFlame(c, f);
+}
+
+async function memory(c, src) {
+  const m = await src.get('memory');
+  if (!missing(c, m, 'Memory')) {
+    const devices = m.devices || [];
+    if (!devices.length) c.append(note('No memory events in this trace: record with profile_memory=True (PyTorch) or mlprof run --memory.'));
+    for (const d of devices) {
+      const tl = d.timeline || {};
+      const ts = tl.ts_ns || [];
+      if (!ts.length) continue;
+      const t0 = ts[0];
+      const series = [{ label: `${d.device} allocated`, values: tl.allocated }];
+      if (d.has_reserved && tl.reserved) series.push({ label: `${d.device} reserved`, values: tl.reserved.map((v) => (v >= 0 ? v : null)) });
+      lineChart(c, { title: `Memory on ${d.device}`, testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes,
+        marker: { x: d.peak_ts_ns - t0, label: `peak ${fmtBytes(d.peak_allocated)}${d.peak_op ? ' in ' + d.peak_op : ''}` } });
+    }
+    c.append(renderGeneric(m, 'memory'));
+  }
+  const l = await src.get('leaks');
+  c.append(el('h3', {}, 'Leaks'));
+  if (!missing(c, l, 'Leaks')) c.append(renderGeneric(l, 'leaks'));
+}
+
+async function gpu(c, src) {
+  const g = await src.get('gpu');
+  if (!missing(c, g, 'GPU')) c.append(renderGeneric(g, 'gpu'));
+  const t = await src.get('timeline');
+  const series = (t && t.counters) || [];
+  c.append(el('h3', {}, 'Counters'));
+  if (!series.length) { c.append(note('No counter events (GPU utilization, memory, power…) in this trace.')); return; }
+  for (const s of series.slice(0, 24)) {
+    lineChart(c, { title: s.name, testid: 'counter-chart', xs: s.ts_ns, height: 180,
+      series: [{ label: s.name, values: s.values }], yFmt: (v) => (Math.abs(v) >= 1e5 ? v.toExponential(2) : String(+v.toFixed(3))) });
+  }
+}
+
+async function ranks(c, src) {
+  const r = await src.get('ranks');
+  if (!missing(c, r, 'Ranks')) c.append(renderGeneric(r, 'ranks'));
+}
+
+async function compare(c, src) {
+  const r = await src.get('compare');
+  if (!missing(c, r, 'Compare')) c.append(renderGeneric(r, 'compare'));
+}
+
+const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, ranks, compare };
+
+// ---- shell --------------------------------------------------------------------------------
+
+function buildTabs(root, src, initial) {
+  const nav = el('nav', { class: 'tabs', role: 'tablist' });
+  const panes = el('div', { class: 'panes' });
+  const done = new Map();
+  let current = null;
+  async function show(id) {
+    current = id;
+    for (const b of nav.children) b.classList.toggle('active', b.dataset.tab === id);
+    for (const p of panes.children) p.hidden = p.dataset.pane !== id;
+    const pane = panes.querySelector(`[data-pane="${id}"]`);
+    if (!done.has(id)) {
+      const p = (async () => {
+        try { await RENDER[id](pane, src); } catch (e) {
+          pane.append(note(`Could not draw this tab: ${e.message}`, 'error'));
+          console.error(e);
+        }
+        pane.dataset.ready = '1';
+      })();
+      done.set(id, p);
+    }
+    await done.get(id);
+    if (location.hash !== '#' + id) history.replaceState(null, '', '#' + id);
+  }
+  for (const [id, label] of TABS) {
+    nav.append(el('button', { class: 'tab', role: 'tab', 'data-tab': id, onclick: () => show(id) }, label));
+    panes.append(el('section', { class: 'pane', 'data-pane': id, 'data-testid': `pane-${id}`, hidden: true }));
+  }
+  root.append(nav, panes);
+  const start = TABS.some(([id]) => id === initial) ? initial : 'overview';
+  show(start);
+  return { show, current: () => current };
+}
+
+function header(title, sub) {
+  return el('header', { class: 'top' }, el('h1', {}, 'mlprof'), el('span', { class: 'title', 'data-testid': 'title' }, title),
+    sub ? el('span', { class: 'muted' }, sub) : null);
+}
+
+async function startDashboard(root, data) {
+  let traces = [];
+  let selected = null, base = '';
+  const select = el('select', { 'data-testid': 'trace-select' });
+  const baseSelect = el('select', { 'data-testid': 'base-select' });
+  const status = el('span', { class: 'muted', 'data-testid': 'live-status' });
+  const body = el('div');
+  root.append(header(data.title || 'dashboard', 'live'), el('div', { class: 'toolbar' },
+    el('label', {}, 'Trace ', select), el('label', {}, ' compare with ', baseSelect), status), body);
+  let tabs = null;
+  function open() {
+    body.replaceChildren();
+    if (!selected) { body.append(note('No trace files in this directory yet (.json, .json.gz, .mlprof). Waiting for one…')); return; }
+    const src = new RestSource(selected, base);
+    tabs = buildTabs(body, src, tabs ? tabs.current() : (location.hash || '#overview').slice(1));
+  }
+  select.addEventListener('change', () => { selected = select.value; open(); });
+  baseSelect.addEventListener('change', () => { base = baseSelect.value; open(); });
+  async function poll() {
+    try {
+      const r = await fetch('api/traces');
+      const list = (await r.json()).traces || [];
+      const key = (t) => `${t.name}|${t.size}|${t.mtime_ns}`;
+      const before = new Map(traces.map((t) => [t.name, key(t)]));
+      const changed = list.length !== traces.length || list.some((t) => before.get(t.name) !== key(t));
+      if (changed) {
+        const selChanged = selected && before.has(selected) && list.find((t) => t.name === selected && before.get(t.name) !== key(t));
+        traces = list;
+        select.replaceChildren(...list.map((t) => el('option', { value: t.name, selected: t.name === selected }, t.name)));
+        baseSelect.replaceChildren(el('option', { value: '' }, '(none)'),
+          ...list.map((t) => el('option', { value: t.name, selected: t.name === base }, t.name)));
+        select.dataset.count = String(list.length);
+        if (!selected || !list.some((t) => t.name === selected)) { selected = list[0]?.name || null; open(); }
+        else if (selChanged) open();  // the trace file changed: redraw with fresh analyses
+      }
+      status.textContent = `${list.length} traces · updated ${new Date().toLocaleTimeString()}`;
+    } catch (e) {
+      status.textContent = 'server unreachable: ' + e.message;
+    }
+  }
+  await poll();
+  if (!tabs) open();
+  setInterval(poll, data.poll_ms || 2000);
+}
+
+function main() {
+  const root = document.getElementById('app');
+  const dataNode = document.getElementById('mlprof-data');
+  const data = dataNode ? JSON.parse(dataNode.textContent) : { kind: 'dashboard' };
+  window.mlprofData = data;
+  if (data.kind === 'dashboard') { startDashboard(root, data); return; }
+  const src = new EmbeddedSource(data);
+  if (data.kind === 'flame') {
+    root.append(header(data.title || 'flame graph'));
+    const pane = el('section', { class: 'pane', 'data-pane': 'flame', 'data-testid': 'pane-flame' });
+    root.append(pane);
+    flame(pane, src).then(() => { pane.dataset.ready = '1'; });
+    return;
+  }
+  if (data.kind === 'timeline') {
+    root.append(header(data.title || 'timeline'));
+    const pane = el('section', { class: 'pane', 'data-pane': 'timeline', 'data-testid': 'pane-timeline' });
+    root.append(pane);
+    timeline(pane, src).then(() => { pane.dataset.ready = '1'; });
+    return;
+  }
+  root.append(header(data.title || 'report', data.base ? `compared with ${data.base}` : ''));
+  buildTabs(root, src, (location.hash || '#overview').slice(1));
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', main);
+else main();
