@@ -162,29 +162,24 @@ bool read_arg(TraceBuilder& b, StringId key, od::value v) {
   if (v.type().get(type)) return false;
   switch (type) {
     case od::json_type::number: {
-      od::number_type nt;
-      if (v.get_number_type().get(nt)) {
-        b.arg_json(key, v.raw_json_token());
-        return true;
-      }
-      if (nt == od::number_type::signed_integer) {
-        int64_t x;
-        if (v.get_int64().get(x)) return false;
-        b.arg_int(key, x);
-      } else if (nt == od::number_type::unsigned_integer) {
-        uint64_t x;
-        if (v.get_uint64().get(x)) return false;
-        b.arg_uint(key, x);
+      od::number_type nt = od::number_type::floating_point_number;
+      if (v.get_number_type().get(nt)) nt = od::number_type::floating_point_number;
+      int64_t i;
+      uint64_t u;
+      double d;
+      if (nt == od::number_type::signed_integer && !v.get_int64().get(i)) {
+        b.arg_int(key, i);
+      } else if (nt == od::number_type::unsigned_integer && !v.get_uint64().get(u)) {
+        b.arg_uint(key, u);
+      } else if (nt == od::number_type::floating_point_number && !v.get_double().get(d)) {
+        b.arg_double(key, d);
       } else {
-        double x;
-        if (v.get_double().get(x)) {
-          // Integers beyond 64 bits: keep their text.
-          std::string_view raw = v.raw_json_token();
-          while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n')) raw.remove_suffix(1);
-          b.arg_json(key, raw);
-          return true;
-        }
-        b.arg_double(key, x);
+        // Integers beyond 64 bits: keep their text.
+        std::string_view raw = v.raw_json_token();
+        while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' ||
+                                raw.back() == '\t'))
+          raw.remove_suffix(1);
+        b.arg_json(key, raw);
       }
       return true;
     }

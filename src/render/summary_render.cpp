@@ -31,7 +31,15 @@ std::string render_summary_text(const SummaryResult& r, size_t width) {
   if (r.dropped_events)
     out += "WARNING: the recorder dropped " + std::to_string(r.dropped_events) +
            " events (buffer limit reached)\n";
-  for (const std::string& d : r.devices) out += "device " + d + "\n";
+  // Identical devices (8 x A100) on one line.
+  for (size_t i = 0; i < r.devices.size();) {
+    std::string desc = r.devices[i].substr(r.devices[i].find(": ") + 2);
+    size_t j = i + 1;
+    while (j < r.devices.size() && r.devices[j].substr(r.devices[j].find(": ") + 2) == desc) ++j;
+    out += j - i > 1 ? "devices " + std::to_string(j - i) + " x " + desc + "\n"
+                     : "device " + r.devices[i] + "\n";
+    i = j;
+  }
   if (!r.categories.empty()) {
     out += "events per category:";
     size_t col = 20;
