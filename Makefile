@@ -2,10 +2,11 @@
 SHELL := /bin/bash
 DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config python3 libsimdjson-dev libisal-dev \
   libzstd-dev libfmt-dev libcli11-dev libcpp-httplib-dev libgtest-dev libgmock-dev \
-  libbenchmark-dev libsqlite3-dev libunwind-dev libdw-dev zlib1g-dev valgrind chromium
+  libbenchmark-dev libsqlite3-dev libunwind-dev libdw-dev zlib1g-dev valgrind \
+  clang libclang-rt-14-dev chromium
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build demo test test-asan test-tsan bench clean format
+.PHONY: deps build demo test test-asan test-tsan fuzz bench clean format
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -36,6 +37,10 @@ test-tsan: deps
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS)
 	cd build-tsan && ctest --output-on-failure -j $(JOBS) -R 'recorder'
+
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	bash tests/fuzz/run_fuzz.sh $(FUZZ_SECONDS)
 
 bench: build
 	bash bench/run_all.sh
