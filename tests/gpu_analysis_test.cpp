@@ -107,8 +107,8 @@ Trace two_stream_trace() {
   g.launch(90 * us, 4 * us, 7, 100 * us, 10 * us, "volta_sgemm_64x64_nt");
   g.launch(95 * us, 3 * us, 7, 112 * us, 8 * us, "volta_h884gemm_64x64");
   g.launch(96 * us, 3 * us, 8, 105 * us, 20 * us, "ncclKernel_AllReduce_RING_LL_Sum_float");
-  g.launch(97 * us, 2 * us, 8, 130 * us, 10 * us, "Memcpy HtoD (Pageable -> Device)",
-           "gpu_memcpy", 1'000'000, "cudaMemcpyAsync");
+  g.launch(97 * us, 2 * us, 8, 130 * us, 10 * us, "Memcpy HtoD (Pageable -> Device)", "gpu_memcpy",
+           1'000'000, "cudaMemcpyAsync");
   g.launch(150 * us, 5 * us, 7, 200 * us, 10 * us, "volta_sgemm_64x64_nt");
   g.cpu_slice(80 * us, 30 * us, "aten::mm");
   return g.finish();
@@ -210,8 +210,8 @@ TEST(GpuAnalysis, HtaModeDropsTheLastStepAndRoundsToMicroseconds) {
                 b.intern("user_annotation"));
     uint32_t m = b.args_mark();
     b.arg_int(corr, s + 1);
-    b.add_slice(cpu, base + 10 * us, 5 * us, b.intern("cudaLaunchKernel"),
-                b.intern("cuda_runtime"), b.args_since(m));
+    b.add_slice(cpu, base + 10 * us, 5 * us, b.intern("cudaLaunchKernel"), b.intern("cuda_runtime"),
+                b.args_since(m));
     m = b.args_mark();
     b.arg_int(corr, s + 1);
     // 100.4 us long, starting 0.3 us into a microsecond.

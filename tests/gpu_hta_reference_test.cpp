@@ -240,8 +240,8 @@ TEST_P(HtaReference, LaunchStats) {
   EXPECT_NEAR(l.sum_gpu_ns / 1000.0, num(rank["sum_gpu_duration"]), std::max(2.0, rows * 1e-3));
   double delay = num(rank["sum_launch_delay"]);
   EXPECT_NEAR(l.sum_delay_ns / 1000.0, delay, std::max(2.0, delay * 1e-5));
-  EXPECT_NEAR(static_cast<double>(l.short_kernels), num(rank["n_gpu_shorter_than_cpu_and_cpu_le_50"]),
-              rows * 1e-3);
+  EXPECT_NEAR(static_cast<double>(l.short_kernels),
+              num(rank["n_gpu_shorter_than_cpu_and_cpu_le_50"]), rows * 1e-3);
   EXPECT_NEAR(static_cast<double>(l.runtime_outliers), num(rank["n_runtime_outliers_gt_50"]),
               rows * 1e-3);
   EXPECT_NEAR(static_cast<double>(l.delay_outliers), num(rank["n_launch_delay_outliers_gt_100"]),

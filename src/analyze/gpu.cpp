@@ -101,8 +101,7 @@ std::vector<StreamIdle> idle_breakdown(const GpuEvents& ev, int64_t delay_ns) {
   return out;
 }
 
-std::vector<StreamQueue> queue_lengths(const Trace& trace, const GpuEvents& ev,
-                                       size_t max_points) {
+std::vector<StreamQueue> queue_lengths(const Trace& trace, const GpuEvents& ev, size_t max_points) {
   NameFlag accepted(trace, ev.hta_compatible ? &is_hta_launch_call_name : &is_launch_call_name);
   struct Point {
     int64_t ts;
@@ -239,8 +238,7 @@ LaunchStats launch_stats(const Trace& trace, const GpuEvents& ev, const GpuOptio
     r.slice = e.slice;
     rows.push_back(r);
   }
-  std::sort(rows.begin(), rows.end(),
-            [](const Row& a, const Row& b) { return a.corr < b.corr; });
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.corr < b.corr; });
   cpu.reserve(rows.size());
   gpu.reserve(rows.size());
   delay.reserve(rows.size());

@@ -7,7 +7,9 @@ namespace mlprof {
 namespace {
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
-bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
+bool contains(std::string_view s, std::string_view p) {
+  return s.find(p) != std::string_view::npos;
+}
 
 }  // namespace
 
@@ -68,8 +70,8 @@ bool uses_tensor_cores(std::string_view n) {
       "xmma_warp_specialized_implicit_gemm", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel",
       "conv1x1", "conv2d_c1_k1", "direct_group",
       // newer names
-      "tensorop", "gmma", "wgmma", "_tensor16x8x", "tensor16x8x", "flash_fwd", "flash_bwd",
-      "fmha", "xmma_fprop"};
+      "tensorop", "gmma", "wgmma", "_tensor16x8x", "tensor16x8x", "flash_fwd", "flash_bwd", "fmha",
+      "xmma_fprop"};
   for (std::string_view p : kPatterns) {
     if (contains(n, p)) return true;
   }
@@ -77,16 +79,17 @@ bool uses_tensor_cores(std::string_view n) {
 }
 
 bool is_hta_launch_call_name(std::string_view name) {
-  return name == "cudaLaunchKernel" || name == "cudaLaunchKernelExC" ||
-         name == "cudaMemcpyAsync" || name == "cudaMemsetAsync";
+  return name == "cudaLaunchKernel" || name == "cudaLaunchKernelExC" || name == "cudaMemcpyAsync" ||
+         name == "cudaMemsetAsync";
 }
 
 bool is_launch_call_name(std::string_view name) {
   if (is_hta_launch_call_name(name)) return true;
   static constexpr std::array<std::string_view, 11> kNames = {
-      "cuLaunchKernel", "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
-      "cudaMemcpy", "cudaMemset", "cudaMemcpy2DAsync", "cudaGraphLaunch", "hipLaunchKernel",
-      "hipExtLaunchKernel", "hipMemcpyAsync", "hipMemsetAsync"};
+      "cuLaunchKernel",  "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
+      "cudaMemcpy",      "cudaMemset",       "cudaMemcpy2DAsync",
+      "cudaGraphLaunch", "hipLaunchKernel",  "hipExtLaunchKernel",
+      "hipMemcpyAsync",  "hipMemsetAsync"};
   for (std::string_view k : kNames) {
     if (name == k) return true;
   }

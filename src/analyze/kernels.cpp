@@ -137,8 +137,8 @@ std::vector<HtaKernelRow> hta_rows(const std::vector<KernelStats>& kernels, Kern
     for (size_t i = 0; i < rows.size(); ++i) cumsum[i] = c += rows[i].sum;
     double x = o.hta_duration_ratio * static_cast<double>(rows.size() - 1);
     size_t lo = static_cast<size_t>(std::floor(x));
-    double q = lo + 1 < rows.size() ? cumsum[lo] + (cumsum[lo + 1] - cumsum[lo]) * (x - lo)
-                                    : cumsum[lo];
+    double q =
+        lo + 1 < rows.size() ? cumsum[lo] + (cumsum[lo + 1] - cumsum[lo]) * (x - lo) : cumsum[lo];
     std::map<std::string, std::vector<double>> groups;
     for (size_t i = 0; i < rows.size(); ++i) {
       bool other = cumsum[i] > q || i >= o.hta_num_kernels;
@@ -169,10 +169,9 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
 
   const SliceTable& s = trace.slices;
   auto key = [&](const char* k) { return trace.strings.find(k); };
-  const StringId k_grid = key("grid"), k_block = key("block"),
-                 k_regs = key("registers per thread"), k_smem = key("shared memory"),
-                 k_bps = key("blocks per SM"), k_wps = key("warps per SM"),
-                 k_occ = key("est. achieved occupancy %");
+  const StringId k_grid = key("grid"), k_block = key("block"), k_regs = key("registers per thread"),
+                 k_smem = key("shared memory"), k_bps = key("blocks per SM"),
+                 k_wps = key("warps per SM"), k_occ = key("est. achieved occupancy %");
   auto find = [&](uint32_t slice, StringId k) -> const Arg* {
     if (k == StringPool::kNotFound) return nullptr;
     return trace.find_arg(s.args_begin[slice], s.args_count[slice], k);
@@ -228,7 +227,8 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
       LaunchConfig& l = k.launch;
       l.grid = arg_string(trace, find(a.first_slice, k_grid));
       l.block = arg_string(trace, find(a.first_slice, k_block));
-      if (const Arg* x = find(a.first_slice, k_regs)) l.registers_per_thread = x->as_int().value_or(-1);
+      if (const Arg* x = find(a.first_slice, k_regs))
+        l.registers_per_thread = x->as_int().value_or(-1);
       if (const Arg* x = find(a.first_slice, k_smem)) l.shared_memory = x->as_int().value_or(-1);
       if (const Arg* x = find(a.first_slice, k_bps)) l.blocks_per_sm = x->as_double().value_or(-1);
       if (const Arg* x = find(a.first_slice, k_wps)) l.warps_per_sm = x->as_double().value_or(-1);
@@ -254,8 +254,7 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
 
   r.type_breakdown = type_breakdown(ev, o.include_memory);
   // HTA lists rows sorted by (kernel_type, name): COMMUNICATION, COMPUTATION, MEMORY.
-  for (KernelType t :
-       {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory}) {
+  for (KernelType t : {KernelType::kCommunication, KernelType::kComputation, KernelType::kMemory}) {
     if (t == KernelType::kMemory && !o.include_memory) continue;
     std::vector<HtaKernelRow> rows = hta_rows(r.kernels, t, o, r.rank);
     std::sort(rows.begin(), rows.end(),

@@ -34,8 +34,8 @@ double bus_factor(std::string_view op, int64_t n) {
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   auto has = [&](const char* s) { return lower.find(s) != std::string::npos; };
   if (has("allreduce") || has("all_reduce")) return 2.0 * (r - 1) / r;
-  if (has("allgather") || has("all_gather") || has("reduce_scatter") ||
-      has("reducescatter") || has("alltoall") || has("all_to_all")) {
+  if (has("allgather") || has("all_gather") || has("reduce_scatter") || has("reducescatter") ||
+      has("alltoall") || has("all_to_all")) {
     return (r - 1) / r;
   }
   return 1.0;
@@ -192,8 +192,9 @@ RanksResult analyze_ranks(const std::vector<const Trace*>& traces, const RanksOp
     }
     r.collectives.push_back(c);
   }
-  std::sort(r.collectives.begin(), r.collectives.end(),
-            [](const CollectiveStats& a, const CollectiveStats& b) { return a.time_ns > b.time_ns; });
+  std::sort(
+      r.collectives.begin(), r.collectives.end(),
+      [](const CollectiveStats& a, const CollectiveStats& b) { return a.time_ns > b.time_ns; });
   return r;
 }
 

@@ -67,9 +67,8 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
     if (loaded[i]) {
       out.push_back(std::move(*loaded[i]));
     } else {
-      errors.push_back(failure[i].find(files[i]) == std::string::npos
-                           ? files[i] + ": " + failure[i]
-                           : failure[i]);
+      errors.push_back(failure[i].find(files[i]) == std::string::npos ? files[i] + ": " + failure[i]
+                                                                      : failure[i]);
     }
   }
   if (out.empty()) return Status::error(dir + ": no trace could be loaded");

@@ -161,8 +161,9 @@ std::string render_gpu_text(const GpuResult& r, size_t width) {
            ", CPU active during " + format_percent(d.cpu_gpu_overlap) + " of it\n";
   }
 
-  out += "\nIdle time by cause per stream (host wait: launched after the previous kernel ended;"
-         "\nkernel wait: shorter gap; other)\n";
+  out +=
+      "\nIdle time by cause per stream (host wait: launched after the previous kernel ended;"
+      "\nkernel wait: shorter gap; other)\n";
   TextTable it;
   it.add_column("stream", TextTable::Align::kLeft);
   it.add_column("idle");
@@ -185,8 +186,8 @@ std::string render_gpu_text(const GpuResult& r, size_t width) {
   qt.add_column("at max 1024");
   for (const StreamQueue& q : r.queues) {
     qt.add_row({"GPU " + std::to_string(q.device) + " stream " + std::to_string(q.stream),
-                fixed(q.mean_time_weighted, 2), fixed(q.hta.mean, 2),
-                std::to_string(q.max_length), dur(q.time_at_max_queue_ns)});
+                fixed(q.mean_time_weighted, 2), fixed(q.hta.mean, 2), std::to_string(q.max_length),
+                dur(q.time_at_max_queue_ns)});
   }
   out += qt.render(width);
 
@@ -225,9 +226,9 @@ std::string render_gpu_text(const GpuResult& r, size_t width) {
     for (const MemoryBandwidth& b : r.bandwidth) {
       bt.add_row({b.kind, std::to_string(b.count), format_bytes(static_cast<double>(b.bytes)),
                   dur(b.time_ns), fixed(b.achieved_gbps, 2),
-                  b.pageable_count ? std::to_string(b.pageable_count) + " (" +
-                                         dur(b.pageable_time_ns) + ")"
-                                   : ""});
+                  b.pageable_count
+                      ? std::to_string(b.pageable_count) + " (" + dur(b.pageable_time_ns) + ")"
+                      : ""});
     }
     out += bt.render(width);
     if (r.pageable_memcpy_count > 0) {

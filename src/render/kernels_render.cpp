@@ -62,15 +62,16 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
     std::string cfg;
     if (!k.launch.grid.empty()) cfg = k.launch.grid + "x" + k.launch.block;
     if (k.launch.varies) cfg += "*";
-    t.add_row({k.name, k.kind == GpuWorkKind::kKernel ? std::string(kernel_type_name(k.type))
-                                                      : work_kind_name(k.kind),
-               std::to_string(k.count), format_duration_ns(static_cast<double>(k.total_ns)),
-               format_duration_ns(k.mean_ns), format_duration_ns(static_cast<double>(k.min_ns)),
-               format_duration_ns(static_cast<double>(k.max_ns)), format_percent(k.share),
-               k.tensor_cores ? "yes" : "", cfg,
-               k.launch.registers_per_thread >= 0 ? std::to_string(k.launch.registers_per_thread)
-                                                  : "",
-               k.launch.achieved_occupancy >= 0 ? fixed(k.launch.achieved_occupancy, 0) : ""});
+    t.add_row(
+        {k.name,
+         k.kind == GpuWorkKind::kKernel ? std::string(kernel_type_name(k.type))
+                                        : work_kind_name(k.kind),
+         std::to_string(k.count), format_duration_ns(static_cast<double>(k.total_ns)),
+         format_duration_ns(k.mean_ns), format_duration_ns(static_cast<double>(k.min_ns)),
+         format_duration_ns(static_cast<double>(k.max_ns)), format_percent(k.share),
+         k.tensor_cores ? "yes" : "", cfg,
+         k.launch.registers_per_thread >= 0 ? std::to_string(k.launch.registers_per_thread) : "",
+         k.launch.achieved_occupancy >= 0 ? fixed(k.launch.achieved_occupancy, 0) : ""});
   }
   out += t.render(width);
   if (n < r.kernels.size()) {

@@ -20,7 +20,7 @@ struct GpuOptions {
   // HTA get_cuda_kernel_launch_stats cutoffs (runtime_cutoff=50 us, launch_delay_cutoff=100 us).
   int64_t runtime_cutoff_ns = 50'000;
   int64_t launch_delay_cutoff_ns = 100'000;
-  size_t max_flagged_launches = 20;    // worst short-kernel/long-launch calls listed
+  size_t max_flagged_launches = 20;       // worst short-kernel/long-launch calls listed
   size_t queue_series_max_points = 1000;  // per stream, downsampled by max within buckets
 };
 
@@ -34,14 +34,14 @@ Describe describe(std::vector<double> values);
 
 // HTA temporal breakdown; mlprof adds communication, memcpy and memset unions.
 struct TemporalBreakdown {
-  int32_t device = -1;          // -1: all devices of the trace (HTA's per-rank row)
-  int64_t span_ns = 0;          // last GPU end - first GPU start (HTA "kernel_time")
-  int64_t idle_ns = 0;          // span - |union of all GPU work|
-  int64_t compute_ns = 0;       // |union of computation kernels|
-  int64_t non_compute_ns = 0;   // span - compute - idle
-  int64_t communication_ns = 0; // |union of communication kernels|
-  int64_t memcpy_ns = 0;        // |union of memcpys|
-  int64_t memset_ns = 0;        // |union of memsets|
+  int32_t device = -1;           // -1: all devices of the trace (HTA's per-rank row)
+  int64_t span_ns = 0;           // last GPU end - first GPU start (HTA "kernel_time")
+  int64_t idle_ns = 0;           // span - |union of all GPU work|
+  int64_t compute_ns = 0;        // |union of computation kernels|
+  int64_t non_compute_ns = 0;    // span - compute - idle
+  int64_t communication_ns = 0;  // |union of communication kernels|
+  int64_t memcpy_ns = 0;         // |union of memcpys|
+  int64_t memset_ns = 0;         // |union of memsets|
   double idle_pct = 0, compute_pct = 0, non_compute_pct = 0;  // of span, unrounded
   double communication_pct = 0, memcpy_pct = 0, memset_pct = 0;
 };
@@ -51,8 +51,8 @@ struct TemporalBreakdown {
 // consecutive_kernel_delay, else other. Kernel wait can be negative on overlapping events.
 struct IdleCategory {
   int64_t time_ns = 0;
-  double ratio = 0;        // of the stream's idle time
-  Describe intervals_us;   // HTA idle_interval_stats, in microseconds
+  double ratio = 0;       // of the stream's idle time
+  Describe intervals_us;  // HTA idle_interval_stats, in microseconds
 };
 struct StreamIdle {
   int32_t device = 0;
@@ -82,33 +82,33 @@ struct StreamQueue {
 struct MemoryBandwidth {
   std::string kind;
   uint64_t count = 0;
-  int64_t bytes = 0;              // sum of args "bytes" (0 when absent)
-  int64_t time_ns = 0;            // sum of durations
-  double achieved_gbps = 0;       // bytes / time (1 GB = 1e9 bytes)
-  uint64_t pageable_count = 0;    // copies from pageable host memory
+  int64_t bytes = 0;            // sum of args "bytes" (0 when absent)
+  int64_t time_ns = 0;          // sum of durations
+  double achieved_gbps = 0;     // bytes / time (1 GB = 1e9 bytes)
+  uint64_t pageable_count = 0;  // copies from pageable host memory
   int64_t pageable_bytes = 0;
   int64_t pageable_time_ns = 0;
-  Describe hta_gbps;              // HTA memory_bw_summary (time series of summed bandwidth)
+  Describe hta_gbps;  // HTA memory_bw_summary (time series of summed bandwidth)
 };
 
 // One launch call matched to its GPU event by correlation.
 struct LaunchRecord {
   std::string kernel;
   int64_t correlation = -1;
-  int64_t cpu_ns = 0;         // launch call duration
-  int64_t gpu_ns = 0;         // GPU event duration
-  int64_t delay_ns = 0;       // GPU start - launch call end
+  int64_t cpu_ns = 0;    // launch call duration
+  int64_t gpu_ns = 0;    // GPU event duration
+  int64_t delay_ns = 0;  // GPU start - launch call end
 };
 struct LaunchStats {
   uint64_t rows = 0;
   int64_t sum_cpu_ns = 0, sum_gpu_ns = 0, sum_delay_ns = 0;
-  Describe cpu_us, gpu_us, delay_us;      // HTA describe(), microseconds
+  Describe cpu_us, gpu_us, delay_us;  // HTA describe(), microseconds
   // HTA's three views: short kernels (gpu < cpu and cpu <= runtime_cutoff), runtime outliers
   // (cpu > runtime_cutoff), launch delay outliers (delay > launch_delay_cutoff).
   uint64_t short_kernels = 0, runtime_outliers = 0, delay_outliers = 0;
   int64_t short_kernels_gpu_ns = 0, short_kernels_cpu_ns = 0;
-  std::vector<LaunchRecord> flagged;      // short kernels with the longest launches
-  std::vector<LaunchRecord> first;        // first 5 rows by correlation (for checks)
+  std::vector<LaunchRecord> flagged;  // short kernels with the longest launches
+  std::vector<LaunchRecord> first;    // first 5 rows by correlation (for checks)
 };
 
 struct DeviceGpuStats {
@@ -129,12 +129,12 @@ struct GpuResult {
   bool hta_dropped_last_step = false;
   std::vector<int64_t> kept_steps;
   uint64_t gpu_events = 0;
-  TemporalBreakdown temporal;               // all devices together (HTA's per-rank row)
-  double comm_comp_overlap_pct = NAN;       // all devices together
+  TemporalBreakdown temporal;          // all devices together (HTA's per-rank row)
+  double comm_comp_overlap_pct = NAN;  // all devices together
   std::vector<DeviceGpuStats> devices;
-  std::vector<StreamIdle> idle;             // all streams of all devices
+  std::vector<StreamIdle> idle;  // all streams of all devices
   std::vector<StreamQueue> queues;
-  std::vector<MemoryBandwidth> bandwidth;   // all devices
+  std::vector<MemoryBandwidth> bandwidth;  // all devices
   LaunchStats launches;
   int64_t pageable_memcpy_count = 0;
   int64_t pageable_memcpy_ns = 0;

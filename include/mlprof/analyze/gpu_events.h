@@ -2,8 +2,8 @@
 // Built once per analysis (O(n log n)); kernels, gpu and ranks all start from it.
 #pragma once
 
-#include <cstdint>
 #include <climits>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
@@ -23,28 +23,28 @@ struct GpuEventsOptions {
 };
 
 struct GpuEvent {
-  int64_t ts = 0;    // ns (HTA mode: integer microseconds * 1000)
+  int64_t ts = 0;  // ns (HTA mode: integer microseconds * 1000)
   int64_t end = 0;
-  uint32_t slice = 0;      // index into Trace::slices
+  uint32_t slice = 0;  // index into Trace::slices
   int32_t device = 0;
   int64_t stream = 0;
   KernelType type = KernelType::kComputation;
   GpuWorkKind kind = GpuWorkKind::kKernel;
-  int32_t launch = -1;     // the cuda_runtime/cuda_driver slice that launched it, or -1
-  int64_t launch_ts = 0;   // that call's start and end, same time base as ts
+  int32_t launch = -1;    // the cuda_runtime/cuda_driver slice that launched it, or -1
+  int64_t launch_ts = 0;  // that call's start and end, same time base as ts
   int64_t launch_end = 0;
   int64_t correlation = -1;
   int64_t dur() const { return end - ts; }
 };
 
 struct GpuEvents {
-  std::vector<GpuEvent> events;     // sorted by (ts, end)
+  std::vector<GpuEvent> events;  // sorted by (ts, end)
   // Launch calls kept (runtime/driver slices with a correlation), for launch statistics.
   std::vector<uint32_t> launch_slices;
   int64_t cpu_window_end = INT64_MAX;  // HTA mode: start of the dropped last step
   bool hta_compatible = false;
-  bool hta_filtered = false;          // HTA mode dropped the last step
-  std::vector<int64_t> kept_steps;    // ProfilerStep numbers kept (HTA mode)
+  bool hta_filtered = false;        // HTA mode dropped the last step
+  std::vector<int64_t> kept_steps;  // ProfilerStep numbers kept (HTA mode)
 };
 
 // Collects every GPU-track slice except gpu_user_annotation ranges and (outside HTA mode)

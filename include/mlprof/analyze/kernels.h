@@ -12,9 +12,9 @@
 namespace mlprof {
 
 struct KernelsOptions {
-  bool hta_compatible = false;    // HTA's event window and microsecond time base
-  bool include_memory = true;     // memcpy/memset rows (HTA: include_memory_kernels)
-  size_t hta_num_kernels = 10;    // HTA get_gpu_kernel_breakdown defaults
+  bool hta_compatible = false;  // HTA's event window and microsecond time base
+  bool include_memory = true;   // memcpy/memset rows (HTA: include_memory_kernels)
+  size_t hta_num_kernels = 10;  // HTA get_gpu_kernel_breakdown defaults
   double hta_duration_ratio = 0.8;
 };
 
@@ -22,13 +22,13 @@ struct KernelsOptions {
 // name differ, the first call's configuration is shown and `varies` is set; occupancy is the
 // duration-weighted mean over the calls that record it.
 struct LaunchConfig {
-  std::string grid;    // "[80, 1, 1]"
-  std::string block;   // "[128, 1, 1]"
+  std::string grid;   // "[80, 1, 1]"
+  std::string block;  // "[128, 1, 1]"
   int64_t registers_per_thread = -1;
-  int64_t shared_memory = -1;          // bytes
+  int64_t shared_memory = -1;  // bytes
   double blocks_per_sm = -1;
   double warps_per_sm = -1;
-  double achieved_occupancy = -1;      // "est. achieved occupancy %", duration-weighted
+  double achieved_occupancy = -1;  // "est. achieved occupancy %", duration-weighted
   bool varies = false;
 };
 
@@ -40,8 +40,8 @@ struct KernelStats {
   int64_t total_ns = 0;
   int64_t min_ns = 0, max_ns = 0;
   double mean_ns = 0;
-  double std_ns = 0;           // sample standard deviation (pandas), 0 for one call
-  double share = 0;            // total / sum of all rows' totals (fraction)
+  double std_ns = 0;  // sample standard deviation (pandas), 0 for one call
+  double share = 0;   // total / sum of all rows' totals (fraction)
   bool tensor_cores = false;
   LaunchConfig launch;
 };
@@ -50,8 +50,8 @@ struct KernelStats {
 // ("COMPUTATION overlapping COMMUNICATION").
 struct KernelTypeTime {
   std::string kernel_type;
-  int64_t time_ns = 0;   // HTA mode: whole microseconds * 1000
-  double percent = 0;    // of the sum over rows, rounded to 0.1 like HTA
+  int64_t time_ns = 0;  // HTA mode: whole microseconds * 1000
+  double percent = 0;   // of the sum over rows, rounded to 0.1 like HTA
 };
 
 // HTA kernel_breakdown row: the top kernels per type covering `duration_ratio` of the time (at
@@ -66,9 +66,9 @@ struct HtaKernelRow {
 
 struct KernelsResult {
   int32_t rank = 0;
-  int64_t total_gpu_ns = 0;          // sum of all kernel/memcpy/memset durations
+  int64_t total_gpu_ns = 0;  // sum of all kernel/memcpy/memset durations
   uint64_t kernel_count = 0;
-  double tensor_core_share = 0;      // of computation-kernel time, on tensor-core kernels
+  double tensor_core_share = 0;  // of computation-kernel time, on tensor-core kernels
   int64_t tensor_core_ns = 0;
   int64_t computation_ns = 0;        // sum of computation-kernel durations
   std::vector<KernelStats> kernels;  // sorted by total, descending

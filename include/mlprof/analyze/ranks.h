@@ -24,10 +24,10 @@ struct RankStats {
   int32_t rank = -1;
   std::string source;
   uint64_t steps = 0;
-  double step_mean_ns = 0;       // ProfilerStep#N mean duration (0 without steps)
+  double step_mean_ns = 0;  // ProfilerStep#N mean duration (0 without steps)
   int64_t step_max_ns = 0;
-  int64_t wall_ns = 0;           // steps' total, else GPU span
-  TemporalBreakdown temporal;    // all devices of the rank
+  int64_t wall_ns = 0;         // steps' total, else GPU span
+  TemporalBreakdown temporal;  // all devices of the rank
   double comm_comp_overlap_pct = NAN;
   int64_t exposed_comm_ns = 0;   // communication not overlapped with computation
   double comm_overhead_pct = 0;  // exposed communication / GPU span * 100
@@ -41,21 +41,21 @@ struct CollectiveStats {
   std::string name;
   std::string dtype;
   uint64_t count = 0;
-  int64_t bytes = 0;            // total message bytes (in msg nelems * dtype size)
-  int64_t time_ns = 0;          // GPU time of the collective kernels
+  int64_t bytes = 0;    // total message bytes (in msg nelems * dtype size)
+  int64_t time_ns = 0;  // GPU time of the collective kernels
   int64_t group_size = 0;
-  double algbw_gbps = 0;        // bytes / time
-  double busbw_gbps = 0;        // algbw * NCCL's bus factor for the op and group size
+  double algbw_gbps = 0;  // bytes / time
+  double busbw_gbps = 0;  // algbw * NCCL's bus factor for the op and group size
 };
 
 struct RanksResult {
-  std::vector<RankStats> ranks;            // sorted by rank
-  double step_mean_ns = 0;                 // mean over ranks
-  double load_imbalance = 0;               // max / mean of per-rank wall (step) time
-  double compute_imbalance = 0;            // max / mean of per-rank compute time
+  std::vector<RankStats> ranks;  // sorted by rank
+  double step_mean_ns = 0;       // mean over ranks
+  double load_imbalance = 0;     // max / mean of per-rank wall (step) time
+  double compute_imbalance = 0;  // max / mean of per-rank compute time
   std::vector<int32_t> stragglers;
   std::vector<CollectiveStats> collectives;  // over all ranks
-  std::vector<std::string> errors;         // files that failed to load ("path: why")
+  std::vector<std::string> errors;           // files that failed to load ("path: why")
 };
 
 RanksResult analyze_ranks(const std::vector<const Trace*>& traces,
