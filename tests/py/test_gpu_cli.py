@@ -70,7 +70,7 @@ def check_gpu(mlprof, data):
 
 
 def check_ranks(mlprof, data):
-    src = os.path.join(data, "gpu", "nccl_parser_config_rank0.json.gz")
+    src = os.path.abspath(os.path.join(data, "gpu", "nccl_parser_config_rank0.json.gz"))
     with tempfile.TemporaryDirectory() as d:
         os.symlink(src, os.path.join(d, "rank-0.json.gz"))
         got = json.loads(run(mlprof, "ranks", d, "--json").stdout)
