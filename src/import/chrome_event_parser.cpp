@@ -1,5 +1,7 @@
 #include "import/chrome_event_parser.h"
 
+#include "import/error_text.h"
+
 #include <simdjson.h>
 
 #include <cmath>
@@ -278,7 +280,7 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
   e.args_mark = b_.args_mark();
   auto bad = [&](std::string_view field, std::string_view what) {
     return Status::error(name_ + ": byte " + std::to_string(at) + ": event field \"" +
-                         std::string(field) + "\": " + std::string(what));
+                         printable(field) + "\": " + std::string(what));
   };
   for (auto field_result : obj) {
     od::field field;
@@ -620,7 +622,7 @@ Status ChromeEventParser::parse_top_level(const std::string& key, const std::str
   od::parser p;
   od::document doc;
   auto fail = [&](const char* what) {
-    return Status::error(name_ + ": top-level key \"" + key + "\": " + what);
+    return Status::error(name_ + ": top-level key \"" + printable(key) + "\": " + what);
   };
   if (p.iterate(ps).get(doc)) return fail("invalid JSON");
   if (key == "schemaVersion") {

@@ -1,5 +1,7 @@
 #include "import/json_chunker.h"
 
+#include "import/error_text.h"
+
 #include <sys/mman.h>
 
 #include <cstring>
@@ -255,7 +257,7 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
           break;
         }
         case State::kColon:
-          if (*p != ':') return error_out(fail("expected ':' after key \"" + key + "\"", at));
+          if (*p != ':') return error_out(fail("expected ':' after key \"" + printable(key) + "\"", at));
           ++pos_;
           st = State::kValue;
           step_done = true;

@@ -14,7 +14,7 @@ corpus=build-fuzz/corpus; mkdir -p "$corpus"
 for f in tests/data/*.json tests/data/*.json.gz; do
   [ -e "$f" ] || continue
   b=$(basename "$f")
-  if [[ $f == *.gz ]]; then zcat "$f" | head -c 65536 > "$corpus/$b.json"; cp "$f" "$corpus/$b"; else head -c 65536 "$f" > "$corpus/$b"; fi
+  if [[ $f == *.gz ]]; then (zcat "$f" 2>/dev/null || true) | head -c 65536 > "$corpus/$b.json"; cp "$f" "$corpus/$b"; else head -c 65536 "$f" > "$corpus/$b"; fi
 done
 printf '{"traceEvents":[{"ph":"B","name":"a","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":2}]}' > "$corpus/be.json"
 printf '[[1,2,3,4],[-1,1,5,7]]' > "$corpus/timeline.json"
