@@ -74,28 +74,57 @@ class PhaseCache {
   std::vector<int8_t> memo_;
 };
 
+// Which phase wins an instant where several classified slices are active. With proper nesting
+// this equals "the innermost classified slice" (a collective inside backward is communication,
+// zero_grad inside the optimizer annotation is optimizer), and unlike self-time sums it stays
+// exact when slices overlap without nesting (converted traces, rounded legacy timestamps).
+constexpr StepPhase kPhasePriority[] = {StepPhase::kCommunication, StepPhase::kDataLoading,
+                                        StepPhase::kOptimizer, StepPhase::kBackward,
+                                        StepPhase::kForward};
+
+struct PhaseBoundary {
+  int64_t t;
+  int8_t phase;
+  int8_t delta;
+};
+
 void split_cpu_phases(const Trace& trace, size_t step_slice, PhaseCache& cache, StepInfo& step,
-                      std::vector<int8_t>& eff) {
+                      std::vector<PhaseBoundary>& bounds) {
   const SliceTable& s = trace.slices;
   uint32_t track = s.track[step_slice];
   size_t track_end = trace.track_slice_begin[track + 1];
-  int64_t end = s.end(step_slice);
-  eff.clear();
-  eff.push_back(kUnclassified);  // the step slice itself
-  step.phase_ns[static_cast<size_t>(StepPhase::kOther)] += s.self[step_slice];
-  for (size_t j = step_slice + 1; j < track_end && s.ts[j] < end; ++j) {
-    if (s.depth[j] <= s.depth[step_slice]) break;
-    int8_t own = cache.get(s.name[j]);
-    int32_t p = s.parent[j];
-    int8_t inherited = (p >= static_cast<int32_t>(step_slice))
-                           ? eff[static_cast<size_t>(p) - step_slice]
-                           : kUnclassified;
-    int8_t e = own != kUnclassified ? own : inherited;
-    eff.push_back(e);
-    size_t phase = e == kUnclassified ? static_cast<size_t>(StepPhase::kOther)
-                                      : static_cast<size_t>(e);
-    step.phase_ns[phase] += s.self[j];
+  int64_t begin = s.ts[step_slice], end = s.end(step_slice);
+  bounds.clear();
+  auto add = [&](size_t j) {
+    int8_t ph = cache.get(s.name[j]);
+    if (ph == kUnclassified) return;
+    int64_t a = std::max(s.ts[j], begin), b = std::min(s.end(j), end);
+    if (b <= a) return;
+    bounds.push_back({a, ph, +1});
+    bounds.push_back({b, ph, -1});
+  };
+  // Enclosing slices (a whole-loop annotation) and every slice starting inside the step.
+  for (int32_t p = s.parent[step_slice]; p >= 0; p = s.parent[static_cast<size_t>(p)])
+    add(static_cast<size_t>(p));
+  for (size_t j = step_slice + 1; j < track_end && s.ts[j] < end; ++j) add(j);
+  std::sort(bounds.begin(), bounds.end(),
+            [](const PhaseBoundary& x, const PhaseBoundary& y) { return x.t < y.t; });
+  std::array<int32_t, kStepPhaseCount> active{};
+  int64_t prev = begin, classified = 0;
+  for (const PhaseBoundary& b : bounds) {
+    if (b.t > prev) {
+      for (StepPhase p : kPhasePriority) {
+        if (active[static_cast<size_t>(p)] > 0) {
+          step.phase_ns[static_cast<size_t>(p)] += b.t - prev;
+          classified += b.t - prev;
+          break;
+        }
+      }
+      prev = b.t;
+    }
+    active[static_cast<size_t>(b.phase)] += b.delta;
   }
+  step.phase_ns[static_cast<size_t>(StepPhase::kOther)] = step.dur_ns - classified;
 }
 
 // TensorBoard-plugin priority classes of one slice; -1 when the slice takes no part.
@@ -207,14 +236,14 @@ StepsResult analyze_steps(const Trace& trace) {
   if (step_slices.empty()) return r;
 
   PhaseCache cache(trace);
-  std::vector<int8_t> eff;
+  std::vector<PhaseBoundary> bounds;
   for (size_t i : step_slices) {
     StepInfo st;
     st.name = std::string(trace.str(s.name[i]));
     st.number = step_number(st.name).value_or(0);
     st.begin_ns = s.ts[i];
     st.dur_ns = s.dur[i];
-    split_cpu_phases(trace, i, cache, st, eff);
+    split_cpu_phases(trace, i, cache, st, bounds);
     r.steps.push_back(std::move(st));
   }
   for (uint32_t t = 0; t < trace.tracks.size(); ++t)

@@ -62,37 +62,33 @@ def phase_of(name):
     return None
 
 
+PRIORITY = ["communication", "data_loading", "optimizer", "backward", "forward"]
+
+
 def steps(sl):
-    """[(name, ts, dur, {phase: ns})] in time order."""
-    parent, selfs, _ = nest(sl)
+    """[(name, ts, dur, {phase: ns})] in time order. Each ns of a step goes to the highest-priority
+    phase among the classified slices on the step's thread active at that time, else other."""
     out = []
     step_idx = sorted((i for i, s in enumerate(sl) if is_step(s[3])), key=lambda i: (sl[i][1], i))
     last_end = None
     for si in step_idx:
-        ts, dur = sl[si][1], sl[si][2]
+        track, ts, dur = sl[si][0], sl[si][1], sl[si][2]
         if last_end is not None and ts < last_end:
             continue
-        last_end = ts + dur
+        end = ts + dur
+        last_end = end
+        spans = []
+        for s in sl:
+            ph = phase_of(s[3]) if s[0] == track else None
+            a, b = max(s[1], ts), min(s[1] + s[2], end)
+            if ph is not None and b > a:
+                spans.append((a, b, ph))
+        cuts = sorted({ts, end} | {a for a, _, _ in spans} | {b for _, b, _ in spans})
         phases = dict.fromkeys(PHASES, 0)
-        phases["other"] += selfs[si]
-        for j, s in enumerate(sl):
-            if j == si or s[0] != sl[si][0]:
-                continue
-            # descendant of the step?
-            p = parent[j]
-            while p >= 0 and p != si:
-                p = parent[p]
-            if p != si:
-                continue
-            # the innermost classified slice between j and the step decides
-            q, e = j, None
-            while q != si:
-                ph = phase_of(sl[q][3])
-                if ph is not None:
-                    e = ph
-                    break
-                q = parent[q]
-            phases[e or "other"] += selfs[j]
+        for a, b in zip(cuts, cuts[1:]):
+            active = {ph for x, y, ph in spans if x <= a and y >= b}
+            win = next((p for p in PRIORITY if p in active), "other")
+            phases[win] += b - a
         out.append((sl[si][3], ts, dur, phases))
     return out
 

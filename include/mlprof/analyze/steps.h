@@ -13,8 +13,9 @@
 
 namespace mlprof {
 
-// What a step's host time is spent on (CPU rule: the innermost enclosing annotation or op whose
-// name classifies it; see classify_step_phase and docs/analysis.md).
+// What a step's host time is spent on. Each instant of the step (on the step's thread) goes to the
+// highest-priority phase among the classified slices active then (communication > data loading >
+// optimizer > backward > forward), else other; see classify_step_phase and docs/analysis.md.
 enum class StepPhase : uint8_t {
   kDataLoading,
   kForward,
