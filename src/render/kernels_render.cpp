@@ -32,6 +32,28 @@ std::string work_kind_name(GpuWorkKind k) {
   return "other";
 }
 
+// "void at::native::foo<float>(float*, int)" -> "at::native::foo<float>": the return type and
+// the parameter list add width, not information.
+std::string display_name(const std::string& name) {
+  std::string_view n = name;
+  if (n.substr(0, 5) == "void ") n.remove_prefix(5);
+  size_t depth = 0;
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (n[i] == '<') ++depth;
+    if (n[i] == '>' && depth > 0) --depth;
+    if (n[i] == '(' && depth == 0 && i > 0) return std::string(n.substr(0, i));
+  }
+  return std::string(n);
+}
+
+std::string compact(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch != ' ') out += ch;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top) {
@@ -45,39 +67,51 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
 
   TextTable t;
   t.add_column("kernel", TextTable::Align::kLeft);
-  t.add_column("type", TextTable::Align::kLeft);
   t.add_column("count");
   t.add_column("total");
   t.add_column("mean");
-  t.add_column("min");
   t.add_column("max");
   t.add_column("share");
   t.add_column("TC", TextTable::Align::kLeft);
-  t.add_column("grid x block", TextTable::Align::kLeft);
-  t.add_column("regs");
-  t.add_column("occ%");
   size_t n = top == 0 ? r.kernels.size() : std::min(top, r.kernels.size());
   for (size_t i = 0; i < n; ++i) {
     const KernelStats& k = r.kernels[i];
-    std::string cfg;
-    if (!k.launch.grid.empty()) cfg = k.launch.grid + "x" + k.launch.block;
-    if (k.launch.varies) cfg += "*";
-    t.add_row(
-        {k.name,
-         k.kind == GpuWorkKind::kKernel ? std::string(kernel_type_name(k.type))
-                                        : work_kind_name(k.kind),
-         std::to_string(k.count), format_duration_ns(static_cast<double>(k.total_ns)),
-         format_duration_ns(k.mean_ns), format_duration_ns(static_cast<double>(k.min_ns)),
-         format_duration_ns(static_cast<double>(k.max_ns)), format_percent(k.share),
-         k.tensor_cores ? "yes" : "", cfg,
-         k.launch.registers_per_thread >= 0 ? std::to_string(k.launch.registers_per_thread) : "",
-         k.launch.achieved_occupancy >= 0 ? fixed(k.launch.achieved_occupancy, 0) : ""});
+    t.add_row({display_name(k.name), std::to_string(k.count),
+               format_duration_ns(static_cast<double>(k.total_ns)), format_duration_ns(k.mean_ns),
+               format_duration_ns(static_cast<double>(k.max_ns)), format_percent(k.share),
+               k.tensor_cores ? "yes" : ""});
   }
   out += t.render(width);
   if (n < r.kernels.size()) {
     out += "(" + std::to_string(r.kernels.size() - n) + " more; --top 0 shows all)\n";
   }
-  out += "* launch configuration varies between calls; the first call's is shown\n\n";
+
+  // Launch configuration of the same kernels, when the trace records it.
+  TextTable c;
+  c.add_column("launch configuration", TextTable::Align::kLeft);
+  c.add_column("grid", TextTable::Align::kLeft);
+  c.add_column("block", TextTable::Align::kLeft);
+  c.add_column("regs");
+  c.add_column("smem");
+  c.add_column("occupancy");
+  bool any = false;
+  for (size_t i = 0; i < n; ++i) {
+    const KernelStats& k = r.kernels[i];
+    if (k.launch.grid.empty()) continue;
+    any = true;
+    c.add_row(
+        {display_name(k.name), compact(k.launch.grid) + (k.launch.varies ? "*" : ""),
+         compact(k.launch.block),
+         k.launch.registers_per_thread >= 0 ? std::to_string(k.launch.registers_per_thread) : "",
+         k.launch.shared_memory >= 0 ? format_bytes(static_cast<double>(k.launch.shared_memory))
+                                     : "",
+         k.launch.achieved_occupancy >= 0 ? fixed(k.launch.achieved_occupancy, 0) + "%" : ""});
+  }
+  if (any) {
+    out += "\n" + c.render(width);
+    out += "* launch configuration varies between calls; the first call's is shown\n";
+  }
+  out += "\n";
 
   TextTable kt;
   kt.add_column("kernel type (HTA)", TextTable::Align::kLeft);
@@ -115,8 +149,18 @@ void write_kernels_json(JsonWriter& w, const KernelsResult& r) {
     w.field("tensor_cores", k.tensor_cores);
     if (k.kind == GpuWorkKind::kKernel) {
       w.key("launch").begin_object();
-      if (!k.launch.grid.empty()) w.key("grid").raw(k.launch.grid);
-      if (!k.launch.block.empty()) w.key("block").raw(k.launch.block);
+      // Kineto writes grid and block as JSON arrays; anything else stays a string.
+      auto dims = [&](const char* key, const std::string& v) {
+        if (v.empty()) return;
+        w.key(key);
+        if (v.front() == '[' && v.back() == ']') {
+          w.raw(v);
+        } else {
+          w.value(v);
+        }
+      };
+      dims("grid", k.launch.grid);
+      dims("block", k.launch.block);
       if (k.launch.registers_per_thread >= 0) {
         w.field("registers_per_thread", k.launch.registers_per_thread);
       }
