@@ -70,6 +70,7 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
   const StringId key_stream = trace.strings.find("stream");
   const StringId key_device = trace.strings.find("device");
   const StringId cat_sync = trace.strings.find("cuda_sync");
+  const StringId cat_mtia = trace.strings.find("mtia_ccp_events");
   auto arg_int = [&](size_t i, StringId key) -> int64_t {
     if (key == StringPool::kNotFound) return -1;
     const Arg* a = trace.find_arg(s.args_begin[i], s.args_count[i], key);
@@ -118,10 +119,13 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
     uint32_t track = s.track[i];
     // HTA takes any event with args.stream as GPU activity: cuda_sync events of no stream
     // (Context Sync, tid 2^32-1) sit on CPU-looking tracks but count there.
-    bool stray_sync = false;
+    // MTIA accelerator events (cat mtia_ccp_events, pid = device) are GPU work on tracks the
+    // importer does not know as GPU streams.
+    bool stray = false;
     if (!trace.is_gpu_track(track)) {
-      if (!options.hta_compatible || s.cat[i] != cat_sync || arg_int(i, key_stream) < 0) continue;
-      stray_sync = true;
+      bool sync = options.hta_compatible && s.cat[i] == cat_sync && arg_int(i, key_stream) >= 0;
+      if (!sync && s.cat[i] != cat_mtia) continue;
+      stray = true;
     }
     uint64_t ck = (static_cast<uint64_t>(s.cat[i]) << 32) | s.name[i];
     auto it = class_cache.find(ck);
@@ -144,7 +148,12 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
     const Track& t = trace.tracks[track];
     e.device = t.device;
     e.stream = t.stream;
-    if (stray_sync) e.device = static_cast<int32_t>(std::max<int64_t>(0, arg_int(i, key_device)));
+    if (stray) {
+      int64_t device = arg_int(i, key_device);
+      e.device = static_cast<int32_t>(device >= 0 ? device : std::max<int64_t>(0, t.pid));
+      int64_t stream = arg_int(i, key_stream);
+      e.stream = stream >= 0 ? stream : t.tid;
+    }
     if (options.hta_compatible) {
       // HTA reads the stream from args, not from the tid.
       int64_t st = arg_int(i, key_stream);

@@ -41,6 +41,9 @@ std::string_view kernel_type_name(KernelType t) {
 GpuWorkKind gpu_work_kind(std::string_view category, std::string_view name) {
   if (category == "gpu_user_annotation") return GpuWorkKind::kAnnotation;
   if (category == "kernel" || category == "Kernel") return GpuWorkKind::kKernel;
+  if (category == "mtia_ccp_events") {
+    return starts_with(name, "dma") ? GpuWorkKind::kMemcpy : GpuWorkKind::kKernel;
+  }
   if (category == "gpu_memcpy" || category == "Memcpy" || starts_with(name, "Memcpy")) {
     return GpuWorkKind::kMemcpy;
   }
@@ -98,7 +101,7 @@ bool is_launch_call_name(std::string_view name) {
 
 bool is_runtime_category(std::string_view category) {
   return category == "cuda_runtime" || category == "cuda_driver" || category == "Runtime" ||
-         category == "cuda_runtime_api";
+         category == "cuda_runtime_api" || category == "mtia_runtime";
 }
 
 }  // namespace mlprof
