@@ -271,7 +271,11 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
                        "kernels (torch.compile), or raise the batch size so each kernel does more."
                      : "Feed the GPU more work: larger batches, overlap data loading and host "
                        "work with GPU execution, check for host-side stalls before kernels.";
-    f.est_savings_ns = launch_bound ? (host_wait > 0 ? host_wait : tb.idle_ns / 2) : tb.idle_ns / 2;
+    // Per-stream idle gaps overlap across streams, so take host wait's share of the device-wide
+    // idle time rather than the per-stream sum.
+    f.est_savings_ns = launch_bound && host_wait > 0
+                           ? static_cast<int64_t>(static_cast<double>(tb.idle_ns) * host_wait_share)
+                           : tb.idle_ns / 2;
     c.add(std::move(f));
   }
   // Pageable host-to-device copies.

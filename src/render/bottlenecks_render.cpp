@@ -55,7 +55,11 @@ std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
     out += "   rule: " + f.rule + "\n";
     if (!f.ops.empty()) {
       out += "   affects:";
-      for (size_t i = 0; i < f.ops.size(); ++i) out += (i ? ", " : " ") + f.ops[i];
+      // Templated kernel names run to hundreds of characters: keep both ends.
+      for (size_t i = 0; i < f.ops.size(); ++i) {
+        const std::string& o = f.ops[i];
+        out += (i ? ", " : " ") + (o.size() <= 80 ? o : o.substr(0, 50) + "..." + o.substr(o.size() - 27));
+      }
       out += "\n";
     }
     out += "   do: " + f.recommendation + "\n";
