@@ -232,6 +232,28 @@ TEST(GpuAnalysis, HtaModeDropsTheLastStepAndRoundsToMicroseconds) {
   EXPECT_EQ(hta.temporal.compute_ns, 2 * 99 * us);
 }
 
+TEST(GpuAnalysis, LaunchFoundThroughFlowsWithoutCorrelationArgs) {
+  TraceBuilder b;
+  uint32_t cpu = b.thread_track(b.process(1), 1);
+  uint32_t gpu = b.thread_track(b.process(0), 7);
+  b.mark_gpu_track(gpu, 0, 7);
+  StringId ac2g = b.intern("ac2g");
+  // k1 [10,20) launched at 5; k2 [50,60) launched at 40 > 20: a 30 us host wait.
+  const int64_t launches[2] = {5, 40}, kernels[2] = {10, 50};
+  for (int i = 0; i < 2; ++i) {
+    b.add_slice(cpu, launches[i] * us, 2 * us, b.intern("cudaLaunchKernel"),
+                b.intern("cuda_runtime"));
+    b.add_slice(gpu, kernels[i] * us, 10 * us, b.intern("k"), b.intern("kernel"));
+    b.add_flow(static_cast<uint64_t>(i + 1), ac2g, cpu, launches[i] * us, gpu, kernels[i] * us);
+  }
+  Trace t = std::move(b).finish();
+  GpuResult r = analyze_gpu(t);
+  ASSERT_EQ(r.idle.size(), 1u);
+  EXPECT_EQ(r.idle[0].host_wait.time_ns, 30 * us);
+  EXPECT_EQ(r.launches.rows, 2u);
+  EXPECT_EQ(r.launches.sum_delay_ns, (3 + 8) * us);
+}
+
 TEST(KernelsAnalysis, StatsLaunchConfigAndTypeBreakdown) {
   Trace t = two_stream_trace();
   KernelsResult r = analyze_kernels(t);

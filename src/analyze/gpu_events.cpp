@@ -115,6 +115,22 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
     out.launch_slices.push_back(static_cast<uint32_t>(i));
   }
 
+  // Traces without correlation args still link launches to kernels with ac2g flows (HTA reads
+  // only the args, so HTA mode does too).
+  std::unordered_map<uint32_t, uint32_t> launch_by_flow;
+  if (!options.hta_compatible) {
+    const FlowTable& f = trace.flows;
+    for (size_t k = 0; k < f.size(); ++k) {
+      int32_t src = f.src_slice[k], dst = f.dst_slice[k];
+      if (src < 0 || dst < 0 || !trace.is_gpu_track(f.dst_track[k]) ||
+          trace.is_gpu_track(f.src_track[k]) || !runtime_cat(s.cat[src]) ||
+          s.ts[src] >= last_step_start) {
+        continue;
+      }
+      launch_by_flow.emplace(static_cast<uint32_t>(dst), static_cast<uint32_t>(src));
+    }
+  }
+
   for (size_t i = 0; i < s.size(); ++i) {
     uint32_t track = s.track[i];
     // HTA takes any event with args.stream as GPU activity: cuda_sync events of no stream
@@ -163,6 +179,10 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
     if (e.correlation >= 0) {
       auto l = launch_by_corr.find(e.correlation);
       if (l != launch_by_corr.end()) e.launch = static_cast<int32_t>(l->second);
+    }
+    if (e.launch < 0 && !launch_by_flow.empty()) {
+      auto l = launch_by_flow.find(static_cast<uint32_t>(i));
+      if (l != launch_by_flow.end()) e.launch = static_cast<int32_t>(l->second);
     }
     if (out.hta_filtered && e.launch < 0) continue;
     if (options.hta_compatible) {
