@@ -41,11 +41,12 @@ void collect(const Trace& t, bool gpu, Side& side) {
   const SliceTable& s = t.slices;
   std::unordered_map<uint64_t, size_t> by_ids;
   StringId annotation = t.strings.find("gpu_user_annotation");
+  StringId whole_trace = t.strings.find("Trace");  // Kineto's one span over the whole profile
   // Step markers have one name per step; the step-time comparison covers them.
   std::vector<int8_t> is_step(t.strings.size(), -1);
   for (size_t i = 0; i < s.size(); ++i) {
     if (t.is_gpu_track(s.track[i]) != gpu) continue;
-    if (gpu && s.cat[i] == annotation) continue;
+    if ((gpu && s.cat[i] == annotation) || s.cat[i] == whole_trace) continue;
     int8_t& st = is_step[s.name[i]];
     if (st < 0) st = step_number(t.str(s.name[i])) ? 1 : 0;
     if (st == 1) continue;

@@ -66,6 +66,17 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
           OpAcc acc;
           acc.row.op = slice < 0 ? "(no op)"
                                  : std::string(trace.str(trace.slices.name[static_cast<size_t>(slice)]));
+          std::vector<std::string_view> chain;
+          for (int32_t q = slice; q >= 0; q = trace.slices.parent[static_cast<size_t>(q)]) {
+            std::string_view n = trace.str(trace.slices.name[static_cast<size_t>(q)]);
+            // Python frames (with_stack) would bury the ops and annotations: leave them out.
+            if (!step_number(n) && trace.str(trace.slices.cat[static_cast<size_t>(q)]) != "python_function")
+              chain.push_back(n);
+          }
+          for (size_t c = chain.size(); c-- > 0;) {
+            if (!acc.row.context.empty()) acc.row.context += " > ";
+            acc.row.context += chain[c];
+          }
           ops.push_back(std::move(acc));
         }
         OpAcc& acc = ops[it->second];

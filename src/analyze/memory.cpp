@@ -42,8 +42,10 @@ std::string slice_name(const Trace& t, int32_t slice) {
 
 std::string slice_context(const Trace& t, int32_t slice) {
   std::vector<std::string_view> chain;
+  // Python frames (with_stack) would bury the ops and annotations: leave them out.
   for (int32_t i = slice; i >= 0; i = t.slices.parent[static_cast<size_t>(i)])
-    chain.push_back(t.str(t.slices.name[static_cast<size_t>(i)]));
+    if (t.str(t.slices.cat[static_cast<size_t>(i)]) != "python_function")
+      chain.push_back(t.str(t.slices.name[static_cast<size_t>(i)]));
   std::string out;
   for (size_t k = chain.size(); k-- > 0;) {
     if (!out.empty()) out += " > ";

@@ -79,10 +79,12 @@ MLPROF_REGISTER_COMMAND(
         if (a->fail_pct >= 0) {
           for (const CompareResult* p : pairs) {
             if (!p->worst_regression.empty() && p->worst_regression_pct > a->fail_pct) {
+              std::string name = p->worst_regression;
+              if (name.size() > 80) name = name.substr(0, 50) + "..." + name.substr(name.size() - 27);
               std::fprintf(stderr,
                            "mlprof compare: regression: %s is %.1f%% slower per call (limit "
                            "%.1f%%, p < %.2g)\n",
-                           p->worst_regression.c_str(), p->worst_regression_pct, a->fail_pct,
+                           name.c_str(), p->worst_regression_pct, a->fail_pct,
                            a->alpha);
               return kExitRegression;
             }

@@ -1,5 +1,6 @@
 #include "mlprof/render/compare_render.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -13,6 +14,11 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+// Templated kernel names run to hundreds of characters: keep both ends.
+std::string short_name(const std::string& s) {
+  return s.size() <= 80 ? s : s.substr(0, 50) + "..." + s.substr(s.size() - 27);
 }
 
 std::string signed_duration(double ns) { return (ns > 0 ? "+" : "") + format_duration_ns(ns); }
@@ -43,7 +49,8 @@ void diff_table(std::string& out, const std::vector<OpDiff>& rows, const char* t
                both ? fmt("%.2fx", d.speedup) : "-", both ? fmt("%.2g", d.p_value) : "-",
                std::string(diff_verdict_name(d.verdict))});
   }
-  out += t.render(width);
+  // Names need room beside nine numeric columns.
+  out += t.render(std::max<size_t>(width, 150));
 }
 
 void write_totals(JsonWriter& w, const TraceTotals& t) {
@@ -101,7 +108,7 @@ std::string render_compare_text(const CompareResult& r, size_t width) {
          std::to_string(r.improvements) + " significant improvements, " + std::to_string(r.noise) +
          " changes within noise";
   if (!r.worst_regression.empty())
-    out += "; worst: " + r.worst_regression + " " + fmt("%+.1f%%", r.worst_regression_pct);
+    out += "; worst: " + short_name(r.worst_regression) + " " + fmt("%+.1f%%", r.worst_regression_pct);
   out += "\n";
   diff_table(out, r.ops, "Host ops (by |total delta|):", width);
   diff_table(out, r.kernels, "GPU kernels (by |total delta|):", width);

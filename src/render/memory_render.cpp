@@ -158,9 +158,10 @@ std::string render_leaks_text(const LeakResult& r, size_t width) {
     t.add_column("allocations");
     t.add_column("bytes");
     t.add_column("steps");
+    t.add_column("where (first allocation)", TextTable::Align::kLeft);
     for (const SurvivingOp& o : r.surviving_ops)
       t.add_row({o.op, std::to_string(o.count), format_bytes(static_cast<double>(o.bytes)),
-                 std::to_string(o.steps)});
+                 std::to_string(o.steps), o.context});
     out += t.render(width);
   }
   return out;
@@ -193,6 +194,7 @@ void write_leaks_json(JsonWriter& w, const LeakResult& r) {
   for (const SurvivingOp& o : r.surviving_ops) {
     w.begin_object();
     w.field("op", o.op);
+    w.field("context", o.context);
     w.field("count", o.count);
     w.field("bytes", o.bytes);
     w.field("steps", o.steps);

@@ -38,6 +38,8 @@ struct DeviceLeak {
 
 struct SurvivingOp {
   std::string op;          // innermost enclosing slice of the allocation
+  std::string context;     // its enclosing slices (first such allocation), outermost first,
+                           // step markers left out: "leak_append > aten::empty"
   uint64_t count = 0;      // allocations made inside steps and never freed in the trace
   int64_t bytes = 0;
   uint64_t steps = 0;      // distinct steps with such an allocation
