@@ -58,7 +58,7 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
       Series& ser = series[dev_index[analyze_detail::device_key(m.device_type[i], m.device_id[i])]];
       ser.current = totals[i];
       ser.seen = true;
-      if (m.bytes[i] > 0 && !freed[i] && m.ts[i] >= st.begin_ns) {
+      if (m.bytes[i] > 0 && !freed[i] && m.addr[i] != 0 && m.ts[i] >= st.begin_ns) {
         int32_t slice = m.slice[i];
         int64_t key = slice < 0 ? -1 : static_cast<int64_t>(trace.slices.name[static_cast<size_t>(slice)]);
         auto [it, inserted] = op_index.emplace(key, ops.size());

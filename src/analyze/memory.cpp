@@ -143,7 +143,8 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
         dm.bytes_allocated += b;
         ++row.allocs;
         row.bytes_allocated += b;
-        if (!freed[i]) {
+        // Address 0: the source recorded no address (export_memory_timeline): cannot be paired.
+        if (!freed[i] && m.addr[i] != 0) {
           ++dm.unfreed_count;
           dm.unfreed_bytes += b;
           ++row.unfreed_count;
