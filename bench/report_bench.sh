@@ -3,7 +3,7 @@
 # headless Chromium (bar: within 2 s). Usage: bash bench/report_bench.sh [BUILD_DIR] [TRACE]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${1:-$ROOT/build}
+BUILD=$(cd "${1:-$ROOT/build}" && pwd)
 TRACE=${2:-/work/shared/traces/pytorch-cpu/transformer_big.json.gz}
 MLPROF=$BUILD/mlprof
 OUT=$(mktemp -d)
@@ -28,8 +28,10 @@ import json, sys
 r = json.load(sys.stdin)
 for k in ("overview", "timeline"):
     v = sorted(r[k])
-    print(f"interactive ({k:8} first): median {v[len(v)//2]} ms (runs {r[k]}), bar 2000 ms: {\"ok\" if v[len(v)//2] <= 2000 else \"MISSED\"}")
-print(f"timeline redraw, full span: {r[\"pan_frame_ms\"]} ms per frame")'
+    med = v[len(v) // 2]
+    verdict = "ok" if med <= 2000 else "MISSED"
+    print(f"interactive ({k:8} first): median {med} ms (runs {r[k]}), bar 2000 ms: {verdict}")
+print("timeline redraw, full span (ms per frame):", r["pan_frame_ms"])'
 else
   echo "time to interactive: skipped (no /usr/bin/chromium or playwright-core)"
 fi

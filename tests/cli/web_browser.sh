@@ -1,0 +1,25 @@
+#!/bin/bash
+# Browser tests of the HTML report and the `mlprof serve` dashboard (tests/web/browser_test.mjs)
+# in Debian's chromium via playwright-core. Skips (exit 0) when chromium or node_modules are absent.
+# Usage: web_browser.sh MLPROF DATA_DIR [report|serve]
+set -u
+MLPROF=$1
+DATA=$2
+MODES=${3:-report serve}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$(dirname "$MLPROF")" && pwd)
+CHROMIUM=${MLPROF_CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$CHROMIUM" ]; then echo "SKIP: $CHROMIUM not installed (make deps installs chromium)"; exit 0; fi
+if ! command -v node >/dev/null; then echo "SKIP: node not installed"; exit 0; fi
+for nm in "$BUILD/web/node_modules" "$HERE/../web/node_modules"; do
+  if [ -d "$nm/playwright-core" ]; then NODE_MODULES=$nm; break; fi
+done
+if [ -z "${NODE_MODULES:-}" ]; then
+  echo "SKIP: playwright-core not in $BUILD/web/node_modules (built by npm ci with the mlprof target)"; exit 0
+fi
+status=0
+for mode in $MODES; do
+  MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/browser_test.mjs" "$MLPROF" "$DATA" \
+    "$BUILD/web-screenshots" "$mode" || status=1
+done
+exit $status

@@ -1,0 +1,323 @@
+// Browser tests of mlprof's HTML report and `mlprof serve` dashboard, in Debian's chromium driven
+// by playwright-core. Usage: node browser_test.mjs MLPROF DATA_DIR OUT_DIR (report|serve)
+// Numbers on the page are checked against the CLI's --json output for the same trace.
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const [mlprof, dataDir, outDir, mode] = process.argv.slice(2);
+const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
+const { chromium } = require('playwright-core');
+
+const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage'];
+
+let failures = 0, checks = 0;
+function check(cond, what) {
+  checks++;
+  if (!cond) { failures++; console.log('FAIL', what); }
+}
+const cli = (...args) => execFileSync(mlprof, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mlprof-web-'));
+fs.mkdirSync(outDir, { recursive: true });
+
+async function launch() {
+  const userDataDir = fs.mkdtempSync(path.join(tmp, 'profile-'));
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.MLPROF_CHROMIUM || '/usr/bin/chromium',
+    headless: true, args: CHROMIUM_FLAGS, viewport: { width: 1400, height: 1000 },
+  });
+}
+
+function sameNumber(pageValue, jsonValue) {
+  if (typeof jsonValue === 'number') {
+    const v = Number(pageValue);
+    return v === jsonValue || Math.abs(v - jsonValue) <= 1e-9 * Math.max(1, Math.abs(jsonValue));
+  }
+  return String(jsonValue) === pageValue;
+}
+
+// Every scalar of `obj` shown on the page as data-key="prefix.key" must carry the JSON's value.
+async function compareScalars(page, prefix, obj, label) {
+  let seen = 0;
+  for (const [k, v] of Object.entries(obj || {})) {
+    if (v !== null && typeof v === 'object') continue;
+    const node = page.locator(`[data-key="${prefix}.${k}"]`).first();
+    if (await node.count() === 0) continue;
+    const got = await node.getAttribute('data-value');
+    check(sameNumber(got, v === null ? 'null' : v), `${label}: ${prefix}.${k} page ${got} vs CLI ${v}`);
+    seen++;
+  }
+  return seen;
+}
+
+async function openTab(page, id) {
+  await page.click(`button[data-tab="${id}"]`);
+  await page.waitForSelector(`[data-pane="${id}"][data-ready="1"]`, { timeout: 30000 });
+}
+
+async function reportTests(browser) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) errors.push('network request: ' + r.url()); });
+
+  // A CPU training trace with steps: every tab, numbers against `mlprof analyze --json`.
+  for (const [name, extra] of [['mlp_bs64.json.gz', []], ['simple_add.json.gz', []],
+    ['a_mlp_b32_w64.kineto.json.gz', []], ['mlp_bs256.json.gz', ['mlp_bs64.json.gz']]]) {
+    const tracePath = path.join(dataDir, name);
+    const html = path.join(outDir, `report-${name.replace(/\W+/g, '_')}.html`);
+    const inputs = [...extra.map((e) => path.join(dataDir, e)), tracePath];
+    cli('report', ...inputs, '-o', html);
+    const analyze = JSON.parse(cli('analyze', tracePath, '--json'));
+    const flame = JSON.parse(cli('flame', tracePath, '--json'));
+    const timeline = JSON.parse(cli('timeline', tracePath, '--json'));
+    const tag = name.replace(/\W+/g, '_');
+    await page.goto('file://' + html);
+    await page.waitForSelector('[data-pane="overview"][data-ready="1"]', { timeout: 30000 });
+    check(await page.title() === `mlprof: ${name}`, `${name}: page title`);
+    let n = await compareScalars(page, 'summary', analyze.summary, name);
+    n += await compareScalars(page, 'summary.events', analyze.summary.events, name);
+    check(n >= 10, `${name}: ${n} summary numbers on the overview`);
+    if (analyze.steps.count > 0) {
+      n = await compareScalars(page, 'steps', analyze.steps, name);
+      check(n >= 5, `${name}: ${n} step numbers on the overview`);
+      check(await page.locator('[data-testid="step-chart"] canvas').count() > 0, `${name}: step chart drawn`);
+    } else {
+      check(await page.locator('[data-pane="overview"] [data-testid="no-data"]').count() > 0, `${name}: says there are no steps`);
+    }
+    const findings = analyze.bottlenecks.findings.length;
+    check(await page.locator('[data-testid="recommendations"] > li').count() === findings,
+      `${name}: ${findings} recommendations listed`);
+    await page.screenshot({ path: path.join(outDir, `${tag}-overview.png`), fullPage: false });
+
+    await openTab(page, 'operators');
+    const ops = JSON.parse(cli('ops', tracePath, '--json', '--top', '0'));
+    const opRows = Array.isArray(ops) ? ops : ops.ops;
+    const rowCount = await page.locator('[data-table="ops"] tbody tr').count();
+    check(rowCount === Math.min(500, opRows.length), `${name}: ${rowCount} operator rows vs ${opRows.length}`);
+    const firstTotal = await page.locator('[data-table="ops"] tbody tr').first().locator('td[data-col="total_ns"]').getAttribute('data-value');
+    const maxTotal = Math.max(...opRows.map((o) => o.total_ns));
+    check(Number(firstTotal) === maxTotal, `${name}: top operator total ${firstTotal} vs ${maxTotal}`);
+    // sort by count, then filter
+    await page.click('[data-table="ops"] th[data-col="count"]');
+    const firstCount = await page.locator('[data-table="ops"] tbody tr').first().locator('td[data-col="count"]').getAttribute('data-value');
+    check(Number(firstCount) === Math.max(...opRows.map((o) => o.count)), `${name}: sort by count`);
+    const probe = opRows[0].name;
+    await page.locator('[data-table="ops"] input[data-testid="table-filter"]').fill(probe);
+    const filtered = await page.locator('[data-table="ops"] tbody tr').count();
+    check(filtered === opRows.filter((o) => [o.name, o.category].some((x) => String(x).toLowerCase().includes(probe.toLowerCase()))).length || filtered >= 1,
+      `${name}: filter '${probe}' -> ${filtered} rows`);
+    await compareScalars(page, 'flops', analyze.flops, name);
+    await page.screenshot({ path: path.join(outDir, `${tag}-operators.png`) });
+
+    await openTab(page, 'kernels');
+    if (analyze.kernels) {
+      n = await compareScalars(page, 'kernels', analyze.kernels, name);
+      check(n >= 3, `${name}: ${n} kernel numbers`);
+    } else {
+      check(await page.locator('[data-pane="kernels"] [data-testid="no-data"]').count() > 0, `${name}: kernels tab says why it is empty`);
+    }
+    await page.screenshot({ path: path.join(outDir, `${tag}-kernels.png`) });
+
+    await openTab(page, 'timeline');
+    n = await compareScalars(page, 'timeline', timeline, name);
+    check(n >= 5, `${name}: ${n} timeline numbers`);
+    const canvas = page.locator('[data-testid="timeline-canvas"]');
+    const before = { t0: Number(await canvas.getAttribute('data-t0')), t1: Number(await canvas.getAttribute('data-t1')) };
+    check(Number(await canvas.getAttribute('data-drawn')) > 0, `${name}: timeline drew slices`);
+    const box = await canvas.boundingBox();
+    await page.mouse.move(box.x + 600, box.y + 30);
+    await page.mouse.wheel(0, -400);  // zoom in around the pointer
+    await page.waitForTimeout(100);
+    const zoomed = { t0: Number(await canvas.getAttribute('data-t0')), t1: Number(await canvas.getAttribute('data-t1')) };
+    check(zoomed.t1 - zoomed.t0 < (before.t1 - before.t0) * 0.9, `${name}: wheel zooms the timeline in`);
+    await page.mouse.move(box.x + 600, box.y + 30);
+    await page.mouse.down();
+    await page.mouse.move(box.x + 400, box.y + 30, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForTimeout(100);
+    const panned = { t0: Number(await canvas.getAttribute('data-t0')), t1: Number(await canvas.getAttribute('data-t1')) };
+    check(panned.t0 > zoomed.t0 && Math.abs((panned.t1 - panned.t0) - (zoomed.t1 - zoomed.t0)) < 1e-3 * (zoomed.t1 - zoomed.t0),
+      `${name}: dragging pans the timeline (t0 ${zoomed.t0} -> ${panned.t0})`);
+    await page.screenshot({ path: path.join(outDir, `${tag}-timeline.png`) });
+
+    await openTab(page, 'flame');
+    check(await page.locator('[data-key="flame.cpu_ns"]').getAttribute('data-value') === String(flame.cpu_ns), `${name}: flame CPU time`);
+    // Click a frame at depth >= 2 that is narrower than the chart: it must zoom to full width.
+    const chartWidth = (await page.locator('[data-testid="flame-chart"] svg').boundingBox()).width;
+    const frames = page.locator('[data-testid="flame-chart"] svg g');
+    const count = await frames.count();
+    let target = -1, targetWidth = 0;
+    for (let i = 0; i < count && target < 0; i++) {
+      const b = await frames.nth(i).boundingBox();
+      if (b && b.y > 40 && b.width > 40 && b.width < chartWidth * 0.9) { target = i; targetWidth = b.width; }
+    }
+    check(target >= 0, `${name}: a flame frame to click`);
+    if (target >= 0) {
+      const label = await frames.nth(target).textContent();
+      await frames.nth(target).click();
+      await page.waitForTimeout(300);
+      const after = await frames.nth(target).boundingBox();
+      check(after && after.width > chartWidth * 0.95, `${name}: clicked frame '${label}' zoomed from ${targetWidth.toFixed(0)} to ${after && after.width.toFixed(0)} px`);
+      check((await page.locator('[data-testid="flame-details"]').textContent()).startsWith('Zoomed:'), `${name}: zoom details shown`);
+    }
+    await page.screenshot({ path: path.join(outDir, `${tag}-flame.png`) });
+    await page.click('[data-testid="flame-reset"]');
+    await page.locator('[data-testid="flame-search"]').fill('aten');
+    await page.waitForTimeout(100);
+    const matches = Number(await page.locator('[data-testid="flame-matches"]').getAttribute('data-count'));
+    const expected = flame.frames.filter((f) => /aten/i.test(f.name)).length;
+    check(matches === expected, `${name}: search 'aten' highlights ${matches} frames, expected ${expected}`);
+
+    await openTab(page, 'memory');
+    const mem = analyze.memory;
+    if (mem.devices.length) {
+      n = await compareScalars(page, 'memory', mem, name);
+      check(n >= 1, `${name}: memory numbers`);
+      check(await page.locator('[data-testid="memory-chart"] canvas').count() === mem.devices.filter((d) => d.timeline && d.timeline.ts_ns.length).length,
+        `${name}: one memory chart per device`);
+      const peak = await page.locator('[data-section="memory.devices"] td[data-col="peak_allocated"]').first().getAttribute('data-value');
+      check(Number(peak) === mem.devices[0].peak_allocated, `${name}: peak ${peak} vs ${mem.devices[0].peak_allocated}`);
+    } else {
+      check(await page.locator('[data-pane="memory"] [data-testid="no-data"]').count() > 0, `${name}: memory tab says why it is empty`);
+    }
+    await compareScalars(page, 'leaks', analyze.leaks, name);
+    await page.screenshot({ path: path.join(outDir, `${tag}-memory.png`) });
+
+    await openTab(page, 'gpu');
+    if (analyze.gpu) {
+      n = await compareScalars(page, 'gpu', analyze.gpu, name);
+      check(n >= 3, `${name}: ${n} GPU numbers`);
+    } else {
+      check(await page.locator('[data-pane="gpu"] [data-testid="no-data"]').count() > 0, `${name}: GPU tab says why it is empty`);
+    }
+    await page.screenshot({ path: path.join(outDir, `${tag}-gpu.png`) });
+
+    await openTab(page, 'ranks');
+    check(await page.locator('[data-pane="ranks"] [data-testid="no-data"]').count() > 0, `${name}: ranks tab says one trace`);
+
+    await openTab(page, 'compare');
+    if (extra.length) {
+      const cmp = JSON.parse(cli('compare', ...inputs, '--json'));
+      n = await compareScalars(page, 'compare', cmp, name);
+      check(n >= 3, `${name}: ${n} compare numbers`);
+      await page.screenshot({ path: path.join(outDir, `${tag}-compare.png`) });
+    } else {
+      check(await page.locator('[data-pane="compare"] [data-testid="no-data"]').count() > 0, `${name}: compare tab says it needs two traces`);
+    }
+    check(errors.length === 0, `${name}: no page errors or network requests: ${errors.join('; ')}`);
+    errors.length = 0;
+  }
+
+  // Standalone flame graph and timeline pages.
+  const flameHtml = path.join(outDir, 'flame-mlp_bs64.html');
+  cli('flame', path.join(dataDir, 'mlp_bs64.json.gz'), '-o', flameHtml);
+  await page.goto('file://' + flameHtml);
+  await page.waitForSelector('[data-pane="flame"][data-ready="1"]');
+  check(await page.locator('[data-testid="flame-chart"] svg g').count() > 10, 'flame.html draws frames');
+  await page.screenshot({ path: path.join(outDir, 'flame-page.png') });
+  const tlHtml = path.join(outDir, 'timeline-simple_add.html');
+  cli('timeline', path.join(dataDir, 'simple_add.json.gz'), '-o', tlHtml);
+  await page.goto('file://' + tlHtml);
+  await page.waitForSelector('[data-pane="timeline"][data-ready="1"]');
+  check(Number(await page.locator('[data-testid="timeline-canvas"]').getAttribute('data-drawn')) > 0, 'timeline.html draws slices');
+  await page.screenshot({ path: path.join(outDir, 'timeline-page.png') });
+  check(errors.length === 0, `standalone pages: ${errors.join('; ')}`);
+}
+
+async function serveTests(browser) {
+  const dir = fs.mkdtempSync(path.join(tmp, 'traces-'));
+  fs.copyFileSync(path.join(dataDir, 'mlp_bs64.json.gz'), path.join(dir, 'mlp_bs64.json.gz'));
+  fs.mkdirSync(path.join(dir, 'gpu'));
+  fs.copyFileSync(path.join(dataDir, 'simple_add.json.gz'), path.join(dir, 'gpu', 'simple_add.json.gz'));
+  fs.writeFileSync(path.join(tmp, 'secret.json'), '[]');
+  const server = spawn(mlprof, ['serve', dir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('serve did not start: ' + stderr)), 20000);
+    server.stderr.on('data', (d) => {
+      stderr += d;
+      const m = /http:\/\/127\.0\.0\.1:(\d+)\//.exec(stderr);
+      if (m) { clearTimeout(timer); resolve(Number(m[1])); }
+    });
+    server.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    const list = await (await fetch(base + '/api/traces')).json();
+    check(list.traces.map((t) => t.name).join(',') === 'gpu/simple_add.json.gz,mlp_bs64.json.gz', `/api/traces lists ${JSON.stringify(list.traces.map((t) => t.name))}`);
+    for (const trace of ['mlp_bs64.json.gz', 'gpu/simple_add.json.gz']) {
+      const local = path.join(dir, trace);
+      for (const ep of ['summary', 'steps', 'kernels', 'gpu', 'memory', 'flame', 'timeline', 'bottlenecks']) {
+        const r = await fetch(`${base}/api/profiler/${ep}?trace=${encodeURIComponent(trace)}`);
+        check(r.status === 200 && r.headers.get('content-type').startsWith('application/json'), `${ep}?trace=${trace}: HTTP ${r.status}`);
+        const body = await r.json();
+        if (body.unavailable) { check(['kernels', 'gpu'].includes(ep), `${ep}: unavailable: ${body.unavailable}`); continue; }
+        const cliJson = JSON.parse(cli(ep, local, '--json'));
+        check(JSON.stringify(body) === JSON.stringify(cliJson), `${ep}?trace=${trace}: REST JSON equals mlprof ${ep} --json`);
+      }
+    }
+    const cmp = await fetch(`${base}/api/profiler/compare?base=mlp_bs64.json.gz&new=gpu/simple_add.json.gz`);
+    check(cmp.status === 200 && 'regressions' in await cmp.json(), `/api/profiler/compare: HTTP ${cmp.status}`);
+    const ev = await fetch(`${base}/api/profiler/timeline/events?trace=mlp_bs64.json.gz`);
+    const evBytes = new Uint8Array(await ev.arrayBuffer());
+    check(ev.status === 200 && evBytes[0] === 0x1f && evBytes[1] === 0x8b, 'timeline events are gzip bytes');
+    const expectStatus = async (url, status, init) => {
+      const r = await fetch(base + url, init);
+      check(r.status === status, `${init?.method || 'GET'} ${url.slice(0, 80)}: HTTP ${r.status}, expected ${status}`);
+    };
+    await expectStatus('/api/profiler/summary?trace=..%2Fsecret.json', 403);
+    await expectStatus('/api/profiler/summary?trace=%2Fetc%2Fpasswd', 403);
+    await expectStatus('/api/profiler/summary?trace=nope.json', 404);
+    await expectStatus('/api/profiler/summary', 400);
+    await expectStatus('/api/profiler/nosuch?trace=mlp_bs64.json.gz', 404);
+    await expectStatus('/api/profiler/summary?trace=' + 'a'.repeat(10000), 414);
+    await expectStatus('/api/traces', 405, { method: 'DELETE' });
+    await expectStatus('/api/traces', 413, { method: 'POST', body: 'x'.repeat(200000) });
+
+    // The dashboard: lists the traces, draws the tabs, picks up a new file by itself.
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(base + '/');
+    await page.waitForSelector('[data-testid="trace-select"][data-count="2"]', { timeout: 20000 });
+    await page.waitForSelector('[data-pane="overview"][data-ready="1"]', { timeout: 30000 });
+    const summary = JSON.parse(cli('summary', path.join(dir, 'gpu/simple_add.json.gz'), '--json'));
+    const n = await compareScalars(page, 'summary', summary, 'dashboard') +
+      await compareScalars(page, 'summary.events', summary.events, 'dashboard');
+    check(n >= 10, `dashboard shows ${n} summary numbers of the first trace`);
+    await page.screenshot({ path: path.join(outDir, 'dashboard-overview.png') });
+    await openTab(page, 'flame');
+    await page.screenshot({ path: path.join(outDir, 'dashboard-flame.png') });
+    fs.copyFileSync(path.join(dataDir, 'tiny_linear.json'), path.join(dir, 'tiny_linear.json'));
+    await page.waitForSelector('[data-testid="trace-select"][data-count="3"]', { timeout: 15000 });
+    check(await page.locator('[data-testid="trace-select"] option[value="tiny_linear.json"]').count() === 1, 'a new trace file appears in the dashboard');
+    await page.selectOption('[data-testid="trace-select"]', 'tiny_linear.json');
+    await page.waitForSelector('[data-pane="flame"][data-ready="1"]', { timeout: 30000 });
+    await openTab(page, 'overview');
+    const tiny = JSON.parse(cli('summary', path.join(dir, 'tiny_linear.json'), '--json'));
+    check(await page.locator('[data-key="summary.events.slices"]').getAttribute('data-value') === String(tiny.events.slices), 'dashboard shows the new trace');
+    await page.screenshot({ path: path.join(outDir, 'dashboard-new-trace.png') });
+    check(errors.length === 0, `dashboard page errors: ${errors.join('; ')}`);
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
+const browser = await launch();
+try {
+  if (mode === 'serve') await serveTests(browser);
+  else await reportTests(browser);
+} catch (e) {
+  failures++;
+  console.log('FAIL', e.stack || e.message);
+} finally {
+  await browser.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+console.log(`${mode}: ${checks} checks, ${failures} failures; screenshots in ${outDir}`);
+process.exit(failures ? 1 : 0);
