@@ -41,7 +41,7 @@ std::pair<int64_t, int64_t> busy_wait(int64_t ns) {
   return {a, b};
 }
 
-TEST(RecorderCore, NestingAndDurationsMatchClockMonotonic) {
+TEST(recorder_core, NestingAndDurationsMatchClockMonotonic) {
   mlprof::Session s(quiet_options());
   ASSERT_TRUE(s.start().is_ok());
   int64_t outer_before = 0, outer_after = 0;
@@ -96,7 +96,7 @@ int traced_add(int a, int b) {
   return a + b;
 }
 
-TEST(RecorderCore, FunctionsDynamicNamesCountersInstantsThreadNames) {
+TEST(recorder_core, FunctionsDynamicNamesCountersInstantsThreadNames) {
   mlprof::Session s(quiet_options());
   ASSERT_TRUE(s.start().is_ok());
   mlprof::set_thread_name("trainer");
@@ -140,7 +140,7 @@ TEST(RecorderCore, FunctionsDynamicNamesCountersInstantsThreadNames) {
   EXPECT_EQ(t.str(t.tracks[0].name), "trainer");
 }
 
-TEST(RecorderCore, MemoryEventsCarryRunningTotalsAndPeak) {
+TEST(recorder_core, MemoryEventsCarryRunningTotalsAndPeak) {
   mlprof::Session s(quiet_options());
   ASSERT_TRUE(s.start().is_ok());
   std::vector<char> a(1000), b(500);
@@ -166,7 +166,7 @@ TEST(RecorderCore, MemoryEventsCarryRunningTotalsAndPeak) {
   EXPECT_EQ(m.device_id[3], 1);
 }
 
-TEST(RecorderCore, StepsBecomeProfilerStepSlices) {
+TEST(recorder_core, StepsBecomeProfilerStepSlices) {
   mlprof::Session s(quiet_options());
   ASSERT_TRUE(s.start().is_ok());
   for (int i = 0; i < 3; ++i) {
@@ -193,7 +193,7 @@ TEST(RecorderCore, StepsBecomeProfilerStepSlices) {
   EXPECT_EQ(t.slice_arg(slices_named(t, "ProfilerStep#0")[0], "unfinished"), nullptr);
 }
 
-TEST(RecorderCore, SamplingRecordsOneStepInN) {
+TEST(recorder_core, SamplingRecordsOneStepInN) {
   mlprof::SessionOptions o = quiet_options();
   o.sample = 4;
   mlprof::Session s(o);
@@ -212,7 +212,7 @@ TEST(RecorderCore, SamplingRecordsOneStepInN) {
     EXPECT_EQ(t.slice_arg(i, "unfinished"), nullptr) << t.str(t.slices.name[i]);
 }
 
-TEST(RecorderCore, NothingIsRecordedWhileDisabledOrWithoutSession) {
+TEST(recorder_core, NothingIsRecordedWhileDisabledOrWithoutSession) {
   { MLPROF_SCOPE("before_any_session"); }
   mlprof::counter("no_session", 1.0);
   mlprof::Session s(quiet_options());
@@ -241,7 +241,7 @@ TEST(RecorderCore, NothingIsRecordedWhileDisabledOrWithoutSession) {
   EXPECT_EQ(t2.slices.size(), 0u);
 }
 
-TEST(RecorderCore, OneSessionAtATime) {
+TEST(recorder_core, OneSessionAtATime) {
   mlprof::Session a(quiet_options()), b(quiet_options());
   ASSERT_TRUE(a.start().is_ok());
   mlprof::Status second = b.start();
@@ -254,7 +254,7 @@ TEST(RecorderCore, OneSessionAtATime) {
   EXPECT_FALSE(a.running());
 }
 
-TEST(RecorderCore, RssSamplerWritesACounter) {
+TEST(recorder_core, RssSamplerWritesACounter) {
   mlprof::SessionOptions o = quiet_options();
   o.rss_interval_ms = 2;
   mlprof::Session s(o);

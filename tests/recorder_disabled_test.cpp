@@ -23,7 +23,7 @@ int instrumented(int x) {
          mlprof::time_op("g", [](int y) { return y; }, x);
 }
 
-TEST(RecorderDisabled, MacrosExpandToNothing) {
+TEST(recorder_disabled, MacrosExpandToNothing) {
   mlprof::SessionOptions o;
   o.buffer_mb = 1;
   o.rss_interval_ms = 0;

@@ -26,7 +26,7 @@ size_t count_named(const mlprof::Trace& t, std::string_view name) {
   return n;
 }
 
-TEST(RecorderEnv, OptionsFromEnvironment) {
+TEST(recorder_env, OptionsFromEnvironment) {
   ::setenv("MLPROF_BUFFER_MB", "7", 1);
   ::setenv("MLPROF_SAMPLE", "3", 1);
   ::setenv("MLPROF_RSS_INTERVAL_MS", "0", 1);
@@ -44,7 +44,7 @@ TEST(RecorderEnv, OptionsFromEnvironment) {
   ::unsetenv("MLPROF_RSS_INTERVAL_MS");
 }
 
-TEST(RecorderEnv, KillSwitchMakesStartFail) {
+TEST(recorder_env, KillSwitchMakesStartFail) {
   ::setenv("MLPROF_ENABLED", "0", 1);
   mlprof::Session s;
   mlprof::Status st = s.start();
@@ -56,7 +56,7 @@ TEST(RecorderEnv, KillSwitchMakesStartFail) {
 
 // Runs only as the child of the test below: the global session was started from the
 // environment before main(); a thread exits, and the process exits without stop().
-TEST(RecorderEnvChild, WorkThenExitWithoutStop) {
+TEST(recorder_env_child, WorkThenExitWithoutStop) {
   if (!std::getenv("MLPROF_TEST_CHILD")) GTEST_SKIP() << "runs as a child process only";
   if (!mlprof::global().running()) std::_Exit(3);
   std::thread worker([] {
@@ -80,7 +80,7 @@ int run_child(const std::string& output, const char* sample) {
     ::setenv("MLPROF_OUTPUT", output.c_str(), 1);
     ::setenv("MLPROF_RSS_INTERVAL_MS", "1", 1);
     if (sample) ::setenv("MLPROF_SAMPLE", sample, 1);
-    ::execl("/proc/self/exe", "recorder_env_test", "--gtest_filter=RecorderEnvChild.*",
+    ::execl("/proc/self/exe", "recorder_env_test", "--gtest_filter=recorder_env_child.*",
             static_cast<char*>(nullptr));
     std::_Exit(127);
   }
@@ -89,7 +89,7 @@ int run_child(const std::string& output, const char* sample) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-TEST(RecorderEnv, OutputWrittenAtExitWithoutStop) {
+TEST(recorder_env, OutputWrittenAtExitWithoutStop) {
   std::string out = temp_path("exit.mlprof");
   ASSERT_EQ(run_child(out, nullptr), 0);
   auto t = mlprof::load_native(out);
@@ -106,7 +106,7 @@ TEST(RecorderEnv, OutputWrittenAtExitWithoutStop) {
   std::remove(out.c_str());
 }
 
-TEST(RecorderEnv, OutputByExtensionAndSamplingFromEnvironment) {
+TEST(recorder_env, OutputByExtensionAndSamplingFromEnvironment) {
   std::string out = temp_path("exit.json");
   ASSERT_EQ(run_child(out, "10"), 0);
   auto t = mlprof::load_trace(out);
@@ -117,7 +117,7 @@ TEST(RecorderEnv, OutputByExtensionAndSamplingFromEnvironment) {
   std::remove(out.c_str());
 }
 
-TEST(RecorderEnv, ForkedChildStartsCleanAndParentKeepsRecording) {
+TEST(recorder_env, ForkedChildStartsCleanAndParentKeepsRecording) {
   mlprof::SessionOptions o;
   o.buffer_mb = 4;
   o.rss_interval_ms = 0;

@@ -193,7 +193,7 @@ void expect_same_trace(const mlprof::Trace& a, const mlprof::Trace& b) {
   EXPECT_EQ(a.end_ns(), b.end_ns());
 }
 
-TEST(RecorderNativeFormat, EveryTableRoundTrips) {
+TEST(recorder_native_format, EveryTableRoundTrips) {
   mlprof::Trace t = sample_trace();
   std::string path = temp_path("all.mlprof");
   ASSERT_TRUE(mlprof::save_native(t, path).is_ok());
@@ -212,7 +212,7 @@ TEST(RecorderNativeFormat, EveryTableRoundTrips) {
   std::remove(renamed.c_str());
 }
 
-TEST(RecorderNativeFormat, RecordedSessionRoundTripsThroughNativeAndChromeJson) {
+TEST(recorder_native_format, RecordedSessionRoundTripsThroughNativeAndChromeJson) {
   mlprof::SessionOptions o;
   o.buffer_mb = 4;
   o.rss_interval_ms = 0;
@@ -254,7 +254,7 @@ TEST(RecorderNativeFormat, RecordedSessionRoundTripsThroughNativeAndChromeJson) 
   std::remove(json.c_str());
 }
 
-TEST(RecorderNativeFormat, TruncatedFilesAreErrorsNamingTheFile) {
+TEST(recorder_native_format, TruncatedFilesAreErrorsNamingTheFile) {
   std::string path = temp_path("trunc.mlprof");
   ASSERT_TRUE(mlprof::save_native(sample_trace(), path).is_ok());
   std::string bytes = read_file(path);
@@ -269,7 +269,7 @@ TEST(RecorderNativeFormat, TruncatedFilesAreErrorsNamingTheFile) {
   EXPECT_NE(missing.error().find("does_not_exist.mlprof"), std::string::npos);
 }
 
-TEST(RecorderNativeFormat, FlippedBytesNeverCrash) {
+TEST(recorder_native_format, FlippedBytesNeverCrash) {
   std::string path = temp_path("flip.mlprof");
   mlprof::Trace original = sample_trace();
   ASSERT_TRUE(mlprof::save_native(original, path).is_ok());
@@ -297,7 +297,7 @@ TEST(RecorderNativeFormat, FlippedBytesNeverCrash) {
 
 // Corrupt the payload itself and re-compress it with a valid checksum, so the structural
 // validation (counts, indices, enum values) is what has to catch it.
-TEST(RecorderNativeFormat, HostilePayloadsAreRejectedByValidation) {
+TEST(recorder_native_format, HostilePayloadsAreRejectedByValidation) {
   std::string path = temp_path("hostile.mlprof");
   ASSERT_TRUE(mlprof::save_native(sample_trace(), path).is_ok());
   std::string bytes = read_file(path);
@@ -349,7 +349,7 @@ TEST(RecorderNativeFormat, HostilePayloadsAreRejectedByValidation) {
   EXPECT_GT(rejected, 1000);
 }
 
-TEST(RecorderNativeFormat, WrongVersionAndGarbageAreClearErrors) {
+TEST(recorder_native_format, WrongVersionAndGarbageAreClearErrors) {
   std::string path = temp_path("ver.mlprof");
   ASSERT_TRUE(mlprof::save_native(sample_trace(), path).is_ok());
   std::string bytes = read_file(path);
@@ -363,7 +363,7 @@ TEST(RecorderNativeFormat, WrongVersionAndGarbageAreClearErrors) {
   EXPECT_NE(g.error().find("not an .mlprof file"), std::string::npos);
 }
 
-TEST(RecorderNativeFormat, SaveIsAtomicAndReportsUnwritablePaths) {
+TEST(recorder_native_format, SaveIsAtomicAndReportsUnwritablePaths) {
   auto s = mlprof::save_native(sample_trace(), "/nonexistent-dir/x.mlprof");
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("/nonexistent-dir/x.mlprof"), std::string::npos);

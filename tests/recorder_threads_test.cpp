@@ -43,7 +43,7 @@ void run_threads(int threads, int scopes_per_thread) {
 
 // 8 threads x 1M scopes = 16M events into a 32 MiB bound (2M events): most are dropped, and
 // recorded + dropped must still add up to exactly what the threads wrote.
-TEST(RecorderThreads, EightThreadsMillionScopesEveryEventAccountedFor) {
+TEST(recorder_threads, EightThreadsMillionScopesEveryEventAccountedFor) {
   constexpr int kThreads = 8, kScopes = 1'000'000;
   mlprof::SessionOptions o;
   o.buffer_mb = 32;
@@ -69,7 +69,7 @@ TEST(RecorderThreads, EightThreadsMillionScopesEveryEventAccountedFor) {
   EXPECT_LE(2 * finished + unfinished, (32ull << 20) / 16);
 }
 
-TEST(RecorderThreads, AmpleBufferRecordsEverythingFromExitedThreads) {
+TEST(recorder_threads, AmpleBufferRecordsEverythingFromExitedThreads) {
   constexpr int kThreads = 8, kScopes = 100'000;
   mlprof::SessionOptions o;
   o.buffer_mb = 64;
@@ -88,7 +88,7 @@ TEST(RecorderThreads, AmpleBufferRecordsEverythingFromExitedThreads) {
   EXPECT_EQ(t.tracks.size(), static_cast<size_t>(kThreads));
 }
 
-TEST(RecorderThreads, StopWhileThreadsRecordIsSafeAndConsistent) {
+TEST(recorder_threads, StopWhileThreadsRecordIsSafeAndConsistent) {
   mlprof::SessionOptions o;
   o.buffer_mb = 16;
   o.rss_interval_ms = 1;

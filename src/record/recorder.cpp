@@ -374,7 +374,9 @@ void step_advance(const char* label) noexcept {
   record::step_begin_impl(label);
 }
 void set_thread_name(std::string_view name) {
-  pthread_setname_np(pthread_self(), std::string(name.substr(0, 15)).c_str());
+  // Not on the main thread: its OS name is the process name (/proc/self/comm).
+  if (::syscall(SYS_gettid) != ::getpid())
+    pthread_setname_np(pthread_self(), std::string(name.substr(0, 15)).c_str());
   record::set_thread_name_impl(name);
 }
 
