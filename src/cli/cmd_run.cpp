@@ -355,10 +355,18 @@ std::function<int()> setup_run(CLI::App& sub) {
   sub.add_flag("-q,--quiet", opt->quiet, "Do not print the reports");
   sub.add_option("--top", opt->top, "Rows per report table (default 10)");
   // Everything from the first positional on is the command, options included.
+  auto cmd = std::make_shared<std::vector<std::string>>();
+  sub.add_option("command", *cmd, "CMD ARGS... (after --)");
   sub.prefix_command();
-  return [opt, &sub]() {
+  return [opt, cmd, &sub]() {
     if (!opt->memory && !opt->gpu) opt->memory = true;
-    return run_command(*opt, sub.remaining());
+    std::vector<std::string> argv = *cmd;
+    std::vector<std::string> rest = sub.remaining();
+    // CLI11 hands back the "--" that ended mlprof's options; the command's own are kept.
+    if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
+    argv.insert(argv.end(), rest.begin(), rest.end());
+    if (!argv.empty() && argv.front() == "--") argv.erase(argv.begin());
+    return run_command(*opt, argv);
   };
 }
 

@@ -10,12 +10,34 @@ namespace {
 
 // Allocator entry points say nothing about who allocated: show the caller first.
 bool is_allocator_frame(const std::string& f) {
-  for (const char* p : {"operator new", "malloc", "calloc", "realloc", "posix_memalign",
-                        "aligned_alloc", "memalign", "valloc", "__gnu_cxx::new_allocator",
-                        "std::__new_allocator", "std::allocator"}) {
-    if (f.rfind(p, 0) == 0) return true;
-  }
+  if (f.rfind("operator new", 0) == 0 || f.rfind("std::allocator", 0) == 0 ||
+      f.rfind("__gnu_cxx::new_allocator", 0) == 0 || f.rfind("std::__new_allocator", 0) == 0)
+    return true;
+  std::string name = f.substr(0, f.find_first_of(" (@"));
+  for (const char* p :
+       {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "valloc"})
+    if (name == p) return true;
   return false;
+}
+
+// "(anonymous namespace)::leak_site(unsigned long) (a.cpp:12)" -> "leak_site"; the innermost
+// shown frame keeps its file:line.
+std::string short_frame(const std::string& f, bool keep_line) {
+  std::string s = f;
+  for (const std::string anon : {"(anonymous namespace)::", "{anonymous}::"}) {
+    for (size_t p; (p = s.find(anon)) != std::string::npos;) s.erase(p, anon.size());
+  }
+  std::string where;
+  size_t loc = s.rfind(" (");
+  if (loc != std::string::npos && s.back() == ')') {
+    where = s.substr(loc);
+    s.resize(loc);
+  }
+  size_t paren = s.find('(');
+  if (paren != std::string::npos && paren > 0) s.resize(paren);
+  size_t version = s.find('@');  // symbol versions: pthread_create@GLIBC_2.2.5
+  if (version != std::string::npos && version > 0) s.resize(version);
+  return keep_line ? s + where : s;
 }
 
 std::string stack_text(const HeapStack& s, size_t frames = 3) {
@@ -25,7 +47,7 @@ std::string stack_text(const HeapStack& s, size_t frames = 3) {
   std::string out;
   for (size_t i = first; i < s.frames.size() && i < first + frames; ++i) {
     if (!out.empty()) out += " <- ";
-    out += s.frames[i];
+    out += short_frame(s.frames[i], i == first);
   }
   return out;
 }
