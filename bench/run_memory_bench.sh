@@ -37,7 +37,7 @@ ht_in="" ht_e2e=""
 if command -v heaptrack > /dev/null; then
   t0=$(now)
   heaptrack -o "$tmp/ht" "$tool" "$threads" "$ops" > "$tmp/ht.out" 2>&1
-  htfile=$(ls "$tmp"/ht*.zst "$tmp"/ht*.gz 2>/dev/null | head -1)
+  htfile=$(ls "$tmp"/ht*.zst "$tmp"/ht*.gz 2>/dev/null | head -1 || true)
   heaptrack_print "$htfile" > /dev/null 2>&1 || heaptrack --analyze "$htfile" > /dev/null 2>&1 || true
   t1=$(now)
   ht_in=$(inproc "$tmp/ht.out"); ht_e2e=$(echo "$t1 - $t0" | bc -l)

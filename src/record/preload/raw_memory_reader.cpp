@@ -3,6 +3,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -45,11 +46,13 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
   RawMemoryFile f;
   f.path_ = path;
   {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) return Status::error(path + ": cannot open");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    f.data_ = std::move(ss).str();
+    std::streamoff size = in.tellg();
+    in.seekg(0);
+    f.data_.resize(static_cast<size_t>(std::max<std::streamoff>(size, 0)));
+    in.read(f.data_.data(), static_cast<std::streamsize>(f.data_.size()));
+    f.data_.resize(static_cast<size_t>(in.gcount()));
   }
   const std::string& d = f.data_;
   std::vector<std::pair<uint64_t, int64_t>> clock;  // (tsc, ns)
