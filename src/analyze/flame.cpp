@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "mlprof/analyze/kernel_class.h"
+#include "mlprof/analyze/summary.h"
+#include "mlprof/analyze/timeline.h"
+
 namespace mlprof {
 namespace {
 
@@ -37,12 +41,26 @@ class FlameTreeBuilder {
     return child(parent, (uint64_t{1} << 32) | tag, name);
   }
 
+  // Slice frames, with step slices merged into one frame per step-name prefix when asked.
+  uint32_t slice_child(uint32_t parent, StringId name, bool merge_steps) {
+    std::string_view n = trace_.str(name);
+    if (merge_steps && is_step_slice_name(n)) {
+      size_t hash = n.find('#');
+      std::string merged = hash == std::string_view::npos ? std::string(n) + " (all steps)"
+                                                          : std::string(n.substr(0, hash)) + "#*";
+      auto [it, inserted] = merged_keys_.try_emplace(merged, 0xFFFF0000u + merged_keys_.size());
+      return synthetic_child(parent, it->second, merged);
+    }
+    return named_child(parent, name);
+  }
+
   FlameGraph& graph() { return graph_; }
 
  private:
   const Trace& trace_;
   FlameGraph graph_;
   std::unordered_map<uint64_t, uint32_t> index_;
+  std::unordered_map<std::string, uint32_t> merged_keys_;
 };
 
 }  // namespace
@@ -66,7 +84,7 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
     for (uint32_t i = begin; i < end; ++i) {
       int32_t p = s.parent[i];
       uint32_t parent_frame = p >= 0 && frame_of_slice[p] >= 0 ? frame_of_slice[p] : base;
-      uint32_t f = b.named_child(parent_frame, s.name[i]);
+      uint32_t f = b.slice_child(parent_frame, s.name[i], options.merge_steps);
       frame_of_slice[i] = static_cast<int32_t>(f);
       FlameFrame& fr = b.graph().frames[f];
       fr.total_ns += s.dur[i];
@@ -91,9 +109,6 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
       if (!trace.is_gpu_track(s.track[dst]) || trace.is_gpu_track(s.track[src])) continue;
       if (launcher[dst] < 0) launcher[dst] = src;
     }
-    std::vector<uint8_t> has_child(n, 0);
-    for (size_t i = 0; i < n; ++i)
-      if (s.parent[i] >= 0) has_child[s.parent[i]] = 1;
 
     int32_t gpu_root = -1;
     std::unordered_map<uint32_t, uint32_t> gpu_copy_of_cpu;  // CPU frame -> its copy under GPU
@@ -102,7 +117,9 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
       if (!trace.is_gpu_track(t)) continue;
       uint32_t begin = trace.track_slice_begin[t], end = trace.track_slice_begin[t + 1];
       for (uint32_t i = begin; i < end; ++i) {
-        if (has_child[i]) continue;  // annotations enclosing kernels: count the kernels once
+        // GPU work only: annotations are ranges around work and syncs are waits (the GPU
+        // analyses exclude both); a sync that starts inside a kernel nests under it.
+        if (!is_gpu_work_slice(trace, i)) continue;
         if (gpu_root < 0) {
           gpu_root = static_cast<int32_t>(b.synthetic_child(0, kGpuTag, "GPU"));
           synthetic.resize(b.graph().frames.size(), 0);
@@ -131,7 +148,9 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
           parent_frame = b.synthetic_child(parent_frame, t, trace.track_label(t));
           // Enclosing GPU annotations, outermost first.
           path.clear();
-          for (int32_t p = s.parent[i]; p >= 0; p = s.parent[p]) path.push_back(p);
+          for (int32_t p = s.parent[i]; p >= 0; p = s.parent[p])
+            if (gpu_work_kind(trace.str(s.cat[p]), trace.str(s.name[p])) == GpuWorkKind::kAnnotation)
+              path.push_back(p);
           for (auto it = path.rbegin(); it != path.rend(); ++it)
             parent_frame = b.named_child(parent_frame, s.name[*it]);
         }

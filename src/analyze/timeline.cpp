@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mlprof/analyze/kernel_class.h"
+
 namespace mlprof {
 namespace {
 
@@ -90,6 +92,13 @@ void add_counters(const Trace& trace, const TimelineOptions& options, TimelineRe
 
 int64_t interval_union_ns(Intervals& intervals) { return length(merged(intervals)); }
 
+bool is_gpu_work_slice(const Trace& trace, size_t slice) {
+  std::string_view cat = trace.str(trace.slices.cat[slice]);
+  if (cat == "cuda_sync" || cat == "Sync") return false;
+  GpuWorkKind kind = gpu_work_kind(cat, trace.str(trace.slices.name[slice]));
+  return kind != GpuWorkKind::kAnnotation && kind != GpuWorkKind::kSync;
+}
+
 TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& options) {
   TimelineResult r;
   r.begin_ns = trace.begin_ns();
@@ -111,7 +120,13 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
     lane.clear();
     for (uint32_t i = begin; i < end; ++i) {
       l.max_depth = std::max<uint32_t>(l.max_depth, s.depth[i] + 1u);
-      if (s.depth[i] == 0) lane.emplace_back(s.ts[i], s.end(i));
+      if (!l.gpu) {
+        if (s.depth[i] == 0) lane.emplace_back(s.ts[i], s.end(i));
+        continue;
+      }
+      // GPU busy = kernels, copies, sets (at any depth): not annotations or sync waits, the
+      // definition the GPU analyses use.
+      if (is_gpu_work_slice(trace, i)) lane.emplace_back(s.ts[i], s.end(i));
     }
     l.busy_ns = length(merged(lane));
     (l.gpu ? gpu : cpu).insert((l.gpu ? gpu : cpu).end(), lane.begin(), lane.end());

@@ -15,6 +15,7 @@ struct FlameArgs {
   bool json = false;
   bool no_gpu = false;
   bool merge_threads = false;
+  bool per_step = false;
 };
 
 bool ends_with(const std::string& s, std::string_view suffix) {
@@ -44,6 +45,7 @@ int run_flame(const FlameArgs& a) {
   FlameOptions o;
   o.include_gpu = !a.no_gpu;
   o.split_threads = !a.merge_threads;
+  o.merge_steps = !a.per_step;
   FlameGraph g = build_flame_graph(*trace, o);
   if (a.out.empty()) {
     if (a.json) {
@@ -77,6 +79,7 @@ MLPROF_REGISTER_COMMAND(
       sub.add_flag("--json", a->json, "print the frame table as JSON (without -o)");
       sub.add_flag("--no-gpu", a->no_gpu, "leave out the GPU subtree");
       sub.add_flag("--merge-threads", a->merge_threads, "one tree for all threads");
+      sub.add_flag("--per-step", a->per_step, "keep ProfilerStep#N frames apart (default: merged)");
       return [a]() { return run_flame(*a); };
     });
 

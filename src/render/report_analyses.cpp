@@ -64,11 +64,16 @@ const std::map<std::string, Writer, std::less<>>& writers() {
   static const std::map<std::string, Writer, std::less<>> m = [] {
     std::map<std::string, Writer, std::less<>> w;
     w["summary"] = [](JsonWriter& j, ReportAnalysisCache& c) { write_summary_json(j, summarize(c.trace)); };
-    // Every operator (the summary keeps the top 20): `mlprof ops --json`.
+    // Every operator (the summary keeps the top 20): `mlprof ops --json --top 0`.
     w["ops"] = [](JsonWriter& j, ReportAnalysisCache& c) {
-      j.begin_array();
-      for (const OpStats& op : op_stats(c.trace)) write_op_stats_json(j, op);
+      std::vector<OpStats> ops = op_stats(c.trace);
+      sort_op_stats(ops, OpSort::kTotal);
+      j.begin_object();
+      j.field("rows", static_cast<uint64_t>(ops.size()));
+      j.key("ops").begin_array();
+      for (const OpStats& op : ops) write_op_stats_json(j, op);
       j.end_array();
+      j.end_object();
     };
     w["flame"] = [](JsonWriter& j, ReportAnalysisCache& c) { write_flame_json(j, build_flame_graph(c.trace)); };
     w["timeline"] = [](JsonWriter& j, ReportAnalysisCache& c) {

@@ -70,6 +70,7 @@ async function overview(c, src) {
   const s = await src.get('summary');
   if (!missing(c, s, 'Summary')) {
     c.append(el('h3', {}, 'Key numbers'), cards(s, 'summary', SUMMARY_KEYS.filter((k) => k in s)));
+    if (s.events && typeof s.events === 'object') c.append(el('h4', {}, 'Events'), cards(s.events, 'summary.events'));
     const meta = [s.source && `source ${s.source}`, s.format && `format ${s.format}`,
       s.rank >= 0 ? `rank ${s.rank}` : null].filter(Boolean).join(' · ');
     c.append(el('p', { class: 'muted' }, meta));
@@ -92,6 +93,7 @@ function stepChart(c, steps) {
   const rows = steps.steps || [];
   if (!rows.length) {
     c.append(note('No profiler steps (ProfilerStep#N) in this trace, so no per-step breakdown.'));
+    return;
   } else {
     const field = steps.has_gpu ? 'gpu_class_ns' : 'phase_ns';
     const keys = Object.keys(rows[0][field] || {});
@@ -159,6 +161,7 @@ async function timeline(c, src) {
   const holder = el('div', { class: 'tl-holder' });
   c.append(holder);
   const ev = await src.events();
+  performance.mark('mlprof:events-decoded');
   if (!ev) { holder.append(note('The event data for the timeline is not in this page.')); return; }
   renderTimeline(holder, ev, t);
   if (t.lanes) c.append(el('h3', {}, 'Lanes'), dataTable(t.lanes, { id: 'timeline.lanes' }));
@@ -236,6 +239,7 @@ function buildTabs(root, src, initial) {
           console.error(e);
         }
         pane.dataset.ready = '1';
+        performance.mark('mlprof:ready:' + id);
       })();
       done.set(id, p);
     }
@@ -303,6 +307,7 @@ async function startDashboard(root, data) {
 }
 
 function main() {
+  performance.mark('mlprof:main');
   const root = document.getElementById('app');
   const dataNode = document.getElementById('mlprof-data');
   const data = dataNode ? JSON.parse(dataNode.textContent) : { kind: 'dashboard' };

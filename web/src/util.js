@@ -44,7 +44,7 @@ export function fmtByKey(key, v) {
   if (k.endsWith('_ns') || k.endsWith('ns') && k.includes('_ns')) return fmtNs(v);
   if (k.endsWith('_us')) return fmtNs(v * 1e3);
   if (k.endsWith('_ms')) return fmtNs(v * 1e6);
-  if (k.endsWith('bytes') || k.endsWith('_b')) return fmtBytes(v);
+  if (k.includes('bytes') || /(^|_)(allocated|reserved)$/.test(k)) return fmtBytes(v);
   if (k.endsWith('pct') || k.endsWith('percent') || k.includes('percent_')) return v.toFixed(2) + '%';
   if (Number.isInteger(v)) return fmtCount(v);
   return Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4);

@@ -18,6 +18,9 @@ namespace mlprof {
 struct FlameOptions {
   bool include_gpu = true;      // add the GPU subtree when the trace has GPU tracks
   bool split_threads = true;    // one frame per thread under "CPU" (else threads merge)
+  // "ProfilerStep#12" -> "ProfilerStep#*": a flame graph aggregates identical stacks, and step
+  // numbers would make every step's stacks distinct (120 steps = 120 copies of the tree).
+  bool merge_steps = true;
 };
 
 struct FlameFrame {

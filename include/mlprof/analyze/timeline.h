@@ -18,7 +18,7 @@ struct TimelineLane {
   int64_t pid = 0, tid = 0;
   uint64_t slices = 0;
   uint32_t max_depth = 0;  // deepest nesting level + 1 (rows the lane needs)
-  int64_t busy_ns = 0;     // union of the lane's slices
+  int64_t busy_ns = 0;     // union of the lane's slices (GPU lanes: work only, as gpu_busy_ns)
 };
 
 // A counter series (GPU utilization, memory, power...), thinned for drawing.
@@ -41,7 +41,7 @@ struct TimelineResult {
   uint64_t flows = 0;               // flows with both ends bound to slices
   // Overlap of CPU and GPU work over the whole trace (unions of intervals).
   int64_t cpu_busy_ns = 0;     // union of all CPU thread slices
-  int64_t gpu_busy_ns = 0;     // union of all GPU stream slices
+  int64_t gpu_busy_ns = 0;     // union of GPU work (kernels, memcpy, memset; not syncs/annotations)
   int64_t overlap_ns = 0;      // |CPU busy ∩ GPU busy|
   int64_t gpu_idle_ns = 0;     // GPU span (first to last GPU event) minus GPU busy
   int64_t gpu_span_ns = 0;
@@ -50,6 +50,10 @@ struct TimelineResult {
 };
 
 TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& options = {});
+
+// Whether a slice on a GPU stream is GPU work (kernel, memcpy, memset, other device work) rather
+// than an annotation range (gpu_user_annotation) or a wait (cuda_sync).
+bool is_gpu_work_slice(const Trace& trace, size_t slice);
 
 // Length of the union of [begin, end) intervals (sorted in place).
 int64_t interval_union_ns(std::vector<std::pair<int64_t, int64_t>>& intervals);

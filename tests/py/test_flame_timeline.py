@@ -1,0 +1,170 @@
+"""`mlprof flame` (collapsed stacks, speedscope, --json) and `mlprof timeline --json` against an
+independent Python computation of slice nesting, self time and busy-time unions over the JSON."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from decimal import ROUND_HALF_UP, Decimal
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+failures = 0
+checked = 0
+
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"}
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+
+
+def ns(v):
+    return int((Decimal(str(v)) * 1000).quantize(Decimal(1), rounding=ROUND_HALF_UP))
+
+
+def load(name):
+    path = os.path.join(DATA, name)
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        doc = json.load(f)
+    return path, doc if isinstance(doc, list) else doc["traceEvents"]
+
+
+def x_slices(events):
+    by_track = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X":
+            by_track[(str(e.get("pid")), str(e.get("tid")))].append(
+                (ns(e["ts"]), max(0, ns(e.get("dur", 0))), e.get("name", ""), e.get("cat", "")))
+    return by_track
+
+
+def collapsed_expected(by_track):
+    """Self time per call path, threads merged, as flamegraph.pl's collapsed stacks."""
+    out = defaultdict(int)
+    for sl in by_track.values():
+        sl = sorted(sl, key=lambda s: (s[0], -s[1]))
+        stack = []  # [ts, end, name, child_time]
+        def close(frame, path):
+            self_ns = max(0, frame[1] - frame[0] - frame[3])
+            if self_ns > 0:
+                out[path] += self_ns
+        paths = []
+        for ts, dur, name, _ in sl:
+            # TraceBuilder's nesting: a slice starting before the open one ends is its child
+            # (legacy µs rounding makes children overhang parents by 1 µs); its time is clipped.
+            while stack and stack[-1][1] <= ts and stack[-1][0] != ts:
+                close(stack.pop(), paths.pop())
+            if stack:
+                stack[-1][3] += min(ts + dur, stack[-1][1]) - ts
+            if name.startswith("ProfilerStep#"):  # steps merge into one frame by default
+                name = "ProfilerStep#*"
+            paths.append((paths[-1] + ";" if paths else "CPU;") + name.replace(";", ":"))
+            stack.append([ts, ts + dur, name, 0])
+        while stack:
+            close(stack.pop(), paths.pop())
+    return dict(out)
+
+
+def union(intervals):
+    total, end = 0, None
+    for a, b in sorted(intervals):
+        if end is None or a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def top_level(sl):
+    sl = sorted(sl, key=lambda s: (s[0], -s[1]))
+    out, end = [], None
+    for ts, dur, _, _ in sl:
+        if end is None or ts >= end:
+            out.append((ts, ts + dur))
+            end = ts + dur
+        else:
+            end = max(end, ts + dur) if ts + dur > end else end
+    return out
+
+
+def run(*args):
+    return subprocess.run([MLPROF, *args], capture_output=True, text=True, check=True).stdout
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for name in ["tiny_linear.json", "mlp_bs64.json.gz"]:
+        path, events = load(name)
+        by_track = x_slices(events)
+        expected = collapsed_expected(by_track)
+        txt = os.path.join(tmp, "f.txt")
+        run("flame", path, "--merge-threads", "--no-gpu", "-o", txt)
+        got = {}
+        for line in open(txt):
+            stack, _, weight = line.rstrip("\n").rpartition(" ")
+            check(weight.isdigit(), f"{name}: integer weight in {line!r}")
+            got[stack] = int(weight)
+        check(got == expected, f"{name}: collapsed stacks differ: {len(got)} vs {len(expected)} lines; "
+              f"first diff {next(((k, got.get(k), expected.get(k)) for k in set(got) | set(expected) if got.get(k) != expected.get(k)), None)}")
+
+        sjson = os.path.join(tmp, "f.json")
+        run("flame", path, "-o", sjson)
+        sp = json.load(open(sjson))
+        prof = sp["profiles"][0]
+        check(sp["$schema"].startswith("https://www.speedscope.app/"), f"{name}: speedscope schema")
+        check(prof["type"] == "sampled" and len(prof["samples"]) == len(prof["weights"]), f"{name}: speedscope samples")
+        check(all(isinstance(w, int) and w > 0 for w in prof["weights"]), f"{name}: speedscope integer weights")
+        check(sum(prof["weights"]) == sum(expected.values()), f"{name}: speedscope total weight")
+        nframes = len(sp["shared"]["frames"])
+        check(all(0 <= i < nframes for s in prof["samples"] for i in s), f"{name}: speedscope frame indexes")
+
+        fj = json.loads(run("flame", path, "--json"))
+        all_top = [iv for sl in by_track.values() for iv in top_level(sl)]
+        check(fj["cpu_ns"] == sum(b - a for a, b in all_top), f"{name}: flame cpu_ns {fj['cpu_ns']}")
+        check(fj["frames"][0]["name"] == "all" and fj["frames"][0]["parent"] == -1, f"{name}: flame root")
+
+        tl = json.loads(run("timeline", path, "--json"))
+        check(len(tl["lanes"]) == len(by_track), f"{name}: {len(tl['lanes'])} lanes, expected {len(by_track)}")
+        check(tl["slices"] == sum(len(v) for v in by_track.values()), f"{name}: timeline slices")
+        check(tl["cpu_busy_ns"] == union(all_top), f"{name}: cpu_busy_ns {tl['cpu_busy_ns']} vs {union(all_top)}")
+        check(tl["gpu_busy_ns"] == 0 and tl["overlap_ns"] == 0, f"{name}: no GPU work")
+
+    # GPU: kernels, memcpy and memset under their launching op; busy/overlap unions.
+    name = "simple_add.json.gz"
+    path, events = load(name)
+    gpu = [(ns(e["ts"]), ns(e["ts"]) + max(0, ns(e.get("dur", 0)))) for e in events
+           if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+    cpu_tracks = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") not in GPU_CATS and e.get("cat") not in ("gpu_user_annotation", "cuda_sync"):
+            cpu_tracks[(str(e.get("pid")), str(e.get("tid")))].append((ns(e["ts"]), max(0, ns(e.get("dur", 0))), "", ""))
+    cpu_top = [iv for sl in cpu_tracks.values() for iv in top_level(sl)]
+    fj = json.loads(run("flame", path, "--json"))
+    check(fj["gpu_ns"] == sum(b - a for a, b in gpu), f"{name}: flame gpu_ns {fj['gpu_ns']} vs {sum(b - a for a, b in gpu)}")
+    frames = fj["frames"]
+    gpu_root = next(i for i, f in enumerate(frames) if f["name"] == "GPU" and f["parent"] == 0)
+    launched = [f for f in frames if f["name"] == "cudaLaunchKernel"]
+    under_gpu = set()
+    for i, f in enumerate(frames):
+        p = f["parent"]
+        while p > 0 and p != gpu_root:
+            p = frames[p]["parent"]
+        if p == gpu_root:
+            under_gpu.add(i)
+    check(any(i in under_gpu for i, f in enumerate(frames) if f["name"] == "cudaLaunchKernel"),
+          f"{name}: kernels sit under their cudaLaunchKernel in the GPU subtree ({len(launched)} launch frames)")
+    tl = json.loads(run("timeline", path, "--json"))
+    check(tl["gpu_busy_ns"] == union(gpu), f"{name}: gpu_busy_ns {tl['gpu_busy_ns']} vs {union(gpu)}")
+    check(tl["cpu_busy_ns"] == union(cpu_top), f"{name}: cpu_busy_ns {tl['cpu_busy_ns']} vs {union(cpu_top)}")
+    check(tl["flows"] > 0, f"{name}: launch -> kernel flows bound")
+
+print(f"{checked} checks, {failures} failures")
+sys.exit(1 if failures else 0)
