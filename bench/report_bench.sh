@@ -17,7 +17,7 @@ start=$(date +%s.%N)
 /usr/bin/time -f "%M" -o "$OUT/rss" "$MLPROF" report "$TRACE" -o "$OUT/report.html" 2>/dev/null
 end=$(date +%s.%N)
 html_bytes=$(stat -c %s "$OUT/report.html")
-events=$("$MLPROF" summary "$TRACE" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
+events=$("$MLPROF" summary "$TRACE" --json | python3 -c 'import json,sys; e = json.load(sys.stdin)["events"]; print(e["total"] if isinstance(e, dict) else e)')
 echo "trace:            $TRACE ($events events)"
 echo "JSON:             $json_bytes bytes ($(python3 -c "print(f'{$json_bytes/2**20:.1f}')") MiB), .gz $gz_bytes bytes"
 echo "report.html:      $html_bytes bytes ($(python3 -c "print(f'{$html_bytes/2**20:.1f}')") MiB) = $(python3 -c "print(f'{$html_bytes/$json_bytes*100:.1f}')")% of the JSON"
