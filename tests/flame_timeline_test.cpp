@@ -34,7 +34,8 @@ Trace two_threads_and_gpu() {
   uint32_t gp = b.process(0);
   uint32_t s = b.thread_track(gp, 7);
   b.mark_gpu_track(s, 0, 7);
-  StringId step = b.intern("step"), fwd = b.intern("fwd"), mm = b.intern("mm"), k = b.intern("gemm");
+  StringId step = b.intern("step"), fwd = b.intern("fwd"), mm = b.intern("mm"),
+           k = b.intern("gemm");
   StringId cat = b.intern("cpu_op"), kcat = b.intern("kernel");
   b.add_slice(t1, 0, 100, step, cat);
   b.add_slice(t1, 10, 40, fwd, cat);
@@ -66,8 +67,7 @@ TEST(Flame, MergesByPathPerThreadWithSelfTime) {
   EXPECT_EQ(g.cpu_ns, 140);
   EXPECT_EQ(g.gpu_ns, 0);
   EXPECT_EQ(find(g, {"GPU"}), nullptr);
-  EXPECT_EQ(render_flame_collapsed(g),
-            "CPU;step 70\nCPU;step;fwd 55\nCPU;step;fwd;mm 15\n");
+  EXPECT_EQ(render_flame_collapsed(g), "CPU;step 70\nCPU;step;fwd 55\nCPU;step;fwd;mm 15\n");
 }
 
 TEST(Flame, KernelsSitUnderTheirLaunchingOpInTheGpuSubtree) {
@@ -131,10 +131,10 @@ TEST(Timeline, LanesBusyTimeAndOverlap) {
   EXPECT_TRUE(r.lanes[2].gpu);
   EXPECT_EQ(r.lanes[0].max_depth, 3u);
   EXPECT_EQ(r.lanes[0].busy_ns, 100);
-  EXPECT_EQ(r.cpu_busy_ns, 100);              // [0,100) ∪ [0,40)
-  EXPECT_EQ(r.gpu_busy_ns, 30);               // [25,45) + [200,210)
-  EXPECT_EQ(r.overlap_ns, 20);                // [25,45) lies inside CPU work
-  EXPECT_EQ(r.gpu_span_ns, 185);              // 25 .. 210
+  EXPECT_EQ(r.cpu_busy_ns, 100);  // [0,100) ∪ [0,40)
+  EXPECT_EQ(r.gpu_busy_ns, 30);   // [25,45) + [200,210)
+  EXPECT_EQ(r.overlap_ns, 20);    // [25,45) lies inside CPU work
+  EXPECT_EQ(r.gpu_span_ns, 185);  // 25 .. 210
   EXPECT_EQ(r.gpu_idle_ns, 155);
   EXPECT_DOUBLE_EQ(r.gpu_busy_overlapped_pct, 100.0 * 20 / 30);
   EXPECT_EQ(r.slices, 8u);

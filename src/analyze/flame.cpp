@@ -149,7 +149,8 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
           // Enclosing GPU annotations, outermost first.
           path.clear();
           for (int32_t p = s.parent[i]; p >= 0; p = s.parent[p])
-            if (gpu_work_kind(trace.str(s.cat[p]), trace.str(s.name[p])) == GpuWorkKind::kAnnotation)
+            if (gpu_work_kind(trace.str(s.cat[p]), trace.str(s.name[p])) ==
+                GpuWorkKind::kAnnotation)
               path.push_back(p);
           for (auto it = path.rbegin(); it != path.rend(); ++it)
             parent_frame = b.named_child(parent_frame, s.name[*it]);

@@ -36,7 +36,10 @@ int64_t intersection_ns(const Intervals& a, const Intervals& b) {
   while (i < a.size() && j < b.size()) {
     int64_t lo = std::max(a[i].first, b[j].first), hi = std::min(a[i].second, b[j].second);
     if (hi > lo) sum += hi - lo;
-    if (a[i].second < b[j].second) ++i; else ++j;
+    if (a[i].second < b[j].second)
+      ++i;
+    else
+      ++j;
   }
   return sum;
 }
@@ -50,12 +53,14 @@ void add_counters(const Trace& trace, const TimelineOptions& options, TimelineRe
   for (size_t sid = 0; sid < by_series.size(); ++sid) {
     auto& idx = by_series[sid];
     if (idx.empty()) continue;
-    std::stable_sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) { return c.ts[a] < c.ts[b]; });
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](uint32_t a, uint32_t b) { return c.ts[a] < c.ts[b]; });
     TimelineCounter tc;
     const CounterSeries& cs = trace.counter_series[sid];
     const Process& p = trace.processes[cs.process];
-    std::string proc = p.name ? std::string(trace.str(p.name))
-                              : p.label ? std::string(trace.str(p.label)) : "pid " + std::to_string(p.pid);
+    std::string proc = p.name    ? std::string(trace.str(p.name))
+                       : p.label ? std::string(trace.str(p.label))
+                                 : "pid " + std::to_string(p.pid);
     tc.name = proc + ": " + std::string(trace.str(cs.name));
     tc.samples = idx.size();
     tc.min = tc.max = c.value[idx[0]];
@@ -133,11 +138,12 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
     r.slices += l.slices;
     r.lanes.push_back(std::move(l));
   }
-  std::stable_sort(r.lanes.begin(), r.lanes.end(), [](const TimelineLane& a, const TimelineLane& b) {
-    if (a.gpu != b.gpu) return !a.gpu;
-    if (a.pid != b.pid) return a.pid < b.pid;
-    return a.tid < b.tid;
-  });
+  std::stable_sort(r.lanes.begin(), r.lanes.end(),
+                   [](const TimelineLane& a, const TimelineLane& b) {
+                     if (a.gpu != b.gpu) return !a.gpu;
+                     if (a.pid != b.pid) return a.pid < b.pid;
+                     return a.tid < b.tid;
+                   });
   Intervals cpu_m = merged(std::move(cpu)), gpu_m = merged(std::move(gpu));
   r.cpu_busy_ns = length(cpu_m);
   r.gpu_busy_ns = length(gpu_m);

@@ -19,7 +19,8 @@ struct FlameArgs {
 };
 
 bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string base_name(const std::string& path) {
@@ -30,13 +31,18 @@ std::string base_name(const std::string& path) {
 int run_flame(const FlameArgs& a) {
   std::string format = a.format;
   if (!a.out.empty() && format.empty()) {
-    if (ends_with(a.out, ".html") || ends_with(a.out, ".htm")) format = "html";
-    else if (ends_with(a.out, ".json")) format = "speedscope";
-    else if (ends_with(a.out, ".txt") || ends_with(a.out, ".folded") || ends_with(a.out, ".collapsed"))
+    if (ends_with(a.out, ".html") || ends_with(a.out, ".htm"))
+      format = "html";
+    else if (ends_with(a.out, ".json"))
+      format = "speedscope";
+    else if (ends_with(a.out, ".txt") || ends_with(a.out, ".folded") ||
+             ends_with(a.out, ".collapsed"))
       format = "collapsed";
     else {
-      std::fprintf(stderr, "mlprof flame: %s: cannot tell the format from the extension "
-                   "(.html, .txt, .json) - pass --format html|collapsed|speedscope\n", a.out.c_str());
+      std::fprintf(stderr,
+                   "mlprof flame: %s: cannot tell the format from the extension "
+                   "(.html, .txt, .json) - pass --format html|collapsed|speedscope\n",
+                   a.out.c_str());
       return kExitBadInput;
     }
   }
@@ -69,12 +75,16 @@ int run_flame(const FlameArgs& a) {
 }
 
 MLPROF_REGISTER_COMMAND(
-    "flame", "Flame graph of a trace: -o F.html (interactive), F.txt (collapsed stacks), F.json (speedscope)",
+    "flame",
+    "Flame graph of a trace: -o F.html (interactive), F.txt (collapsed stacks), F.json "
+    "(speedscope)",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<FlameArgs>();
       sub.add_option("path", a->path, "trace file (.json, .json.gz, .mlprof)")->required();
-      sub.add_option("-o,--output", a->out, "output file: .html, .txt (collapsed stacks) or .json (speedscope)");
-      sub.add_option("--format", a->format, "html|collapsed|speedscope (default: from the extension)")
+      sub.add_option("-o,--output", a->out,
+                     "output file: .html, .txt (collapsed stacks) or .json (speedscope)");
+      sub.add_option("--format", a->format,
+                     "html|collapsed|speedscope (default: from the extension)")
           ->check(CLI::IsMember({"html", "collapsed", "speedscope"}));
       sub.add_flag("--json", a->json, "print the frame table as JSON (without -o)");
       sub.add_flag("--no-gpu", a->no_gpu, "leave out the GPU subtree");

@@ -55,7 +55,8 @@ int run_report(const ReportArgs& a) {
     for (const Trace& t : rank_traces) in.ranks.push_back(&t);
     in.trace = in.ranks.front();  // the tabs show the first rank; Ranks compares them all
 #else
-    std::fprintf(stderr, "mlprof report: %s is a directory; rank directories need the ranks analysis\n",
+    std::fprintf(stderr,
+                 "mlprof report: %s is a directory; rank directories need the ranks analysis\n",
                  main_path.c_str());
     return kExitBadInput;
 #endif

@@ -33,8 +33,10 @@ int run_serve(serve::ServeOptions o) {
   std::fprintf(stderr, "mlprof serve: http://%s:%d/ serving traces in %s\n", shown_host.c_str(),
                port, o.dir.c_str());
   if (o.host != "127.0.0.1" && o.host != "localhost" && o.host != "::1")
-    std::fprintf(stderr, "mlprof serve: warning: listening beyond loopback (%s): anyone who can "
-                 "reach it can read these traces\n", o.host.c_str());
+    std::fprintf(stderr,
+                 "mlprof serve: warning: listening beyond loopback (%s): anyone who can "
+                 "reach it can read these traces\n",
+                 o.host.c_str());
   std::fflush(stderr);
   std::thread waiter([&server, set]() {
     int sig = 0;

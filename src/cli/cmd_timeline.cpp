@@ -28,7 +28,8 @@ MLPROF_REGISTER_COMMAND(
         if (!a->out.empty()) {
           size_t slash = a->path.find_last_of('/');
           std::string title = slash == std::string::npos ? a->path : a->path.substr(slash + 1);
-          if (!write_file_atomic(a->out, render_timeline_html(*trace, r, title))) return kExitFailure;
+          if (!write_file_atomic(a->out, render_timeline_html(*trace, r, title)))
+            return kExitFailure;
           std::fprintf(stderr, "mlprof timeline: wrote %s (%zu lanes, %llu slices)\n",
                        a->out.c_str(), r.lanes.size(), static_cast<unsigned long long>(r.slices));
           if (!a->json) return kExitOk;

@@ -37,7 +37,8 @@ std::string render_flame_speedscope(const FlameGraph& g, std::string_view name) 
   for (size_t i = 1; i < g.frames.size(); ++i) {
     if (g.frames[i].self_ns <= 0) continue;
     path.clear();
-    for (int32_t f = static_cast<int32_t>(i); f > 0; f = g.frames[f].parent) path.push_back(shared[f]);
+    for (int32_t f = static_cast<int32_t>(i); f > 0; f = g.frames[f].parent)
+      path.push_back(shared[f]);
     w.begin_array();
     for (auto it = path.rbegin(); it != path.rend(); ++it) w.value(static_cast<uint64_t>(*it));
     w.end_array();

@@ -47,23 +47,42 @@ struct ReportAnalysisCache {
   std::optional<LeakResult> leaks_;
   std::optional<GpuResult> gpu_;
   std::optional<KernelsResult> kernels_;
-  const StepsResult& steps() { if (!steps_) steps_ = analyze_steps(trace); return *steps_; }
-  const MemoryResult& memory() { if (!memory_) memory_ = analyze_memory(trace); return *memory_; }
-  const LeakResult& leaks() { if (!leaks_) leaks_ = analyze_leaks(trace, steps()); return *leaks_; }
-  const GpuResult& gpu() { if (!gpu_) gpu_ = analyze_gpu(trace); return *gpu_; }
-  const KernelsResult& kernels() { if (!kernels_) kernels_ = analyze_kernels(trace); return *kernels_; }
+  const StepsResult& steps() {
+    if (!steps_) steps_ = analyze_steps(trace);
+    return *steps_;
+  }
+  const MemoryResult& memory() {
+    if (!memory_) memory_ = analyze_memory(trace);
+    return *memory_;
+  }
+  const LeakResult& leaks() {
+    if (!leaks_) leaks_ = analyze_leaks(trace, steps());
+    return *leaks_;
+  }
+  const GpuResult& gpu() {
+    if (!gpu_) gpu_ = analyze_gpu(trace);
+    return *gpu_;
+  }
+  const KernelsResult& kernels() {
+    if (!kernels_) kernels_ = analyze_kernels(trace);
+    return *kernels_;
+  }
 };
 
 using Writer = std::function<void(JsonWriter&, ReportAnalysisCache&)>;
 
 void write_no_gpu(JsonWriter& j) {
-  j.begin_object().field("unavailable", "no GPU streams in this trace (a CPU-only profile)").end_object();
+  j.begin_object()
+      .field("unavailable", "no GPU streams in this trace (a CPU-only profile)")
+      .end_object();
 }
 
 const std::map<std::string, Writer, std::less<>>& writers() {
   static const std::map<std::string, Writer, std::less<>> m = [] {
     std::map<std::string, Writer, std::less<>> w;
-    w["summary"] = [](JsonWriter& j, ReportAnalysisCache& c) { write_summary_json(j, summarize(c.trace)); };
+    w["summary"] = [](JsonWriter& j, ReportAnalysisCache& c) {
+      write_summary_json(j, summarize(c.trace));
+    };
     // Every operator (the summary keeps the top 20): `mlprof ops --json --top 0`.
     w["ops"] = [](JsonWriter& j, ReportAnalysisCache& c) {
       std::vector<OpStats> ops = op_stats(c.trace);
@@ -75,7 +94,9 @@ const std::map<std::string, Writer, std::less<>>& writers() {
       j.end_array();
       j.end_object();
     };
-    w["flame"] = [](JsonWriter& j, ReportAnalysisCache& c) { write_flame_json(j, build_flame_graph(c.trace)); };
+    w["flame"] = [](JsonWriter& j, ReportAnalysisCache& c) {
+      write_flame_json(j, build_flame_graph(c.trace));
+    };
     w["timeline"] = [](JsonWriter& j, ReportAnalysisCache& c) {
       write_timeline_json(j, analyze_timeline(c.trace));
     };
@@ -86,10 +107,16 @@ const std::map<std::string, Writer, std::less<>>& writers() {
       write_flops_json(j, analyze_flops(c.trace, c.steps()));
     };
     w["kernels"] = [](JsonWriter& j, ReportAnalysisCache& c) {
-      if (c.has_gpu) write_kernels_json(j, c.kernels()); else write_no_gpu(j);
+      if (c.has_gpu)
+        write_kernels_json(j, c.kernels());
+      else
+        write_no_gpu(j);
     };
     w["gpu"] = [](JsonWriter& j, ReportAnalysisCache& c) {
-      if (c.has_gpu) write_gpu_json(j, c.gpu()); else write_no_gpu(j);
+      if (c.has_gpu)
+        write_gpu_json(j, c.gpu());
+      else
+        write_no_gpu(j);
     };
     w["bottlenecks"] = [](JsonWriter& j, ReportAnalysisCache& c) {
       BottleneckInputs in;
@@ -116,9 +143,9 @@ std::string unavailable_json(std::string_view why) {
 }  // namespace
 
 const std::vector<std::string>& report_analysis_names() {
-  static const std::vector<std::string> names = {"summary", "ops",   "steps",  "kernels",
-                                                 "gpu",     "memory", "leaks", "bottlenecks",
-                                                 "flops",   "flame", "timeline"};
+  static const std::vector<std::string> names = {"summary", "ops",    "steps",   "kernels",
+                                                 "gpu",     "memory", "leaks",   "bottlenecks",
+                                                 "flops",   "flame",  "timeline"};
   return names;
 }
 
@@ -128,7 +155,8 @@ bool analysis_available(std::string_view name) {
 
 std::string analysis_json(const Trace& trace, std::string_view name) {
   auto it = writers().find(name);
-  if (it == writers().end()) return unavailable_json("unknown analysis '" + std::string(name) + "'");
+  if (it == writers().end())
+    return unavailable_json("unknown analysis '" + std::string(name) + "'");
   ReportAnalysisCache cache(trace);
   JsonWriter w;
   it->second(w, cache);

@@ -1,5 +1,5 @@
-#include "mlprof/json_writer.h"
 #include "mlprof/analyze/timeline.h"
+#include "mlprof/json_writer.h"
 #include "mlprof/render/report.h"
 #include "mlprof/render/timeline_render.h"
 #include "mlprof/render/web_page.h"

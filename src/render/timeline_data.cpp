@@ -55,8 +55,10 @@ std::string encode_timeline_events(const Trace& trace, const TimelineResult& r) 
     strings.push_back(l.name);
   }
   for (const TimelineLane& l : r.lanes) {
-    for (uint32_t i = trace.track_slice_begin[l.track]; i < trace.track_slice_begin[l.track + 1]; ++i) {
-      auto [it, inserted] = name_index.try_emplace(s.name[i], static_cast<uint32_t>(strings.size()));
+    for (uint32_t i = trace.track_slice_begin[l.track]; i < trace.track_slice_begin[l.track + 1];
+         ++i) {
+      auto [it, inserted] =
+          name_index.try_emplace(s.name[i], static_cast<uint32_t>(strings.size()));
       if (inserted) strings.push_back(trace.str(s.name[i]));
     }
   }
@@ -81,7 +83,8 @@ std::string encode_timeline_events(const Trace& trace, const TimelineResult& r) 
       put_zigzag(out, s.ts[i] - prev);
       prev = s.ts[i];
     }
-    for (uint32_t i = begin; i < end; ++i) put_varint(out, static_cast<uint64_t>(std::max<int64_t>(0, s.dur[i])));
+    for (uint32_t i = begin; i < end; ++i)
+      put_varint(out, static_cast<uint64_t>(std::max<int64_t>(0, s.dur[i])));
     for (uint32_t i = begin; i < end; ++i) put_varint(out, name_index[s.name[i]]);
     for (uint32_t i = begin; i < end; ++i) put_varint(out, s.depth[i]);
   }

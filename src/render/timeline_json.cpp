@@ -69,7 +69,8 @@ std::string render_timeline_text(const TimelineResult& r, size_t width) {
          format_duration_ns(static_cast<double>(r.cpu_busy_ns));
   if (r.gpu_busy_ns > 0) {
     out += ", GPU busy " + format_duration_ns(static_cast<double>(r.gpu_busy_ns)) + ", GPU idle " +
-           format_duration_ns(static_cast<double>(r.gpu_idle_ns)) + " of its span, CPU/GPU overlap " +
+           format_duration_ns(static_cast<double>(r.gpu_idle_ns)) +
+           " of its span, CPU/GPU overlap " +
            format_duration_ns(static_cast<double>(r.overlap_ns)) + " (" +
            format_percent(r.gpu_busy_overlapped_pct / 100.0) + " of GPU busy time)";
   } else {
@@ -89,8 +90,8 @@ std::string render_timeline_html(const Trace& trace, const TimelineResult& r,
   w.key("analyses").begin_object().key("timeline");
   write_timeline_json(w, r);
   w.end_object().end_object();
-  return render_web_page(
-      WebPage{"timeline", std::string(title), w.take(), base64_encode(encode_timeline_events(trace, r))});
+  return render_web_page(WebPage{"timeline", std::string(title), w.take(),
+                                 base64_encode(encode_timeline_events(trace, r))});
 }
 
 }  // namespace mlprof

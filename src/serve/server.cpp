@@ -25,12 +25,18 @@ void send_error(httplib::Response& res, int status, std::string_view message) {
 
 int status_of(LookupError e) {
   switch (e) {
-    case LookupError::kNone: return 200;
-    case LookupError::kBadName: return 400;
-    case LookupError::kOutside: return 403;
-    case LookupError::kNotFound: return 404;
-    case LookupError::kLoadFailed: return 422;   // the file is there but is not a valid trace
-    case LookupError::kIncomplete: return 503;   // probably still being written: retry
+    case LookupError::kNone:
+      return 200;
+    case LookupError::kBadName:
+      return 400;
+    case LookupError::kOutside:
+      return 403;
+    case LookupError::kNotFound:
+      return 404;
+    case LookupError::kLoadFailed:
+      return 422;  // the file is there but is not a valid trace
+    case LookupError::kIncomplete:
+      return 503;  // probably still being written: retry
   }
   return 500;
 }
@@ -99,18 +105,19 @@ struct Server::Impl {
     http.Get("/api/profiler/ranks", [this](const httplib::Request&, httplib::Response& res) {
       reply(res, store.ranks(), kJson);
     });
-    http.Get("/api/profiler/timeline/events",
-             [this](const httplib::Request& req, httplib::Response& res) {
-               if (!req.has_param("trace")) return send_error(res, 400, "missing ?trace=NAME");
-               reply(res, store.get(req.get_param_value("trace"), "events"),
-                     "application/octet-stream");
-             });
-    http.Get(R"(/api/profiler/([a-z_]+))", [this](const httplib::Request& req, httplib::Response& res) {
-      std::string name = req.matches[1];
-      if (!is_trace_analysis(name)) return send_error(res, 404, "no endpoint /api/profiler/" + name);
+    http.Get("/api/profiler/timeline/events", [this](const httplib::Request& req,
+                                                     httplib::Response& res) {
       if (!req.has_param("trace")) return send_error(res, 400, "missing ?trace=NAME");
-      reply(res, store.get(req.get_param_value("trace"), name), kJson);
+      reply(res, store.get(req.get_param_value("trace"), "events"), "application/octet-stream");
     });
+    http.Get(R"(/api/profiler/([a-z_]+))",
+             [this](const httplib::Request& req, httplib::Response& res) {
+               std::string name = req.matches[1];
+               if (!is_trace_analysis(name))
+                 return send_error(res, 404, "no endpoint /api/profiler/" + name);
+               if (!req.has_param("trace")) return send_error(res, 400, "missing ?trace=NAME");
+               reply(res, store.get(req.get_param_value("trace"), name), kJson);
+             });
     // Anything else: 404 for reads, 405 for writes (the API is read-only).
     auto not_found = [](const httplib::Request& req, httplib::Response& res) {
       send_error(res, 404, "no such page: " + req.path);
@@ -126,23 +133,24 @@ struct Server::Impl {
     http.Patch(R"(/.*)", read_only);
     http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
       if (res.body.empty()) {
-        const char* what = res.status == 413 ? "request too large"
+        const char* what = res.status == 413   ? "request too large"
                            : res.status == 414 ? "request URI too long"
                            : res.status == 400 ? "bad request"
                                                : "error";
         res.set_content(error_json(what), kJson);
       }
     });
-    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-      std::string what = "internal error";
-      try {
-        if (ep) std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = std::string("internal error: ") + e.what();
-      } catch (...) {
-      }
-      send_error(res, 500, what);
-    });
+    http.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+          std::string what = "internal error";
+          try {
+            if (ep) std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = std::string("internal error: ") + e.what();
+          } catch (...) {
+          }
+          send_error(res, 500, what);
+        });
   }
 };
 

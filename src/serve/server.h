@@ -12,7 +12,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";  // loopback unless the user asks otherwise
   int port = 6970;                 // 0 = any free port
   size_t max_request_bytes = 64 * 1024;
-  int poll_ms = 2000;              // how often the page looks for new or changed traces
+  int poll_ms = 2000;  // how often the page looks for new or changed traces
 };
 
 class Server {

@@ -16,8 +16,8 @@ namespace fs = std::filesystem;
 namespace mlprof::serve {
 namespace {
 
-constexpr size_t kKeptTraces = 2;          // parsed traces kept in memory
-constexpr int kMaxDepth = 4;               // directory levels scanned
+constexpr size_t kKeptTraces = 2;  // parsed traces kept in memory
+constexpr int kMaxDepth = 4;       // directory levels scanned
 constexpr size_t kMaxFiles = 10000;
 constexpr int64_t kRecentWriteNs = 30'000'000'000;  // a failing file this fresh may be mid-write
 
@@ -49,7 +49,8 @@ TraceStore::TraceStore(std::string dir) : dir_(std::move(dir)) {
 std::vector<TraceFileInfo> TraceStore::list() const {
   std::vector<TraceFileInfo> out;
   std::error_code ec;
-  fs::recursive_directory_iterator it(canonical_dir_, fs::directory_options::skip_permission_denied, ec);
+  fs::recursive_directory_iterator it(canonical_dir_, fs::directory_options::skip_permission_denied,
+                                      ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it.depth() >= kMaxDepth) it.disable_recursion_pending();
     const fs::directory_entry& de = *it;
@@ -95,8 +96,8 @@ LookupError TraceStore::resolve(const std::string& name, TraceFileInfo& info,
   }
   // Symlinks may point anywhere: the resolved file must still be inside the directory.
   std::string f = full.string();
-  if (f.size() <= canonical_dir_.size() || f.compare(0, canonical_dir_.size(), canonical_dir_) != 0 ||
-      f[canonical_dir_.size()] != '/') {
+  if (f.size() <= canonical_dir_.size() ||
+      f.compare(0, canonical_dir_.size(), canonical_dir_) != 0 || f[canonical_dir_.size()] != '/') {
     message = "'" + name + "' is outside the served directory";
     return LookupError::kOutside;
   }
@@ -175,7 +176,8 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next) {
   if (out.error != LookupError::kNone) return out;
   std::lock_guard<std::mutex> lock(mu_);
   Entry& ne = entry_locked(ni);
-  std::string key = "compare:" + base + ":" + std::to_string(bi.size) + ":" + std::to_string(bi.mtime_ns);
+  std::string key =
+      "compare:" + base + ":" + std::to_string(bi.size) + ":" + std::to_string(bi.mtime_ns);
   auto cached = ne.results.find(key);
   if (cached != ne.results.end()) {
     out.body = cached->second;

@@ -16,8 +16,8 @@
 namespace mlprof {
 
 struct FlameOptions {
-  bool include_gpu = true;      // add the GPU subtree when the trace has GPU tracks
-  bool split_threads = true;    // one frame per thread under "CPU" (else threads merge)
+  bool include_gpu = true;    // add the GPU subtree when the trace has GPU tracks
+  bool split_threads = true;  // one frame per thread under "CPU" (else threads merge)
   // "ProfilerStep#12" -> "ProfilerStep#*": a flame graph aggregates identical stacks, and step
   // numbers would make every step's stacks distinct (120 steps = 120 copies of the tree).
   bool merge_steps = true;
@@ -25,18 +25,18 @@ struct FlameOptions {
 
 struct FlameFrame {
   std::string name;
-  int64_t total_ns = 0;  // summed duration of the slices at this path
-  int64_t self_ns = 0;   // total minus time covered by child frames
-  uint64_t count = 0;    // slices merged into this frame (0 for synthetic frames)
-  int32_t parent = -1;   // index into FlameGraph::frames, -1 for the root
+  int64_t total_ns = 0;            // summed duration of the slices at this path
+  int64_t self_ns = 0;             // total minus time covered by child frames
+  uint64_t count = 0;              // slices merged into this frame (0 for synthetic frames)
+  int32_t parent = -1;             // index into FlameGraph::frames, -1 for the root
   std::vector<uint32_t> children;  // sorted by total, largest first
 };
 
 struct FlameGraph {
   // frames[0] is the root "all"; its children are "CPU" and (with GPU work) "GPU".
   std::vector<FlameFrame> frames;
-  int64_t cpu_ns = 0;  // total of the CPU subtree
-  int64_t gpu_ns = 0;  // total of the GPU subtree
+  int64_t cpu_ns = 0;   // total of the CPU subtree
+  int64_t gpu_ns = 0;   // total of the GPU subtree
   uint64_t slices = 0;  // slices placed in the graph
   uint32_t max_depth = 0;
 };

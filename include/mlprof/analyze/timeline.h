@@ -13,7 +13,7 @@ namespace mlprof {
 
 struct TimelineLane {
   uint32_t track = 0;
-  std::string name;      // Trace::track_label
+  std::string name;  // Trace::track_label
   bool gpu = false;
   int64_t pid = 0, tid = 0;
   uint64_t slices = 0;
@@ -23,7 +23,7 @@ struct TimelineLane {
 
 // A counter series (GPU utilization, memory, power...), thinned for drawing.
 struct TimelineCounter {
-  std::string name;     // "process: series"
+  std::string name;  // "process: series"
   uint64_t samples = 0;
   double min = 0, max = 0, mean = 0;  // over all samples
   std::vector<int64_t> ts_ns;         // relative to TimelineResult::begin_ns
@@ -38,12 +38,12 @@ struct TimelineResult {
   int64_t begin_ns = 0, end_ns = 0;
   std::vector<TimelineLane> lanes;  // CPU threads first (by pid, tid), then GPU streams
   uint64_t slices = 0;
-  uint64_t flows = 0;               // flows with both ends bound to slices
+  uint64_t flows = 0;  // flows with both ends bound to slices
   // Overlap of CPU and GPU work over the whole trace (unions of intervals).
-  int64_t cpu_busy_ns = 0;     // union of all CPU thread slices
-  int64_t gpu_busy_ns = 0;     // union of GPU work (kernels, memcpy, memset; not syncs/annotations)
-  int64_t overlap_ns = 0;      // |CPU busy ∩ GPU busy|
-  int64_t gpu_idle_ns = 0;     // GPU span (first to last GPU event) minus GPU busy
+  int64_t cpu_busy_ns = 0;  // union of all CPU thread slices
+  int64_t gpu_busy_ns = 0;  // union of GPU work (kernels, memcpy, memset; not syncs/annotations)
+  int64_t overlap_ns = 0;   // |CPU busy ∩ GPU busy|
+  int64_t gpu_idle_ns = 0;  // GPU span (first to last GPU event) minus GPU busy
   int64_t gpu_span_ns = 0;
   double gpu_busy_overlapped_pct = 0;  // overlap / GPU busy * 100 (0 without GPU work)
   std::vector<TimelineCounter> counters;

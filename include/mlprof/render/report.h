@@ -32,12 +32,12 @@ std::string compare_json(const Trace& base, const Trace& next);
 std::string ranks_json(const std::vector<const Trace*>& traces);
 
 struct ReportInput {
-  const Trace* trace = nullptr;      // the run the tabs show
-  std::string name;                  // its file name
-  const Trace* base = nullptr;       // optional: compare base (report BASE NEW)
+  const Trace* trace = nullptr;  // the run the tabs show
+  std::string name;              // its file name
+  const Trace* base = nullptr;   // optional: compare base (report BASE NEW)
   std::string base_name;
-  std::vector<const Trace*> ranks;   // optional: all ranks (report DIR)
-  bool include_events = true;        // the timeline's events (the bulk of the file)
+  std::vector<const Trace*> ranks;  // optional: all ranks (report DIR)
+  bool include_events = true;       // the timeline's events (the bulk of the file)
 };
 
 // The page's data object (analyses + compare + ranks), without the events.

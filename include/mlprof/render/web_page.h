@@ -9,7 +9,7 @@
 namespace mlprof {
 
 struct WebPage {
-  std::string kind;           // "report", "flame", "timeline" or "dashboard"
+  std::string kind;  // "report", "flame", "timeline" or "dashboard"
   std::string title;
   std::string data_json;      // the page's data object (see docs/report.md); "" = {kind, title}
   std::string events_base64;  // gzip'ed timeline events (render/timeline_data.h), may be empty
