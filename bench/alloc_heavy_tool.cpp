@@ -35,10 +35,18 @@ void worker(uint64_t seed, size_t ops, uint64_t* checksum) {
     }
     size_t size = (x >> 20) % 64 == 0 ? 65536 : 16 + (x >> 32) % 4080;
     switch ((x >> 40) % 4) {
-      case 0: live[slot] = alloc_small(size), is_new[slot] = false; break;
-      case 1: live[slot] = alloc_medium(size), is_new[slot] = false; break;
-      case 2: live[slot] = alloc_large(size), is_new[slot] = false; break;
-      default: live[slot] = alloc_new(size), is_new[slot] = true; break;
+      case 0:
+        live[slot] = alloc_small(size), is_new[slot] = false;
+        break;
+      case 1:
+        live[slot] = alloc_medium(size), is_new[slot] = false;
+        break;
+      case 2:
+        live[slot] = alloc_large(size), is_new[slot] = false;
+        break;
+      default:
+        live[slot] = alloc_new(size), is_new[slot] = true;
+        break;
     }
     static_cast<char*>(live[slot])[0] = static_cast<char>(i);
     sum += reinterpret_cast<uintptr_t>(live[slot]) & 0xff;

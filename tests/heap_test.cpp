@@ -1,7 +1,8 @@
 // analyze_heap on small hand-built traces whose answers are worked out in the comments.
+#include "mlprof/analyze/heap.h"
+
 #include <gtest/gtest.h>
 
-#include "mlprof/analyze/heap.h"
 #include "mlprof/trace.h"
 
 namespace mlprof {

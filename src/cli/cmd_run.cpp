@@ -120,7 +120,8 @@ void remove_tree(const std::string& dir) {
 
 int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   if (cmd.empty()) {
-    std::fprintf(stderr, "mlprof run: no command given (usage: mlprof run [options] -- CMD ARGS...)\n");
+    std::fprintf(stderr,
+                 "mlprof run: no command given (usage: mlprof run [options] -- CMD ARGS...)\n");
     return kExitBadInput;
   }
   std::string preload, cupti;
@@ -149,8 +150,8 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
                    "time); no kernel capture\n");
   }
 
-  std::string tmpl = (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") +
-                     "/mlprof-run-XXXXXX";
+  std::string tmpl =
+      (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/mlprof-run-XXXXXX";
   std::vector<char> dir_buf(tmpl.begin(), tmpl.end());
   dir_buf.push_back(0);
   if (!mkdtemp(dir_buf.data())) {
@@ -287,8 +288,7 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
 
   Status saved = save_native(trace, out);
   if (!saved.is_ok()) {
-    std::fprintf(stderr, "mlprof run: cannot save %s: %s\n", out.c_str(),
-                 saved.message().c_str());
+    std::fprintf(stderr, "mlprof run: cannot save %s: %s\n", out.c_str(), saved.message().c_str());
   }
   if (opt.keep_raw) {
     std::fprintf(stderr, "mlprof run: raw capture files kept in %s\n", run_dir.c_str());
@@ -299,8 +299,8 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   // ---- reports ----
   if (!opt.quiet) {
     std::string text;
-    text += "\n== mlprof run: " + command_line + " (exit code " + std::to_string(exit_code) +
-            ", " + format_duration_ns(static_cast<double>(end_ns - start_ns)) + ")\n";
+    text += "\n== mlprof run: " + command_line + " (exit code " + std::to_string(exit_code) + ", " +
+            format_duration_ns(static_cast<double>(end_ns - start_ns)) + ")\n";
     if (saved.is_ok()) text += "   trace: " + out + "\n";
     if (opt.memory) {
       text += "   memory capture: " + std::to_string(mem_stats.files) + " process(es), " +
@@ -313,9 +313,8 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     }
     if (!cupti.empty()) {
       text += "   GPU capture: " + std::to_string(gpu_stats.kernels) + " kernels, " +
-              std::to_string(gpu_stats.memcpys) + " memcpys, " +
-              std::to_string(gpu_stats.memsets) + " memsets, " +
-              std::to_string(gpu_stats.api_calls) + " CUDA API calls, " +
+              std::to_string(gpu_stats.memcpys) + " memcpys, " + std::to_string(gpu_stats.memsets) +
+              " memsets, " + std::to_string(gpu_stats.api_calls) + " CUDA API calls, " +
               std::to_string(gpu_stats.flows) + " launch->GPU links";
       if (gpu_stats.dropped_records)
         text += ", " + std::to_string(gpu_stats.dropped_records) + " records dropped by CUPTI";

@@ -92,18 +92,22 @@ std::string render_heap_text(const HeapResult& r, size_t width) {
   out += line;
   out += stacks_table(r.peak_stacks, width);
 
-  std::snprintf(line, sizeof(line), "\nLeaks (not freed by the end): %s in %llu blocks from %llu stacks\n",
+  std::snprintf(line, sizeof(line),
+                "\nLeaks (not freed by the end): %s in %llu blocks from %llu stacks\n",
                 format_bytes(static_cast<double>(r.leaked_bytes)).c_str(),
                 static_cast<unsigned long long>(r.leaked_blocks),
                 static_cast<unsigned long long>(r.leak_stacks));
   out += line;
   if (!r.leaks.empty()) out += stacks_table(r.leaks, width);
 
-  std::snprintf(line, sizeof(line), "\nTemporary allocations (freed within %s): %llu blocks, %s (%s of all allocations)\n",
-                format_duration_ns(static_cast<double>(r.temporary_ns)).c_str(),
-                static_cast<unsigned long long>(r.temporary_blocks),
-                format_bytes(static_cast<double>(r.temporary_bytes)).c_str(),
-                format_percent(r.allocations ? static_cast<double>(r.temporary_blocks) / r.allocations : 0).c_str());
+  std::snprintf(
+      line, sizeof(line),
+      "\nTemporary allocations (freed within %s): %llu blocks, %s (%s of all allocations)\n",
+      format_duration_ns(static_cast<double>(r.temporary_ns)).c_str(),
+      static_cast<unsigned long long>(r.temporary_blocks),
+      format_bytes(static_cast<double>(r.temporary_bytes)).c_str(),
+      format_percent(r.allocations ? static_cast<double>(r.temporary_blocks) / r.allocations : 0)
+          .c_str());
   out += line;
   if (!r.temporaries.empty()) out += stacks_table(r.temporaries, width);
 

@@ -16,7 +16,14 @@ struct FileHeader {
   int64_t pid;
 };
 
-enum RecordKind : uint32_t { kKernel = 1, kMemcpy = 2, kMemset = 3, kApi = 4, kDropped = 5, kEnd = 6 };
+enum RecordKind : uint32_t {
+  kKernel = 1,
+  kMemcpy = 2,
+  kMemset = 3,
+  kApi = 4,
+  kDropped = 5,
+  kEnd = 6
+};
 
 struct RecordHeader {
   uint32_t kind;

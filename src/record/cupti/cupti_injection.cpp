@@ -183,7 +183,8 @@ void finish() {
 bool open_output(const char* dir) {
   long pid = static_cast<long>(getpid());
   for (int k = 0; k < 1000; ++k) {
-    std::string path = std::string(dir) + "/gpu." + std::to_string(pid) + "." + std::to_string(k) + ".bin";
+    std::string path =
+        std::string(dir) + "/gpu." + std::to_string(pid) + "." + std::to_string(k) + ".bin";
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       g_fd = fd;

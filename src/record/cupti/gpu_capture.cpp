@@ -31,30 +31,49 @@ std::string demangle(const std::string& name) {
 // CUpti_ActivityMemcpyKind and CUpti_ActivityMemoryKind as Kineto names them.
 const char* copy_kind_name(uint8_t k) {
   switch (k) {
-    case 1: return "HtoD";
-    case 2: return "DtoH";
-    case 3: return "HtoA";
-    case 4: return "AtoH";
-    case 5: return "AtoA";
-    case 6: return "AtoD";
-    case 7: return "DtoA";
-    case 8: return "DtoD";
-    case 9: return "HtoH";
-    case 10: return "PtoP";
-    default: return "Unknown";
+    case 1:
+      return "HtoD";
+    case 2:
+      return "DtoH";
+    case 3:
+      return "HtoA";
+    case 4:
+      return "AtoH";
+    case 5:
+      return "AtoA";
+    case 6:
+      return "AtoD";
+    case 7:
+      return "DtoA";
+    case 8:
+      return "DtoD";
+    case 9:
+      return "HtoH";
+    case 10:
+      return "PtoP";
+    default:
+      return "Unknown";
   }
 }
 
 const char* memory_kind_name(uint32_t k) {
   switch (k) {
-    case 1: return "Pageable";
-    case 2: return "Pinned";
-    case 3: return "Device";
-    case 4: return "Array";
-    case 5: return "Managed";
-    case 6: return "Device Static";
-    case 7: return "Managed Static";
-    default: return "Unknown";
+    case 1:
+      return "Pageable";
+    case 2:
+      return "Pinned";
+    case 3:
+      return "Device";
+    case 4:
+      return "Array";
+    case 5:
+      return "Managed";
+    case 6:
+      return "Device Static";
+    case 7:
+      return "Managed Static";
+    default:
+      return "Unknown";
   }
 }
 
@@ -246,8 +265,9 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
       ++stats.flows;
     }
     if (!ended)
-      stats.notes.push_back("pid " + std::to_string(fh.pid) +
-                            ": GPU capture not closed (process killed?): last records may be missing");
+      stats.notes.push_back(
+          "pid " + std::to_string(fh.pid) +
+          ": GPU capture not closed (process killed?): last records may be missing");
   }
   if (stats.bad_timestamps)
     stats.notes.push_back(std::to_string(stats.bad_timestamps) +

@@ -108,14 +108,17 @@ void NvmlSampler::add_to_trace(TraceBuilder& b, uint32_t process) const {
     double Sample::*field;
   };
   static const Metric kMetrics[] = {
-      {"utilization", "%", &Sample::util_gpu},  {"memory utilization", "%", &Sample::util_mem},
-      {"memory used", "bytes", &Sample::mem_used}, {"temperature", "C", &Sample::temperature},
-      {"power", "W", &Sample::power_w},          {"SM clock", "MHz", &Sample::sm_clock},
+      {"utilization", "%", &Sample::util_gpu},
+      {"memory utilization", "%", &Sample::util_mem},
+      {"memory used", "bytes", &Sample::mem_used},
+      {"temperature", "C", &Sample::temperature},
+      {"power", "W", &Sample::power_w},
+      {"SM clock", "MHz", &Sample::sm_clock},
   };
   for (size_t d = 0; d < devices_.size(); ++d) {
     for (const Metric& m : kMetrics) {
-      uint32_t series = b.counter_series(
-          process, b.intern("GPU " + std::to_string(d) + " " + m.name));
+      uint32_t series =
+          b.counter_series(process, b.intern("GPU " + std::to_string(d) + " " + m.name));
       b.trace().counter_series[series].unit = b.intern(m.unit);
       for (const Sample& s : samples_)
         if (s.device == d && s.*m.field >= 0) b.add_counter(series, s.ts, s.*m.field);

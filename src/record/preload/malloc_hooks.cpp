@@ -107,7 +107,7 @@ std::atomic<bool> g_active{false};
 int g_fd = -1;
 int g_max_depth = 48;
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
-ThreadBuffer* g_buffers = nullptr;      // live, under g_lock
+ThreadBuffer* g_buffers = nullptr;       // live, under g_lock
 ThreadBuffer* g_free_buffers = nullptr;  // of exited threads, reused, under g_lock
 StackSlot* g_stacks = nullptr;
 size_t g_stacks_capacity = 0;
@@ -335,9 +335,7 @@ __attribute__((noinline)) void record_free(void* p) {
   t_guard = false;
 }
 
-inline bool should_record() {
-  return !t_guard && g_active.load(std::memory_order_relaxed);
-}
+inline bool should_record() { return !t_guard && g_active.load(std::memory_order_relaxed); }
 
 // ---- process start, fork, exit --------------------------------------------------------------
 
@@ -378,8 +376,14 @@ bool open_output(const char* dir) {
     int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       g_fd = fd;
-      FileHeader fh{kFileMagic, kFileVersion, pid, static_cast<int64_t>(getppid()),
-                    __rdtsc(), mono_ns(), static_cast<uint32_t>(exe_len), 0};
+      FileHeader fh{kFileMagic,
+                    kFileVersion,
+                    pid,
+                    static_cast<int64_t>(getppid()),
+                    __rdtsc(),
+                    mono_ns(),
+                    static_cast<uint32_t>(exe_len),
+                    0};
       write_chunk(kFile, &fh, sizeof(fh), exe, static_cast<size_t>(exe_len));
       return true;
     }

@@ -34,7 +34,7 @@ struct FileHeader {
   uint32_t version;
   int64_t pid;
   int64_t ppid;
-  uint64_t tsc;     // a (tsc, monotonic ns) pair for converting event times
+  uint64_t tsc;  // a (tsc, monotonic ns) pair for converting event times
   int64_t mono_ns;
   uint32_t path_len;
   uint32_t reserved;
@@ -56,7 +56,7 @@ struct StackHeader {
 struct ExitRecord {
   uint64_t tsc;
   int64_t mono_ns;
-  uint64_t dropped;      // events not recorded (no buffer memory)
+  uint64_t dropped;  // events not recorded (no buffer memory)
   uint64_t unique_stacks;
 };
 

@@ -16,8 +16,8 @@ struct RawMemoryEvent {
   int64_t tid = 0;
   int64_t ts_ns = 0;
   uint64_t addr = 0;
-  uint64_t size = 0;    // 0 for a free
-  uint32_t stack = 0;   // raw stack id in this file (0 = none)
+  uint64_t size = 0;   // 0 for a free
+  uint32_t stack = 0;  // raw stack id in this file (0 = none)
   bool is_free = false;
 };
 
@@ -32,7 +32,7 @@ class RawMemoryFile {
   int64_t ppid() const { return ppid_; }
   const std::string& exe() const { return exe_; }
   const std::string& maps() const { return maps_; }  // the last /proc/self/maps written
-  bool exited() const { return exited_; }             // false: killed or exec'd
+  bool exited() const { return exited_; }            // false: killed or exec'd
   int64_t start_ns() const { return start_ns_; }
   int64_t exit_ns() const { return exit_ns_; }
   uint64_t truncated_bytes() const { return truncated_bytes_; }
@@ -45,8 +45,9 @@ class RawMemoryFile {
 
   // TSC -> CLOCK_MONOTONIC ns, fitted from the clock pairs the tracker wrote.
   int64_t to_ns(uint64_t tsc) const {
-    return base_ns_ + static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(tsc - base_tsc_)) *
-                                           ns_per_tick_);
+    return base_ns_ +
+           static_cast<int64_t>(static_cast<double>(static_cast<int64_t>(tsc - base_tsc_)) *
+                                ns_per_tick_);
   }
 
  private:

@@ -64,8 +64,8 @@ std::string Symbolizer::module_path(uint64_t pc) {
   if (!dwfl_) return {};
   Dwfl_Module* m = dwfl_addrmodule(dwfl_, pc);
   if (!m) return {};
-  const char* name = dwfl_module_info(m, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
-                                      nullptr);
+  const char* name =
+      dwfl_module_info(m, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   return name ? name : "";
 }
 
