@@ -186,8 +186,8 @@ int main(int argc, char** argv) {
   for (auto& [bm, label] : rows) {
     double ns = reporter.ns(bm), cpu = reporter.cpu_ns(bm);
     if (ns < 0) continue;
-    std::printf("| %s | %.2f | %.2fx | %.2f | %.2fx |\n", label, ns, tsc > 0 ? ns / tsc : 0.0,
-                cpu, tsc_cpu > 0 ? cpu / tsc_cpu : 0.0);
+    std::printf("| %s | %.2f | %.2fx | %.2f | %.2fx |\n", label, ns, tsc > 0 ? ns / tsc : 0.0, cpu,
+                tsc_cpu > 0 ? cpu / tsc_cpu : 0.0);
   }
   benchmark::Shutdown();
   return 0;

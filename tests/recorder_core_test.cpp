@@ -105,9 +105,11 @@ TEST(recorder_core, FunctionsDynamicNamesCountersInstantsThreadNames) {
     std::string name = "layer" + std::to_string(layer);
     MLPROF_SCOPE_DYNAMIC(name);
   }
-  int r = mlprof::profile_function("square", [](int x) { return x * x; }, 7);
+  int r = mlprof::profile_function(
+      "square", [](int x) { return x * x; }, 7);
   EXPECT_EQ(r, 49);
-  std::string op = mlprof::time_op("concat", [](std::string a) { return a + "!"; }, "hi");
+  std::string op = mlprof::time_op(
+      "concat", [](std::string a) { return a + "!"; }, "hi");
   EXPECT_EQ(op, "hi!");
   auto wrapped = mlprof::profiled("wrapped", [](int x) { return x + 1; });
   EXPECT_EQ(wrapped(1) + wrapped(2), 5);

@@ -19,8 +19,10 @@ int instrumented(int x) {
   mlprof::track_free(&x);
   mlprof::step();
   MLPROF_STEP("train");
-  return mlprof::profile_function("f", [](int y) { return y * 2; }, x) +
-         mlprof::time_op("g", [](int y) { return y; }, x);
+  return mlprof::profile_function(
+             "f", [](int y) { return y * 2; }, x) +
+         mlprof::time_op(
+             "g", [](int y) { return y; }, x);
 }
 
 TEST(recorder_disabled, MacrosExpandToNothing) {

@@ -287,8 +287,7 @@ TEST(recorder_native_format, FlippedBytesNeverCrash) {
         ++loaded;
         EXPECT_EQ(r->event_count(), original.event_count()) << pos;
         EXPECT_EQ(r->strings.size(), original.strings.size()) << pos;
-      }
-      else
+      } else
         EXPECT_EQ(r.error().rfind("flip.mlprof: ", 0), 0u);
     }
   }
@@ -304,9 +303,9 @@ TEST(recorder_native_format, HostilePayloadsAreRejectedByValidation) {
   std::remove(path.c_str());
   const size_t header = mlprof::native::kHeaderBytes;
   std::string payload(ZSTD_getFrameContentSize(bytes.data() + header, bytes.size() - header), '\0');
-  ASSERT_EQ(ZSTD_decompress(payload.data(), payload.size(), bytes.data() + header,
-                            bytes.size() - header),
-            payload.size());
+  ASSERT_EQ(
+      ZSTD_decompress(payload.data(), payload.size(), bytes.data() + header, bytes.size() - header),
+      payload.size());
   auto rebuild = [&](const std::string& p) {
     std::string out = bytes.substr(0, header);
     uint64_t size = p.size();

@@ -37,9 +37,9 @@ namespace mlprof {
 using NameId = uint32_t;
 
 struct SessionOptions {
-  size_t buffer_mb = 64;           // MLPROF_BUFFER_MB: bound on event memory; beyond it, drops
-  uint32_t sample = 1;             // MLPROF_SAMPLE: record one step in N (1 = every step)
-  uint32_t rss_interval_ms = 10;   // MLPROF_RSS_INTERVAL_MS: RSS counter period, 0 = off
+  size_t buffer_mb = 64;          // MLPROF_BUFFER_MB: bound on event memory; beyond it, drops
+  uint32_t sample = 1;            // MLPROF_SAMPLE: record one step in N (1 = every step)
+  uint32_t rss_interval_ms = 10;  // MLPROF_RSS_INTERVAL_MS: RSS counter period, 0 = off
   // Reads MLPROF_BUFFER_MB, MLPROF_SAMPLE, MLPROF_RSS_INTERVAL_MS over these defaults.
   static SessionOptions from_env();
 };
@@ -99,16 +99,16 @@ struct alignas(16) SourceLocation {
 // (16-byte aligned) or an id shifted left by 4.
 enum EventKind : uint64_t {
   kEmpty = 0,
-  kBegin = 1,       // data = SourceLocation*
-  kEnd = 2,         // data = SourceLocation*
-  kBeginName = 3,   // data = NameId << 4 (+ category NameId in bits 36..63)
+  kBegin = 1,      // data = SourceLocation*
+  kEnd = 2,        // data = SourceLocation*
+  kBeginName = 3,  // data = NameId << 4 (+ category NameId in bits 36..63)
   kEndName = 4,
-  kInstant = 5,     // data = SourceLocation*
-  kInstantName = 6, // data = NameId << 4
-  kCounter = 7,     // 2 slots: {ts, series NameId << 4}, {double bits, 0}
-  kMemory = 8,      // 3 slots: {ts, type << 4 | device << 8}, {addr, bytes}, {total, 0}
-  kStepBegin = 9,   // 2 slots: {ts, step << 4}, {label char*, 0}
-  kStepEnd = 10,    // data = step << 4
+  kInstant = 5,      // data = SourceLocation*
+  kInstantName = 6,  // data = NameId << 4
+  kCounter = 7,      // 2 slots: {ts, series NameId << 4}, {double bits, 0}
+  kMemory = 8,       // 3 slots: {ts, type << 4 | device << 8}, {addr, bytes}, {total, 0}
+  kStepBegin = 9,    // 2 slots: {ts, step << 4}, {label char*, 0}
+  kStepEnd = 10,     // data = step << 4
 };
 
 struct Event {
@@ -300,25 +300,25 @@ Profiled<std::decay_t<Fn>> profiled(std::string_view name, Fn&& fn) {
 
 #if !defined(MLPROF_DISABLE)
 // A scope named by a string literal (recorded by address: no lookup, no copy).
-#define MLPROF_SCOPE_CAT(name, category)                                                  \
-  static constexpr ::mlprof::detail::SourceLocation MLPROF_UNIQUE(mlprof_loc_){           \
-      name, category, __FILE__, static_cast<uint32_t>(__LINE__)};                         \
+#define MLPROF_SCOPE_CAT(name, category)                                        \
+  static constexpr ::mlprof::detail::SourceLocation MLPROF_UNIQUE(mlprof_loc_){ \
+      name, category, __FILE__, static_cast<uint32_t>(__LINE__)};               \
   ::mlprof::detail::ScopeGuard MLPROF_UNIQUE(mlprof_scope_)(&MLPROF_UNIQUE(mlprof_loc_))
 #define MLPROF_SCOPE(name) MLPROF_SCOPE_CAT(name, nullptr)
 // A scope named after the enclosing function.
-#define MLPROF_FUNCTION()                                                                 \
-  static constexpr ::mlprof::detail::SourceLocation MLPROF_UNIQUE(mlprof_loc_){           \
-      __func__, "function", __FILE__, static_cast<uint32_t>(__LINE__)};                   \
+#define MLPROF_FUNCTION()                                                       \
+  static constexpr ::mlprof::detail::SourceLocation MLPROF_UNIQUE(mlprof_loc_){ \
+      __func__, "function", __FILE__, static_cast<uint32_t>(__LINE__)};         \
   ::mlprof::detail::ScopeGuard MLPROF_UNIQUE(mlprof_scope_)(&MLPROF_UNIQUE(mlprof_loc_))
 // A scope with a run-time name (std::string, string_view): interned once, then by id.
 #define MLPROF_SCOPE_DYNAMIC(name) ::mlprof::NamedScope MLPROF_UNIQUE(mlprof_scope_)(name)
 // An instant marker named by a string literal.
-#define MLPROF_INSTANT(name)                                                              \
-  do {                                                                                    \
-    static constexpr ::mlprof::detail::SourceLocation mlprof_loc_{                        \
-        name, nullptr, __FILE__, static_cast<uint32_t>(__LINE__)};                        \
-    ::mlprof::detail::record(::mlprof::detail::loc_data(&mlprof_loc_,                     \
-                                                        ::mlprof::detail::kInstant));     \
+#define MLPROF_INSTANT(name)                                                   \
+  do {                                                                         \
+    static constexpr ::mlprof::detail::SourceLocation mlprof_loc_{             \
+        name, nullptr, __FILE__, static_cast<uint32_t>(__LINE__)};             \
+    ::mlprof::detail::record(                                                  \
+        ::mlprof::detail::loc_data(&mlprof_loc_, ::mlprof::detail::kInstant)); \
   } while (0)
 // One iteration: `MLPROF_STEP("train");` at the top of the loop body.
 #define MLPROF_STEP(label) ::mlprof::StepScope MLPROF_UNIQUE(mlprof_step_)(label)

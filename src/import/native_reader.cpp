@@ -22,7 +22,8 @@ constexpr uint64_t kMaxPayloadBytes = uint64_t{64} << 30;
 
 class PayloadReader {
  public:
-  explicit PayloadReader(std::string_view bytes) : p_(bytes.data()), begin_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+  explicit PayloadReader(std::string_view bytes)
+      : p_(bytes.data()), begin_(bytes.data()), end_(bytes.data() + bytes.size()) {}
 
   bool failed() const { return !error_.empty(); }
   const std::string& error() const { return error_; }
@@ -167,9 +168,7 @@ Result<Trace> decode_payload(std::string_view payload, const std::string& name) 
   PayloadReader r(payload);
   TraceBuilder b;
   Trace& t = b.trace();
-  auto err = [&](const std::string& what) {
-    return Status::error(name + ": " + what);
-  };
+  auto err = [&](const std::string& what) { return Status::error(name + ": " + what); };
 
   r.expect_tag(kTagStrings, "strings");
   uint64_t nstr = r.count(4);

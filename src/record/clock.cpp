@@ -3,13 +3,13 @@
 #include <time.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <chrono>
 
 #include "mlprof/mlprof.h"
 

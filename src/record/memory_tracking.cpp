@@ -114,7 +114,8 @@ void record_free(const void* ptr) noexcept {
     live = it->second;
     sh.live.erase(it);
   }
-  int64_t total = s.current[live.slot].fetch_sub(live.bytes, std::memory_order_relaxed) - live.bytes;
+  int64_t total =
+      s.current[live.slot].fetch_sub(live.bytes, std::memory_order_relaxed) - live.bytes;
   record::record_memory(mode, addr, -live.bytes, live.slot, total);
 }
 

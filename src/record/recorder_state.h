@@ -29,10 +29,10 @@ inline constexpr int kModeOff = 0, kModeTsc = 1, kModeSteady = 2;
 struct ThreadRecord;
 
 struct ChunkHeader {
-  ChunkHeader* next = nullptr;    // link in the given-up list
+  ChunkHeader* next = nullptr;  // link in the given-up list
   ThreadRecord* owner = nullptr;
-  uint32_t seq = 0;               // order of the owner's chunks
-  uint32_t count = 0;             // valid slots, written before the chunk is given up
+  uint32_t seq = 0;    // order of the owner's chunks
+  uint32_t count = 0;  // valid slots, written before the chunk is given up
 };
 static_assert(sizeof(ChunkHeader) <= kChunkHeaderBytes);
 

@@ -132,8 +132,8 @@ Status Session::start() {
   r.steps.store(0);
   reset_memory_tracking();
   r.start_pair = read_clock_pair();
-  r.start_raw = r.clock_mode == kModeTsc ? r.start_pair.tsc
-                                         : static_cast<uint64_t>(r.start_pair.mono_ns);
+  r.start_raw =
+      r.clock_mode == kModeTsc ? r.start_pair.tsc : static_cast<uint64_t>(r.start_pair.mono_ns);
   r.active = this;
   r.running.store(true, std::memory_order_release);
   running_ = true;
@@ -163,8 +163,8 @@ Trace Session::stop() {
   clock.start = r.start_pair;
   clock.stop = read_clock_pair();
   clock.start_raw = r.start_raw;
-  clock.stop_raw = r.clock_mode == kModeTsc ? clock.stop.tsc
-                                            : static_cast<uint64_t>(clock.stop.mono_ns);
+  clock.stop_raw =
+      r.clock_mode == kModeTsc ? clock.stop.tsc : static_cast<uint64_t>(clock.stop.mono_ns);
   clock.ns_per_tick = r.clock_mode == kModeTsc ? ns_per_tick(clock.start, clock.stop) : 1.0;
   clock.pauses = r.pauses;
   clock.sample = r.sample;

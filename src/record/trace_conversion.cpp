@@ -205,7 +205,8 @@ class Converter {
       case detail::kCounter: {
         StringId name = name_id(e.data >> 4);
         uint32_t series = b_.counter_series(proc_, name);
-        if (b_.trace().str(name) == "rss") b_.trace().counter_series[series].unit = b_.intern("bytes");
+        if (b_.trace().str(name) == "rss")
+          b_.trace().counter_series[series].unit = b_.intern("bytes");
         double value;
         std::memcpy(&value, &ev[1].ts, sizeof(value));
         b_.add_counter(series, to_ns(e.ts), value);
