@@ -47,9 +47,10 @@ TEST(Flops, ConvAndAttention) {
   EXPECT_EQ(flops("aten::conv2d", "[[8, 3, 32, 32], [8, 3, 3, 3], [8], [], [], [], []]"),
             2.0 * 8 * 8 * 1024 * 3 * 9);
   // Backward: grad_out [8,16,16,16], input [8,8,16,16], weight [16,8,3,3]: 2 x forward.
-  EXPECT_EQ(flops("aten::convolution_backward",
-                  "[[8, 16, 16, 16], [8, 8, 16, 16], [16, 8, 3, 3], [], [], [], [], [], [], [], []]"),
-            2 * (2.0 * 8 * 16 * 256 * 8 * 9));
+  EXPECT_EQ(
+      flops("aten::convolution_backward",
+            "[[8, 16, 16, 16], [8, 8, 16, 16], [16, 8, 3, 3], [], [], [], [], [], [], [], []]"),
+      2 * (2.0 * 8 * 16 * 256 * 8 * 9));
   // SDPA: B*H = 8, L = S = 128, E = 64: QK^T and AV, 2*8*128*128*64 each.
   EXPECT_EQ(flops("aten::scaled_dot_product_attention",
                   "[[2, 4, 128, 64], [2, 4, 128, 64], [2, 4, 128, 64]]"),
@@ -71,7 +72,7 @@ TEST(Flops, CountsOutermostOpsOnlyAndPerStep) {
   op(10, 100, "aten::linear", "[[8, 1024], [10, 1024], [10]]");
   op(20, 80, "aten::addmm", "[[10], [8, 1024], [1024, 10], [], []]");  // inside linear: skipped
   op(200, 50, "aten::mm", "[[8, 10], [10, 1024]]");
-  op(2000, 50, "aten::mm", "[[8, 10], [10, 1024]]");  // outside any step
+  op(2000, 50, "aten::mm", "[[8, 10], [10, 1024]]");      // outside any step
   b.add_slice(cpu, 3000, 10, b.intern("aten::mm"), cat);  // no shapes
   Trace trace = std::move(b).finish();
   FlopsResult r = analyze_flops(trace);

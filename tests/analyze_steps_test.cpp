@@ -51,8 +51,8 @@ TEST(Steps, SplitsEachStepByInnermostPhase) {
   t.slice(t.cpu, 60, 5, "nccl:all_reduce", t.op);
   t.slice(t.cpu, 80, 15, "optimizer", t.cat);
   // Steps 2..6 of 100 ns, then an outlier step of 400 ns.
-  for (int k = 2; k <= 6; ++k) t.slice(t.cpu, k * 110, 100 + k,
-            ("ProfilerStep#" + std::to_string(k)).c_str(), t.cat);
+  for (int k = 2; k <= 6; ++k)
+    t.slice(t.cpu, k * 110, 100 + k, ("ProfilerStep#" + std::to_string(k)).c_str(), t.cat);
   t.slice(t.cpu, 770, 400, "ProfilerStep#7", t.cat);
   Trace trace = std::move(t.b).finish();
   StepsResult r = analyze_steps(trace);
@@ -83,11 +83,11 @@ TEST(Steps, GpuClassesFollowThePluginPriority) {
   StringId kernel = t.b.intern("kernel"), memcpy = t.b.intern("gpu_memcpy");
   StringId runtime = t.b.intern("cuda_runtime");
   t.slice(t.cpu, 0, 100, "ProfilerStep#1", t.cat);
-  t.slice(t.cpu, 0, 60, "aten::mm", t.op);          // CPU op 0-60
-  t.slice(t.cpu, 10, 10, "cudaLaunchKernel", runtime);  // runtime 10-20
-  t.slice(gpu, 15, 20, "sgemm_kernel", kernel);     // kernel 15-35
+  t.slice(t.cpu, 0, 60, "aten::mm", t.op);                         // CPU op 0-60
+  t.slice(t.cpu, 10, 10, "cudaLaunchKernel", runtime);             // runtime 10-20
+  t.slice(gpu, 15, 20, "sgemm_kernel", kernel);                    // kernel 15-35
   t.slice(gpu, 30, 20, "Memcpy HtoD (Pinned -> Device)", memcpy);  // memcpy 30-50 (35-50 visible)
-  t.slice(gpu, 70, 10, "ncclKernel_AllReduce", kernel);  // communication 70-80
+  t.slice(gpu, 70, 10, "ncclKernel_AllReduce", kernel);            // communication 70-80
   Trace trace = std::move(t.b).finish();
   StepsResult r = analyze_steps(trace);
   ASSERT_EQ(r.steps.size(), 1u);
@@ -96,9 +96,9 @@ TEST(Steps, GpuClassesFollowThePluginPriority) {
   EXPECT_EQ(c[size_t(GpuStepClass::kKernel)], 20);
   EXPECT_EQ(c[size_t(GpuStepClass::kMemcpy)], 15);
   EXPECT_EQ(c[size_t(GpuStepClass::kCommunication)], 10);
-  EXPECT_EQ(c[size_t(GpuStepClass::kRuntime)], 5);   // 10-15
-  EXPECT_EQ(c[size_t(GpuStepClass::kCpuOp)], 20);    // 0-10, 50-60
-  EXPECT_EQ(c[size_t(GpuStepClass::kOther)], 30);    // 60-70, 80-100
+  EXPECT_EQ(c[size_t(GpuStepClass::kRuntime)], 5);  // 10-15
+  EXPECT_EQ(c[size_t(GpuStepClass::kCpuOp)], 20);   // 0-10, 50-60
+  EXPECT_EQ(c[size_t(GpuStepClass::kOther)], 30);   // 60-70, 80-100
 }
 
 TEST(Steps, NoStepsIsEmpty) {

@@ -13,9 +13,12 @@ namespace mlprof {
 
 std::string_view severity_name(Severity s) {
   switch (s) {
-    case Severity::kHigh: return "high";
-    case Severity::kMedium: return "medium";
-    case Severity::kLow: return "low";
+    case Severity::kHigh:
+      return "high";
+    case Severity::kMedium:
+      return "medium";
+    case Severity::kLow:
+      return "low";
   }
   return "low";
 }
@@ -69,8 +72,8 @@ void rule_hotspots(Context& c) {
     int8_t& ce = cat_excluded[s.cat[i]];
     if (ce < 0) {
       std::string_view cat = t.str(s.cat[i]);
-      ce = (cat == "user_annotation" || cat == "gpu_user_annotation" ||
-            cat == "python_function" || cat == "Trace")
+      ce = (cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function" ||
+            cat == "Trace")
                ? 1
                : 0;
     }
@@ -188,8 +191,8 @@ void rule_sync_stalls(Context& c) {
   Finding f;
   f.kind = "sync_stall";
   f.severity = severity_for_pct(share);
-  f.title = "The host blocks on GPU synchronization for " + format_percent(share / 100) +
-            " of the time";
+  f.title =
+      "The host blocks on GPU synchronization for " + format_percent(share / 100) + " of the time";
   f.evidence = {{"sync_ns", static_cast<double>(total), "ns"},
                 {"sync_pct", share, "%"},
                 {"sync_calls", static_cast<double>(count), "count"}};
@@ -197,8 +200,9 @@ void rule_sync_stalls(Context& c) {
     f.ops.emplace_back(n);
     f.evidence.push_back({std::string(n) + "_ns", static_cast<double>(v.first), "ns"});
   }
-  f.rule = "host time in synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, "
-           "cudaEventSynchronize, cudaMemcpy, aten::item/_local_scalar_dense) >= 5%";
+  f.rule =
+      "host time in synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, "
+      "cudaEventSynchronize, cudaMemcpy, aten::item/_local_scalar_dense) >= 5%";
   f.recommendation =
       "Remove per-step host syncs: avoid .item()/.cpu()/print of GPU tensors inside the loop "
       "(accumulate on the GPU, read every N steps), use non_blocking copies and events instead "
@@ -247,9 +251,9 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     bool launch_bound = host_wait_share >= kHostWaitMinShareOfIdle || tiny_many;
     f.kind = launch_bound ? "gpu_launch_overhead" : "gpu_idle";
     f.severity = severity_for_pct(tb.idle_pct);
-    f.title = "GPU idle " + format_percent(tb.idle_pct / 100) +
-              (launch_bound ? " of its span, waiting on kernel launches from the host"
-                            : " of its span");
+    f.title =
+        "GPU idle " + format_percent(tb.idle_pct / 100) +
+        (launch_bound ? " of its span, waiting on kernel launches from the host" : " of its span");
     f.evidence = {{"gpu_idle_pct", tb.idle_pct, "%"},
                   {"gpu_idle_ns", static_cast<double>(tb.idle_ns), "ns"},
                   {"host_wait_ns", static_cast<double>(host_wait), "ns"},
@@ -257,13 +261,15 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
                   {"kernels", static_cast<double>(kernel_count), "count"},
                   {"tiny_kernels_under_10us", static_cast<double>(tiny), "count"},
                   {"tiny_kernel_share", tiny_share, "ratio"},
-                  {"short_kernels_with_long_launch", static_cast<double>(gpu.launches.short_kernels),
-                   "count"}};
-    f.rule = "GPU idle >= 50% (TensorBoard plugin: utilization < 50%), or >= 50% of kernels "
-             "under 10 us with idle >= 10%; launch-bound when host wait (HTA) >= 50% of idle";
+                  {"short_kernels_with_long_launch",
+                   static_cast<double>(gpu.launches.short_kernels), "count"}};
+    f.rule =
+        "GPU idle >= 50% (TensorBoard plugin: utilization < 50%), or >= 50% of kernels "
+        "under 10 us with idle >= 10%; launch-bound when host wait (HTA) >= 50% of idle";
     for (const LaunchRecord& lr : gpu.launches.flagged) {
       if (f.ops.size() >= 5) break;
-      if (std::find(f.ops.begin(), f.ops.end(), lr.kernel) == f.ops.end()) f.ops.push_back(lr.kernel);
+      if (std::find(f.ops.begin(), f.ops.end(), lr.kernel) == f.ops.end())
+        f.ops.push_back(lr.kernel);
     }
     f.recommendation =
         launch_bound ? "Cut launch overhead: capture the step in CUDA graphs "
@@ -303,19 +309,21 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     f.recommendation =
         "Pin host buffers (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
         "tensor.to(device, non_blocking=True) so copies run at full bandwidth and overlap compute.";
-    f.est_savings_ns = static_cast<int64_t>(static_cast<double>(pageable_ns) * kPageableSavingsFraction);
+    f.est_savings_ns =
+        static_cast<int64_t>(static_cast<double>(pageable_ns) * kPageableSavingsFraction);
     c.add(std::move(f));
   }
   // Tensor cores.
   int compute_major = 0;
-  for (const DeviceInfo& d : t.meta.devices) compute_major = std::max(compute_major, d.compute_major);
+  for (const DeviceInfo& d : t.meta.devices)
+    compute_major = std::max(compute_major, d.compute_major);
   if (compute_major >= kTensorCoreMinComputeMajor && kernels.computation_ns > 0 &&
       kernels.tensor_core_share < kTensorCoreMaxShare && gemm_ns_no_tc > 0) {
     // Tensor-core-eligible host ops present? (the plugin's list)
-    static constexpr std::string_view kEligible[] = {"aten::conv", "aten::mm", "aten::addmm",
-                                                     "aten::bmm", "aten::matmul", "aten::linear",
-                                                     "aten::baddbmm", "aten::_convolution",
-                                                     "aten::lstm", "aten::gru", "aten::rnn"};
+    static constexpr std::string_view kEligible[] = {
+        "aten::conv",   "aten::mm",     "aten::addmm",   "aten::bmm",
+        "aten::matmul", "aten::linear", "aten::baddbmm", "aten::_convolution",
+        "aten::lstm",   "aten::gru",    "aten::rnn"};
     std::vector<std::string> eligible;
     std::vector<int8_t> memo(t.strings.size(), -1);
     for (size_t i = 0; i < s.size() && eligible.size() < 8; ++i) {
@@ -329,7 +337,8 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
       if (m == 1) eligible.emplace_back(n);
     }
     if (!eligible.empty()) {
-      double gemm_pct = pct(static_cast<double>(gemm_ns_no_tc), static_cast<double>(kernels.computation_ns));
+      double gemm_pct =
+          pct(static_cast<double>(gemm_ns_no_tc), static_cast<double>(kernels.computation_ns));
       Finding f;
       f.kind = "low_tensor_core_use";
       f.severity = gemm_pct >= 25 ? Severity::kHigh : Severity::kMedium;
@@ -339,8 +348,9 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
                     {"non_tensor_core_gemm_conv_ns", static_cast<double>(gemm_ns_no_tc), "ns"},
                     {"gemm_conv_share_of_compute_pct", gemm_pct, "%"},
                     {"compute_capability_major", static_cast<double>(compute_major), ""}};
-      f.rule = "compute capability >= 7, tensor-core-eligible ops present, < 10% of compute "
-               "kernel time on tensor cores (TensorBoard plugin, relaxed)";
+      f.rule =
+          "compute capability >= 7, tensor-core-eligible ops present, < 10% of compute "
+          "kernel time on tensor cores (TensorBoard plugin, relaxed)";
       f.ops = std::move(eligible);
       f.recommendation =
           "Use tensor cores: torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) for "
@@ -356,10 +366,12 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
   double overlap = gpu.comm_comp_overlap_pct;
   if (tb.communication_ns > 0 && comm_pct >= kCommMinPct && !std::isnan(overlap) &&
       overlap < kCommOverlapMinPct) {
-    int64_t exposed = static_cast<int64_t>(static_cast<double>(tb.communication_ns) * (1 - overlap / 100));
+    int64_t exposed =
+        static_cast<int64_t>(static_cast<double>(tb.communication_ns) * (1 - overlap / 100));
     Finding f;
     f.kind = "communication_not_overlapped";
-    f.severity = severity_for_pct(pct(static_cast<double>(exposed), static_cast<double>(tb.span_ns)));
+    f.severity =
+        severity_for_pct(pct(static_cast<double>(exposed), static_cast<double>(tb.span_ns)));
     f.title = "Communication is " + format_percent(comm_pct / 100) + " of GPU time and only " +
               format_percent(overlap / 100) + " of it overlaps compute";
     f.evidence = {{"communication_ns", static_cast<double>(tb.communication_ns), "ns"},
@@ -411,8 +423,7 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
       Finding f;
       f.kind = "memory_leak";
       f.severity = Severity::kHigh;
-      f.title = d.device + " memory grows " + format_bytes(d.slope_bytes_per_step) +
-                " per step";
+      f.title = d.device + " memory grows " + format_bytes(d.slope_bytes_per_step) + " per step";
       f.evidence = {{"slope_bytes_per_step", d.slope_bytes_per_step, "bytes/step"},
                     {"growth_bytes", static_cast<double>(d.growth_bytes), "bytes"},
                     {"steps", static_cast<double>(d.step_end_allocated.size()), "count"},
@@ -431,16 +442,18 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
   }
   if (!memory) return;
   for (const DeviceMemory& d : memory->devices) {
-    if (d.has_reserved && d.peak_reserved > 0 && d.fragmentation_at_peak_reserved >= kFragmentationMin &&
+    if (d.has_reserved && d.peak_reserved > 0 &&
+        d.fragmentation_at_peak_reserved >= kFragmentationMin &&
         d.max_unused_reserved >= kFragmentationMinBytes) {
       Finding f;
       f.kind = "fragmentation";
       f.severity = Severity::kMedium;
       f.title = d.device + ": " + format_percent(d.fragmentation_at_peak_reserved) +
                 " of reserved memory is not allocated at the reserved peak";
-      f.evidence = {{"peak_reserved_bytes", static_cast<double>(d.peak_reserved), "bytes"},
-                    {"fragmentation_at_peak_reserved", d.fragmentation_at_peak_reserved, "ratio"},
-                    {"max_unused_reserved_bytes", static_cast<double>(d.max_unused_reserved), "bytes"}};
+      f.evidence = {
+          {"peak_reserved_bytes", static_cast<double>(d.peak_reserved), "bytes"},
+          {"fragmentation_at_peak_reserved", d.fragmentation_at_peak_reserved, "ratio"},
+          {"max_unused_reserved_bytes", static_cast<double>(d.max_unused_reserved), "bytes"}};
       f.rule = "reserved - allocated >= 30% of reserved and >= 256 MiB";
       f.recommendation =
           "Reduce allocator fragmentation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
@@ -457,8 +470,8 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
         f.kind = "memory_pressure";
         f.severity = Severity::kMedium;
         f.title = d.device + " peak memory is " + format_percent(use) + " of the device";
-        f.evidence = {{"peak_bytes", static_cast<double>(std::max(d.peak_allocated, d.peak_reserved)),
-                       "bytes"},
+        f.evidence = {{"peak_bytes",
+                       static_cast<double>(std::max(d.peak_allocated, d.peak_reserved)), "bytes"},
                       {"device_bytes", static_cast<double>(info.total_global_mem), "bytes"}};
         f.rule = "peak memory > 90% of the device (TensorBoard plugin)";
         if (!d.peak_op.empty()) f.ops = {d.peak_op};
@@ -495,7 +508,8 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     std::optional<GpuResult> own_gpu;
     std::optional<KernelsResult> own_kernels;
     const GpuResult* gpu = in.gpu ? in.gpu : &own_gpu.emplace(analyze_gpu(trace));
-    const KernelsResult* kernels = in.kernels ? in.kernels : &own_kernels.emplace(analyze_kernels(trace));
+    const KernelsResult* kernels =
+        in.kernels ? in.kernels : &own_kernels.emplace(analyze_kernels(trace));
     rule_gpu(c, *gpu, *kernels);
   }
   if (in.ranks) rule_ranks(c, *in.ranks);
@@ -508,10 +522,12 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     if (!leaks) leaks = &own_leaks.emplace(analyze_leaks(trace, *steps));
   }
   rule_memory(c, memory, leaks);
-  std::stable_sort(out.findings.begin(), out.findings.end(), [](const Finding& a, const Finding& b) {
-    if (a.est_savings_ns != b.est_savings_ns) return a.est_savings_ns > b.est_savings_ns;
-    return static_cast<int>(a.severity) < static_cast<int>(b.severity);
-  });
+  std::stable_sort(out.findings.begin(), out.findings.end(),
+                   [](const Finding& a, const Finding& b) {
+                     if (a.est_savings_ns != b.est_savings_ns)
+                       return a.est_savings_ns > b.est_savings_ns;
+                     return static_cast<int>(a.severity) < static_cast<int>(b.severity);
+                   });
   return out;
 }
 

@@ -12,13 +12,20 @@ namespace mlprof {
 
 std::string_view diff_verdict_name(DiffVerdict v) {
   switch (v) {
-    case DiffVerdict::kUnchanged: return "unchanged";
-    case DiffVerdict::kRegression: return "regression";
-    case DiffVerdict::kImprovement: return "improvement";
-    case DiffVerdict::kNoise: return "noise";
-    case DiffVerdict::kAdded: return "added";
-    case DiffVerdict::kRemoved: return "removed";
-    case DiffVerdict::kMinor: return "minor";
+    case DiffVerdict::kUnchanged:
+      return "unchanged";
+    case DiffVerdict::kRegression:
+      return "regression";
+    case DiffVerdict::kImprovement:
+      return "improvement";
+    case DiffVerdict::kNoise:
+      return "noise";
+    case DiffVerdict::kAdded:
+      return "added";
+    case DiffVerdict::kRemoved:
+      return "removed";
+    case DiffVerdict::kMinor:
+      return "minor";
   }
   return "unchanged";
 }
@@ -89,8 +96,8 @@ std::vector<double> step_durations(const Trace& t) {
 }
 
 double test_p(const std::vector<double>& a, const std::vector<double>& b, SignificanceTest test) {
-  stats::TestResult r = test == SignificanceTest::kWelch ? stats::welch_t_test(a, b)
-                                                          : stats::mann_whitney_u(a, b);
+  stats::TestResult r =
+      test == SignificanceTest::kWelch ? stats::welch_t_test(a, b) : stats::mann_whitney_u(a, b);
   return r.valid ? r.p_value : 1.0;
 }
 
@@ -119,8 +126,8 @@ void diff_side(const Side& base, const Side& next, int64_t base_span, int64_t ne
       d.verdict = DiffVerdict::kRemoved;
       return;
     }
-    d.delta_mean_pct = d.base_mean_ns > 0 ? (d.new_mean_ns - d.base_mean_ns) / d.base_mean_ns * 100
-                                          : 0;
+    d.delta_mean_pct =
+        d.base_mean_ns > 0 ? (d.new_mean_ns - d.base_mean_ns) / d.base_mean_ns * 100 : 0;
     d.speedup = d.new_mean_ns > 0 ? d.base_mean_ns / d.new_mean_ns : 0;
     d.p_value = test_p(b->durations, n->durations, o.test);
     d.significant = d.p_value < o.alpha;

@@ -10,15 +10,15 @@ namespace {
 
 enum class FlopKind : int8_t {
   kNone = -1,
-  kMm,       // [M,K] x [K,N]
-  kAddmm,    // bias, [M,K], [K,N]
-  kMatmul,   // broadcasting matmul
-  kLinear,   // input [..., K], weight [N, K]
-  kBmm,      // [B,M,K] x [B,K,N]
-  kBaddbmm,  // input, [B,M,K], [B,K,N]
-  kConv,     // input [N,C,...], weight [Cout, C/g, k...]
-  kConvBackward,  // grad_out [N,Cout,out...], input, weight
-  kAttention,     // q [B,H,L,E], k [B,H,S,E], v [B,H,S,Ev]
+  kMm,                 // [M,K] x [K,N]
+  kAddmm,              // bias, [M,K], [K,N]
+  kMatmul,             // broadcasting matmul
+  kLinear,             // input [..., K], weight [N, K]
+  kBmm,                // [B,M,K] x [B,K,N]
+  kBaddbmm,            // input, [B,M,K], [B,K,N]
+  kConv,               // input [N,C,...], weight [Cout, C/g, k...]
+  kConvBackward,       // grad_out [N,Cout,out...], input, weight
+  kAttention,          // q [B,H,L,E], k [B,H,S,E], v [B,H,S,Ev]
   kAttentionBackward,  // grad_out, q, k, v
 };
 
@@ -216,8 +216,8 @@ DevicePeak device_peak(std::string_view name) {
     double fp32, bf16;
   };
   static constexpr Row kTable[] = {
-      {"H100 PCIe", 51.2, 756.0}, {"H100", 66.9, 989.4},  {"H200", 66.9, 989.4},
-      {"A100", 19.5, 312.0},      {"V100", 15.7, 125.0},  {"L4", 30.3, 121.0},
+      {"H100 PCIe", 51.2, 756.0}, {"H100", 66.9, 989.4},   {"H200", 66.9, 989.4},
+      {"A100", 19.5, 312.0},      {"V100", 15.7, 125.0},   {"L4", 30.3, 121.0},
       {"T4", 8.1, 65.0},          {"MI250X", 47.9, 383.0}, {"MI250", 45.3, 362.1},
       {"MI300X", 163.4, 1307.4},
   };
@@ -312,7 +312,8 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
           std::string_view t = trace.str(types->s);
           size_t q1 = t.find('"');
           size_t q2 = q1 == std::string_view::npos ? q1 : t.find('"', q1 + 1);
-          if (q2 != std::string_view::npos) ++dtype_votes[std::string(t.substr(q1 + 1, q2 - q1 - 1))];
+          if (q2 != std::string_view::npos)
+            ++dtype_votes[std::string(t.substr(q1 + 1, q2 - q1 - 1))];
         }
       }
     } else if (inside) {

@@ -60,17 +60,20 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
       ser.seen = true;
       if (m.bytes[i] > 0 && !freed[i] && m.addr[i] != 0 && m.ts[i] >= st.begin_ns) {
         int32_t slice = m.slice[i];
-        int64_t key = slice < 0 ? -1 : static_cast<int64_t>(trace.slices.name[static_cast<size_t>(slice)]);
+        int64_t key =
+            slice < 0 ? -1 : static_cast<int64_t>(trace.slices.name[static_cast<size_t>(slice)]);
         auto [it, inserted] = op_index.emplace(key, ops.size());
         if (inserted) {
           OpAcc acc;
-          acc.row.op = slice < 0 ? "(no op)"
-                                 : std::string(trace.str(trace.slices.name[static_cast<size_t>(slice)]));
+          acc.row.op = slice < 0
+                           ? "(no op)"
+                           : std::string(trace.str(trace.slices.name[static_cast<size_t>(slice)]));
           std::vector<std::string_view> chain;
           for (int32_t q = slice; q >= 0; q = trace.slices.parent[static_cast<size_t>(q)]) {
             std::string_view n = trace.str(trace.slices.name[static_cast<size_t>(q)]);
             // Python frames (with_stack) would bury the ops and annotations: leave them out.
-            if (!step_number(n) && trace.str(trace.slices.cat[static_cast<size_t>(q)]) != "python_function")
+            if (!step_number(n) &&
+                trace.str(trace.slices.cat[static_cast<size_t>(q)]) != "python_function")
               chain.push_back(n);
           }
           for (size_t c = chain.size(); c-- > 0;) {

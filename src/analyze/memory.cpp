@@ -88,7 +88,8 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
   std::unordered_map<int64_t, size_t> op_index;
   std::vector<OpMemory> ops;
   auto op_row = [&](int32_t slice) -> OpMemory& {
-    int64_t key = slice < 0 ? -1 : static_cast<int64_t>(trace.slices.name[static_cast<size_t>(slice)]);
+    int64_t key =
+        slice < 0 ? -1 : static_cast<int64_t>(trace.slices.name[static_cast<size_t>(slice)]);
     auto [it, inserted] = op_index.emplace(key, ops.size());
     if (inserted) {
       OpMemory row;

@@ -22,9 +22,10 @@ inline bool contains(std::string_view hay, std::string_view needle) {
 // record_param_comms). `l` is the lower-cased name.
 inline bool is_communication_name(std::string_view l) {
   static constexpr std::string_view kMarks[] = {
-      "nccl",       "gloo",          "c10d::",        "all_reduce",  "allreduce",
-      "all_gather", "allgather",     "reduce_scatter", "reducescatter", "all_to_all",
-      "alltoall",   "record_param_comms", "rccl",      "hccl"};
+      "nccl",          "gloo",       "c10d::",    "all_reduce",
+      "allreduce",     "all_gather", "allgather", "reduce_scatter",
+      "reducescatter", "all_to_all", "alltoall",  "record_param_comms",
+      "rccl",          "hccl"};
   for (auto m : kMarks)
     if (contains(l, m)) return true;
   return false;

@@ -59,8 +59,8 @@ std::vector<size_t> thin(size_t n, size_t max_points) {
 double incomplete_beta(double a, double b, double x) {
   if (x <= 0) return 0;
   if (x >= 1) return 1;
-  double ln_front = std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) +
-                    b * std::log1p(-x);
+  double ln_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
   double front = std::exp(ln_front);
   // The continued fraction converges fast for x < (a + 1) / (a + b + 2); use symmetry otherwise.
   if (x < (a + 1) / (a + b + 2)) return front * beta_continued_fraction(a, b, x) / a;
@@ -120,8 +120,9 @@ TestResult welch_t_test(std::span<const double> a, std::span<const double> b) {
     return r;
   }
   double t = (ma - mb) / std::sqrt(se2);
-  double df = se2 * se2 /
-              (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
+  double df =
+      se2 * se2 /
+      (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
   r.statistic = r.z = t;
   r.df = df;
   r.p_value = std::min(1.0, 2 * student_t_cdf(-std::fabs(t), df));

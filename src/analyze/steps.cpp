@@ -148,8 +148,7 @@ int8_t gpu_class_of(const Trace& trace, size_t i, std::string_view cat, std::str
   return as(C::kCpuOp);
 }
 
-void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slices,
-                       StepsResult& r) {
+void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slices, StepsResult& r) {
   const SliceTable& s = trace.slices;
   if (r.steps.empty()) return;
   int64_t lo = r.steps.front().begin_ns;
@@ -172,7 +171,8 @@ void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slice
       memo_by_cat.emplace_back(trace.strings.size(), kNotComputed);
     }
     int8_t& cls = memo_by_cat[static_cast<size_t>(slot)][s.name[i]];
-    if (cls == kNotComputed) cls = gpu_class_of(trace, i, trace.str(s.cat[i]), trace.str(s.name[i]));
+    if (cls == kNotComputed)
+      cls = gpu_class_of(trace, i, trace.str(s.cat[i]), trace.str(s.name[i]));
     if (cls < 0) continue;
     bounds.push_back({std::max(s.ts[i], lo), cls, +1});
     bounds.push_back({std::min(s.end(i), hi), cls, -1});
@@ -193,8 +193,8 @@ void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slice
     if (top < 0) return;  // "other" is the remainder, computed below
     while (step < r.steps.size() && r.steps[step].begin_ns + r.steps[step].dur_ns <= a) ++step;
     for (size_t k = step; k < r.steps.size() && r.steps[k].begin_ns < b; ++k) {
-      int64_t overlap = std::min(b, r.steps[k].begin_ns + r.steps[k].dur_ns) -
-                        std::max(a, r.steps[k].begin_ns);
+      int64_t overlap =
+          std::min(b, r.steps[k].begin_ns + r.steps[k].dur_ns) - std::max(a, r.steps[k].begin_ns);
       if (overlap > 0) r.steps[k].gpu_class_ns[static_cast<size_t>(top)] += overlap;
     }
   };
@@ -206,7 +206,8 @@ void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slice
   for (StepInfo& st : r.steps) {
     int64_t used = 0;
     for (size_t c = 0; c + 1 < kGpuStepClassCount; ++c) used += st.gpu_class_ns[c];
-    st.gpu_class_ns[static_cast<size_t>(GpuStepClass::kOther)] = std::max<int64_t>(0, st.dur_ns - used);
+    st.gpu_class_ns[static_cast<size_t>(GpuStepClass::kOther)] =
+        std::max<int64_t>(0, st.dur_ns - used);
   }
   (void)step_slices;
 }

@@ -52,7 +52,8 @@ struct Analysis {
 // op statistics and the GPU analyses on the other; bottleneck rules read both.
 Analysis analyze_all(const Trace& trace, const AnalyzeArgs& a, const RanksResult* ranks) {
   Analysis r;
-  for (uint32_t t = 0; t < trace.tracks.size() && !r.has_gpu; ++t) r.has_gpu = trace.is_gpu_track(t);
+  for (uint32_t t = 0; t < trace.tracks.size() && !r.has_gpu; ++t)
+    r.has_gpu = trace.is_gpu_track(t);
   auto other = std::async(std::launch::async, [&] {
     SummaryOptions so;
     so.top = a.top;
@@ -114,11 +115,15 @@ void write_json(JsonWriter& w, const Analysis& r) {
   w.key("flops");
   write_flops_json(w, r.flops);
   w.key("gpu");
-  if (r.has_gpu) write_gpu_json(w, r.gpu);
-  else w.null();
+  if (r.has_gpu)
+    write_gpu_json(w, r.gpu);
+  else
+    w.null();
   w.key("kernels");
-  if (r.has_gpu) write_kernels_json(w, r.kernels);
-  else w.null();
+  if (r.has_gpu)
+    write_kernels_json(w, r.kernels);
+  else
+    w.null();
   w.key("bottlenecks");
   write_bottlenecks_json(w, r.bottlenecks);
 }
@@ -151,7 +156,8 @@ MLPROF_REGISTER_COMMAND(
             for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
             return kExitBadInput;
           }
-          for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+          for (const std::string& e : errors)
+            std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
           rank_traces = std::move(*loaded);
           std::vector<const Trace*> ptrs;
           for (const Trace& t : rank_traces) ptrs.push_back(&t);
@@ -183,8 +189,10 @@ MLPROF_REGISTER_COMMAND(
           w.field("format", trace->meta.format);
           write_json(w, r);
           w.key("ranks");
-          if (is_dir) write_ranks_json(w, ranks);
-          else w.null();
+          if (is_dir)
+            write_ranks_json(w, ranks);
+          else
+            w.null();
           w.end_object();
           std::cout << w.str() << "\n";
         } else {

@@ -34,7 +34,8 @@ MLPROF_REGISTER_COMMAND(
             std::fprintf(stderr, "mlprof: %s\n", loaded.error().c_str());
             return kExitBadInput;
           }
-          for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+          for (const std::string& e : errors)
+            std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
           std::vector<const Trace*> ptrs;
           for (const Trace& t : *loaded) ptrs.push_back(&t);
           if (ptrs.empty()) return kExitBadInput;

@@ -20,11 +20,12 @@ struct CompareArgs {
 };
 
 MLPROF_REGISTER_COMMAND(
-    "compare",
-    "Compare BASE NEW [MORE...]: per-op/kernel deltas, speedup, significant regressions",
+    "compare", "Compare BASE NEW [MORE...]: per-op/kernel deltas, speedup, significant regressions",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<CompareArgs>();
-      sub.add_option("traces", a->paths, "BASE NEW [MORE...] trace files")->required()->expected(2, -1);
+      sub.add_option("traces", a->paths, "BASE NEW [MORE...] trace files")
+          ->required()
+          ->expected(2, -1);
       sub.add_flag("--json", a->json, "machine-readable output");
       sub.add_option("--fail-on-regression", a->fail_pct,
                      "exit 3 when a significant regression of the mean exceeds PCT percent");
@@ -45,8 +46,10 @@ MLPROF_REGISTER_COMMAND(
         bool failed = false;
         for (auto& f : loads) {
           auto t = f.get();
-          if (!t) failed = true;
-          else traces.push_back(std::move(*t));
+          if (!t)
+            failed = true;
+          else
+            traces.push_back(std::move(*t));
         }
         if (failed) return kExitBadInput;
         CompareOptions o;
@@ -69,8 +72,10 @@ MLPROF_REGISTER_COMMAND(
         }
         if (a->json) {
           JsonWriter w(true);
-          if (traces.size() == 2) write_compare_json(w, two);
-          else write_multi_compare_json(w, many);
+          if (traces.size() == 2)
+            write_compare_json(w, two);
+          else
+            write_multi_compare_json(w, many);
           std::cout << w.str() << "\n";
         } else {
           std::cout << (traces.size() == 2 ? render_compare_text(two)
@@ -80,12 +85,12 @@ MLPROF_REGISTER_COMMAND(
           for (const CompareResult* p : pairs) {
             if (!p->worst_regression.empty() && p->worst_regression_pct > a->fail_pct) {
               std::string name = p->worst_regression;
-              if (name.size() > 80) name = name.substr(0, 50) + "..." + name.substr(name.size() - 27);
+              if (name.size() > 80)
+                name = name.substr(0, 50) + "..." + name.substr(name.size() - 27);
               std::fprintf(stderr,
                            "mlprof compare: regression: %s is %.1f%% slower per call (limit "
                            "%.1f%%, p < %.2g)\n",
-                           name.c_str(), p->worst_regression_pct, a->fail_pct,
-                           a->alpha);
+                           name.c_str(), p->worst_regression_pct, a->fail_pct, a->alpha);
               return kExitRegression;
             }
           }

@@ -32,8 +32,9 @@ std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
           format_duration_ns(static_cast<double>(r.basis_ns)) + ").\n";
     return out;
   }
-  out = std::to_string(r.findings.size()) + " findings, ranked by estimated time saved (basis: " +
-        r.basis + ", " + format_duration_ns(static_cast<double>(r.basis_ns)) + ")\n";
+  out = std::to_string(r.findings.size()) +
+        " findings, ranked by estimated time saved (basis: " + r.basis + ", " +
+        format_duration_ns(static_cast<double>(r.basis_ns)) + ")\n";
   size_t k = 0;
   for (const Finding& f : r.findings) {
     out += "\n" + std::to_string(++k) + ". [" + std::string(severity_name(f.severity)) + "] " +
@@ -58,7 +59,8 @@ std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
       // Templated kernel names run to hundreds of characters: keep both ends.
       for (size_t i = 0; i < f.ops.size(); ++i) {
         const std::string& o = f.ops[i];
-        out += (i ? ", " : " ") + (o.size() <= 80 ? o : o.substr(0, 50) + "..." + o.substr(o.size() - 27));
+        out += (i ? ", " : " ") +
+               (o.size() <= 80 ? o : o.substr(0, 50) + "..." + o.substr(o.size() - 27));
       }
       out += "\n";
     }

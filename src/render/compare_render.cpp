@@ -45,9 +45,8 @@ void diff_table(std::string& out, const std::vector<OpDiff>& rows, const char* t
                signed_duration(static_cast<double>(d.delta_total_ns)),
                d.base_count ? format_duration_ns(d.base_mean_ns) : "-",
                d.new_count ? format_duration_ns(d.new_mean_ns) : "-",
-               both ? fmt("%+.1f%%", d.delta_mean_pct) : "-",
-               both ? fmt("%.2fx", d.speedup) : "-", both ? fmt("%.2g", d.p_value) : "-",
-               std::string(diff_verdict_name(d.verdict))});
+               both ? fmt("%+.1f%%", d.delta_mean_pct) : "-", both ? fmt("%.2fx", d.speedup) : "-",
+               both ? fmt("%.2g", d.p_value) : "-", std::string(diff_verdict_name(d.verdict))});
   }
   // Names need room beside nine numeric columns.
   out += t.render(std::max<size_t>(width, 150));
@@ -108,7 +107,8 @@ std::string render_compare_text(const CompareResult& r, size_t width) {
          std::to_string(r.improvements) + " significant improvements, " + std::to_string(r.noise) +
          " changes within noise";
   if (!r.worst_regression.empty())
-    out += "; worst: " + short_name(r.worst_regression) + " " + fmt("%+.1f%%", r.worst_regression_pct);
+    out +=
+        "; worst: " + short_name(r.worst_regression) + " " + fmt("%+.1f%%", r.worst_regression_pct);
   out += "\n";
   diff_table(out, r.ops, "Host ops (by |total delta|):", width);
   diff_table(out, r.kernels, "GPU kernels (by |total delta|):", width);
@@ -150,7 +150,8 @@ std::string render_multi_compare_text(const MultiCompareResult& r, size_t width)
   for (const MultiRow& row : r.rows) {
     std::vector<std::string> cells{row.name};
     for (size_t k = 0; k < row.total_ns.size(); ++k)
-      cells.push_back(row.count[k] ? format_duration_ns(static_cast<double>(row.total_ns[k])) : "-");
+      cells.push_back(row.count[k] ? format_duration_ns(static_cast<double>(row.total_ns[k]))
+                                   : "-");
     for (size_t k = 1; k < row.total_ns.size(); ++k)
       cells.push_back(row.count[k] && row.count[0]
                           ? fmt("%.2fx", static_cast<double>(row.total_ns[k]) /

@@ -12,12 +12,12 @@ std::string render_memory_text(const MemoryResult& r, size_t width) {
   std::string out;
   char buf[512];
   for (const DeviceMemory& d : r.devices) {
-    std::snprintf(buf, sizeof buf,
-                  "%s: %llu events (%llu allocs, %llu frees), %s allocated in total%s\n",
-                  d.device.c_str(), static_cast<unsigned long long>(d.events),
-                  static_cast<unsigned long long>(d.allocs), static_cast<unsigned long long>(d.frees),
-                  format_bytes(static_cast<double>(d.bytes_allocated)).c_str(),
-                  d.allocated_reconstructed ? " (totals reconstructed from Bytes)" : "");
+    std::snprintf(
+        buf, sizeof buf, "%s: %llu events (%llu allocs, %llu frees), %s allocated in total%s\n",
+        d.device.c_str(), static_cast<unsigned long long>(d.events),
+        static_cast<unsigned long long>(d.allocs), static_cast<unsigned long long>(d.frees),
+        format_bytes(static_cast<double>(d.bytes_allocated)).c_str(),
+        d.allocated_reconstructed ? " (totals reconstructed from Bytes)" : "");
     out += buf;
     std::snprintf(buf, sizeof buf, "  peak allocated %s at %s in %s\n",
                   format_bytes(static_cast<double>(d.peak_allocated)).c_str(),
@@ -34,7 +34,8 @@ std::string render_memory_text(const MemoryResult& r, size_t width) {
                     format_percent(d.fragmentation_at_peak_reserved).c_str());
       out += buf;
     }
-    std::snprintf(buf, sizeof buf, "  at the end: %s allocated; never freed: %llu allocations, %s\n",
+    std::snprintf(buf, sizeof buf,
+                  "  at the end: %s allocated; never freed: %llu allocations, %s\n",
                   format_bytes(static_cast<double>(d.final_allocated)).c_str(),
                   static_cast<unsigned long long>(d.unfreed_count),
                   format_bytes(static_cast<double>(d.unfreed_bytes)).c_str());
@@ -140,14 +141,13 @@ std::string render_leaks_text(const LeakResult& r, size_t width) {
   std::string out;
   char buf[512];
   for (const DeviceLeak& d : r.devices) {
-    std::snprintf(buf, sizeof buf,
-                  "%s: %s. Slope %s/step (Theil-Sen), growth %s over %zu step boundaries, "
-                  "Mann-Kendall z = %.2f, p = %.3g%s\n",
-                  d.device.c_str(), d.leak ? "LEAK" : "no leak",
-                  format_bytes(d.slope_bytes_per_step).c_str(),
-                  format_bytes(static_cast<double>(d.growth_bytes)).c_str(),
-                  d.step_end_allocated.size(), d.kendall_z, d.p_value,
-                  d.test_valid ? "" : " (too few steps for the test)");
+    std::snprintf(
+        buf, sizeof buf,
+        "%s: %s. Slope %s/step (Theil-Sen), growth %s over %zu step boundaries, "
+        "Mann-Kendall z = %.2f, p = %.3g%s\n",
+        d.device.c_str(), d.leak ? "LEAK" : "no leak", format_bytes(d.slope_bytes_per_step).c_str(),
+        format_bytes(static_cast<double>(d.growth_bytes)).c_str(), d.step_end_allocated.size(),
+        d.kendall_z, d.p_value, d.test_valid ? "" : " (too few steps for the test)");
     out += buf;
   }
   out += r.leak ? "" : "No significant memory growth across steps.\n";

@@ -62,7 +62,8 @@ std::string render_steps_text(const StepsResult& r, size_t width) {
   t.add_column("");
   for (const StepInfo& s : r.steps) {
     std::vector<std::string> row{s.name, format_duration_ns(static_cast<double>(s.dur_ns))};
-    for (size_t p = 0; p < kStepPhaseCount; ++p) row.push_back(format_percent(frac(s.phase_ns[p], s.dur_ns)));
+    for (size_t p = 0; p < kStepPhaseCount; ++p)
+      row.push_back(format_percent(frac(s.phase_ns[p], s.dur_ns)));
     row.push_back(s.outlier ? "outlier" : "");
     t.add_row(std::move(row));
   }

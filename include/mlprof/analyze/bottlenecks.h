@@ -35,7 +35,7 @@ inline constexpr double kHostWaitMinShareOfIdle = 0.5;
 // A kernel under 10 us is shorter than a typical launch path (cudaLaunchKernel ~5-10 us of CPU
 // time in these traces' launch statistics), so such kernels leave the GPU waiting on the host.
 inline constexpr int64_t kTinyKernelNs = 10'000;
-inline constexpr double kTinyKernelMinShare = 0.5;   // of kernel launches
+inline constexpr double kTinyKernelMinShare = 0.5;  // of kernel launches
 inline constexpr double kTinyKernelMinIdlePct = 10.0;
 // Host time blocked in synchronizing calls: over 5% of the steps is worth removing (ours: no
 // published rule; a sync per step of a few percent is normal for loss logging).
@@ -68,17 +68,17 @@ enum class Severity { kHigh, kMedium, kLow };
 std::string_view severity_name(Severity s);  // "high", "medium", "low"
 
 struct Evidence {
-  std::string name;   // "data_loading_pct"
+  std::string name;  // "data_loading_pct"
   double value = 0;
-  std::string unit;   // "ns", "bytes", "%", "count", "ratio", "bytes/step", ""
+  std::string unit;  // "ns", "bytes", "%", "count", "ratio", "bytes/step", ""
 };
 
 struct Finding {
-  std::string kind;            // "hotspot", "data_loading", "gpu_launch_overhead", ...
+  std::string kind;  // "hotspot", "data_loading", "gpu_launch_overhead", ...
   Severity severity = Severity::kLow;
-  std::string title;           // one line
+  std::string title;  // one line
   std::vector<Evidence> evidence;
-  std::string rule;            // the threshold that fired, in words
+  std::string rule;  // the threshold that fired, in words
   std::vector<std::string> ops;
   std::string recommendation;
   int64_t est_savings_ns = 0;  // over the whole trace (steps' time, else span)
@@ -86,8 +86,8 @@ struct Finding {
 };
 
 struct BottleneckResult {
-  int64_t basis_ns = 0;        // steps' total time, else the trace span
-  std::string basis;           // "steps" or "span"
+  int64_t basis_ns = 0;           // steps' total time, else the trace span
+  std::string basis;              // "steps" or "span"
   std::vector<Finding> findings;  // by est_savings_ns descending, then severity
 };
 

@@ -40,11 +40,11 @@ struct OpDiff {
   uint64_t base_count = 0, new_count = 0;
   int64_t base_total_ns = 0, new_total_ns = 0;
   double base_mean_ns = 0, new_mean_ns = 0;
-  int64_t delta_total_ns = 0;     // new - base
-  double delta_mean_pct = 0;      // (new mean - base mean) / base mean * 100
-  double speedup = 0;             // base mean / new mean (> 1: faster)
-  double p_value = 1;             // two-sided, on per-call durations
-  bool significant = false;       // p < alpha
+  int64_t delta_total_ns = 0;  // new - base
+  double delta_mean_pct = 0;   // (new mean - base mean) / base mean * 100
+  double speedup = 0;          // base mean / new mean (> 1: faster)
+  double p_value = 1;          // two-sided, on per-call durations
+  bool significant = false;    // p < alpha
   DiffVerdict verdict = DiffVerdict::kUnchanged;
 };
 
@@ -60,14 +60,14 @@ struct TraceTotals {
 
 struct CompareResult {
   TraceTotals base, next;
-  double overall_speedup = 0;       // base / new step mean (span when a trace has no steps)
-  std::string speedup_basis;        // "step mean" or "span"
-  double step_delta_pct = 0;        // new vs base step mean
-  double step_p_value = 1;          // test on the step durations
-  bool step_regression = false;     // significant slowdown of at least min_effect_pct
-  int64_t peak_memory_delta = 0;    // new - base (0 when either lacks memory events)
-  std::vector<OpDiff> ops;          // host ops, by |delta total| descending, cut to top
-  std::vector<OpDiff> kernels;      // GPU kernels/memcpy/memset, same order
+  double overall_speedup = 0;     // base / new step mean (span when a trace has no steps)
+  std::string speedup_basis;      // "step mean" or "span"
+  double step_delta_pct = 0;      // new vs base step mean
+  double step_p_value = 1;        // test on the step durations
+  bool step_regression = false;   // significant slowdown of at least min_effect_pct
+  int64_t peak_memory_delta = 0;  // new - base (0 when either lacks memory events)
+  std::vector<OpDiff> ops;        // host ops, by |delta total| descending, cut to top
+  std::vector<OpDiff> kernels;    // GPU kernels/memcpy/memset, same order
   uint64_t regressions = 0, improvements = 0, noise = 0;  // over all rows, before the cut
   double worst_regression_pct = 0;  // largest mean increase among regressions (and steps)
   std::string worst_regression;     // its name ("(step time)" for steps)
@@ -86,8 +86,8 @@ struct MultiRow {
 };
 struct MultiCompareResult {
   std::vector<std::string> sources;
-  std::vector<MultiRow> rows;          // by the first trace's total, descending, cut to top
-  std::vector<CompareResult> pairs;    // trace i (i >= 1) against trace 0
+  std::vector<MultiRow> rows;        // by the first trace's total, descending, cut to top
+  std::vector<CompareResult> pairs;  // trace i (i >= 1) against trace 0
 };
 MultiCompareResult compare_many(const std::vector<const Trace*>& traces,
                                 const CompareOptions& options = {});

@@ -50,8 +50,8 @@ struct OpFlops {
   uint64_t calls = 0;
   uint64_t calls_counted = 0;  // calls whose shapes were recorded and fit
   double flops = 0;
-  int64_t total_ns = 0;        // wall time of the counted calls
-  double tflops_per_s = 0;     // flops / total_ns
+  int64_t total_ns = 0;     // wall time of the counted calls
+  double tflops_per_s = 0;  // flops / total_ns
 };
 
 struct StepFlops {

@@ -14,10 +14,12 @@ namespace mlprof {
 
 // A leak is reported when the Mann-Kendall two-sided p-value is below kLeakAlpha (the usual 5%
 // level), the Theil-Sen slope is positive and at least kLeakMinBytesPerStep (a few small tensors'
-// worth: allocator rounding and caches move totals by a few hundred bytes per step without leaking).
+// worth: allocator rounding and caches move totals by a few hundred bytes per step without
+// leaking).
 inline constexpr double kLeakAlpha = 0.05;
 inline constexpr double kLeakMinBytesPerStep = 1024;
-// Fewer boundary samples than this cannot reach p < 0.05 under Mann-Kendall (n = 4 gives p >= 0.09).
+// Fewer boundary samples than this cannot reach p < 0.05 under Mann-Kendall (n = 4 gives p >=
+// 0.09).
 inline constexpr size_t kLeakMinSteps = 5;
 
 struct LeakOptions {
@@ -37,12 +39,12 @@ struct DeviceLeak {
 };
 
 struct SurvivingOp {
-  std::string op;          // innermost enclosing slice of the allocation
-  std::string context;     // its enclosing slices (first such allocation), outermost first,
-                           // step markers left out: "leak_append > aten::empty"
-  uint64_t count = 0;      // allocations made inside steps and never freed in the trace
+  std::string op;       // innermost enclosing slice of the allocation
+  std::string context;  // its enclosing slices (first such allocation), outermost first,
+                        // step markers left out: "leak_append > aten::empty"
+  uint64_t count = 0;   // allocations made inside steps and never freed in the trace
   int64_t bytes = 0;
-  uint64_t steps = 0;      // distinct steps with such an allocation
+  uint64_t steps = 0;  // distinct steps with such an allocation
 };
 
 struct LeakResult {

@@ -55,16 +55,16 @@ std::optional<int64_t> step_number(std::string_view name);
 inline constexpr double kStepOutlierMads = 3.0;
 
 struct StepInfo {
-  int64_t number = 0;            // N of ProfilerStep#N
+  int64_t number = 0;  // N of ProfilerStep#N
   std::string name;
   int64_t begin_ns = 0, dur_ns = 0;
-  std::array<int64_t, kStepPhaseCount> phase_ns{};        // sums to dur_ns
+  std::array<int64_t, kStepPhaseCount> phase_ns{};         // sums to dur_ns
   std::array<int64_t, kGpuStepClassCount> gpu_class_ns{};  // sums to dur_ns (GPU traces)
   bool outlier = false;
 };
 
 struct StepsResult {
-  std::vector<StepInfo> steps;  // in time order
+  std::vector<StepInfo> steps;                                // in time order
   double mean_ns = 0, std_ns = 0, median_ns = 0, mad_ns = 0;  // std: sample (n - 1)
   int64_t min_ns = 0, max_ns = 0, total_ns = 0;
   std::array<int64_t, kStepPhaseCount> phase_total_ns{};
