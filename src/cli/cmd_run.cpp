@@ -32,6 +32,17 @@
 #include "mlprof/render/summary_render.h"
 #include "mlprof/text_table.h"
 #include "record/cupti/gpu_capture.h"
+#if __has_include("mlprof/render/memory_render.h") && __has_include("mlprof/analyze/memory.h")
+#include "mlprof/analyze/memory.h"
+#include "mlprof/render/memory_render.h"
+#define MLPROF_RUN_MEMORY_REPORT 1
+#endif
+#if __has_include("mlprof/render/bottlenecks_render.h") && \
+                  __has_include("mlprof/analyze/bottlenecks.h")
+#include "mlprof/analyze/bottlenecks.h"
+#include "mlprof/render/bottlenecks_render.h"
+#define MLPROF_RUN_BOTTLENECKS_REPORT 1
+#endif
 #include "record/nvml/nvml_sampler.h"
 #include "record/preload/memory_capture.h"
 #include "record/preload/raw_format.h"
@@ -330,7 +341,13 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
       HeapOptions ho;
       ho.top = opt.top;
       text += render_heap_text(analyze_heap(trace, ho)) + "\n";
+#ifdef MLPROF_RUN_MEMORY_REPORT
+      text += "\n" + render_memory_text(analyze_memory(trace)) + "\n";
+#endif
     }
+#ifdef MLPROF_RUN_BOTTLENECKS_REPORT
+    text += "\n" + render_bottlenecks_text(find_bottlenecks(trace)) + "\n";
+#endif
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
   }
