@@ -94,6 +94,7 @@ TEST(recorder_threads, StopWhileThreadsRecordIsSafeAndConsistent) {
   o.rss_interval_ms = 1;
   std::atomic<bool> quit{false};
   std::atomic<int> started{0};
+  std::atomic<uint64_t> loops{0};
   std::vector<std::thread> pool;
   for (int k = 0; k < 4; ++k)
     pool.emplace_back([&] {
@@ -105,21 +106,27 @@ TEST(recorder_threads, StopWhileThreadsRecordIsSafeAndConsistent) {
           MLPROF_SCOPE("inner");
         }
         mlprof::counter("progress", 1.0);
+        loops.fetch_add(1, std::memory_order_relaxed);
       }
     });
   while (started.load() < 4) std::this_thread::yield();
   for (int round = 0; round < 3; ++round) {
     mlprof::Session s(o);
     ASSERT_TRUE(s.start().is_ok());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    // Wait for progress rather than a fixed time: on a loaded machine the workers may not run.
+    uint64_t at_start = loops.load();
+    for (int i = 0; i < 5000 && loops.load() < at_start + 200; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     mlprof::Trace t = s.stop();
-    EXPECT_GT(t.slices.size(), 0u);
+    EXPECT_GT(t.slices.size(), 0u) << "round " << round;
     // Nesting is intact: every "inner" sits inside an "outer" on its own thread.
     for (size_t i = 0; i < t.slices.size(); ++i) {
       if (t.str(t.slices.name[i]) != "inner") continue;
       int32_t p = t.slices.parent[i];
       if (p < 0) continue;  // its outer began before the session started
-      EXPECT_EQ(t.str(t.slices.name[p]), "outer");
+      EXPECT_EQ(t.str(t.slices.name[p]), "outer")
+          << "round " << round << " inner at " << t.slices.ts[i] << " dur " << t.slices.dur[i]
+          << " parent at " << t.slices.ts[p] << " dur " << t.slices.dur[p];
     }
   }
   quit = true;
