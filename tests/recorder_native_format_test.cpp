@@ -321,7 +321,7 @@ TEST(recorder_native_format, HostilePayloadsAreRejectedByValidation) {
   ASSERT_TRUE(mlprof::load_native_buffer(rebuild(payload), "same").is_ok());
   std::mt19937 rng(99);
   int rejected = 0;
-  for (int iter = 0; iter < 3000; ++iter) {
+  for (int iter = 0; iter < 1000; ++iter) {
     std::string p = payload;
     int edits = 1 + static_cast<int>(rng() % 3);
     for (int e = 0; e < edits; ++e) {
@@ -345,7 +345,7 @@ TEST(recorder_native_format, HostilePayloadsAreRejectedByValidation) {
       EXPECT_EQ(r.error().rfind("hostile.mlprof: ", 0), 0u) << r.error();
     }
   }
-  EXPECT_GT(rejected, 1000);
+  EXPECT_GT(rejected, 300);
 }
 
 TEST(recorder_native_format, WrongVersionAndGarbageAreClearErrors) {
