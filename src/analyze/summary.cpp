@@ -1,6 +1,8 @@
 #include "mlprof/analyze/summary.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <unordered_map>
 
@@ -60,7 +62,47 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   }
   OpStatsOptions oo;
   oo.category = o.category;
-  std::vector<OpStats> ops = op_stats(t, oo);
+  std::vector<std::vector<int64_t>> durations;
+  std::vector<OpStats> ops = op_stats_with_durations(t, oo, durations);
+  // One row for all ProfilerStep#N (per category): hundreds of one-call rows would push the
+  // real operations out of the table; `mlprof steps` shows them one by one.
+  std::vector<OpStats> merged;
+  std::unordered_map<std::string, size_t> step_row;  // category -> row in merged
+  std::unordered_map<size_t, std::vector<int64_t>> step_durations;  // row -> durations
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!is_step_slice_name(ops[i].name)) {
+      merged.push_back(std::move(ops[i]));
+      continue;
+    }
+    auto [it, inserted] = step_row.try_emplace(ops[i].category, merged.size());
+    if (inserted) {
+      OpStats row;
+      row.name = "ProfilerStep#*";
+      row.category = ops[i].category;
+      merged.push_back(std::move(row));
+    }
+    merged[it->second].self_ns += ops[i].self_ns;
+    auto& d = step_durations[it->second];
+    d.insert(d.end(), durations[i].begin(), durations[i].end());
+  }
+  for (auto& [row, d] : step_durations) {
+    OpStats& m = merged[row];
+    std::sort(d.begin(), d.end());
+    m.count = d.size();
+    long double sum = 0, sq = 0;
+    for (int64_t x : d) sum += x;
+    m.total_ns = static_cast<int64_t>(sum);
+    m.mean_ns = static_cast<double>(sum / d.size());
+    for (int64_t x : d) sq += (x - static_cast<long double>(m.mean_ns)) * (x - static_cast<long double>(m.mean_ns));
+    m.std_ns = std::sqrt(static_cast<double>(sq / d.size()));
+    m.min_ns = d.front();
+    m.max_ns = d.back();
+    m.p50_ns = percentile_sorted(d, 50);
+    m.p90_ns = percentile_sorted(d, 90);
+    m.p99_ns = percentile_sorted(d, 99);
+    m.percent_of_span = r.span_ns > 0 ? static_cast<double>(m.total_ns) / r.span_ns * 100.0 : 0;
+  }
+  ops = std::move(merged);
   r.distinct_ops = ops.size();
   sort_op_stats(ops, o.sort);
   if (ops.size() > o.top) ops.resize(o.top);

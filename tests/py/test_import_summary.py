@@ -26,7 +26,7 @@ for name in FILES:
     path = os.path.join(DATA, name)
     doc, events = ref.load(path)
     sl = ref.slices(events)
-    expected = ref.op_table(sl)
+    expected = ref.op_table(sl, merge_steps=True)
     out = subprocess.run([MLPROF, "summary", path, "--json", "--top", "1000000"],
                          capture_output=True, text=True, check=True).stdout
     got = json.loads(out)

@@ -60,12 +60,14 @@ def self_times(sl):
     return [max(0, x) for x in self_ns]
 
 
-def op_table(sl):
-    """{(name, cat): (count, total_ns, self_ns)}"""
+def op_table(sl, merge_steps=False):
+    """{(name, cat): (count, total_ns, self_ns)}; merge_steps folds ProfilerStep#N into one
+    "ProfilerStep#*" row per category (as `mlprof summary` shows them)."""
     selfs = self_times(sl)
     table = defaultdict(lambda: [0, 0, 0])
     for s, self_ns in zip(sl, selfs):
-        row = table[(s[3], s[4])]
+        name = "ProfilerStep#*" if merge_steps and s[3].startswith("ProfilerStep#") else s[3]
+        row = table[(name, s[4])]
         row[0] += 1
         row[1] += s[2]
         row[2] += self_ns
