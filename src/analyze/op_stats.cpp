@@ -12,7 +12,8 @@ double percentile_sorted(const std::vector<int64_t>& v, double q) {
   size_t lo = static_cast<size_t>(std::floor(pos));
   size_t hi = std::min(lo + 1, v.size() - 1);
   double frac = pos - static_cast<double>(lo);
-  return static_cast<double>(v[lo]) + (static_cast<double>(v[hi]) - static_cast<double>(v[lo])) * frac;
+  return static_cast<double>(v[lo]) +
+         (static_cast<double>(v[hi]) - static_cast<double>(v[lo])) * frac;
 }
 
 std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOptions& o,
@@ -41,28 +42,13 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
     durations[it->second].push_back(s.dur[i]);
     self_sum[it->second] += s.self[i];
   }
-  double span = static_cast<double>(t.span_ns());
   std::vector<OpStats> out(keys.size());
   for (size_t r = 0; r < keys.size(); ++r) {
-    std::vector<int64_t>& d = durations[r];
-    std::sort(d.begin(), d.end());
     OpStats& op = out[r];
     op.name = std::string(t.str(keys[r].first));
     op.category = std::string(t.str(keys[r].second));
-    op.count = d.size();
-    long double sum = 0, sq = 0;
-    for (int64_t x : d) sum += x;
-    op.total_ns = static_cast<int64_t>(sum);
-    op.mean_ns = static_cast<double>(sum / d.size());
-    for (int64_t x : d) sq += (x - static_cast<long double>(op.mean_ns)) * (x - static_cast<long double>(op.mean_ns));
-    op.std_ns = std::sqrt(static_cast<double>(sq / d.size()));
+    fill_duration_stats(op, durations[r], t.span_ns());
     op.self_ns = self_sum[r];
-    op.min_ns = d.front();
-    op.max_ns = d.back();
-    op.p50_ns = percentile_sorted(d, 50);
-    op.p90_ns = percentile_sorted(d, 90);
-    op.p99_ns = percentile_sorted(d, 99);
-    op.percent_of_span = span > 0 ? static_cast<double>(op.total_ns) / span * 100.0 : 0;
   }
   // Sort rows (and their durations) by total time.
   std::vector<size_t> idx(out.size());
@@ -80,6 +66,28 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
   }
   durations.swap(sorted_d);
   return sorted;
+}
+
+void fill_duration_stats(OpStats& op, std::vector<int64_t>& d, int64_t span_ns) {
+  if (d.empty()) return;
+  std::sort(d.begin(), d.end());
+  op.count = d.size();
+  long double sum = 0, sq = 0;
+  for (int64_t x : d) sum += x;
+  op.total_ns = static_cast<int64_t>(sum);
+  op.mean_ns = static_cast<double>(sum / d.size());
+  for (int64_t x : d) {
+    long double dev = x - static_cast<long double>(op.mean_ns);
+    sq += dev * dev;
+  }
+  op.std_ns = std::sqrt(static_cast<double>(sq / d.size()));
+  op.min_ns = d.front();
+  op.max_ns = d.back();
+  op.p50_ns = percentile_sorted(d, 50);
+  op.p90_ns = percentile_sorted(d, 90);
+  op.p99_ns = percentile_sorted(d, 99);
+  op.percent_of_span =
+      span_ns > 0 ? static_cast<double>(op.total_ns) / static_cast<double>(span_ns) * 100.0 : 0;
 }
 
 std::vector<OpStats> op_stats(const Trace& t, const OpStatsOptions& o) {

@@ -8,9 +8,7 @@
 
 namespace mlprof {
 
-bool is_step_slice_name(std::string_view name) {
-  return name.rfind("ProfilerStep#", 0) == 0;
-}
+bool is_step_slice_name(std::string_view name) { return name.rfind("ProfilerStep#", 0) == 0; }
 
 SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   SummaryResult r;
@@ -41,8 +39,10 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
 
   r.processes = t.processes.size();
   for (const Track& tr : t.tracks) {
-    if (tr.kind == TrackKind::kGpuStream) ++r.gpu_streams;
-    else if (tr.kind == TrackKind::kThread) ++r.threads;
+    if (tr.kind == TrackKind::kGpuStream)
+      ++r.gpu_streams;
+    else if (tr.kind == TrackKind::kThread)
+      ++r.threads;
   }
   // Steps: distinct ProfilerStep#N names (a step can appear on several threads).
   std::unordered_map<StringId, bool> step_names;
@@ -67,7 +67,7 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   // One row for all ProfilerStep#N (per category): hundreds of one-call rows would push the
   // real operations out of the table; `mlprof steps` shows them one by one.
   std::vector<OpStats> merged;
-  std::unordered_map<std::string, size_t> step_row;  // category -> row in merged
+  std::unordered_map<std::string, size_t> step_row;                 // category -> row in merged
   std::unordered_map<size_t, std::vector<int64_t>> step_durations;  // row -> durations
   for (size_t i = 0; i < ops.size(); ++i) {
     if (!is_step_slice_name(ops[i].name)) {
@@ -86,21 +86,9 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
     d.insert(d.end(), durations[i].begin(), durations[i].end());
   }
   for (auto& [row, d] : step_durations) {
-    OpStats& m = merged[row];
-    std::sort(d.begin(), d.end());
-    m.count = d.size();
-    long double sum = 0, sq = 0;
-    for (int64_t x : d) sum += x;
-    m.total_ns = static_cast<int64_t>(sum);
-    m.mean_ns = static_cast<double>(sum / d.size());
-    for (int64_t x : d) sq += (x - static_cast<long double>(m.mean_ns)) * (x - static_cast<long double>(m.mean_ns));
-    m.std_ns = std::sqrt(static_cast<double>(sq / d.size()));
-    m.min_ns = d.front();
-    m.max_ns = d.back();
-    m.p50_ns = percentile_sorted(d, 50);
-    m.p90_ns = percentile_sorted(d, 90);
-    m.p99_ns = percentile_sorted(d, 99);
-    m.percent_of_span = r.span_ns > 0 ? static_cast<double>(m.total_ns) / r.span_ns * 100.0 : 0;
+    int64_t self_ns = merged[row].self_ns;
+    fill_duration_stats(merged[row], d, r.span_ns);
+    merged[row].self_ns = self_ns;
   }
   ops = std::move(merged);
   r.distinct_ops = ops.size();

@@ -21,16 +21,16 @@ struct OpStats {
   int64_t min_ns = 0;
   int64_t max_ns = 0;
   double mean_ns = 0;
-  double std_ns = 0;  // population standard deviation
+  double std_ns = 0;                          // population standard deviation
   double p50_ns = 0, p90_ns = 0, p99_ns = 0;  // linear interpolation between closest ranks
-  double percent_of_span = 0;  // total / trace span * 100
+  double percent_of_span = 0;                 // total / trace span * 100
 };
 
 enum class OpSort { kTotal, kSelf, kMean, kCount };
 
 struct OpStatsOptions {
-  std::string category;      // only slices of this category ("" = all)
-  bool include_gpu = true;   // include slices on GPU stream tracks
+  std::string category;     // only slices of this category ("" = all)
+  bool include_gpu = true;  // include slices on GPU stream tracks
   bool keep_durations = false;
 };
 
@@ -41,6 +41,10 @@ std::vector<OpStats> op_stats_with_durations(const Trace& trace, const OpStatsOp
                                              std::vector<std::vector<int64_t>>& durations);
 
 void sort_op_stats(std::vector<OpStats>& ops, OpSort by);
+
+// Fills count, total, mean, std, min, max, percentiles and % of span from per-call durations
+// (sorted in place). Self time is left to the caller.
+void fill_duration_stats(OpStats& op, std::vector<int64_t>& durations, int64_t span_ns);
 
 // Percentile of sorted values with linear interpolation (numpy's default), q in [0, 100].
 double percentile_sorted(const std::vector<int64_t>& sorted, double q);
