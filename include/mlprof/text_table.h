@@ -30,5 +30,7 @@ std::string format_duration_ns(double ns);
 std::string format_duration_compact(double ns);
 std::string format_bytes(double bytes);
 std::string format_percent(double fraction);  // 0.123 -> "12.3%"
+// Fixed decimals; NaN (an undefined ratio) shows as "-".
+std::string format_fixed(double v, int digits);
 
 }  // namespace mlprof

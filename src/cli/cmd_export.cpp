@@ -12,10 +12,6 @@ struct ExportArgs {
   std::string out;
 };
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 MLPROF_REGISTER_COMMAND(
     "export", "Write a trace as Chrome trace JSON (.json, Perfetto-loadable) or .mlprof",
     [](CLI::App& sub) -> std::function<int()> {
@@ -26,9 +22,9 @@ MLPROF_REGISTER_COMMAND(
         auto trace = load_or_report(a->path);
         if (!trace) return kExitBadInput;
         Status s;
-        if (ends_with(a->out, ".mlprof")) {
+        if (a->out.ends_with(".mlprof")) {
           s = save_native(*trace, a->out);
-        } else if (ends_with(a->out, ".json")) {
+        } else if (a->out.ends_with(".json")) {
           s = save_chrome_json(*trace, a->out);
         } else {
           std::fprintf(stderr, "mlprof export: %s: unknown output format (use .json or .mlprof)\n",

@@ -18,11 +18,6 @@ struct FlameArgs {
   bool per_step = false;
 };
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string base_name(const std::string& path) {
   size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -31,12 +26,11 @@ std::string base_name(const std::string& path) {
 int run_flame(const FlameArgs& a) {
   std::string format = a.format;
   if (!a.out.empty() && format.empty()) {
-    if (ends_with(a.out, ".html") || ends_with(a.out, ".htm"))
+    if (a.out.ends_with(".html") || a.out.ends_with(".htm"))
       format = "html";
-    else if (ends_with(a.out, ".json"))
+    else if (a.out.ends_with(".json"))
       format = "speedscope";
-    else if (ends_with(a.out, ".txt") || ends_with(a.out, ".folded") ||
-             ends_with(a.out, ".collapsed"))
+    else if (a.out.ends_with(".txt") || a.out.ends_with(".folded") || a.out.ends_with(".collapsed"))
       format = "collapsed";
     else {
       std::fprintf(stderr,

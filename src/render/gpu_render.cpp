@@ -9,14 +9,8 @@ namespace mlprof {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 std::string dur(int64_t ns) { return format_duration_ns(static_cast<double>(ns)); }
-std::string pct(double p) { return fixed(p, 2) + "%"; }
+std::string pct(double p) { return format_fixed(p, 2) + "%"; }
 
 void write_describe(JsonWriter& w, std::string_view key, const Describe& d) {
   w.key(key).begin_object();
@@ -186,15 +180,16 @@ std::string render_gpu_text(const GpuResult& r, size_t width) {
   qt.add_column("at max 1024");
   for (const StreamQueue& q : r.queues) {
     qt.add_row({"GPU " + std::to_string(q.device) + " stream " + std::to_string(q.stream),
-                fixed(q.mean_time_weighted, 2), fixed(q.hta.mean, 2), std::to_string(q.max_length),
-                dur(q.time_at_max_queue_ns)});
+                format_fixed(q.mean_time_weighted, 2), format_fixed(q.hta.mean, 2),
+                std::to_string(q.max_length), dur(q.time_at_max_queue_ns)});
   }
   out += qt.render(width);
 
   const LaunchStats& l = r.launches;
   out += "\nKernel launches: " + std::to_string(l.rows) + " matched; CPU launch mean " +
-         fixed(l.cpu_us.mean, 1) + " us, GPU duration mean " + fixed(l.gpu_us.mean, 1) +
-         " us, launch delay mean " + fixed(l.delay_us.mean, 1) + " us\n";
+         format_fixed(l.cpu_us.mean, 1) + " us, GPU duration mean " +
+         format_fixed(l.gpu_us.mean, 1) + " us, launch delay mean " +
+         format_fixed(l.delay_us.mean, 1) + " us\n";
   out += "  " + std::to_string(l.short_kernels) +
          " short kernels run shorter than their launch (launch <= 50 us): " +
          dur(l.short_kernels_gpu_ns) + " of GPU work for " + dur(l.short_kernels_cpu_ns) +
@@ -225,7 +220,7 @@ std::string render_gpu_text(const GpuResult& r, size_t width) {
     bt.add_column("pageable");
     for (const MemoryBandwidth& b : r.bandwidth) {
       bt.add_row({b.kind, std::to_string(b.count), format_bytes(static_cast<double>(b.bytes)),
-                  dur(b.time_ns), fixed(b.achieved_gbps, 2),
+                  dur(b.time_ns), format_fixed(b.achieved_gbps, 2),
                   b.pageable_count
                       ? std::to_string(b.pageable_count) + " (" + dur(b.pageable_time_ns) + ")"
                       : ""});

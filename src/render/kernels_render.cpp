@@ -8,12 +8,6 @@ namespace mlprof {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 std::string work_kind_name(GpuWorkKind k) {
   switch (k) {
     case GpuWorkKind::kKernel:
@@ -105,7 +99,8 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
          k.launch.registers_per_thread >= 0 ? std::to_string(k.launch.registers_per_thread) : "",
          k.launch.shared_memory >= 0 ? format_bytes(static_cast<double>(k.launch.shared_memory))
                                      : "",
-         k.launch.achieved_occupancy >= 0 ? fixed(k.launch.achieved_occupancy, 0) + "%" : ""});
+         k.launch.achieved_occupancy >= 0 ? format_fixed(k.launch.achieved_occupancy, 0) + "%"
+                                          : ""});
   }
   if (any) {
     out += "\n" + c.render(width);
@@ -119,7 +114,7 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
   kt.add_column("percent");
   for (const KernelTypeTime& k : r.type_breakdown) {
     kt.add_row({k.kernel_type, format_duration_ns(static_cast<double>(k.time_ns)),
-                fixed(k.percent, 1) + "%"});
+                format_fixed(k.percent, 1) + "%"});
   }
   out += kt.render(width);
   return out;

@@ -9,12 +9,6 @@ namespace mlprof {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 std::string dur(double ns) { return format_duration_ns(ns); }
 
 }  // namespace
@@ -23,8 +17,8 @@ std::string render_ranks_text(const RanksResult& r, size_t width) {
   std::string out;
   out += std::to_string(r.ranks.size()) + " ranks";
   if (r.step_mean_ns > 0) out += ", mean step " + dur(r.step_mean_ns);
-  out += ", load imbalance (max/mean step or span) " + fixed(r.load_imbalance, 3) +
-         ", compute imbalance " + fixed(r.compute_imbalance, 3) + "\n";
+  out += ", load imbalance (max/mean step or span) " + format_fixed(r.load_imbalance, 3) +
+         ", compute imbalance " + format_fixed(r.compute_imbalance, 3) + "\n";
   if (!r.stragglers.empty()) {
     out += "Stragglers:";
     for (int32_t s : r.stragglers) out += " " + std::to_string(s);
@@ -44,9 +38,11 @@ std::string render_ranks_text(const RanksResult& r, size_t width) {
   for (const RankStats& s : r.ranks) {
     t.add_row({std::to_string(s.rank) + (s.straggler ? " *" : ""), std::to_string(s.steps),
                s.steps ? dur(s.step_mean_ns) : "-", dur(static_cast<double>(s.temporal.span_ns)),
-               fixed(s.temporal.compute_pct, 1) + "%", fixed(s.temporal.communication_pct, 1) + "%",
-               fixed(s.temporal.idle_pct, 1) + "%", fixed(s.comm_comp_overlap_pct, 1) + "%",
-               fixed(s.comm_overhead_pct, 1) + "%"});
+               format_fixed(s.temporal.compute_pct, 1) + "%",
+               format_fixed(s.temporal.communication_pct, 1) + "%",
+               format_fixed(s.temporal.idle_pct, 1) + "%",
+               format_fixed(s.comm_comp_overlap_pct, 1) + "%",
+               format_fixed(s.comm_overhead_pct, 1) + "%"});
   }
   out += t.render(width);
   if (!r.collectives.empty()) {
@@ -62,8 +58,8 @@ std::string render_ranks_text(const RanksResult& r, size_t width) {
     for (const CollectiveStats& s : r.collectives) {
       c.add_row({s.name, s.dtype, std::to_string(s.count),
                  s.bytes ? format_bytes(static_cast<double>(s.bytes)) : "-",
-                 dur(static_cast<double>(s.time_ns)), s.bytes ? fixed(s.algbw_gbps, 2) : "-",
-                 s.bytes ? fixed(s.busbw_gbps, 2) : "-"});
+                 dur(static_cast<double>(s.time_ns)), s.bytes ? format_fixed(s.algbw_gbps, 2) : "-",
+                 s.bytes ? format_fixed(s.busbw_gbps, 2) : "-"});
     }
     out += c.render(width);
   }

@@ -60,7 +60,8 @@ std::string TextTable::render(size_t width) const {
   };
   emit(headers_);
   std::string rule;
-  for (size_t c = 0; c < ncol; ++c) rule += (c ? std::string(gap_, ' ') : "") + std::string(w[c], '-');
+  for (size_t c = 0; c < ncol; ++c)
+    rule += (c ? std::string(gap_, ' ') : "") + std::string(w[c], '-');
   out += rule + '\n';
   for (const auto& r : rows_) emit(r);
   return out;
@@ -110,6 +111,13 @@ std::string format_bytes(double b) {
     std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
   else
     std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+std::string format_fixed(double v, int digits) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
   return buf;
 }
 
