@@ -10,8 +10,15 @@
 namespace mlprof {
 
 struct ImportOptions {
-  // Threads for the JSON pipeline (inflate + scan on one, parse on another). 0 = automatic.
+  // Threads for the JSON pipeline: inflate + scan on one, parse on the others. 0 = automatic
+  // (all cores); 1 = everything on the calling thread.
   unsigned threads = 0;
+  // Parsers working on alternate chunks of one file. 0 = automatic: one per core when the
+  // file is large enough to be worth splitting (several chunks), else one.
+  unsigned parse_threads = 0;
+  // Bytes of events handed to a parser at a time; 0 = the default (2 MiB). Tests use small
+  // chunks to exercise the chunk boundaries and the merge of parallel parsers.
+  size_t chunk_bytes = 0;
 };
 
 // Reads any trace mlprof understands, chosen by content, not by name: gzip (any of the formats

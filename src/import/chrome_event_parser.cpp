@@ -1,19 +1,20 @@
 #include "import/chrome_event_parser.h"
 
-#include "import/error_text.h"
-
 #include <simdjson.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
+#include "import/error_text.h"
+
 namespace mlprof::import {
 
 namespace od = simdjson::ondemand;
 
 bool parse_us_to_ns(std::string_view t, int64_t* ns) {
-  while (!t.empty() && (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
+  while (!t.empty() &&
+         (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
     t.remove_suffix(1);
   if (t.size() >= 2 && t.front() == '"' && t.back() == '"') t = t.substr(1, t.size() - 2);
   if (t.empty()) return false;
@@ -37,8 +38,10 @@ bool parse_us_to_ns(std::string_view t, int64_t* ns) {
     ++i;
     size_t k = 0;
     while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
-      if (k < 3) frac_ns = frac_ns * 10 + static_cast<uint64_t>(t[i] - '0');
-      else if (k == 3) round_up = t[i] >= '5';
+      if (k < 3)
+        frac_ns = frac_ns * 10 + static_cast<uint64_t>(t[i] - '0');
+      else if (k == 3)
+        round_up = t[i] >= '5';
       ++k;
       ++i;
       ++digits;
@@ -68,8 +71,8 @@ namespace {
 
 // Categories of events that run on a GPU (or other accelerator) timeline rather than a thread.
 constexpr const char* kGpuCategories[] = {
-    "kernel",   "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy", "Memset",
-    "mtia_ccp_events", "cuda_profiler_range"};
+    "kernel", "gpu_memcpy", "gpu_memset",      "gpu_user_annotation", "Kernel",
+    "Memcpy", "Memset",     "mtia_ccp_events", "cuda_profiler_range"};
 
 uint64_t hash_text(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
@@ -83,7 +86,7 @@ uint64_t id_from_text(std::string_view s) {
     uint64_t v = 0;
     for (size_t i = 2; i < s.size(); ++i) {
       char c = s[i];
-      int d = (c >= '0' && c <= '9') ? c - '0'
+      int d = (c >= '0' && c <= '9')   ? c - '0'
               : (c >= 'a' && c <= 'f') ? c - 'a' + 10
               : (c >= 'A' && c <= 'F') ? c - 'A' + 10
                                        : -1;
@@ -119,8 +122,8 @@ struct ChromeEventParser::Pending {
   ArgRange args;
 };
 
-ChromeEventParser::ChromeEventParser(std::string name)
-    : name_(std::move(name)), parser_(std::make_unique<JsonParser>()) {
+ChromeEventParser::ChromeEventParser(std::string name, Mode mode)
+    : name_(std::move(name)), mode_(mode), parser_(std::make_unique<JsonParser>()) {
   memory_name_ = b_.intern("[memory]");
   oom_name_ = b_.intern("[OutOfMemory]");
   process_name_ = b_.intern("process_name");
@@ -139,6 +142,8 @@ ChromeEventParser::ChromeEventParser(std::string name)
 }
 
 ChromeEventParser::~ChromeEventParser() = default;
+
+void ChromeEventParser::drop_json_parser() { parser_.reset(); }
 
 StringId ChromeEventParser::key_id(std::string_view key) { return b_.intern(key); }
 
@@ -219,7 +224,21 @@ bool read_arg(TraceBuilder& b, StringId key, od::value v) {
   return false;
 }
 
-enum class FieldKind { kPh, kName, kCat, kPid, kTid, kTs, kDur, kId, kBp, kScope, kArgs, kId2, kOther };
+enum class FieldKind {
+  kPh,
+  kName,
+  kCat,
+  kPid,
+  kTid,
+  kTs,
+  kDur,
+  kId,
+  kBp,
+  kScope,
+  kArgs,
+  kId2,
+  kOther
+};
 
 FieldKind classify(std::string_view k) {
   switch (k.size()) {
@@ -249,8 +268,22 @@ FieldKind classify(std::string_view k) {
 
 }  // namespace
 
+ChromeEventParser::RowPos ChromeEventParser::row_pos() const {
+  const Trace& t = const_cast<TraceBuilder&>(b_).trace();
+  return RowPos{static_cast<uint32_t>(t.slices.size()), static_cast<uint32_t>(t.instants.size()),
+                static_cast<uint32_t>(t.counters.size()), static_cast<uint32_t>(t.memory.size()),
+                static_cast<uint32_t>(t.args.size())};
+}
+
 Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allocated,
-                                       uint64_t offset) {
+                                       uint64_t offset, uint64_t seq) {
+  if (mode_ == Mode::kPart) {
+    Trace& t = b_.trace();
+    marks_.push_back(ChunkMark{
+        seq, static_cast<uint32_t>(t.strings.size()), static_cast<uint32_t>(t.processes.size()),
+        static_cast<uint32_t>(t.tracks.size()), static_cast<uint32_t>(t.counter_series.size()),
+        static_cast<uint32_t>(ops_.size()), row_pos()});
+  }
   od::document doc;
   auto err = parser_->parser.iterate(simdjson::padded_string_view(json, len, allocated)).get(doc);
   if (err)
@@ -364,9 +397,12 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
         if (t == od::json_type::number) {
           uint64_t u;
           int64_t i;
-          if (!v.get_uint64().get(u)) e.id = u;
-          else if (!v.get_int64().get(i)) e.id = static_cast<uint64_t>(i);
-          else return bad(key, "expected an integer or a string");
+          if (!v.get_uint64().get(u))
+            e.id = u;
+          else if (!v.get_int64().get(i))
+            e.id = static_cast<uint64_t>(i);
+          else
+            return bad(key, "expected an integer or a string");
         } else if (t == od::json_type::string) {
           std::string_view s;
           if (v.get_string().get(s)) return bad(key, "invalid string");
@@ -384,8 +420,10 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
           od::value iv = f.value();
           std::string_view s;
           uint64_t u;
-          if (!iv.get_uint64().get(u)) e.id = u;
-          else if (!iv.get_string().get(s)) e.id = id_from_text(s);
+          if (!iv.get_uint64().get(u))
+            e.id = u;
+          else if (!iv.get_string().get(s))
+            e.id = id_from_text(s);
         }
         e.has_id = true;
         break;
@@ -407,7 +445,8 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
         for (auto af_result : args) {
           od::field af;
           std::string_view ak;
-          if (std::move(af_result).get(af) || !field_key(af, &ak)) return bad(key, "invalid JSON key");
+          if (std::move(af_result).get(af) || !field_key(af, &ak))
+            return bad(key, "invalid JSON key");
           if (!read_arg(b_, key_id(ak), af.value())) return bad(ak, "invalid JSON value");
         }
         break;
@@ -459,7 +498,7 @@ void ChromeEventParser::emit(const Pending& e) {
           device = a->as_int().value_or(device);
         if (const Arg* a = t.find_arg(e.args.begin, e.args.count, "stream"))
           stream = a->as_int().value_or(stream);
-        b_.mark_gpu_track(track, static_cast<int32_t>(device), stream);
+        gpu_track(track, static_cast<int32_t>(device), stream);
       }
       b_.add_slice(track, e.ts, e.dur, e.name, e.cat, e.args);
       break;
@@ -498,12 +537,49 @@ void ChromeEventParser::emit(const Pending& e) {
   }
 }
 
+void ChromeEventParser::gpu_track(uint32_t track, int32_t device, int64_t stream) {
+  if (b_.trace().tracks[track].kind == TrackKind::kGpuStream) return;  // the first mark wins
+  b_.mark_gpu_track(track, device, stream);
+  if (mode_ == Mode::kPart) {
+    Op op{};
+    op.kind = OpKind::kGpuTrack;
+    op.track = track;
+    op.value = device;
+    op.id = static_cast<uint64_t>(stream);
+    ops_.push_back(op);
+  }
+}
+
 void ChromeEventParser::emit_begin_end(const Pending& e) {
   uint32_t track = track_for(e);
   if (e.ph == 'b' || e.ph == 'e') {
     uint32_t proc = b_.trace().tracks[track].process;
     track = b_.async_track(proc, e.cat, e.has_id ? e.id : 0);
   }
+  begin_end(e.ph, track, e.ts, e.name, e.cat, e.args);
+}
+
+void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat,
+                                  ArgRange args_in) {
+  if (mode_ == Mode::kPart) {
+    Op op{};
+    op.kind = OpKind::kBeginEnd;
+    op.ph = ph;
+    op.track = track;
+    op.ts = ts;
+    op.name = name;
+    op.cat = cat;
+    op.args = args_in;
+    op.rows = row_pos();
+    ops_.push_back(op);
+    return;
+  }
+  struct {
+    char ph;
+    int64_t ts;
+    StringId name, cat;
+    ArgRange args;
+  } e{ph, ts, name, cat, args_in};
   auto& stack = open_[track];
   if (e.ph == 'B' || e.ph == 'b') {
     stack.push_back(Open{e.ts, e.name, e.cat, e.args});
@@ -535,9 +611,9 @@ void ChromeEventParser::emit_counter(const Pending& e) {
     if (!v) continue;
     std::string_view key = t.str(a.key);
     // One series per arg key; a lone "value" key (or one named like the counter) is the counter.
-    StringId series_name =
-        (e.args.count == 1 && (key == "value" || key == base)) ? e.name
-                                                               : b_.intern(base + " " + std::string(key));
+    StringId series_name = (e.args.count == 1 && (key == "value" || key == base))
+                               ? e.name
+                               : b_.intern(base + " " + std::string(key));
     b_.add_counter(b_.counter_series(proc, series_name), e.ts, *v);
   }
   t.args.resize(e.args_mark);
@@ -552,8 +628,9 @@ void ChromeEventParser::emit_memory(const Pending& e) {
     return a->as_int().value_or(dflt);
   };
   int64_t dev_type = get("Device Type", 0);
-  DeviceType type = dev_type == 0 ? DeviceType::kCpu : dev_type == 1 ? DeviceType::kCuda
-                                                                    : DeviceType::kOther;
+  DeviceType type = dev_type == 0   ? DeviceType::kCpu
+                    : dev_type == 1 ? DeviceType::kCuda
+                                    : DeviceType::kOther;
   uint32_t track = track_for(e);
   b_.add_memory(track, e.ts, static_cast<uint64_t>(get("Addr", 0)), get("Bytes", 0), type,
                 static_cast<int16_t>(get("Device Id", dev_type == 0 ? -1 : 0)),
@@ -563,53 +640,105 @@ void ChromeEventParser::emit_memory(const Pending& e) {
 
 void ChromeEventParser::emit_flow(const Pending& e) {
   uint32_t track = track_for(e);
-  std::pair<StringId, uint64_t> key{e.cat, e.id};
-  if (e.ph == 's' || e.ph == 't') {
+  b_.trace().args.resize(e.args_mark);
+  flow(e.ph, e.cat, e.id, track, e.ts);
+}
+
+void ChromeEventParser::flow(char ph, StringId cat, uint64_t id, uint32_t track, int64_t ts) {
+  if (mode_ == Mode::kPart) {
+    Op op{};
+    op.kind = OpKind::kFlow;
+    op.ph = ph;
+    op.cat = cat;
+    op.id = id;
+    op.track = track;
+    op.ts = ts;
+    ops_.push_back(op);
+    return;
+  }
+  std::pair<StringId, uint64_t> key{cat, id};
+  if (ph == 's' || ph == 't') {
     auto it = flow_ends_.find(key);
     if (it != flow_ends_.end()) {  // Kineto sometimes writes the finish first
-      b_.add_flow(e.id, e.cat, track, e.ts, it->second.track, it->second.ts);
+      b_.add_flow(id, cat, track, ts, it->second.track, it->second.ts);
       flow_ends_.erase(it);
-      if (e.ph == 's') return;
+      if (ph == 's') return;
     }
-    flow_starts_[key] = FlowEnd{track, e.ts};
+    flow_starts_[key] = FlowEnd{track, ts};
   } else {
     auto it = flow_starts_.find(key);
     if (it != flow_starts_.end()) {
-      b_.add_flow(e.id, e.cat, it->second.track, it->second.ts, track, e.ts);
+      b_.add_flow(id, cat, it->second.track, it->second.ts, track, ts);
       flow_starts_.erase(it);
     } else {
-      flow_ends_[key] = FlowEnd{track, e.ts};
+      flow_ends_[key] = FlowEnd{track, ts};
     }
   }
-  b_.trace().args.resize(e.args_mark);
 }
 
 void ChromeEventParser::emit_metadata(const Pending& e) {
   Trace& t = b_.trace();
   uint32_t track = track_for(e);
-  Track& tr = t.tracks[track];
-  Process& p = t.processes[tr.process];
   const Arg* name = t.find_arg(e.args.begin, e.args.count, name_key_);
   const Arg* sort = t.find_arg(e.args.begin, e.args.count, sort_index_key_);
   if (e.name == process_name_) {
-    if (name && name->type == ArgType::kString) p.name = name->s;
+    if (name && name->type == ArgType::kString) meta(MetaKind::kProcessName, track, name->s, 0, 0);
   } else if (e.name == thread_name_) {
-    if (name && name->type == ArgType::kString) tr.name = name->s;
+    if (name && name->type == ArgType::kString) meta(MetaKind::kThreadName, track, name->s, 0, 0);
   } else if (e.name == process_sort_index_) {
-    if (sort) p.sort_index = static_cast<int32_t>(sort->as_int().value_or(p.sort_index));
+    if (sort && sort->as_int()) meta(MetaKind::kProcessSort, track, 0, 0, *sort->as_int());
   } else if (e.name == thread_sort_index_) {
-    if (sort) tr.sort_index = static_cast<int32_t>(sort->as_int().value_or(tr.sort_index));
+    if (sort && sort->as_int()) meta(MetaKind::kThreadSort, track, 0, 0, *sort->as_int());
   } else {
     // process_labels and anything else: kept as process labels, "name" -> value text.
     for (uint32_t i = 0; i < e.args.count; ++i) {
-      const Arg& a = t.args[e.args.begin + i];
+      const Arg a = t.args[e.args.begin + i];
       StringId key = e.name == process_labels_ && a.key == labels_key_
                          ? e.name
                          : b_.intern(std::string(t.str(e.name)) + "." + std::string(t.str(a.key)));
-      p.labels.emplace_back(key, b_.intern(t.arg_text(a)));
+      meta(MetaKind::kLabel, track, key, b_.intern(t.arg_text(a)), 0);
     }
   }
   t.args.resize(e.args_mark);
+}
+
+void ChromeEventParser::meta(MetaKind kind, uint32_t track, StringId a, StringId b, int64_t value) {
+  if (mode_ == Mode::kPart) {
+    Op op{};
+    op.kind = OpKind::kMeta;
+    op.meta = kind;
+    op.track = track;
+    op.name = a;
+    op.cat = b;
+    op.value = value;
+    ops_.push_back(op);
+    return;
+  }
+  apply_meta(kind, track, a, b, value);
+}
+
+void ChromeEventParser::apply_meta(MetaKind kind, uint32_t track, StringId a, StringId b,
+                                   int64_t value) {
+  Trace& t = b_.trace();
+  Track& tr = t.tracks[track];
+  Process& p = t.processes[tr.process];
+  switch (kind) {
+    case MetaKind::kProcessName:
+      p.name = a;
+      break;
+    case MetaKind::kThreadName:
+      tr.name = a;
+      break;
+    case MetaKind::kProcessSort:
+      p.sort_index = static_cast<int32_t>(value);
+      break;
+    case MetaKind::kThreadSort:
+      tr.sort_index = static_cast<int32_t>(value);
+      break;
+    case MetaKind::kLabel:
+      p.labels.emplace_back(a, b);
+      break;
+  }
 }
 
 Status ChromeEventParser::parse_top_level(const std::string& key, const std::string& raw) {
@@ -634,8 +763,10 @@ Status ChromeEventParser::parse_top_level(const std::string& key, const std::str
   } else if (key == "baseTimeNanoseconds") {
     int64_t v;
     uint64_t u;
-    if (!doc.get_int64().get(v)) m.base_time_ns = v;
-    else if (!doc.get_uint64().get(u)) m.base_time_ns = static_cast<int64_t>(u);
+    if (!doc.get_int64().get(v))
+      m.base_time_ns = v;
+    else if (!doc.get_uint64().get(u))
+      m.base_time_ns = static_cast<int64_t>(u);
   } else if (key == "distributedInfo") {
     od::object o;
     if (doc.get_object().get(o)) return fail("expected an object");
@@ -643,7 +774,8 @@ Status ChromeEventParser::parse_top_level(const std::string& key, const std::str
       std::string_view k;
       if (f.unescaped_key().get(k)) return fail("invalid JSON");
       int64_t v;
-      if (k == "rank" && !f.value().get_int64().get(v)) m.rank = static_cast<int32_t>(v);
+      if (k == "rank" && !f.value().get_int64().get(v))
+        m.rank = static_cast<int32_t>(v);
       else if (k == "world_size" && !f.value().get_int64().get(v))
         m.world_size = static_cast<int32_t>(v);
     }
@@ -665,18 +797,30 @@ Status ChromeEventParser::parse_top_level(const std::string& key, const std::str
         }
         int64_t x = 0;
         if (v.get_int64().get(x)) continue;
-        if (k == "id") d.id = static_cast<int32_t>(x);
-        else if (k == "totalGlobalMem") d.total_global_mem = x;
-        else if (k == "computeMajor") d.compute_major = static_cast<int32_t>(x);
-        else if (k == "computeMinor") d.compute_minor = static_cast<int32_t>(x);
-        else if (k == "numSms") d.num_sms = static_cast<int32_t>(x);
-        else if (k == "maxThreadsPerBlock") d.max_threads_per_block = static_cast<int32_t>(x);
-        else if (k == "maxThreadsPerMultiprocessor") d.max_threads_per_sm = static_cast<int32_t>(x);
-        else if (k == "regsPerBlock") d.regs_per_block = static_cast<int32_t>(x);
-        else if (k == "regsPerMultiprocessor") d.regs_per_sm = static_cast<int32_t>(x);
-        else if (k == "warpSize") d.warp_size = static_cast<int32_t>(x);
-        else if (k == "sharedMemPerBlock") d.shared_mem_per_block = x;
-        else if (k == "sharedMemPerMultiprocessor") d.shared_mem_per_sm = x;
+        if (k == "id")
+          d.id = static_cast<int32_t>(x);
+        else if (k == "totalGlobalMem")
+          d.total_global_mem = x;
+        else if (k == "computeMajor")
+          d.compute_major = static_cast<int32_t>(x);
+        else if (k == "computeMinor")
+          d.compute_minor = static_cast<int32_t>(x);
+        else if (k == "numSms")
+          d.num_sms = static_cast<int32_t>(x);
+        else if (k == "maxThreadsPerBlock")
+          d.max_threads_per_block = static_cast<int32_t>(x);
+        else if (k == "maxThreadsPerMultiprocessor")
+          d.max_threads_per_sm = static_cast<int32_t>(x);
+        else if (k == "regsPerBlock")
+          d.regs_per_block = static_cast<int32_t>(x);
+        else if (k == "regsPerMultiprocessor")
+          d.regs_per_sm = static_cast<int32_t>(x);
+        else if (k == "warpSize")
+          d.warp_size = static_cast<int32_t>(x);
+        else if (k == "sharedMemPerBlock")
+          d.shared_mem_per_block = x;
+        else if (k == "sharedMemPerMultiprocessor")
+          d.shared_mem_per_sm = x;
       }
       m.devices.push_back(std::move(d));
     }
@@ -689,8 +833,8 @@ void ChromeEventParser::reserve_for(uint64_t parsed, uint64_t total) {
   const Trace& t = b_.trace();
   double scale = static_cast<double>(total) / static_cast<double>(parsed) * 1.05;
   auto est = [&](size_t n) { return static_cast<size_t>(static_cast<double>(n) * scale) + 16; };
-  b_.reserve(est(t.slices.size()), est(t.instants.size()), est(t.args.size()),
-             est(t.flows.size()), est(t.memory.size()));
+  b_.reserve(est(t.slices.size()), est(t.instants.size()), est(t.args.size()), est(t.flows.size()),
+             est(t.memory.size()));
 }
 
 Trace ChromeEventParser::finish(bool bare_array) && {
@@ -698,7 +842,8 @@ Trace ChromeEventParser::finish(bool bare_array) && {
   // Begins without an end: close them at the last timestamp seen, marked unfinished.
   int64_t last = 0;
   for (int64_t x : t.slices.ts) last = std::max(last, x);
-  for (size_t i = 0; i < t.slices.size(); ++i) last = std::max(last, t.slices.ts[i] + t.slices.dur[i]);
+  for (size_t i = 0; i < t.slices.size(); ++i)
+    last = std::max(last, t.slices.ts[i] + t.slices.dur[i]);
   for (int64_t x : t.instants.ts) last = std::max(last, x);
   StringId unfinished = b_.intern("unfinished");
   for (auto& [track, stack] : open_) {
@@ -706,12 +851,15 @@ Trace ChromeEventParser::finish(bool bare_array) && {
       uint32_t mark = b_.args_mark();
       for (uint32_t i = 0; i < o.args.count; ++i) t.args.push_back(t.args[o.args.begin + i]);
       b_.arg_bool(unfinished, true);
-      b_.add_slice(track, o.ts, std::max<int64_t>(0, last - o.ts), o.name, o.cat, b_.args_since(mark));
+      b_.add_slice(track, o.ts, std::max<int64_t>(0, last - o.ts), o.name, o.cat,
+                   b_.args_since(mark));
     }
   }
   t.meta.skipped_events += flow_starts_.size() + flow_ends_.size();
-  if (saw_string_pid_ && !saw_category_ && bare_array) t.meta.format = "pytorch-legacy";
-  else t.meta.format = kineto_keys_ ? "kineto" : "chrome";
+  if (saw_string_pid_ && !saw_category_ && bare_array)
+    t.meta.format = "pytorch-legacy";
+  else
+    t.meta.format = kineto_keys_ ? "kineto" : "chrome";
   return std::move(b_).finish();
 }
 

@@ -19,23 +19,66 @@ namespace mlprof::import {
 // decimals) need 19 significant digits, more than a double holds.
 bool parse_us_to_ns(std::string_view text, int64_t* ns);
 
+// Two modes. kDirect builds the Trace as events arrive. kPart lets several parsers share one
+// file (each parses some of its chunks, on its own core): everything whose meaning depends on
+// events in other chunks (B/E pairs, flow pairs, metadata, GPU track marks) is logged as an op,
+// and merge_parts() then replays the parts in chunk order into a kDirect parser, giving exactly
+// the Trace a single parser would have built (same string ids, tracks, row order).
 class ChromeEventParser {
  public:
-  explicit ChromeEventParser(std::string name);
+  enum class Mode { kDirect, kPart };
+  explicit ChromeEventParser(std::string name, Mode mode = Mode::kDirect);
   ~ChromeEventParser();
 
   // `json` is an array of events; it must be followed by simdjson::SIMDJSON_PADDING readable
-  // bytes (`allocated` counts them). `offset` is json's byte offset in the file (for errors).
-  Status parse_events(const char* json, size_t len, size_t allocated, uint64_t offset);
+  // bytes (`allocated` counts them). `offset` is json's byte offset in the file (for errors);
+  // `seq` orders chunks across parts (kPart mode).
+  Status parse_events(const char* json, size_t len, size_t allocated, uint64_t offset,
+                      uint64_t seq = 0);
   // A top-level key other than traceEvents, with its value as JSON text.
   Status parse_top_level(const std::string& key, const std::string& raw);
 
   Trace finish(bool bare_array) &&;
   // After the first chunk: sizes the tables for `total_bytes` of JSON at the density seen so far.
   void reserve_for(uint64_t parsed_bytes, uint64_t total_bytes);
+  // kDirect only, before finish(): takes over the tables of kPart parsers that together parsed
+  // every event chunk (chrome_event_merge.cpp). The parts are consumed.
+  void merge_parts(std::vector<std::unique_ptr<ChromeEventParser>>& parts);
 
  private:
   struct Pending;
+  // Table sizes at one moment (kPart: where a chunk or a B/E op starts).
+  struct RowPos {
+    uint32_t slices = 0, instants = 0, counters = 0, memory = 0, args = 0;
+  };
+  struct ChunkMark {
+    uint64_t seq;
+    uint32_t strings, processes, tracks, series, ops;
+    RowPos rows;
+  };
+  enum class OpKind : uint8_t { kBeginEnd, kFlow, kMeta, kGpuTrack };
+  enum class MetaKind : uint8_t { kProcessName, kThreadName, kProcessSort, kThreadSort, kLabel };
+  // An event whose effect needs other chunks, logged by a kPart parser (local ids).
+  struct Op {
+    OpKind kind;
+    char ph;        // kBeginEnd, kFlow
+    MetaKind meta;  // kMeta
+    uint32_t track;
+    int64_t ts;
+    StringId name, cat;  // kMeta: the name (or label key, value) in name, cat
+    ArgRange args;
+    uint64_t id;    // kFlow: flow id; kGpuTrack: stream
+    int64_t value;  // kMeta sorts; kGpuTrack: device
+    RowPos rows;    // kBeginEnd: table sizes just after its args were pushed
+  };
+  RowPos row_pos() const;
+  void drop_json_parser();
+  void begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat, ArgRange args);
+  void flow(char ph, StringId cat, uint64_t id, uint32_t track, int64_t ts);
+  void meta(MetaKind kind, uint32_t track, StringId a, StringId b, int64_t value);
+  void apply_meta(MetaKind kind, uint32_t track, StringId a, StringId b, int64_t value);
+  void gpu_track(uint32_t track, int32_t device, int64_t stream);
+
   Status parse_event(void* object, uint64_t offset);
   void emit(const Pending& e);
   void emit_metadata(const Pending& e);
@@ -47,8 +90,11 @@ class ChromeEventParser {
   StringId key_id(std::string_view key);
 
   std::string name_;
+  Mode mode_;
   TraceBuilder b_;
-  struct JsonParser;  // simdjson's parser, kept out of this header
+  std::vector<ChunkMark> marks_;  // kPart
+  std::vector<Op> ops_;           // kPart
+  struct JsonParser;              // simdjson's parser, kept out of this header
   std::unique_ptr<JsonParser> parser_;
 
   // Interned ids of strings the parser compares against.

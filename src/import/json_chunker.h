@@ -47,6 +47,7 @@ struct Chunk {
   ChunkBuffer* buffer = nullptr;  // kEvents: the events are data()[begin, end)
   size_t begin = 0, end = 0;
   uint64_t offset = 0;            // absolute byte offset of data()[begin] in the JSON stream
+  uint64_t seq = 0;               // position among the chunks (set by the importer)
   std::string key;                // kTopLevelValue: the key ...
   std::string raw;                // ... and its value as JSON text
   Status error;                   // kError

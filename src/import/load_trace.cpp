@@ -1,8 +1,12 @@
 #include <fcntl.h>
+#include <simdjson.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <simdjson.h>
 #include <thread>
 
 #include "import/byte_source.h"
@@ -16,7 +20,9 @@ namespace mlprof {
 
 namespace {
 
-constexpr size_t kChunkBytes = 2u << 20;  // small: simdjson indexes a chunk with 4 bytes per byte
+// Small: simdjson indexes a chunk with 4 bytes per byte. A little under 2 MiB, so that a buffer
+// with its headroom and simdjson's padding is exactly one huge page.
+constexpr size_t kChunkBytes = (2u << 20) - 4096;
 constexpr size_t kPoolBuffers = 3;
 // A single event (or top-level value) above this is treated as hostile input.
 constexpr uint64_t kMaxValueBytes = 1ull << 30;
@@ -41,16 +47,19 @@ class PeekedSource : public import::ByteSource {
 
  private:
   std::unique_ptr<ByteSource> inner_;
+
  public:
   void copy_hint() { set_size_hint(inner_->size_hint()); }
+
  private:
   std::string head_;
   size_t pos_ = 0;
 };
 
-Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& name,
-                                   const ImportOptions& options) {
-  import::BufferPool pool(kPoolBuffers, kChunkBytes);
+// One parser: inflate + scan on a worker thread (unless threads == 1), parse + build here.
+Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& name,
+                                   size_t chunk_bytes, unsigned threads) {
+  import::BufferPool pool(kPoolBuffers, chunk_bytes);
   import::ChromeEventParser parser(name);
   Status result;
   bool bare = false;
@@ -85,7 +94,6 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
     return false;
   };
   import::JsonChunker chunker(src, pool, name, kMaxValueBytes);
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   if (threads <= 1) {
     chunker.run([&](import::Chunk&& c) { return consume(std::move(c)); });
   } else {
@@ -116,6 +124,158 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
   Trace t = std::move(parser).finish(bare);
   t.meta.source = name;
   return t;
+}
+
+// Several parsers on alternate chunks (one per core), inflate + scan on one more thread; the
+// parsers' tables are merged in chunk order afterwards (chrome_event_merge.cpp), so the Trace is
+// the one import_chrome_serial builds. The first error in file order wins, as in the serial path.
+Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string& name,
+                                     size_t chunk_bytes, unsigned parsers) {
+  using import::Chunk;
+  // Buffers: one filling, one queued and one being parsed per parser.
+  auto pool_owner = std::make_unique<import::BufferPool>(2 * parsers + 1, chunk_bytes);
+  import::BufferPool& pool = *pool_owner;
+  import::ChromeEventParser merged(name);
+  std::vector<std::unique_ptr<import::ChromeEventParser>> parts;
+  std::vector<std::unique_ptr<import::ChunkQueue>> queues;
+  for (unsigned i = 0; i < parsers; ++i) {
+    parts.push_back(
+        std::make_unique<import::ChromeEventParser>(name, import::ChromeEventParser::Mode::kPart));
+    queues.push_back(std::make_unique<import::ChunkQueue>(1));
+  }
+  // Sequence number of the earliest chunk that failed: later chunks need not be parsed.
+  std::atomic<uint64_t> first_error{UINT64_MAX};
+  auto note_error = [&](uint64_t seq) {
+    uint64_t cur = first_error.load();
+    while (seq < cur && !first_error.compare_exchange_weak(cur, seq)) {
+    }
+  };
+  struct PartResult {
+    Status status;
+    uint64_t error_seq = UINT64_MAX;
+    bool bare = false;
+  };
+  std::vector<PartResult> results(parsers);
+
+  auto t0 = std::chrono::steady_clock::now();
+  std::thread producer([&] {
+    import::JsonChunker chunker(src, pool, name, kMaxValueBytes);
+    uint64_t seq = 0, event_chunks = 0;
+    bool ended = false;
+    chunker.run([&](Chunk&& c) {
+      c.seq = seq++;
+      if (c.kind == Chunk::Kind::kEnd || c.kind == Chunk::Kind::kError) {
+        for (auto& q : queues) q->push(c);
+        ended = true;
+        return false;
+      }
+      if (c.seq > first_error.load()) {  // an earlier chunk failed: stop reading
+        if (c.kind == Chunk::Kind::kEvents) pool.release(c.buffer);
+        return false;
+      }
+      size_t target = c.kind == Chunk::Kind::kEvents ? (event_chunks++ % parsers) : 0;
+      queues[target]->push(std::move(c));
+      return true;
+    });
+    if (!ended) {
+      Chunk end;
+      end.kind = Chunk::Kind::kEnd;
+      end.seq = seq;
+      for (auto& q : queues) q->push(end);
+    }
+  });
+
+  auto run_part = [&](unsigned i) {
+    import::ChromeEventParser& parser = *parts[i];
+    PartResult& r = results[i];
+    bool reserved = false;
+    for (;;) {
+      Chunk c = queues[i]->pop();
+      bool skip = !r.status.is_ok() || c.seq > first_error.load();
+      switch (c.kind) {
+        case Chunk::Kind::kEvents: {
+          if (!skip) {
+            char* d = c.buffer->data();
+            d[c.begin - 1] = '[';
+            d[c.end] = ']';
+            size_t allocated = c.buffer->allocated_after_data() - (c.begin - 1);
+            Status s = parser.parse_events(d + c.begin - 1, c.end - c.begin + 2, allocated,
+                                           c.offset, c.seq);
+            if (!s) {
+              r.status = s;
+              r.error_seq = c.seq;
+              note_error(c.seq);
+            } else if (!reserved && src.size_hint() > c.end - c.begin) {
+              parser.reserve_for(c.end - c.begin, src.size_hint() / parsers);
+              reserved = true;
+            }
+          }
+          pool.release(c.buffer);
+          break;
+        }
+        case Chunk::Kind::kTopLevelValue:
+          if (!skip) {  // only part 0 gets these: `merged` is touched by one thread
+            Status s = merged.parse_top_level(c.key, c.raw);
+            if (!s) {
+              r.status = s;
+              r.error_seq = c.seq;
+              note_error(c.seq);
+            }
+          }
+          break;
+        case Chunk::Kind::kEnd:
+          r.bare = c.bare_array;
+          return;
+        case Chunk::Kind::kError:
+          if (r.status.is_ok()) {
+            r.status = c.error;
+            r.error_seq = c.seq;
+          }
+          return;
+      }
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned i = 1; i < parsers; ++i) workers.emplace_back(run_part, i);
+  run_part(0);
+  for (auto& w : workers) w.join();
+  producer.join();
+
+  const PartResult* failed = nullptr;
+  for (const PartResult& r : results)
+    if (!r.status.is_ok() && (!failed || r.error_seq < failed->error_seq)) failed = &r;
+  if (failed) return failed->status;
+  pool_owner.reset();  // the merge reuses this memory
+  auto t1 = std::chrono::steady_clock::now();
+  merged.merge_parts(parts);
+  auto t2 = std::chrono::steady_clock::now();
+  Trace t = std::move(merged).finish(results[0].bare);
+  if (std::getenv("MLPROF_TIMING")) {
+    auto t3 = std::chrono::steady_clock::now();
+    auto ms = [](auto a, auto b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    std::fprintf(stderr, "import: parse %.1f ms, merge %.1f ms, finish %.1f ms\n", ms(t0, t1),
+                 ms(t1, t2), ms(t2, t3));
+  }
+  t.meta.source = name;
+  return t;
+}
+
+Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& name,
+                                   const ImportOptions& options) {
+  size_t chunk_bytes = options.chunk_bytes ? options.chunk_bytes : kChunkBytes;
+  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
+  unsigned parsers = options.parse_threads;
+  if (const char* env = std::getenv("MLPROF_PARSE_THREADS"); parsers == 0 && env)
+    parsers = static_cast<unsigned>(std::strtoul(env, nullptr, 10));  // benchmarks, diagnosis
+  if (parsers == 0) {
+    // Splitting pays off once there are several chunks to share.
+    uint64_t hint = src.size_hint();
+    parsers = threads >= 2 && (hint == 0 || hint >= 4 * chunk_bytes) ? threads : 1;
+  }
+  if (parsers <= 1) return import_chrome_serial(src, name, chunk_bytes, threads);
+  return import_chrome_parallel(src, name, chunk_bytes, parsers);
 }
 
 }  // namespace

@@ -1,0 +1,308 @@
+// Merging the tables of parsers that each parsed some chunks of one file (ChromeEventParser's
+// kPart mode) into one kDirect parser, exactly as if that parser had read every chunk itself.
+//
+// One walk over the chunks in file order assigns merged ids (strings, processes, tracks and
+// counter series in order of first appearance, as a single parser interns them) and replays the
+// logged ops (B/E pairs, flow pairs, metadata, GPU track marks) against the merged state. The
+// walk only plans where each run of rows lands; the columns are then gathered one at a time and
+// each source column is freed as soon as it is copied, so the merge needs one column of extra
+// memory, not a second copy of the tables.
+#include <algorithm>
+
+#include "import/chrome_event_parser.h"
+
+namespace mlprof::import {
+
+namespace {
+
+// The rows of one part that land, in order, at `dest` of the merged tables.
+struct Group {
+  uint32_t part;
+  uint32_t from[5], to[5], dest[5];  // slices, instants, counters, memory, args
+  int64_t arg_delta;                 // merged args index - local args index, in this group
+};
+
+enum Table { kSlices, kInstants, kCounters, kMemory, kArgs };
+
+// Copies one column of every part into `out` (sized `n`), group by group, through `map`, then
+// frees the source columns.
+template <typename T, typename GetColumn, typename Map>
+void gather(std::vector<T>& out, size_t n, const std::vector<Group>& groups, Table table,
+            size_t parts, GetColumn column, Map map) {
+  out.resize(n);
+  for (const Group& g : groups) {
+    const std::vector<T>& src = column(g.part);
+    T* dst = out.data() + g.dest[table];
+    for (uint32_t i = g.from[table]; i < g.to[table]; ++i) *dst++ = map(g, src[i]);
+  }
+  for (size_t p = 0; p < parts; ++p) std::vector<T>().swap(column(static_cast<uint32_t>(p)));
+}
+
+}  // namespace
+
+void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParser>>& parts) {
+  struct ChunkRef {
+    uint64_t seq;
+    uint32_t part, mark;
+  };
+  std::vector<ChunkRef> chunks;
+  for (uint32_t p = 0; p < parts.size(); ++p) {
+    ChromeEventParser& P = *parts[p];
+    P.drop_json_parser();  // simdjson's buffers: freed before the merged columns are allocated
+    Trace& L = P.b_.trace();
+    for (uint32_t m = 0; m < P.marks_.size(); ++m) chunks.push_back({P.marks_[m].seq, p, m});
+    // Sentinel: where the part's last chunk ends.
+    P.marks_.push_back(ChunkMark{UINT64_MAX, static_cast<uint32_t>(L.strings.size()),
+                                 static_cast<uint32_t>(L.processes.size()),
+                                 static_cast<uint32_t>(L.tracks.size()),
+                                 static_cast<uint32_t>(L.counter_series.size()),
+                                 static_cast<uint32_t>(P.ops_.size()), P.row_pos()});
+    saw_string_pid_ |= P.saw_string_pid_;
+    saw_category_ |= P.saw_category_;
+    events_ += P.events_;
+  }
+  std::sort(chunks.begin(), chunks.end(),
+            [](const ChunkRef& a, const ChunkRef& b) { return a.seq < b.seq; });
+
+  struct Maps {
+    std::vector<StringId> str;
+    std::vector<uint32_t> proc, track, series;
+  };
+  std::vector<Maps> maps(parts.size());
+  std::vector<Group> groups;
+  struct OpSlice {
+    uint32_t dest, track;
+    int64_t ts, dur;
+    StringId name, cat;
+    ArgRange args;
+  };
+  std::vector<OpSlice> op_slices;
+  struct ArgCopy {
+    uint32_t src, count, dest;
+  };
+  std::vector<ArgCopy> arg_copies;
+  uint32_t dest[5] = {0, 0, 0, 0, 0};
+  auto as_array = [](const RowPos& r, uint32_t(&a)[5]) {
+    a[kSlices] = r.slices;
+    a[kInstants] = r.instants;
+    a[kCounters] = r.counters;
+    a[kMemory] = r.memory;
+    a[kArgs] = r.args;
+  };
+
+  for (const ChunkRef& c : chunks) {
+    ChromeEventParser& P = *parts[c.part];
+    Trace& L = P.b_.trace();
+    Maps& M = maps[c.part];
+    const ChunkMark& m = P.marks_[c.mark];
+    const ChunkMark& end = P.marks_[c.mark + 1];
+    // New local ids of this chunk, in the order the part created them.
+    for (StringId id = static_cast<StringId>(M.str.size()); id < end.strings; ++id)
+      M.str.push_back(b_.intern(L.str(id)));
+    for (uint32_t i = static_cast<uint32_t>(M.proc.size()); i < end.processes; ++i) {
+      const Process& lp = L.processes[i];
+      M.proc.push_back(lp.label ? b_.process_labeled(L.str(lp.label)) : b_.process(lp.pid));
+    }
+    for (uint32_t i = static_cast<uint32_t>(M.track.size()); i < end.tracks; ++i) {
+      const Track& lt = L.tracks[i];
+      uint32_t proc = M.proc[lt.process];
+      if (lt.kind == TrackKind::kAsync)
+        M.track.push_back(b_.async_track(proc, M.str[lt.name], static_cast<uint64_t>(lt.tid)));
+      else if (lt.label)
+        M.track.push_back(b_.thread_track_labeled(proc, L.str(lt.label)));
+      else
+        M.track.push_back(b_.thread_track(proc, lt.tid));
+    }
+    for (uint32_t i = static_cast<uint32_t>(M.series.size()); i < end.series; ++i) {
+      const CounterSeries& ls = L.counter_series[i];
+      M.series.push_back(b_.counter_series(M.proc[ls.process], M.str[ls.name]));
+    }
+
+    uint32_t cur[5];
+    as_array(m.rows, cur);
+    auto flush = [&](const RowPos& to_pos) {
+      Group g;
+      g.part = c.part;
+      as_array(to_pos, g.to);
+      for (int k = 0; k < 5; ++k) {
+        g.from[k] = cur[k];
+        g.dest[k] = dest[k];
+        dest[k] += g.to[k] - g.from[k];
+        cur[k] = g.to[k];
+      }
+      g.arg_delta = static_cast<int64_t>(g.dest[kArgs]) - g.from[kArgs];
+      if (g.to[kSlices] > g.from[kSlices] || g.to[kInstants] > g.from[kInstants] ||
+          g.to[kCounters] > g.from[kCounters] || g.to[kMemory] > g.from[kMemory] ||
+          g.to[kArgs] > g.from[kArgs])
+        groups.push_back(g);
+      return g.arg_delta;
+    };
+
+    for (uint32_t oi = m.ops; oi < end.ops; ++oi) {
+      const Op& op = P.ops_[oi];
+      switch (op.kind) {
+        case OpKind::kBeginEnd: {
+          int64_t delta = flush(op.rows);
+          uint32_t track = M.track[op.track];
+          ArgRange args{static_cast<uint32_t>(op.args.begin + delta), op.args.count};
+          auto& stack = open_[track];
+          if (op.ph == 'B' || op.ph == 'b') {
+            stack.push_back(Open{op.ts, M.str[op.name], M.str[op.cat], args});
+            break;
+          }
+          if (stack.empty()) {
+            ++b_.trace().meta.skipped_events;  // an end without a begin
+            break;
+          }
+          Open o = stack.back();
+          stack.pop_back();
+          ArgRange slice_args = o.args;
+          if (op.args.count) {
+            // As the single parser does: the begin's args are copied after the end's (the end's
+            // are the last ones pushed), so one range holds both.
+            arg_copies.push_back(ArgCopy{o.args.begin, o.args.count, dest[kArgs]});
+            dest[kArgs] += o.args.count;
+            slice_args = ArgRange{args.begin, args.count + o.args.count};
+          }
+          op_slices.push_back(OpSlice{dest[kSlices], track, o.ts, op.ts - o.ts,
+                                      o.name ? o.name : M.str[op.name],
+                                      o.cat ? o.cat : M.str[op.cat], slice_args});
+          ++dest[kSlices];
+          break;
+        }
+        case OpKind::kFlow:
+          flow(op.ph, M.str[op.cat], op.id, M.track[op.track], op.ts);
+          break;
+        case OpKind::kMeta:
+          apply_meta(op.meta, M.track[op.track], M.str[op.name], M.str[op.cat], op.value);
+          break;
+        case OpKind::kGpuTrack:
+          gpu_track(M.track[op.track], static_cast<int32_t>(op.value), static_cast<int64_t>(op.id));
+          break;
+      }
+    }
+    flush(end.rows);
+  }
+
+  // Gather the columns.
+  Trace& T = b_.trace();
+  const size_t np = parts.size();
+  auto same = [](const Group&, auto v) { return v; };
+  auto str = [&](const Group& g, StringId v) { return maps[g.part].str[v]; };
+  auto track = [&](const Group& g, uint32_t v) { return maps[g.part].track[v]; };
+  auto args_begin = [](const Group& g, uint32_t v) {
+    return static_cast<uint32_t>(static_cast<int64_t>(v) + g.arg_delta);
+  };
+  auto L = [&](uint32_t p) -> Trace& { return parts[p]->b_.trace(); };
+
+  SliceTable& s = T.slices;
+  gather(
+      s.ts, dest[kSlices], groups, kSlices, np, [&](uint32_t p) -> auto& { return L(p).slices.ts; },
+      same);
+  gather(
+      s.dur, dest[kSlices], groups, kSlices,
+      np, [&](uint32_t p) -> auto& { return L(p).slices.dur; }, same);
+  gather(
+      s.track, dest[kSlices], groups, kSlices,
+      np, [&](uint32_t p) -> auto& { return L(p).slices.track; }, track);
+  gather(
+      s.name, dest[kSlices], groups, kSlices,
+      np, [&](uint32_t p) -> auto& { return L(p).slices.name; }, str);
+  gather(
+      s.cat, dest[kSlices], groups, kSlices,
+      np, [&](uint32_t p) -> auto& { return L(p).slices.cat; }, str);
+  gather(
+      s.args_begin, dest[kSlices], groups, kSlices,
+      np, [&](uint32_t p) -> auto& { return L(p).slices.args_begin; }, args_begin);
+  gather(
+      s.args_count, dest[kSlices], groups, kSlices,
+      np, [&](uint32_t p) -> auto& { return L(p).slices.args_count; }, same);
+  for (const OpSlice& o : op_slices) {
+    s.ts[o.dest] = o.ts;
+    s.dur[o.dest] = o.dur < 0 ? 0 : o.dur;
+    s.track[o.dest] = o.track;
+    s.name[o.dest] = o.name;
+    s.cat[o.dest] = o.cat;
+    s.args_begin[o.dest] = o.args.begin;
+    s.args_count[o.dest] = o.args.count;
+  }
+
+  InstantTable& in = T.instants;
+  gather(
+      in.ts, dest[kInstants], groups, kInstants,
+      np, [&](uint32_t p) -> auto& { return L(p).instants.ts; }, same);
+  gather(
+      in.track, dest[kInstants], groups, kInstants,
+      np, [&](uint32_t p) -> auto& { return L(p).instants.track; }, track);
+  gather(
+      in.name, dest[kInstants], groups, kInstants,
+      np, [&](uint32_t p) -> auto& { return L(p).instants.name; }, str);
+  gather(
+      in.cat, dest[kInstants], groups, kInstants,
+      np, [&](uint32_t p) -> auto& { return L(p).instants.cat; }, str);
+  gather(
+      in.args_begin, dest[kInstants], groups, kInstants,
+      np, [&](uint32_t p) -> auto& { return L(p).instants.args_begin; }, args_begin);
+  gather(
+      in.args_count, dest[kInstants], groups, kInstants,
+      np, [&](uint32_t p) -> auto& { return L(p).instants.args_count; }, same);
+  gather(
+      in.scope, dest[kInstants], groups, kInstants,
+      np, [&](uint32_t p) -> auto& { return L(p).instants.scope; }, same);
+
+  CounterTable& ct = T.counters;
+  gather(
+      ct.ts, dest[kCounters], groups, kCounters,
+      np, [&](uint32_t p) -> auto& { return L(p).counters.ts; }, same);
+  gather(
+      ct.series, dest[kCounters], groups, kCounters,
+      np, [&](uint32_t p) -> auto& { return L(p).counters.series; },
+      [&](const Group& g, uint32_t v) { return maps[g.part].series[v]; });
+  gather(
+      ct.value, dest[kCounters], groups, kCounters,
+      np, [&](uint32_t p) -> auto& { return L(p).counters.value; }, same);
+
+  MemoryTable& mt = T.memory;
+  gather(
+      mt.ts, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.ts; }, same);
+  gather(
+      mt.track, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.track; }, track);
+  gather(
+      mt.addr, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.addr; }, same);
+  gather(
+      mt.bytes, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.bytes; }, same);
+  gather(
+      mt.device_type, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.device_type; }, same);
+  gather(
+      mt.device_id, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.device_id; }, same);
+  gather(
+      mt.total_allocated, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.total_allocated; }, same);
+  gather(
+      mt.total_reserved, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.total_reserved; }, same);
+  gather(
+      mt.stack, dest[kMemory], groups, kMemory,
+      np, [&](uint32_t p) -> auto& { return L(p).memory.stack; }, same);
+
+  gather(
+      T.args, dest[kArgs], groups, kArgs, np, [&](uint32_t p) -> auto& { return L(p).args; },
+      [&](const Group& g, Arg a) {
+        const std::vector<StringId>& sm = maps[g.part].str;
+        a.key = sm[a.key];
+        if (a.type == ArgType::kString || a.type == ArgType::kJson) a.s = sm[a.s];
+        return a;
+      });
+  for (const ArgCopy& c : arg_copies)
+    for (uint32_t k = 0; k < c.count; ++k) T.args[c.dest + k] = T.args[c.src + k];
+
+  parts.clear();
+}
+
+}  // namespace mlprof::import

@@ -1,0 +1,259 @@
+// Parallel parsing (several parsers on alternate chunks, merged in chunk order) must build
+// exactly the Trace one parser builds: same string ids, tracks, rows, args and errors. Small
+// chunks make every real trace span many chunks, so B/E pairs, flows, metadata and GPU track
+// marks cross parser boundaries.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mlprof/import.h"
+
+namespace mlprof {
+namespace {
+
+ImportOptions serial() {
+  ImportOptions o;
+  o.threads = 1;
+  o.parse_threads = 1;
+  o.chunk_bytes = 16 << 10;
+  return o;
+}
+
+ImportOptions parallel(unsigned parsers, size_t chunk) {
+  ImportOptions o;
+  o.threads = parsers + 1;
+  o.parse_threads = parsers;
+  o.chunk_bytes = chunk;
+  return o;
+}
+
+template <typename T>
+void expect_column(const std::vector<T>& a, const std::vector<T>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i])) FAIL() << what << " differs at row " << i;
+}
+
+void expect_same(const Trace& a, const Trace& b) {
+  ASSERT_EQ(a.strings.size(), b.strings.size());
+  for (StringId i = 0; i < a.strings.size(); ++i) ASSERT_EQ(a.str(i), b.str(i)) << "string " << i;
+  ASSERT_EQ(a.processes.size(), b.processes.size());
+  for (size_t i = 0; i < a.processes.size(); ++i) {
+    const Process &p = a.processes[i], &q = b.processes[i];
+    EXPECT_EQ(p.pid, q.pid);
+    EXPECT_EQ(p.label, q.label);
+    EXPECT_EQ(p.name, q.name);
+    EXPECT_EQ(p.sort_index, q.sort_index);
+    EXPECT_EQ(p.is_gpu, q.is_gpu);
+    EXPECT_EQ(p.labels, q.labels);
+  }
+  ASSERT_EQ(a.tracks.size(), b.tracks.size());
+  for (size_t i = 0; i < a.tracks.size(); ++i) {
+    const Track &s = a.tracks[i], &t = b.tracks[i];
+    EXPECT_EQ(s.kind, t.kind) << "track " << i;
+    EXPECT_EQ(s.process, t.process);
+    EXPECT_EQ(s.pid, t.pid);
+    EXPECT_EQ(s.tid, t.tid);
+    EXPECT_EQ(s.label, t.label);
+    EXPECT_EQ(s.name, t.name);
+    EXPECT_EQ(s.sort_index, t.sort_index);
+    EXPECT_EQ(s.device, t.device);
+    EXPECT_EQ(s.stream, t.stream);
+  }
+  ASSERT_EQ(a.args.size(), b.args.size());
+  for (size_t i = 0; i < a.args.size(); ++i) {
+    ASSERT_EQ(a.args[i].key, b.args[i].key) << "arg " << i;
+    ASSERT_EQ(a.args[i].type, b.args[i].type) << "arg " << i;
+    ASSERT_EQ(a.args[i].u, b.args[i].u) << "arg " << i;
+  }
+  expect_column(a.slices.ts, b.slices.ts, "slice ts");
+  expect_column(a.slices.dur, b.slices.dur, "slice dur");
+  expect_column(a.slices.track, b.slices.track, "slice track");
+  expect_column(a.slices.name, b.slices.name, "slice name");
+  expect_column(a.slices.cat, b.slices.cat, "slice cat");
+  expect_column(a.slices.args_begin, b.slices.args_begin, "slice args_begin");
+  expect_column(a.slices.args_count, b.slices.args_count, "slice args_count");
+  expect_column(a.slices.depth, b.slices.depth, "slice depth");
+  expect_column(a.slices.parent, b.slices.parent, "slice parent");
+  expect_column(a.slices.self, b.slices.self, "slice self");
+  expect_column(a.track_slice_begin, b.track_slice_begin, "track_slice_begin");
+  expect_column(a.instants.ts, b.instants.ts, "instant ts");
+  expect_column(a.instants.track, b.instants.track, "instant track");
+  expect_column(a.instants.name, b.instants.name, "instant name");
+  expect_column(a.instants.cat, b.instants.cat, "instant cat");
+  expect_column(a.instants.args_begin, b.instants.args_begin, "instant args_begin");
+  expect_column(a.instants.args_count, b.instants.args_count, "instant args_count");
+  expect_column(a.instants.scope, b.instants.scope, "instant scope");
+  ASSERT_EQ(a.counter_series.size(), b.counter_series.size());
+  for (size_t i = 0; i < a.counter_series.size(); ++i) {
+    EXPECT_EQ(a.counter_series[i].process, b.counter_series[i].process);
+    EXPECT_EQ(a.counter_series[i].name, b.counter_series[i].name);
+  }
+  expect_column(a.counters.ts, b.counters.ts, "counter ts");
+  expect_column(a.counters.series, b.counters.series, "counter series");
+  expect_column(a.counters.value, b.counters.value, "counter value");
+  expect_column(a.flows.id, b.flows.id, "flow id");
+  expect_column(a.flows.cat, b.flows.cat, "flow cat");
+  expect_column(a.flows.src_ts, b.flows.src_ts, "flow src_ts");
+  expect_column(a.flows.dst_ts, b.flows.dst_ts, "flow dst_ts");
+  expect_column(a.flows.src_track, b.flows.src_track, "flow src_track");
+  expect_column(a.flows.dst_track, b.flows.dst_track, "flow dst_track");
+  expect_column(a.flows.src_slice, b.flows.src_slice, "flow src_slice");
+  expect_column(a.flows.dst_slice, b.flows.dst_slice, "flow dst_slice");
+  expect_column(a.memory.ts, b.memory.ts, "memory ts");
+  expect_column(a.memory.track, b.memory.track, "memory track");
+  expect_column(a.memory.addr, b.memory.addr, "memory addr");
+  expect_column(a.memory.bytes, b.memory.bytes, "memory bytes");
+  expect_column(a.memory.device_type, b.memory.device_type, "memory device_type");
+  expect_column(a.memory.device_id, b.memory.device_id, "memory device_id");
+  expect_column(a.memory.total_allocated, b.memory.total_allocated, "memory total_allocated");
+  expect_column(a.memory.total_reserved, b.memory.total_reserved, "memory total_reserved");
+  expect_column(a.memory.slice, b.memory.slice, "memory slice");
+  EXPECT_EQ(a.meta.format, b.meta.format);
+  EXPECT_EQ(a.meta.skipped_events, b.meta.skipped_events);
+  EXPECT_EQ(a.meta.rank, b.meta.rank);
+  EXPECT_EQ(a.meta.base_time_ns, b.meta.base_time_ns);
+  EXPECT_EQ(a.meta.devices.size(), b.meta.devices.size());
+  EXPECT_EQ(a.meta.extra, b.meta.extra);
+  EXPECT_EQ(a.begin_ns(), b.begin_ns());
+  EXPECT_EQ(a.end_ns(), b.end_ns());
+}
+
+std::vector<std::string> real_traces() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const char* dir : {"", "/gpu"}) {
+    for (const auto& e : fs::directory_iterator(std::string(MLPROF_TEST_DATA) + dir)) {
+      std::string p = e.path().string();
+      bool json = p.find(".json") != std::string::npos;
+      if (e.is_regular_file() && json) out.push_back(p);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(ParallelImport, RealTracesGiveTheSerialTrace) {
+  std::vector<std::string> files = real_traces();
+  ASSERT_GE(files.size(), 15u);
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    auto one = load_trace(f, serial());
+    ASSERT_TRUE(one.is_ok()) << one.error();
+    for (auto [parsers, chunk] : {std::pair<unsigned, size_t>{2, 16 << 10}, {3, 4 << 10}}) {
+      auto many = load_trace(f, parallel(parsers, chunk));
+      ASSERT_TRUE(many.is_ok()) << many.error();
+      expect_same(*one, *many);
+    }
+  }
+}
+
+// Every order-dependent kind of event, repeated so that with 1 KiB chunks begins and ends,
+// flow starts and finishes, and metadata land in different parsers.
+std::string mixed_events(int rounds) {
+  std::ostringstream o;
+  o << "{\"schemaVersion\": 1, \"traceEvents\": [\n";
+  o << R"({"ph":"M","name":"process_name","pid":1,"args":{"name":"trainer"}})";
+  for (int i = 0; i < rounds; ++i) {
+    long t = 1000L * i;
+    o << ",\n"
+      << R"({"ph":"B","name":"outer )" << i % 7 << R"(","pid":1,"tid":)" << 1 + i % 3 << R"(,"ts":)"
+      << t << R"(,"args":{"begin_arg":)" << i << "}}";
+    o << ",\n"
+      << R"({"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":)" << 1 + i % 3 << R"(,"ts":)"
+      << t + 10 << R"(,"dur":20,"args":{"External id":)" << i << "}}";
+    o << ",\n"
+      << R"({"ph":"s","cat":"ac2g","id":)" << i << R"(,"pid":1,"tid":)" << 1 + i % 3 << R"(,"ts":)"
+      << t + 12 << "}";
+    if (i % 2)  // Kineto sometimes writes the finish first: put some before the start's chunk
+      o << ",\n"
+        << R"({"ph":"f","bp":"e","cat":"ac2g","id":)" << i + 1 << R"(,"pid":0,"tid":7,"ts":)"
+        << t + 1500 << "}";
+    o << ",\n"
+      << R"({"ph":"X","cat":"kernel","name":"k)" << i % 5 << R"(","pid":0,"tid":)" << 7 + i % 2
+      << R"(,"ts":)" << t + 40 << R"(,"dur":30,"args":{"device":0,"stream":)" << 7 + i % 2 << "}}";
+    if (i % 2 == 0)
+      o << ",\n"
+        << R"({"ph":"f","bp":"e","cat":"ac2g","id":)" << i << R"(,"pid":0,"tid":7,"ts":)" << t + 45
+        << "}";
+    o << ",\n"
+      << R"({"ph":"C","name":"mem","pid":1,"ts":)" << t + 50 << R"(,"args":{"a":)" << i
+      << R"(,"b":)" << 2 * i << "}}";
+    o << ",\n"
+      << R"({"ph":"i","s":"t","name":"[memory]","pid":1,"tid":1,"ts":)" << t + 60
+      << R"(,"args":{"Addr":)" << 4096 + i << R"(,"Bytes":)" << (i % 3 ? 256 : -256)
+      << R"(,"Device Type":0,"Total Allocated":)" << 1000 + i << "}}";
+    o << ",\n"
+      << R"({"ph":"b","cat":"async","name":"req","id":)" << i % 4 << R"(,"pid":1,"tid":1,"ts":)"
+      << t + 70 << "}";
+    o << ",\n"
+      << R"({"ph":"e","cat":"async","name":"req","id":)" << i % 4 << R"(,"pid":1,"tid":1,"ts":)"
+      << t + 90 << "}";
+    if (i % 4 == 3)  // an end with args of its own joins the begin's
+      o << ",\n"
+        << R"({"ph":"E","pid":1,"tid":)" << 1 + i % 3 << R"(,"ts":)" << t + 900
+        << R"(,"args":{"end_arg":"x)" << i << "\"}}";
+    else if (i % 4 != 1)  // i % 4 == 1 stays open until the end: unfinished
+      o << ",\n"
+        << R"({"ph":"E","pid":1,"tid":)" << 1 + i % 3 << R"(,"ts":)" << t + 900 << "}";
+    if (i % 10 == 9) {
+      o << ",\n"
+        << R"({"ph":"M","name":"thread_name","pid":1,"tid":)" << 1 + i % 3
+        << R"(,"args":{"name":"worker )" << i << "\"}}";
+      o << ",\n"
+        << R"({"ph":"M","name":"process_labels","pid":0,"args":{"labels":"r)" << i << "\"}}";
+      o << ",\n"
+        << R"({"ph":"E","pid":1,"tid":9,"ts":)" << t << "}";  // an end without a begin
+    }
+  }
+  o << "\n], \"displayTimeUnit\": \"ns\"}\n";
+  return o.str();
+}
+
+TEST(ParallelImport, OrderDependentEventsAcrossParsers) {
+  std::string json = mixed_events(600);
+  auto one = import_chrome_json_buffer(json, "mixed.json", serial());
+  ASSERT_TRUE(one.is_ok()) << one.error();
+  // The scenario really exercises what it claims.
+  EXPECT_GT(one->flows.size(), 250u);
+  EXPECT_GT(one->meta.skipped_events, 0u);
+  EXPECT_GT(one->memory.size(), 500u);
+  EXPECT_GT(one->counters.size(), 1000u);
+  for (unsigned parsers : {2u, 3u, 4u}) {
+    SCOPED_TRACE(parsers);
+    auto many = import_chrome_json_buffer(json, "mixed.json", parallel(parsers, 1024));
+    ASSERT_TRUE(many.is_ok()) << many.error();
+    expect_same(*one, *many);
+  }
+}
+
+TEST(ParallelImport, FirstErrorInFileOrderWins) {
+  std::string json = mixed_events(400);
+  std::vector<std::string> broken;
+  // A bad event late in the file, one early, and a truncated file.
+  std::string late = json;
+  late.replace(late.rfind("\"ph\":\"X\""), 8, "\"ph\":\"X\",\"ts\":[]");
+  broken.push_back(late);
+  std::string early = json;
+  size_t at = early.find("\"dur\":20", early.size() / 3);
+  early.replace(at, 8, "\"dur\":\"x\"");
+  early.replace(early.rfind("\"ph\":\"X\""), 8, "\"ph\":\"X\",\"ts\":[]");  // and a later one
+  broken.push_back(early);
+  broken.push_back(json.substr(0, json.size() * 2 / 3));
+  for (const std::string& bad : broken) {
+    auto one = import_chrome_json_buffer(bad, "bad.json", serial());
+    ASSERT_FALSE(one.is_ok());
+    for (unsigned parsers : {2u, 3u}) {
+      auto many = import_chrome_json_buffer(bad, "bad.json", parallel(parsers, 1024));
+      ASSERT_FALSE(many.is_ok());
+      EXPECT_EQ(one.error(), many.error());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mlprof
