@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "import/json_chunker.h"
 #include "mlprof/import.h"
 
 namespace mlprof {
@@ -253,6 +254,45 @@ TEST(ParallelImport, FirstErrorInFileOrderWins) {
       EXPECT_EQ(one.error(), many.error());
     }
   }
+}
+
+}  // namespace
+}  // namespace mlprof
+
+namespace mlprof {
+namespace {
+
+// The vectorized event scanner agrees with the one-value-at-a-time scanner on event runs full of
+// what trips string and bracket tracking: escaped quotes, runs of backslashes, brackets inside
+// strings, nesting, and every cut point (a buffer can end anywhere).
+TEST(EventScanner, VectorizedMatchesScalarAtEveryCut) {
+  std::vector<std::string> events = {
+      R"({"name":"a","args":{"x":[1,2,{"y":"}"}]}})",
+      R"({"name":"q\"uote{","ph":"X"})",
+      R"({"name":"back\\\\","s":"\\\"]}"})",
+      R"({"n":"\\\\\\\"{[","deep":[[[[{"a":{}}]]]]})",
+      R"({})",
+      R"({"long":")" + std::string(150, 'x') + R"(\\\"}"})",
+  };
+  std::string run;
+  for (int i = 0; i < 40; ++i) {
+    if (i) run += i % 3 ? ", " : ",\n  ";
+    run += events[(i * 7) % events.size()];
+  }
+  std::vector<std::string> inputs = {
+      run, run + "]", run + ", 12, {}", run + "}{\"a\":1}", run + ", \"s{\", {}", run + ",, {}"};
+  for (const std::string& in : inputs) {
+    for (size_t cut = 1; cut <= in.size(); ++cut) {
+      std::string buf = in.substr(0, cut);
+      const char* b = buf.data();
+      const char* v = import::scan_events(b, b + cut);
+      const char* s = import::scan_events_scalar(b, b + cut);
+      ASSERT_EQ(v ? v - b : -1, s ? s - b : -1) << "cut " << cut << " of: " << in;
+    }
+  }
+  // The full run ends exactly at its last '}'.
+  const char* b = run.data();
+  EXPECT_EQ(import::scan_events(b, b + run.size()), b + run.size());
 }
 
 }  // namespace
