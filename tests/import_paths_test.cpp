@@ -297,3 +297,136 @@ TEST(EventScanner, VectorizedMatchesScalarAtEveryCut) {
 
 }  // namespace
 }  // namespace mlprof
+
+namespace mlprof {
+namespace {
+
+ImportOptions simdjson_only() {
+  ImportOptions o = serial();
+  o.fast_path = false;
+  return o;
+}
+
+TEST(FastPath, RealTracesGiveTheSimdjsonTrace) {
+  for (const std::string& f : real_traces()) {
+    SCOPED_TRACE(f);
+    auto slow = load_trace(f, simdjson_only());
+    ASSERT_TRUE(slow.is_ok()) << slow.error();
+    auto fast = load_trace(f, serial());
+    ASSERT_TRUE(fast.is_ok()) << fast.error();
+    expect_same(*slow, *fast);
+  }
+}
+
+// Values where a reader could go wrong: each event is read by the fast path or handed to
+// simdjson, and the Trace must not show which.
+TEST(FastPath, TrickyValuesReadAsSimdjsonReadsThem) {
+  std::vector<std::string> values = {"0",
+                                     "-1",
+                                     "123456789012345678",
+                                     "1234567890123456789",
+                                     "12345678901234567890",
+                                     "-9223372036854775808",
+                                     "99999999999999999999999",
+                                     "-0",
+                                     "0.1",
+                                     "-0.0",
+                                     "1.5",
+                                     "2.2250738585072014e-308",
+                                     "1e5",
+                                     "1E+2",
+                                     "4.9e-324",
+                                     "1.7976931348623157e308",
+                                     "123.456789012345678901",
+                                     "true",
+                                     "false",
+                                     "null",
+                                     "\"plain\"",
+                                     "\"q\\\"uote\"",
+                                     "\"caf\xc3\xa9\"",
+                                     "\"\\u00e9\"",
+                                     "\"tab\\t\"",
+                                     "[1, [2, 3] ]",
+                                     "[ ]",
+                                     "{ }",
+                                     "{\"a\": [1, {\"b\": null}], \"c\": \"d\"}",
+                                     "[\"x\\\\\", 1e3]",
+                                     "[1,2]   ",
+                                     "{\"k\":\"\xe2\x82\xac\"}"};
+  std::ostringstream o;
+  o << "[";
+  int i = 0;
+  for (const std::string& v : values) {
+    if (i) o << ",\n";
+    o << "{\"ph\":\"X\",\"name\":\"op" << i << "\",\"pid\":1,\"tid\":1,\"ts\":" << i * 10
+      << ",\"dur\":5,\"args\":{\"v\": " << v << " , \"n\":" << i << "}, \"extra\":" << v << "}";
+    ++i;
+  }
+  // Field forms: string pids, hex ids, string timestamps, null args, duplicate keys, spaces.
+  o << R"(,
+{"ph":"X","name":"p","pid":"CPU functions","tid":"stream 7","ts":"1000.5","dur":2,"args":null},
+{ "ph" : "i" , "name" : "i" , "pid" : 2 , "tid" : 3 , "ts" : 7.25 , "s" : "p" },
+{"ph":"s","cat":"ac2g","id":"0x1f","pid":1,"tid":1,"ts":11},
+{"ph":"f","bp":"e","cat":"ac2g","id":31,"pid":1,"tid":1,"ts":12},
+{"ph":"X","name":"dup","name":"dup2","pid":1,"tid":1,"ts":20,"dur":1,"args":{"a":1},"args":{"b":2}},
+{"ph":"X","name":"n\u0041me","pid":1,"tid":1,"ts":30,"dur":1},
+{"ph":"X","name":"float pid","pid":1.0,"tid":1,"ts":40,"dur":1},
+{"ph":"X","name":"id2","id2":{"local":"0x5"},"pid":1,"tid":1,"ts":50,"dur":1}
+])";
+  std::string json = o.str();
+  auto slow = import_chrome_json_buffer(json, "tricky.json", simdjson_only());
+  ASSERT_TRUE(slow.is_ok()) << slow.error();
+  auto fast = import_chrome_json_buffer(json, "tricky.json", serial());
+  ASSERT_TRUE(fast.is_ok()) << fast.error();
+  expect_same(*slow, *fast);
+  EXPECT_EQ(slow->slices.size(), values.size() + 5);
+}
+
+TEST(FastPath, BadFieldsGetTheSameMessage) {
+  std::vector<std::string> bad = {
+      R"({"name":"a","pid":1,"tid":1,"ts":1,"dur":1})",                    // no ph
+      R"({"ph":"X","name":"a","pid":1,"tid":1,"dur":1})",                  // no ts
+      R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":1})",                   // X without dur
+      R"({"ph":"X","name":7,"pid":1,"tid":1,"ts":1,"dur":1})",             // name not a string
+      R"({"ph":"X","name":"a","pid":[1],"tid":1,"ts":1,"dur":1})",         // pid an array
+      R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":"soon","dur":1})",      // ts not a number
+      R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":3})",  // args not an object
+      R"({"ph":"","name":"a","pid":1,"tid":1,"ts":1,"dur":1})",            // empty ph
+      R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"a":tru}})",  // bad literal
+  };
+  for (const std::string& ev : bad) {
+    std::string json =
+        "[{\"ph\":\"X\",\"name\":\"ok\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1},\n" + ev + "]";
+    auto slow = import_chrome_json_buffer(json, "bad.json", simdjson_only());
+    auto fast = import_chrome_json_buffer(json, "bad.json", serial());
+    ASSERT_FALSE(slow.is_ok()) << ev;
+    ASSERT_FALSE(fast.is_ok()) << ev;
+    EXPECT_EQ(slow.error(), fast.error()) << ev;
+  }
+}
+
+}  // namespace
+}  // namespace mlprof
+
+namespace mlprof {
+namespace {
+
+// Found by the differential fuzzer: a bad event, then one whose string never closes.
+TEST(ParallelImport, ParseErrorBeforeTruncation) {
+  std::string json =
+      R"({"traceEvents":[{"ph":"B","name":"a","pid":!,"tid":1,"ts":1},{"ph":"E","pithon_functi1,"ts":2}]})";
+  auto one = import_chrome_json_buffer(json, "f.json", serial());
+  auto fast = import_chrome_json_buffer(json, "f.json", serial());
+  ImportOptions o = serial();
+  o.fast_path = false;
+  auto slow = import_chrome_json_buffer(json, "f.json", o);
+  auto split = import_chrome_json_buffer(json, "f.json", parallel(2, 512));
+  ASSERT_FALSE(fast.is_ok());
+  ASSERT_FALSE(slow.is_ok());
+  ASSERT_FALSE(split.is_ok());
+  EXPECT_EQ(fast.error(), split.error());
+  EXPECT_EQ(fast.error(), slow.error());
+}
+
+}  // namespace
+}  // namespace mlprof

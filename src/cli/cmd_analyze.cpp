@@ -1,5 +1,8 @@
 // `mlprof analyze PATH`: every analysis of one trace (or of the slowest rank of a directory of
 // rank traces, plus the ranks view), rendered as one text report or one JSON object.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <iostream>
@@ -181,7 +184,13 @@ MLPROF_REGISTER_COMMAND(
           if (!single) return kExitBadInput;
           trace = &*single;
         }
+        auto t0 = std::chrono::steady_clock::now();
         Analysis r = analyze_all(*trace, *a, is_dir ? &ranks : nullptr);
+        if (std::getenv("MLPROF_TIMING"))
+          std::fprintf(
+              stderr, "analyze: %.1f ms\n",
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                  .count());
         if (a->json) {
           JsonWriter w(true);
           w.begin_object();

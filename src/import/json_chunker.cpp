@@ -283,7 +283,10 @@ bool JsonChunker::emit_events(const std::function<bool(Chunk&&)>& sink) {
 
 bool JsonChunker::refill(const std::function<bool(Chunk&&)>& sink, Status* error) {
   if (ev_begin_ != SIZE_MAX) {
-    if (!emit_events(sink)) return false;
+    if (!emit_events(sink)) {
+      sink_stopped_ = true;  // the consumer gave up (its error stands): not an end of input
+      return false;
+    }
   } else if (pos_ > 0) {
     std::memmove(buf_->data(), buf_->data() + pos_, len_ - pos_);
     buf_offset_ += pos_;
@@ -444,6 +447,7 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
     // The step needs more input than the buffer holds.
     Status err;
     if (!refill(sink, &err)) {
+      if (sink_stopped_) return;
       if (!err.is_ok()) return error_out(err);
       if (st == State::kDone) {
         if (!bare && !saw_events)

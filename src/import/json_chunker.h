@@ -119,6 +119,7 @@ class JsonChunker {
   size_t len_ = 0, pos_ = 0;
   uint64_t buf_offset_ = 0;  // absolute offset of buf_->data()[0]
   size_t ev_begin_ = SIZE_MAX, ev_end_ = 0;
+  bool sink_stopped_ = false;
 };
 
 // Finds the end of the JSON value starting at p (p < end, p at the value's first byte).

@@ -1,20 +1,43 @@
 // libFuzzer target for the trace importer: any bytes (JSON, gzip, garbage) must give a Trace or
-// a one-line error, never a crash, a hang or unbounded memory.
+// a one-line error, never a crash, a hang or unbounded memory. Differential too: the fast path,
+// simdjson alone, and parsers on alternate (tiny) chunks must agree on every input.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "mlprof/import.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+mlprof::Result<mlprof::Trace> load(std::string_view in, bool fast, unsigned parsers) {
   mlprof::ImportOptions options;
-  options.threads = 1;  // deterministic for the fuzzer
-  auto r = mlprof::import_chrome_json_buffer(
-      std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json", options);
-  if (!r) {
-    // Errors are one line.
-    for (char c : r.error())
+  options.threads = parsers > 1 ? parsers + 1 : 1;
+  options.parse_threads = parsers;
+  options.fast_path = fast;
+  options.chunk_bytes = parsers > 1 ? 512 : 0;
+  return mlprof::import_chrome_json_buffer(in, "fuzz.json", options);
+}
+
+bool same(const mlprof::Trace& a, const mlprof::Trace& b) {
+  return a.slices.size() == b.slices.size() && a.instants.size() == b.instants.size() &&
+         a.counters.size() == b.counters.size() && a.flows.size() == b.flows.size() &&
+         a.memory.size() == b.memory.size() && a.args.size() == b.args.size() &&
+         a.strings.size() == b.strings.size() && a.tracks.size() == b.tracks.size() &&
+         a.slices.ts == b.slices.ts && a.slices.dur == b.slices.dur &&
+         a.slices.name == b.slices.name && a.meta.skipped_events == b.meta.skipped_events;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  auto fast = load(in, true, 1);
+  if (!fast) {
+    for (char c : fast.error())  // errors are one line
       if (c == '\n') __builtin_trap();
   }
+  auto slow = load(in, false, 1);
+  auto split = load(in, true, 2);
+  if (fast.is_ok() != slow.is_ok() || fast.is_ok() != split.is_ok()) __builtin_trap();
+  if (fast.is_ok() && (!same(*fast, *slow) || !same(*fast, *split))) __builtin_trap();
+  if (!fast.is_ok() && fast.error() != split.error()) __builtin_trap();
   return 0;
 }
