@@ -1,57 +1,99 @@
 #include "mlprof/analyze/heap.h"
 
 #include <algorithm>
+#include <deque>
 #include <numeric>
 #include <unordered_map>
-#include <unordered_set>
+
+#include "analyze/addr_map.h"
 
 namespace mlprof {
 
 namespace {
 
-struct BlockKey {
-  uint64_t addr;
-  uint32_t process;
-  int16_t device;
-  bool operator==(const BlockKey& o) const {
-    return addr == o.addr && process == o.process && device == o.device;
-  }
-};
-
-struct BlockKeyHash {
-  size_t operator()(const BlockKey& k) const {
-    uint64_t h = k.addr * 0x9e3779b97f4a7c15ull;
-    h ^= (uint64_t{k.process} << 16 | static_cast<uint16_t>(k.device)) * 0xff51afd7ed558ccdull;
-    return h ^ (h >> 29);
-  }
-};
-
+// Live blocks are keyed by (process, device, address): one flat address map per (process,
+// device), found through a one-entry cache (consecutive events mostly share both).
 struct Block {
   int64_t bytes;
   int64_t ts;
   uint32_t stack;
+  uint32_t pos;  // position of its allocation in time order
 };
 
-using LiveMap = std::unordered_map<BlockKey, Block, BlockKeyHash>;
+class LiveBlocks {
+ public:
+  analyze_detail::AddrMap<Block>& map(uint32_t process, int16_t device) {
+    uint64_t key = uint64_t{process} << 16 | static_cast<uint16_t>(device);
+    if (key == last_key_ && last_ != nullptr) return *last_;
+    auto [it, fresh] = index_.try_emplace(key, maps_.size());
+    if (fresh) maps_.emplace_back(process, analyze_detail::AddrMap<Block>());
+    last_key_ = key;
+    last_ = &maps_[it->second].second;
+    return *last_;
+  }
+  // fn(process, block) for every live block.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (const auto& [process, m] : maps_)
+      m.for_each([&](uint64_t, const Block& b) { fn(process, b); });
+  }
+
+ private:
+  std::deque<std::pair<uint32_t, analyze_detail::AddrMap<Block>>> maps_;  // stable addresses
+  std::unordered_map<uint64_t, size_t> index_;
+  uint64_t last_key_ = 0;
+  analyze_detail::AddrMap<Block>* last_ = nullptr;
+};
 
 struct StackAgg {
   uint64_t bytes = 0, count = 0;
-  std::unordered_set<int64_t> pids;
+  std::vector<int64_t> pids;  // distinct; a block's process is nearly always the last one seen
+  void add(uint64_t b, int64_t pid) {
+    bytes += b;
+    ++count;
+    if (pids.empty() || pids.back() != pid) {
+      if (std::find(pids.begin(), pids.end(), pid) == pids.end()) pids.push_back(pid);
+    }
+  }
 };
 
-std::vector<HeapStack> top_stacks(const Trace& t, std::unordered_map<uint32_t, StackAgg>& agg,
-                                  const HeapOptions& o, bool by_count) {
+// Per-stack totals: dense by stack id (ids are below the stack table's size), a map otherwise.
+class StackAggs {
+ public:
+  explicit StackAggs(size_t stacks) : dense_(stacks) {}
+  StackAgg& operator[](uint32_t stack) {
+    if (stack < dense_.size()) return dense_[stack];
+    return sparse_[stack];
+  }
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (uint32_t s = 0; s < dense_.size(); ++s)
+      if (dense_[s].count > 0) fn(s, dense_[s]);
+    for (const auto& [s, a] : sparse_) fn(s, a);
+  }
+  size_t size() const {
+    size_t n = sparse_.size();
+    for (const StackAgg& a : dense_) n += a.count > 0;
+    return n;
+  }
+
+ private:
+  std::vector<StackAgg> dense_;
+  std::unordered_map<uint32_t, StackAgg> sparse_;
+};
+
+std::vector<HeapStack> top_stacks(const Trace& t, const StackAggs& agg, const HeapOptions& o,
+                                  bool by_count) {
   std::vector<HeapStack> out;
-  out.reserve(agg.size());
-  for (auto& [stack, a] : agg) {
+  agg.for_each([&](uint32_t stack, const StackAgg& a) {
     HeapStack s;
     s.stack = stack;
     s.bytes = a.bytes;
     s.count = a.count;
-    s.pids.assign(a.pids.begin(), a.pids.end());
+    s.pids = a.pids;
     std::sort(s.pids.begin(), s.pids.end());
     out.push_back(std::move(s));
-  }
+  });
   std::sort(out.begin(), out.end(), [&](const HeapStack& a, const HeapStack& b) {
     uint64_t ka = by_count ? a.count : a.bytes, kb = by_count ? b.count : b.bytes;
     if (ka != kb) return ka > kb;
@@ -66,15 +108,6 @@ std::vector<HeapStack> top_stacks(const Trace& t, std::unordered_map<uint32_t, S
       s.frames.emplace_back(t.str(st.frames[st.frames_begin[s.stack] + i]));
   }
   return out;
-}
-
-void add_live(std::unordered_map<uint32_t, StackAgg>& agg, const LiveMap& live, const Trace& t) {
-  for (const auto& [key, b] : live) {
-    StackAgg& a = agg[b.stack];
-    a.bytes += static_cast<uint64_t>(b.bytes);
-    ++a.count;
-    a.pids.insert(t.processes[key.process].pid);
-  }
 }
 
 }  // namespace
@@ -110,25 +143,28 @@ HeapResult analyze_heap(const Trace& t, const HeapOptions& o) {
     return std::min(k, nb - 1);
   };
 
-  auto key_of = [&](uint32_t i) {
-    return BlockKey{m.addr[i], t.tracks[m.track[i]].process, m.device_id[i]};
-  };
-  // Pass 1: totals, peak position, temporaries, rate; what stays live is the leak set.
-  LiveMap live;
-  std::unordered_set<uint32_t> processes;
-  std::unordered_map<uint32_t, StackAgg> temp_agg;
+  // One pass: totals, peak position, temporaries, rate; what stays live is the leak set. Each
+  // allocation's end (its free, or the allocation that replaced it) is noted, so the blocks live
+  // at the peak are found afterwards by a scan instead of a second replay.
+  LiveBlocks live;
+  std::vector<uint32_t> end_pos(order.size(), UINT32_MAX);
+  std::vector<uint8_t> process_seen(t.processes.size(), 0);
+  const size_t nstacks = t.stacks.frames_begin.size();
+  StackAggs temp_agg(nstacks);
   int64_t total = 0;
   size_t peak_pos = SIZE_MAX;
   for (size_t pos = 0; pos < order.size(); ++pos) {
     uint32_t i = order[pos];
-    BlockKey key = key_of(i);
-    processes.insert(key.process);
+    uint32_t process = t.tracks[m.track[i]].process;
+    process_seen[process] = 1;
     HeapRateBucket& bucket = r.rate[bucket_of(m.ts[i])];
     if (m.bytes[i] > 0) {
-      auto [it, fresh] = live.try_emplace(key, Block{m.bytes[i], m.ts[i], m.stack[i]});
+      Block blk{m.bytes[i], m.ts[i], m.stack[i], static_cast<uint32_t>(pos)};
+      auto [b, fresh] = live.map(process, m.device_id[i]).try_emplace(m.addr[i], blk);
       if (!fresh) {  // the free was not recorded: the old block is gone
-        total -= it->second.bytes;
-        it->second = Block{m.bytes[i], m.ts[i], m.stack[i]};
+        total -= b->bytes;
+        end_pos[b->pos] = static_cast<uint32_t>(pos);
+        *b = blk;
       }
       total += m.bytes[i];
       ++r.allocations;
@@ -140,23 +176,20 @@ HeapResult analyze_heap(const Trace& t, const HeapOptions& o) {
         peak_pos = pos;
       }
     } else if (m.bytes[i] < 0) {
-      auto it = live.find(key);
-      if (it == live.end()) {
+      Block blk;
+      if (!live.map(process, m.device_id[i]).erase(m.addr[i], &blk)) {
         ++r.unmatched_frees;
         continue;
       }
+      end_pos[blk.pos] = static_cast<uint32_t>(pos);
       ++r.frees;
       ++bucket.frees;
-      if (m.ts[i] - it->second.ts <= o.temporary_ns) {
+      if (m.ts[i] - blk.ts <= o.temporary_ns) {
         ++r.temporary_blocks;
-        r.temporary_bytes += static_cast<uint64_t>(it->second.bytes);
-        StackAgg& a = temp_agg[it->second.stack];
-        a.bytes += static_cast<uint64_t>(it->second.bytes);
-        ++a.count;
-        a.pids.insert(t.processes[key.process].pid);
+        r.temporary_bytes += static_cast<uint64_t>(blk.bytes);
+        temp_agg[blk.stack].add(static_cast<uint64_t>(blk.bytes), t.processes[process].pid);
       }
-      total -= it->second.bytes;
-      live.erase(it);
+      total -= blk.bytes;
     }
     bucket.heap_bytes_end = total;
   }
@@ -164,36 +197,31 @@ HeapResult analyze_heap(const Trace& t, const HeapOptions& o) {
   for (size_t k = 1; k < nb; ++k)
     if (r.rate[k].allocations == 0 && r.rate[k].frees == 0)
       r.rate[k].heap_bytes_end = r.rate[k - 1].heap_bytes_end;
-  r.processes = processes.size();
+  for (uint8_t seen : process_seen) r.processes += seen;
   if (r.span_ns > 0) r.allocations_per_second = r.allocations * 1e9 / r.span_ns;
 
-  std::unordered_map<uint32_t, StackAgg> leak_agg;
-  add_live(leak_agg, live, t);
-  r.leak_stacks = leak_agg.size();
-  for (const auto& [key, b] : live) {
+  StackAggs leak_agg(nstacks);
+  live.for_each([&](uint32_t process, const Block& b) {
+    leak_agg[b.stack].add(static_cast<uint64_t>(b.bytes), t.processes[process].pid);
     r.leaked_bytes += static_cast<uint64_t>(b.bytes);
     ++r.leaked_blocks;
-  }
+  });
+  r.leak_stacks = leak_agg.size();
   r.leaks = top_stacks(t, leak_agg, o, false);
   r.temporaries = top_stacks(t, temp_agg, o, true);
 
-  // Pass 2: replay up to the peak to see who held it.
+  // Who held the peak: allocations up to it that had not ended by then.
   if (peak_pos != SIZE_MAX) {
-    live.clear();
+    StackAggs peak_agg(nstacks);
     for (size_t pos = 0; pos <= peak_pos; ++pos) {
       uint32_t i = order[pos];
-      BlockKey key = key_of(i);
-      if (m.bytes[i] > 0) {
-        live[key] = Block{m.bytes[i], m.ts[i], m.stack[i]};
-      } else if (m.bytes[i] < 0) {
-        live.erase(key);
-      }
+      if (m.bytes[i] <= 0 || end_pos[pos] <= peak_pos) continue;
+      peak_agg[m.stack[i]].add(static_cast<uint64_t>(m.bytes[i]),
+                               t.processes[t.tracks[m.track[i]].process].pid);
+      ++r.peak_blocks;
     }
     r.peak_ts_ns = m.ts[order[peak_pos]];
     r.peak_offset_ns = r.peak_ts_ns - first;
-    r.peak_blocks = live.size();
-    std::unordered_map<uint32_t, StackAgg> peak_agg;
-    add_live(peak_agg, live, t);
     r.peak_stacks = top_stacks(t, peak_agg, o, false);
   }
   return r;

@@ -21,8 +21,8 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
   if (!r.has_memory || steps.steps.empty()) return r;
 
   std::vector<uint32_t> order = analyze_detail::memory_time_order(trace);
-  std::vector<int64_t> totals = memory_allocated_totals(trace);
-  std::vector<uint8_t> freed = analyze_detail::pair_allocations(trace);
+  std::vector<int64_t> totals = analyze_detail::allocated_totals(trace, order);
+  std::vector<uint8_t> freed = analyze_detail::pair_allocations(trace, order);
 
   // Boundary samples: per device, the allocated total after the last event at or before each
   // step's end (a step with no earlier event on that device gives no sample).

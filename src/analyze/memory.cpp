@@ -20,18 +20,7 @@ std::string memory_device_label(int8_t device_type, int16_t device_id) {
 }
 
 std::vector<int64_t> memory_allocated_totals(const Trace& trace) {
-  const MemoryTable& m = trace.memory;
-  std::vector<int64_t> out(m.size(), 0);
-  std::vector<uint32_t> order = analyze_detail::memory_time_order(trace);
-  // Running sum per device for events without a recorded total.
-  std::unordered_map<int32_t, int64_t> running;
-  for (uint32_t i : order) {
-    int32_t dev = analyze_detail::device_key(m.device_type[i], m.device_id[i]);
-    int64_t& run = running[dev];
-    run += m.bytes[i];
-    out[i] = m.total_allocated[i] >= 0 ? m.total_allocated[i] : run;
-  }
-  return out;
+  return analyze_detail::allocated_totals(trace, analyze_detail::memory_time_order(trace));
 }
 
 namespace {
@@ -62,16 +51,17 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
   r.events = m.size();
   if (m.size() == 0) return r;
   std::vector<uint32_t> order = analyze_detail::memory_time_order(trace);
-  std::vector<uint8_t> freed = analyze_detail::pair_allocations(trace);  // 1 = alloc later freed
+  std::vector<uint8_t> freed = analyze_detail::pair_allocations(trace, order);  // 1 = freed later
 
+  // Events per device in time order; with one device (the usual case) that is `order` itself.
   std::unordered_map<int32_t, size_t> dev_index;
-  struct DevState {
-    int64_t running = 0;
-    std::vector<uint32_t> events;  // time order
-  };
-  std::vector<DevState> state;
+  std::vector<std::vector<uint32_t>> dev_events;
+  int32_t last_key = INT32_MIN;
+  size_t last_dev = 0;
   for (uint32_t i : order) {
     int32_t key = analyze_detail::device_key(m.device_type[i], m.device_id[i]);
+    if (key == last_key) continue;
+    last_key = key;
     auto [it, inserted] = dev_index.emplace(key, r.devices.size());
     if (inserted) {
       DeviceMemory d;
@@ -79,15 +69,25 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
       d.device_type = m.device_type[i];
       d.device_id = m.device_id[i];
       r.devices.push_back(std::move(d));
-      state.emplace_back();
     }
-    state[it->second].events.push_back(i);
+  }
+  if (r.devices.size() > 1) {
+    dev_events.resize(r.devices.size());
+    last_key = INT32_MIN;
+    for (uint32_t i : order) {
+      int32_t key = analyze_detail::device_key(m.device_type[i], m.device_id[i]);
+      if (key != last_key) last_dev = dev_index[key], last_key = key;
+      dev_events[last_dev].push_back(i);
+    }
   }
 
   // Per-op rows, keyed by the innermost slice's name id (-1 = no op).
   std::unordered_map<int64_t, size_t> op_index;
   std::vector<OpMemory> ops;
+  int32_t cached_slice = INT32_MIN;  // consecutive events mostly share their slice
+  size_t cached_row = 0;
   auto op_row = [&](int32_t slice) -> OpMemory& {
+    if (slice == cached_slice) return ops[cached_row];
     int64_t key =
         slice < 0 ? -1 : static_cast<int64_t>(trace.slices.name[static_cast<size_t>(slice)]);
     auto [it, inserted] = op_index.emplace(key, ops.size());
@@ -96,19 +96,35 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
       row.op = slice < 0 ? "(no op)" : slice_name(trace, slice);
       ops.push_back(std::move(row));
     }
+    cached_slice = slice;
+    cached_row = it->second;
     return ops[it->second];
   };
 
   for (size_t d = 0; d < r.devices.size(); ++d) {
     DeviceMemory& dm = r.devices[d];
-    const std::vector<uint32_t>& ev = state[d].events;
+    const std::vector<uint32_t>& ev = r.devices.size() > 1 ? dev_events[d] : order;
     dm.events = ev.size();
     int64_t running = 0;
     int32_t peak_event = -1;
     int64_t peak_reserved_alloc = 0;
-    std::vector<MemoryPoint> points;
-    points.reserve(ev.size());
-    std::vector<UnfreedAllocation> unfreed;
+    // The timeline, downsampled as the points come: the time range split into equal buckets,
+    // each keeping its highest point, so the peak always survives; the last point is kept so
+    // the curve ends where memory ends. Few enough points are all kept.
+    size_t n_out = options.timeline_points;
+    bool keep_all = ev.size() <= n_out;
+    int64_t t0 = ev.empty() ? 0 : m.ts[ev.front()], t1 = ev.empty() ? 0 : m.ts[ev.back()];
+    double width = n_out > 0 ? static_cast<double>(t1 - t0 + 1) / static_cast<double>(n_out - 1)
+                             : 1.0;  // n_out 1: infinite, one bucket
+    size_t bucket = SIZE_MAX;
+    MemoryPoint last_point;
+    struct Unfreed {
+      int64_t ts_ns;
+      uint64_t addr;
+      int64_t bytes;
+      int32_t slice;
+    };
+    std::vector<Unfreed> unfreed;
     for (uint32_t i : ev) {
       int64_t b = m.bytes[i];
       running += b;
@@ -137,7 +153,20 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
         peak_event = static_cast<int32_t>(i);
       }
       dm.final_allocated = p.allocated;
-      points.push_back(p);
+      if (n_out > 0) {
+        if (keep_all) {
+          dm.timeline.push_back(p);
+        } else {
+          size_t bk = static_cast<size_t>(static_cast<double>(p.ts_ns - t0) / width);
+          if (bk != bucket || dm.timeline.empty()) {
+            dm.timeline.push_back(p);
+            bucket = bk;
+          } else if (p.allocated > dm.timeline.back().allocated) {
+            dm.timeline.back() = p;
+          }
+        }
+        last_point = p;
+      }
       OpMemory& row = op_row(m.slice[i]);
       if (b > 0) {
         ++dm.allocs;
@@ -150,7 +179,7 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
           dm.unfreed_bytes += b;
           ++row.unfreed_count;
           row.unfreed_bytes += b;
-          unfreed.push_back({m.ts[i], m.addr[i], b, slice_name(trace, m.slice[i])});
+          unfreed.push_back({m.ts[i], m.addr[i], b, m.slice[i]});
         }
       } else if (b < 0) {
         ++dm.frees;
@@ -159,6 +188,8 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
         row.bytes_freed += -b;
       }
     }
+    if (n_out > 0 && !keep_all && dm.timeline.back().ts_ns != last_point.ts_ns)
+      dm.timeline.push_back(last_point);
     if (!dm.has_reserved) dm.peak_reserved = dm.final_reserved = -1;
     if (dm.has_reserved && dm.peak_reserved > 0)
       dm.fragmentation_at_peak_reserved =
@@ -167,32 +198,15 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
       dm.peak_op = slice_name(trace, m.slice[static_cast<size_t>(peak_event)]);
       dm.peak_context = slice_context(trace, m.slice[static_cast<size_t>(peak_event)]);
     }
-    std::sort(unfreed.begin(), unfreed.end(), [](const auto& a, const auto& b) {
+    // Largest first (earliest among equals); op names only for the rows kept.
+    auto larger = [](const Unfreed& a, const Unfreed& b) {
       return a.bytes != b.bytes ? a.bytes > b.bytes : a.ts_ns < b.ts_ns;
-    });
-    if (unfreed.size() > options.top_unfreed) unfreed.resize(options.top_unfreed);
-    dm.unfreed = std::move(unfreed);
-    // Downsample: split the time range into equal buckets and keep each bucket's highest point,
-    // so the peak always survives; the last point is kept so the curve ends where memory ends.
-    size_t n_out = options.timeline_points;
-    if (n_out == 0 || points.empty()) continue;
-    if (points.size() <= n_out) {
-      dm.timeline = std::move(points);
-      continue;
-    }
-    int64_t t0 = points.front().ts_ns, t1 = points.back().ts_ns;
-    double width = static_cast<double>(t1 - t0 + 1) / static_cast<double>(n_out - 1);
-    size_t bucket = SIZE_MAX;
-    for (const MemoryPoint& p : points) {
-      size_t b = static_cast<size_t>(static_cast<double>(p.ts_ns - t0) / width);
-      if (b != bucket || dm.timeline.empty()) {
-        dm.timeline.push_back(p);
-        bucket = b;
-      } else if (p.allocated > dm.timeline.back().allocated) {
-        dm.timeline.back() = p;
-      }
-    }
-    if (dm.timeline.back().ts_ns != points.back().ts_ns) dm.timeline.push_back(points.back());
+    };
+    size_t keep = std::min(unfreed.size(), options.top_unfreed);
+    std::partial_sort(unfreed.begin(), unfreed.begin() + keep, unfreed.end(), larger);
+    for (size_t k = 0; k < keep; ++k)
+      dm.unfreed.push_back({unfreed[k].ts_ns, unfreed[k].addr, unfreed[k].bytes,
+                            slice_name(trace, unfreed[k].slice)});
   }
   std::sort(ops.begin(), ops.end(), [](const OpMemory& a, const OpMemory& b) {
     return a.bytes_allocated != b.bytes_allocated ? a.bytes_allocated > b.bytes_allocated

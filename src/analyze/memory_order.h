@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "analyze/addr_map.h"
 #include "mlprof/trace.h"
 
 namespace mlprof::analyze_detail {
@@ -25,36 +26,58 @@ inline std::vector<uint32_t> memory_time_order(const Trace& trace) {
   return order;
 }
 
-// For each allocation event, 1 when a later free of the same (device, address) releases it.
-// One sort by (device, addr, time), then a walk per address: O(n log n), no per-event allocation.
-inline std::vector<uint8_t> pair_allocations(const Trace& trace) {
+// Allocated bytes per memory event (the recorded total, or the running sum per device), given
+// the time order.
+inline std::vector<int64_t> allocated_totals(const Trace& trace,
+                                             const std::vector<uint32_t>& order) {
   const MemoryTable& m = trace.memory;
-  std::vector<uint32_t> idx(m.size());
-  std::iota(idx.begin(), idx.end(), 0u);
-  std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
-    int32_t da = device_key(m.device_type[a], m.device_id[a]);
-    int32_t db = device_key(m.device_type[b], m.device_id[b]);
-    if (da != db) return da < db;
-    if (m.addr[a] != m.addr[b]) return m.addr[a] < m.addr[b];
-    if (m.ts[a] != m.ts[b]) return m.ts[a] < m.ts[b];
-    return a < b;
-  });
+  std::vector<int64_t> out(m.size(), 0);
+  std::vector<std::pair<int32_t, int64_t>> running;  // per device; devices are few
+  size_t cur = SIZE_MAX;
+  for (uint32_t i : order) {
+    int32_t dev = device_key(m.device_type[i], m.device_id[i]);
+    if (cur == SIZE_MAX || running[cur].first != dev) {
+      cur = 0;
+      while (cur < running.size() && running[cur].first != dev) ++cur;
+      if (cur == running.size()) running.emplace_back(dev, 0);
+    }
+    int64_t& run = running[cur].second;
+    run += m.bytes[i];
+    out[i] = m.total_allocated[i] >= 0 ? m.total_allocated[i] : run;
+  }
+  return out;
+}
+
+// For each allocation event, 1 when a later free of the same (device, address) releases it.
+// One walk in time order (ties: input order) with a flat map of the open allocation per
+// address: O(n). A second allocation at an open address replaces it (its free was not seen).
+inline std::vector<uint8_t> pair_allocations(const Trace& trace,
+                                             const std::vector<uint32_t>& order) {
+  const MemoryTable& m = trace.memory;
   std::vector<uint8_t> freed(m.size(), 0);
-  int64_t open = -1;  // the allocation currently live at this address
-  for (size_t k = 0; k < idx.size(); ++k) {
-    uint32_t i = idx[k];
-    bool same_addr = k > 0 && m.addr[idx[k - 1]] == m.addr[i] &&
-                     device_key(m.device_type[idx[k - 1]], m.device_id[idx[k - 1]]) ==
-                         device_key(m.device_type[i], m.device_id[i]);
-    if (!same_addr) open = -1;
+  std::vector<std::pair<int32_t, AddrMap<uint32_t>>> open;  // per device: address -> allocation
+  size_t cur = SIZE_MAX;
+  for (uint32_t i : order) {
+    int32_t dev = device_key(m.device_type[i], m.device_id[i]);
+    if (cur == SIZE_MAX || open[cur].first != dev) {
+      cur = 0;
+      while (cur < open.size() && open[cur].first != dev) ++cur;
+      if (cur == open.size()) open.emplace_back(dev, AddrMap<uint32_t>());
+    }
+    AddrMap<uint32_t>& map = open[cur].second;
     if (m.bytes[i] > 0) {
-      open = i;  // a second alloc without a free in between: the first one's free was not seen
-    } else if (m.bytes[i] < 0 && open >= 0) {
-      freed[static_cast<size_t>(open)] = 1;
-      open = -1;
+      auto [v, fresh] = map.try_emplace(m.addr[i], i);
+      if (!fresh) *v = i;
+    } else if (m.bytes[i] < 0) {
+      uint32_t alloc;
+      if (map.erase(m.addr[i], &alloc)) freed[alloc] = 1;
     }
   }
   return freed;
+}
+
+inline std::vector<uint8_t> pair_allocations(const Trace& trace) {
+  return pair_allocations(trace, memory_time_order(trace));
 }
 
 }  // namespace mlprof::analyze_detail
