@@ -92,6 +92,7 @@ struct StackCacheEntry {
 struct ThreadBuffer {
   uint64_t words[kBufferWords];
   uint32_t count;
+  uint32_t events;  // in words[0, count)
   int64_t tid;
   ThreadBuffer* next;  // all live buffers, for the flush at exit
   StackCacheEntry cache[kCacheSize];
@@ -166,7 +167,7 @@ void flush_stack_definitions_locked() {
 
 void flush_buffer(ThreadBuffer* b) {
   if (b->count == 0) return;
-  EventsHeader eh{b->tid, __rdtsc(), mono_ns(), b->count, 0};
+  EventsHeader eh{b->tid, __rdtsc(), mono_ns(), b->count, b->events};
   ChunkHeader h{kEvents, static_cast<uint32_t>(sizeof(eh) + b->count * sizeof(uint64_t))};
   lock();
   flush_stack_definitions_locked();
@@ -175,6 +176,7 @@ void flush_buffer(ThreadBuffer* b) {
   write_all(b->words, b->count * sizeof(uint64_t));
   unlock();
   b->count = 0;
+  b->events = 0;
 }
 
 void* map_pages(size_t n) {
@@ -243,6 +245,7 @@ ThreadBuffer* acquire_thread_buffer() {
     if (!b) return nullptr;
   }
   b->count = 0;
+  b->events = 0;
   b->tid = static_cast<int64_t>(syscall(SYS_gettid));
   lock();
   b->next = g_buffers;
@@ -276,7 +279,7 @@ void release_thread_buffer(void* arg) {
 
 // Events after this thread's buffer was released (late TLS destructors) are written one by one.
 void write_late_event(const uint64_t* words, uint32_t n) {
-  EventsHeader eh{static_cast<int64_t>(syscall(SYS_gettid)), __rdtsc(), mono_ns(), n, 0};
+  EventsHeader eh{static_cast<int64_t>(syscall(SYS_gettid)), __rdtsc(), mono_ns(), n, 1};
   write_chunk(kEvents, &eh, sizeof(eh), words, n * sizeof(uint64_t));
 }
 
@@ -298,6 +301,7 @@ inline void push_words(ThreadBuffer* b, const uint64_t* w, uint32_t n) {
   if (b->count + n > kBufferWords) flush_buffer(b);
   std::memcpy(b->words + b->count, w, n * sizeof(uint64_t));
   b->count += n;
+  ++b->events;
 }
 
 __attribute__((noinline)) void record_alloc(void* p, size_t size) {
@@ -424,6 +428,7 @@ void after_fork_child() {
   unlock();
   if (t_buffer) {
     t_buffer->count = 0;
+    t_buffer->events = 0;
     t_buffer->tid = static_cast<int64_t>(syscall(SYS_gettid));
     std::memset(t_buffer->cache, 0, sizeof(t_buffer->cache));
     t_buffer->next = nullptr;

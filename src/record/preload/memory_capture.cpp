@@ -1,9 +1,16 @@
 #include "record/preload/memory_capture.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <map>
+#include <thread>
+#include <type_traits>
 
+#include "analyze/addr_map.h"
 #include "record/preload/raw_memory_reader.h"
 #include "record/preload/symbolizer.h"
 
@@ -15,10 +22,202 @@ struct PendingEvent {
   int64_t ts;
   uint64_t addr;
   uint64_t size;
+  uint32_t chunk;  // position in the file, for ties
+  size_t word;
   uint32_t track;
   uint32_t stack;  // trace stack id
   bool is_free;
 };
+
+// One thread's events: its chunks, in file (= time) order, and a cursor with the next event.
+struct ThreadStream {
+  std::vector<uint32_t> chunks;  // indices into RawMemoryFile::event_chunks()
+  uint32_t track = 0;
+  size_t next_chunk = 0;  // into chunks
+  uint32_t chunk = 0;     // the head's chunk and word
+  size_t word = 0, words = 0;
+  RawMemoryEvent head;
+};
+
+uint32_t raw_stack(const std::vector<uint32_t>& stack_map, uint32_t raw) {
+  return raw < stack_map.size() ? stack_map[raw] : 0;
+}
+
+// Faults the memory columns' pages in on the other core while the merge fills them: on the VMs
+// this runs on, the kernel zeroing a fresh page costs more than the merge's work for the rows on
+// it, and the merge is one thread. It works from the end of the reserved rows backwards and stops
+// where the writer has got to (populating keeps what is already written, so overlap is harmless).
+class Prefaulter {
+ public:
+  struct Column {
+    const void* data;  // the column's reserved storage (capacity >= rows)
+    size_t elem;       // bytes per row
+  };
+  Prefaulter(std::vector<Column> columns, size_t begin_row, size_t end_row,
+             const std::atomic<size_t>& written)
+      : columns_(std::move(columns)), begin_(begin_row), end_(end_row), written_(written) {
+    size_t bytes = 0;
+    for (const Column& c : columns_) bytes += (end_ - begin_) * c.elem;
+    if (bytes >= kMinBytes && std::thread::hardware_concurrency() > 1)
+      thread_ = std::thread([this] { run(); });
+  }
+  ~Prefaulter() {
+    stop_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  static constexpr size_t kMinBytes = 64u << 20;
+  static constexpr size_t kStepRows = 256 * 1024;  // 2 MiB of an 8-byte column
+
+  void run() {
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    for (size_t hi = end_; hi > begin_ && !stop_.load(std::memory_order_relaxed);) {
+      size_t lo = hi - std::min(kStepRows, hi - begin_);
+      if (lo < written_.load(std::memory_order_relaxed) + kStepRows) return;  // caught up
+      for (const Column& c : columns_) {
+        uintptr_t a = reinterpret_cast<uintptr_t>(c.data) + lo * c.elem;
+        uintptr_t b = reinterpret_cast<uintptr_t>(c.data) + hi * c.elem;
+        a &= ~(page - 1);
+        if (::madvise(reinterpret_cast<void*>(a), b - a, MADV_POPULATE_WRITE) != 0) return;
+      }
+      hi = lo;
+    }
+#endif
+  }
+
+  std::vector<Column> columns_;
+  size_t begin_, end_;
+  const std::atomic<size_t>& written_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// Allocations and frees in time order -> memory rows: a free gets its block's size and stack,
+// the running total is the process's live heap.
+class Replay {
+ public:
+  Replay(TraceBuilder& b, MemoryCaptureStats& stats, std::atomic<size_t>& rows_written)
+      : b_(b),
+        stats_(stats),
+        start_rows_(b.trace().memory.size()),
+        saved_(stats),
+        rows_written_(rows_written) {}
+  ~Replay() { rows_written_.store(b_.trace().memory.size(), std::memory_order_relaxed); }
+
+  void event(uint32_t track, int64_t ts, uint64_t addr, uint64_t size, uint32_t stack,
+             bool is_free) {
+    if ((++events_ & 0xffff) == 0)  // tells the prefaulter where the writes are
+      rows_written_.store(b_.trace().memory.size(), std::memory_order_relaxed);
+    if (is_free) {
+      Live gone;
+      if (!live_.erase(addr, &gone)) {
+        ++stats_.unmatched_frees;
+        return;
+      }
+      total_ -= static_cast<int64_t>(gone.size);
+      b_.add_memory(track, ts, addr, -static_cast<int64_t>(gone.size), DeviceType::kCpu, -1, total_,
+                    -1, gone.stack);
+      ++stats_.frees;
+    } else {
+      auto [v, fresh] = live_.try_emplace(addr, Live{size, stack});
+      if (!fresh) {  // a free we did not see (raced with realloc): the old block is gone
+        total_ -= static_cast<int64_t>(v->size);
+        *v = Live{size, stack};
+      }
+      total_ += static_cast<int64_t>(size);
+      b_.add_memory(track, ts, addr, static_cast<int64_t>(size), DeviceType::kCpu, -1, total_, -1,
+                    stack);
+      ++stats_.allocations;
+    }
+  }
+
+  // Forgets every row and count since construction.
+  void rollback() {
+    MemoryTable& m = b_.trace().memory;
+    size_t n = start_rows_;
+    m.ts.resize(n), m.track.resize(n), m.addr.resize(n), m.bytes.resize(n);
+    m.device_type.resize(n), m.device_id.resize(n), m.total_allocated.resize(n);
+    m.total_reserved.resize(n), m.stack.resize(n);
+    stats_.allocations = saved_.allocations;
+    stats_.frees = saved_.frees;
+    stats_.unmatched_frees = saved_.unmatched_frees;
+    live_.clear();
+    total_ = 0;
+  }
+
+ private:
+  struct Live {
+    uint64_t size;
+    uint32_t stack;
+  };
+  TraceBuilder& b_;
+  MemoryCaptureStats& stats_;
+  size_t start_rows_;
+  MemoryCaptureStats saved_;
+  std::atomic<size_t>& rows_written_;
+  uint64_t events_ = 0;
+  analyze_detail::AddrMap<Live> live_;
+  int64_t total_ = 0;
+};
+
+// Loads the stream's next event into head; false at its end.
+bool advance(const RawMemoryFile& f, ThreadStream& s) {
+  const auto& chunks = f.event_chunks();
+  for (;;) {
+    if (s.words != 0) {
+      s.word += s.words;
+      s.words = f.decode(chunks[s.chunk], s.word, s.head);
+      if (s.words != 0) return true;
+    }
+    if (s.next_chunk >= s.chunks.size()) return false;
+    s.chunk = s.chunks[s.next_chunk++];
+    s.word = 0;
+    s.words = f.decode(chunks[s.chunk], 0, s.head);
+    if (s.words != 0) return true;
+  }
+}
+
+// K-way merge of the threads' streams by (time, file position) into the replay. Returns false,
+// having replayed a prefix, when a stream is not in time order.
+bool merge_streams(const RawMemoryFile& f, std::vector<ThreadStream>& streams,
+                   const std::vector<uint32_t>& stack_map, Replay& replay, int64_t& last_ts) {
+  auto before = [&](uint32_t a, uint32_t b) {  // stream a's head comes first
+    const ThreadStream &x = streams[a], &y = streams[b];
+    if (x.head.ts_ns != y.head.ts_ns) return x.head.ts_ns < y.head.ts_ns;
+    return x.chunk != y.chunk ? x.chunk < y.chunk : x.word < y.word;
+  };
+  std::vector<uint32_t> heap;  // a min-heap of stream indices by head
+  auto sift_down = [&](size_t i) {
+    for (;;) {
+      size_t l = 2 * i + 1, m = i;
+      if (l < heap.size() && before(heap[l], heap[m])) m = l;
+      if (l + 1 < heap.size() && before(heap[l + 1], heap[m])) m = l + 1;
+      if (m == i) return;
+      std::swap(heap[i], heap[m]);
+      i = m;
+    }
+  };
+  for (uint32_t s = 0; s < streams.size(); ++s)
+    if (advance(f, streams[s])) heap.push_back(s);
+  for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+  while (!heap.empty()) {
+    ThreadStream& s = streams[heap[0]];
+    const RawMemoryEvent& e = s.head;
+    int64_t ts = e.ts_ns;
+    last_ts = std::max(last_ts, ts);
+    replay.event(s.track, ts, e.addr, e.size, raw_stack(stack_map, e.stack), e.is_free);
+    if (!advance(f, s)) {
+      heap[0] = heap.back();
+      heap.pop_back();
+    } else if (s.head.ts_ns < ts) {
+      return false;
+    }
+    if (!heap.empty()) sift_down(0);
+  }
+  return true;
+}
 
 std::string base_name(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -59,17 +258,23 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
   for (const auto& f : files)
     if (!f.maps().empty()) by_pid[f.pid()] = &f;
 
-  // Every event becomes a row: size the columns once instead of growing them by doubling
-  // (fresh pages for copies dominated post-processing of big captures).
-  {
-    size_t words = 0;
-    for (const auto& f : files) words += f.event_words();
-    MemoryTable& m = b.trace().memory;
-    size_t n = m.size() + words * 2 / 5;  // an alloc is 3 words, a free 2
-    m.ts.reserve(n), m.track.reserve(n), m.addr.reserve(n), m.bytes.reserve(n);
-    m.device_type.reserve(n), m.device_id.reserve(n), m.total_allocated.reserve(n);
-    m.total_reserved.reserve(n), m.stack.reserve(n);
-  }
+  // Every event becomes a row (less the frees of blocks never seen): size the columns once
+  // instead of growing them by doubling, and fault their pages in on the other core meanwhile
+  // (fresh pages dominated post-processing of big captures).
+  MemoryTable& m = b.trace().memory;
+  size_t first_row = m.size(), rows = first_row;
+  for (const auto& f : files) rows += f.event_count();
+  m.ts.reserve(rows), m.track.reserve(rows), m.addr.reserve(rows), m.bytes.reserve(rows);
+  m.device_type.reserve(rows), m.device_id.reserve(rows), m.total_allocated.reserve(rows);
+  m.total_reserved.reserve(rows), m.stack.reserve(rows);
+  std::atomic<size_t> rows_written{first_row};
+  auto col = [](const auto& v) {
+    return Prefaulter::Column{v.data(), sizeof(typename std::decay_t<decltype(v)>::value_type)};
+  };
+  Prefaulter prefault(
+      {col(m.ts), col(m.track), col(m.addr), col(m.bytes), col(m.device_type), col(m.device_id),
+       col(m.total_allocated), col(m.total_reserved), col(m.stack)},
+      first_row, rows, rows_written);
   std::map<std::vector<StringId>, uint32_t> stack_ids;  // symbolized frames -> trace stack
   StringId cat = b.intern("mlprof.run");
   for (const RawMemoryFile& f : files) {
@@ -117,49 +322,51 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
     }
     stats.stacks = stack_ids.size();
 
-    // Events of all threads in time order, then replayed to know each free's size and stack.
-    std::vector<PendingEvent> events;
-    events.reserve(f.event_words() * 2 / 5);
+    // Each thread's chunks are already in time order: merge the threads' streams straight into
+    // the columns (no copy of the events, no sort), replaying to know each free's size and
+    // stack. Ties go to the earlier event in the file, as a stable sort of the file would.
     std::unordered_map<int64_t, uint32_t> track_of_tid;
+    std::vector<ThreadStream> streams;
+    {
+      std::unordered_map<int64_t, size_t> stream_of_tid;
+      RawMemoryEvent probe;
+      const auto& chunks = f.event_chunks();
+      for (uint32_t c = 0; c < chunks.size(); ++c) {
+        if (f.decode(chunks[c], 0, probe) == 0) continue;
+        auto [it, fresh] = stream_of_tid.try_emplace(chunks[c].tid, streams.size());
+        if (fresh) {
+          // Tracks in order of each thread's first event, as before.
+          track_of_tid.emplace(chunks[c].tid, b.thread_track(proc, chunks[c].tid));
+          streams.emplace_back();
+          streams.back().track = track_of_tid[chunks[c].tid];
+        }
+        streams[it->second].chunks.push_back(c);
+      }
+    }
     int64_t first_ts = f.start_ns(), last_ts = f.exited() ? f.exit_ns() : f.start_ns();
-    f.for_each_event([&](const RawMemoryEvent& e) {
-      auto [it, fresh] = track_of_tid.try_emplace(e.tid, 0);
-      if (fresh) it->second = b.thread_track(proc, e.tid);
-      uint32_t stack = e.stack < stack_map.size() ? stack_map[e.stack] : 0;
-      events.push_back(PendingEvent{e.ts_ns, e.addr, e.size, it->second, stack, e.is_free});
-      last_ts = std::max(last_ts, e.ts_ns);
-    });
-    std::stable_sort(events.begin(), events.end(),
-                     [](const PendingEvent& x, const PendingEvent& y) { return x.ts < y.ts; });
-    struct Live {
-      uint64_t size;
-      uint32_t stack;
-    };
-    std::unordered_map<uint64_t, Live> live;
-    live.reserve(1024);
-    int64_t total = 0;
-    for (const PendingEvent& e : events) {
-      if (e.is_free) {
-        auto it = live.find(e.addr);
-        if (it == live.end()) {
-          ++stats.unmatched_frees;
-          continue;
+    Replay replay(b, stats, rows_written);
+    if (!merge_streams(f, streams, stack_map, replay, last_ts)) {
+      // A thread's events out of time order (not seen in practice): sort them all instead.
+      replay.rollback();
+      std::vector<PendingEvent> events;
+      events.reserve(f.event_words() / 3);
+      for (const ThreadStream& st : streams) {
+        RawMemoryEvent e;
+        for (uint32_t c : st.chunks) {
+          const RawEventChunk& ch = f.event_chunks()[c];
+          for (size_t i = 0, n; (n = f.decode(ch, i, e)) != 0; i += n)
+            events.push_back(PendingEvent{e.ts_ns, e.addr, e.size, c, i, st.track,
+                                          raw_stack(stack_map, e.stack), e.is_free});
         }
-        total -= static_cast<int64_t>(it->second.size);
-        b.add_memory(e.track, e.ts, e.addr, -static_cast<int64_t>(it->second.size),
-                     DeviceType::kCpu, -1, total, -1, it->second.stack);
-        live.erase(it);
-        ++stats.frees;
-      } else {
-        auto [it, fresh] = live.try_emplace(e.addr, Live{e.size, e.stack});
-        if (!fresh) {  // a free we did not see (raced with realloc): the old block is gone
-          total -= static_cast<int64_t>(it->second.size);
-          it->second = Live{e.size, e.stack};
-        }
-        total += static_cast<int64_t>(e.size);
-        b.add_memory(e.track, e.ts, e.addr, static_cast<int64_t>(e.size), DeviceType::kCpu, -1,
-                     total, -1, e.stack);
-        ++stats.allocations;
+      }
+      std::stable_sort(events.begin(), events.end(),
+                       [](const PendingEvent& x, const PendingEvent& y) {
+                         if (x.ts != y.ts) return x.ts < y.ts;
+                         return x.chunk != y.chunk ? x.chunk < y.chunk : x.word < y.word;
+                       });
+      for (const PendingEvent& e : events) {
+        last_ts = std::max(last_ts, e.ts);
+        replay.event(e.track, e.ts, e.addr, e.size, e.stack, e.is_free);
       }
     }
     // The process's lifetime as a slice on its main thread, so every view has an anchor.

@@ -45,7 +45,7 @@ struct EventsHeader {
   uint64_t tsc;  // clock pair taken at flush time: more points for the tsc -> ns fit
   int64_t mono_ns;
   uint32_t words;
-  uint32_t reserved;
+  uint32_t events;  // events in the chunk, so the reader can size its columns (0: not counted)
 };
 
 struct StackHeader {

@@ -1,12 +1,14 @@
 #include "record/preload/raw_memory_reader.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "record/preload/raw_format.h"
 
@@ -17,9 +19,9 @@ namespace {
 using namespace rawmem;
 
 template <typename T>
-T read_at(const std::string& data, size_t off) {
+T read_at(const char* data, size_t off) {
   T v;
-  std::memcpy(&v, data.data() + off, sizeof(T));
+  std::memcpy(&v, data + off, sizeof(T));
   return v;
 }
 
@@ -46,22 +48,38 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
   RawMemoryFile f;
   f.path_ = path;
   {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) return Status::error(path + ": cannot open");
-    std::streamoff size = in.tellg();
-    in.seekg(0);
-    f.data_.resize(static_cast<size_t>(std::max<std::streamoff>(size, 0)));
-    in.read(f.data_.data(), static_cast<std::streamsize>(f.data_.size()));
-    f.data_.resize(static_cast<size_t>(in.gcount()));
+    // Mapped, not read: the file was just written and sits in the page cache, so this costs no
+    // copy and no fresh (zeroed) pages; MAP_POPULATE maps it in one go instead of per fault.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::error(path + ": cannot open");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      ::close(fd);
+      return Status::error(path + ": cannot stat");
+    }
+    size_t size = static_cast<size_t>(std::max<off_t>(st.st_size, 0));
+    if (size > 0) {
+      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        return Status::error(path + ": cannot map");
+      }
+      f.mapping_ = std::shared_ptr<const void>(
+          p, [size](const void* q) { ::munmap(const_cast<void*>(q), size); });
+      f.data_ = static_cast<const char*>(p);
+      f.size_ = size;
+    }
+    ::close(fd);
   }
-  const std::string& d = f.data_;
+  const char* d = f.data_;
+  const size_t dsize = f.size_;
   std::vector<std::pair<uint64_t, int64_t>> clock;  // (tsc, ns)
   size_t off = 0;
   bool have_header = false;
-  while (off + sizeof(ChunkHeader) <= d.size()) {
+  while (off + sizeof(ChunkHeader) <= dsize) {
     auto ch = read_at<ChunkHeader>(d, off);
     size_t body = off + sizeof(ChunkHeader);
-    if (body + ch.size > d.size()) break;
+    if (body + ch.size > dsize) break;
     switch (ch.kind) {
       case kFile: {
         if (ch.size < sizeof(FileHeader)) return Status::error(path + ": bad file header");
@@ -72,7 +90,7 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
         f.ppid_ = fh.ppid;
         f.start_ns_ = fh.mono_ns;
         size_t n = std::min<size_t>(fh.path_len, ch.size - sizeof(FileHeader));
-        f.exe_.assign(d.data() + body + sizeof(FileHeader), n);
+        f.exe_.assign(d + body + sizeof(FileHeader), n);
         clock.emplace_back(fh.tsc, fh.mono_ns);
         have_header = true;
         break;
@@ -83,7 +101,8 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
         if (sizeof(EventsHeader) + uint64_t{eh.words} * 8 > ch.size)
           return Status::error(path + ": events chunk larger than its frame");
         clock.emplace_back(eh.tsc, eh.mono_ns);
-        f.event_chunks_.emplace_back(body, ch.size);
+        f.event_chunks_.push_back(
+            RawEventChunk{eh.tid, d + body + sizeof(EventsHeader), eh.words, eh.events});
         f.event_words_ += eh.words;
         break;
       }
@@ -95,11 +114,11 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
         if (sh.id >= f.stacks_.size()) f.stacks_.resize(sh.id + 1);
         auto& pcs = f.stacks_[sh.id];
         pcs.resize(sh.depth);
-        std::memcpy(pcs.data(), d.data() + body + sizeof(StackHeader), sh.depth * 8);
+        std::memcpy(pcs.data(), d + body + sizeof(StackHeader), sh.depth * 8);
         break;
       }
       case kMaps:
-        f.maps_.assign(d.data() + body, ch.size);
+        f.maps_.assign(d + body, ch.size);
         break;
       case kExit: {
         if (ch.size < sizeof(ExitRecord)) return Status::error(path + ": bad exit record");
@@ -115,7 +134,7 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
     }
     off = body + ch.size;
   }
-  f.truncated_bytes_ = d.size() - off;
+  f.truncated_bytes_ = dsize - off;
   if (!have_header) return Status::error(path + ": no file header (not a memory capture?)");
   // Linear fit through the first and last clock pair; TSC is constant-rate on x86-64 Linux.
   f.base_tsc_ = clock.front().first;
@@ -130,40 +149,31 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
   return f;
 }
 
-void RawMemoryFile::for_each_event(const std::function<void(const RawMemoryEvent&)>& fn) const {
-  RawMemoryEvent e;
-  for (auto [body, size] : event_chunks_) {
-    auto eh = read_at<EventsHeader>(data_, body);
-    const char* p = data_.data() + body + sizeof(EventsHeader);
-    std::vector<uint64_t> w(eh.words);
-    std::memcpy(w.data(), p, eh.words * 8ull);
-    e.tid = eh.tid;
-    size_t i = 0;
-    while (i < w.size()) {
-      uint64_t kind = w[i] >> kKindShift;
-      uint64_t tsc = w[i] & kTscMask;
-      size_t need = kind == kAlloc ? 3 : kind == kAllocWide ? 4 : 2;
-      if (i + need > w.size()) break;
-      e.ts_ns = to_ns(tsc);
-      e.addr = w[i + 1];
-      if (kind == kFree) {
-        e.is_free = true;
-        e.size = 0;
-        e.stack = 0;
-      } else if (kind == kAlloc) {
-        e.is_free = false;
-        e.size = w[i + 2] & kSizeMask;
-        e.stack = static_cast<uint32_t>(w[i + 2] >> kStackShift);
-      } else if (kind == kAllocWide) {
-        e.is_free = false;
-        e.size = w[i + 2];
-        e.stack = static_cast<uint32_t>(w[i + 3]);
-      } else {
-        break;  // corrupt chunk: stop here rather than misread the rest
-      }
-      fn(e);
+size_t RawMemoryFile::event_count() const {
+  size_t n = 0;
+  for (const RawEventChunk& c : event_chunks_) {
+    if (c.events != 0) {  // counted by the writer; at most one event per two words
+      n += std::min<size_t>(c.events, c.count / 2);
+      continue;
+    }
+    for (size_t i = 0; i < c.count;) {
+      uint64_t w0;
+      std::memcpy(&w0, c.words + i * 8, 8);
+      uint64_t kind = w0 >> kKindShift;
+      size_t need = kind == kAlloc ? 3 : kind == kAllocWide ? 4 : kind == kFree ? 2 : 0;
+      if (need == 0 || i + need > c.count) break;  // as decode(): the rest is skipped
+      ++n;
       i += need;
     }
+  }
+  return n;
+}
+
+void RawMemoryFile::for_each_event(const std::function<void(const RawMemoryEvent&)>& fn) const {
+  RawMemoryEvent e;
+  for (const RawEventChunk& c : event_chunks_) {
+    e.tid = c.tid;
+    for (size_t i = 0, n; (n = decode(c, i, e)) != 0; i += n) fn(e);
   }
 }
 
