@@ -15,44 +15,114 @@
 namespace mlprof {
 namespace {
 
-class PayloadWriter {
+// First pass: the payload's size (the header holds it before the compressed frame).
+class CountingWriter {
  public:
+  template <typename T>
+  void pod(T) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    size_ += sizeof(T);
+  }
+  template <typename T>
+  void column(const std::vector<T>& v) {
+    size_ += sizeof(uint64_t) + v.size() * sizeof(T);
+  }
+  void str(std::string_view s) { size_ += sizeof(uint32_t) + s.size(); }
+  uint64_t size() const { return size_; }
+
+ private:
+  uint64_t size_ = 0;
+};
+
+// Second pass: streams the payload through zstd into the file. Small fields gather in a staging
+// buffer; columns go to the compressor straight from the Trace, so no copy of the payload (as
+// big as the trace: hundreds of MB of fresh pages for a big `mlprof run`) is ever made.
+class ZstdWriter {
+ public:
+  ZstdWriter(ZSTD_CCtx* cctx, FILE* f) : cctx_(cctx), file_(f), out_(ZSTD_CStreamOutSize()) {
+    staging_.reserve(kStaging);
+  }
   template <typename T>
   void pod(T v) {
     static_assert(std::is_trivially_copyable_v<T>);
-    out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+    small(&v, sizeof(T));
   }
   template <typename T>
   void column(const std::vector<T>& v) {
     pod<uint64_t>(v.size());
-    if (!v.empty()) out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    bytes(v.data(), v.size() * sizeof(T));
   }
   void str(std::string_view s) {
     pod<uint32_t>(static_cast<uint32_t>(s.size()));
-    out_.append(s.data(), s.size());
+    bytes(s.data(), s.size());
   }
-  std::string& bytes() { return out_; }
+  // Ends the frame; false (with error()) on a compression or write error.
+  bool finish() {
+    flush_staging();
+    compress(nullptr, 0, ZSTD_e_end);
+    return error_.empty();
+  }
+  const std::string& error() const { return error_; }
 
  private:
-  std::string out_;
+  static constexpr size_t kStaging = 1 << 16;
+
+  void small(const void* p, size_t n) {
+    if (staging_.size() + n > kStaging) flush_staging();
+    staging_.append(static_cast<const char*>(p), n);
+  }
+  void bytes(const void* p, size_t n) {
+    if (n < kStaging / 4) return small(p, n);
+    flush_staging();
+    compress(p, n, ZSTD_e_continue);
+  }
+  void flush_staging() {
+    if (staging_.empty()) return;
+    compress(staging_.data(), staging_.size(), ZSTD_e_continue);
+    staging_.clear();
+  }
+  void compress(const void* p, size_t n, ZSTD_EndDirective mode) {
+    if (!error_.empty()) return;
+    ZSTD_inBuffer in{p, n, 0};
+    for (;;) {
+      ZSTD_outBuffer out{out_.data(), out_.size(), 0};
+      size_t left = ZSTD_compressStream2(cctx_, &out, &in, mode);
+      if (ZSTD_isError(left)) {
+        error_ = std::string("zstd: ") + ZSTD_getErrorName(left);
+        return;
+      }
+      if (out.pos > 0 && std::fwrite(out_.data(), 1, out.pos, file_) != out.pos) {
+        error_ = std::string("write failed: ") + std::strerror(errno);
+        return;
+      }
+      bool done = mode == ZSTD_e_end ? left == 0 : in.pos == in.size;
+      if (done) return;
+    }
+  }
+
+  ZSTD_CCtx* cctx_;
+  FILE* file_;
+  std::string staging_;
+  std::vector<char> out_;
+  std::string error_;
 };
 
-std::string encode_payload(const Trace& t) {
+template <typename Writer>
+void encode_payload(const Trace& t, Writer& w) {
   using namespace native;
-  PayloadWriter w;
   w.pod(kTagStrings);
-  w.pod<uint64_t>(t.strings.size() - 1);  // id 0 ("") is implicit
+  w.pod(static_cast<uint64_t>(t.strings.size() - 1));  // id 0 ("") is implicit
   for (size_t i = 1; i < t.strings.size(); ++i) w.str(t.strings.get(static_cast<StringId>(i)));
 
   w.pod(kTagProcesses);
-  w.pod<uint64_t>(t.processes.size());
+  w.pod(static_cast<uint64_t>(t.processes.size()));
   for (const Process& p : t.processes) {
     w.pod(p.pid);
     w.pod(p.label);
     w.pod(p.name);
     w.pod(p.sort_index);
-    w.pod<uint8_t>(p.is_gpu);
-    w.pod<uint64_t>(p.labels.size());
+    w.pod(static_cast<uint8_t>(p.is_gpu));
+    w.pod(static_cast<uint64_t>(p.labels.size()));
     for (auto& [k, v] : p.labels) {
       w.pod(k);
       w.pod(v);
@@ -60,7 +130,7 @@ std::string encode_payload(const Trace& t) {
   }
 
   w.pod(kTagTracks);
-  w.pod<uint64_t>(t.tracks.size());
+  w.pod(static_cast<uint64_t>(t.tracks.size()));
   for (const Track& k : t.tracks) {
     w.pod(static_cast<uint8_t>(k.kind));
     w.pod(k.process);
@@ -74,7 +144,7 @@ std::string encode_payload(const Trace& t) {
   }
 
   w.pod(kTagArgs);
-  w.pod<uint64_t>(t.args.size());
+  w.pod(static_cast<uint64_t>(t.args.size()));
   for (const Arg& a : t.args) {
     w.pod(a.key);
     w.pod(static_cast<uint8_t>(a.type));
@@ -107,7 +177,7 @@ std::string encode_payload(const Trace& t) {
   w.column(in.scope);
 
   w.pod(kTagCounterSeries);
-  w.pod<uint64_t>(t.counter_series.size());
+  w.pod(static_cast<uint64_t>(t.counter_series.size()));
   for (const CounterSeries& cs : t.counter_series) {
     w.pod(cs.process);
     w.pod(cs.name);
@@ -153,7 +223,7 @@ std::string encode_payload(const Trace& t) {
   w.pod(md.world_size);
   w.pod(md.schema_version);
   w.str(md.display_time_unit);
-  w.pod<uint64_t>(md.devices.size());
+  w.pod(static_cast<uint64_t>(md.devices.size()));
   for (const DeviceInfo& d : md.devices) {
     w.pod(d.id);
     w.str(d.name);
@@ -169,7 +239,7 @@ std::string encode_payload(const Trace& t) {
     w.pod(d.shared_mem_per_block);
     w.pod(d.shared_mem_per_sm);
   }
-  w.pod<uint64_t>(md.extra.size());
+  w.pod(static_cast<uint64_t>(md.extra.size()));
   for (auto& [k, v] : md.extra) {
     w.str(k);
     w.str(v);
@@ -177,39 +247,51 @@ std::string encode_payload(const Trace& t) {
   w.pod(md.dropped_events);
   w.pod(md.skipped_events);
   w.pod(kTagEnd);
-  return std::move(w.bytes());
 }
+
+// Level 1: on mlprof run's memory columns it is both ~2x faster than level 3 and no bigger
+// (69 vs 72 MB for 8M events); big payloads are compressed on two threads.
+constexpr int kZstdLevel = 1;
+constexpr uint64_t kZstdThreadedBytes = 32ull << 20;
 
 }  // namespace
 
 Status save_native(const Trace& trace, const std::string& path) {
-  std::string payload = encode_payload(trace);
-  std::string file(kNativeMagic);
+  CountingWriter counter;
+  encode_payload(trace, counter);
+  std::string header(kNativeMagic);
   uint32_t version = native::kNativeVersion, reserved = 0;
-  uint64_t size = payload.size();
-  file.append(reinterpret_cast<const char*>(&version), 4);
-  file.append(reinterpret_cast<const char*>(&reserved), 4);
-  file.append(reinterpret_cast<const char*>(&size), 8);
-  size_t header = file.size();
-  file.resize(header + ZSTD_compressBound(payload.size()));
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
-  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  size_t n = ZSTD_compress2(cctx, file.data() + header, file.size() - header, payload.data(),
-                            payload.size());
-  ZSTD_freeCCtx(cctx);
-  if (ZSTD_isError(n)) return Status::error(path + ": zstd: " + ZSTD_getErrorName(n));
-  file.resize(header + n);
+  uint64_t size = counter.size();
+  header.append(reinterpret_cast<const char*>(&version), 4);
+  header.append(reinterpret_cast<const char*>(&reserved), 4);
+  header.append(reinterpret_cast<const char*>(&size), 8);
 
   // A temporary file renamed into place: a crash never leaves half a file under `path`.
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return Status::error(path + ": cannot open for writing: " + std::strerror(errno));
-  bool ok = std::fwrite(file.data(), 1, file.size(), f) == file.size();
-  ok = (std::fclose(f) == 0) && ok;
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kZstdLevel);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  // Fails harmlessly (stays single-threaded) with a libzstd built without threads.
+  if (size >= kZstdThreadedBytes) ZSTD_CCtx_setParameter(cctx, ZSTD_c_nbWorkers, 2);
+  ZSTD_CCtx_setPledgedSrcSize(cctx, size);
+  bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
+  std::string error = ok ? "" : std::string("write failed: ") + std::strerror(errno);
+  if (ok) {
+    ZstdWriter w(cctx, f);
+    encode_payload(trace, w);
+    ok = w.finish();
+    if (!ok) error = w.error();
+  }
+  ZSTD_freeCCtx(cctx);
+  if (std::fclose(f) != 0 && ok) {
+    ok = false;
+    error = std::string("write failed: ") + std::strerror(errno);
+  }
   if (!ok) {
     std::remove(tmp.c_str());
-    return Status::error(path + ": write failed: " + std::strerror(errno));
+    return Status::error(path + ": " + error);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
