@@ -19,8 +19,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -127,6 +129,32 @@ std::string default_output(const std::string& cmd, pid_t pid) {
 void remove_tree(const std::string& dir) {
   std::error_code ec;
   fs::remove_all(dir, ec);
+}
+
+// Summary, host heap, memory and bottlenecks reports; each analysis runs once (the memory
+// result is handed to the bottleneck rules instead of being recomputed there).
+std::string render_reports(const Trace& trace, const RunOptions& opt) {
+  std::string text = "\n" + render_summary_text(summarize(trace)) + "\n";
+#ifdef MLPROF_RUN_MEMORY_REPORT
+  std::optional<MemoryResult> memory;
+#endif
+  if (opt.memory) {
+    HeapOptions ho;
+    ho.top = opt.top;
+    text += render_heap_text(analyze_heap(trace, ho)) + "\n";
+#ifdef MLPROF_RUN_MEMORY_REPORT
+    memory.emplace(analyze_memory(trace));
+    text += "\n" + render_memory_text(*memory) + "\n";
+#endif
+  }
+#ifdef MLPROF_RUN_BOTTLENECKS_REPORT
+  BottleneckInputs in;
+#ifdef MLPROF_RUN_MEMORY_REPORT
+  if (memory) in.memory = &*memory;
+#endif
+  text += "\n" + render_bottlenecks_text(find_bottlenecks(trace, in)) + "\n";
+#endif
+  return text;
 }
 
 int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
@@ -297,7 +325,13 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     trace.meta.extra.emplace_back("exit_code", std::to_string(exit_code));
   }
 
-  Status saved = save_native(trace, out);
+  // The file is written on a second thread while the reports are computed: both only read the
+  // trace, and on a big capture each takes a good share of the post-processing.
+  Status saved = Status::ok();
+  std::thread saver([&] { saved = save_native(trace, out); });
+  std::string reports;
+  if (!opt.quiet) reports = render_reports(trace, opt);
+  saver.join();
   if (!saved.is_ok()) {
     std::fprintf(stderr, "mlprof run: cannot save %s: %s\n", out.c_str(), saved.message().c_str());
   }
@@ -336,18 +370,7 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
               std::to_string(nvml->device_count()) + " GPU(s)\n";
     for (const auto& n : mem_stats.notes) text += "   note: " + n + "\n";
     for (const auto& n : gpu_stats.notes) text += "   note: " + n + "\n";
-    text += "\n" + render_summary_text(summarize(trace)) + "\n";
-    if (opt.memory) {
-      HeapOptions ho;
-      ho.top = opt.top;
-      text += render_heap_text(analyze_heap(trace, ho)) + "\n";
-#ifdef MLPROF_RUN_MEMORY_REPORT
-      text += "\n" + render_memory_text(analyze_memory(trace)) + "\n";
-#endif
-    }
-#ifdef MLPROF_RUN_BOTTLENECKS_REPORT
-    text += "\n" + render_bottlenecks_text(find_bottlenecks(trace)) + "\n";
-#endif
+    text += reports;
     std::fputs(text.c_str(), stdout);
     std::fflush(stdout);
   }
