@@ -77,6 +77,14 @@ Session& global();
 void set_enabled(bool on);
 bool enabled();
 
+// Also emits every scope (MLPROF_SCOPE, MLPROF_FUNCTION, named scopes, steps) as an NVTX range
+// in the domain "mlprof", and instants as NVTX marks, so they show in Nsight Systems next to the
+// CUDA work; with or without a session recording. MLPROF_NVTX=1 turns it on at start-up. Returns
+// false (and stays off) when mlprof was built without the NVTX headers. Off, it costs nothing;
+// on, scopes leave the inline path for the out-of-line one (NVTX needs a call per scope anyway).
+bool set_nvtx(bool on);
+bool nvtx_enabled();
+
 // Interns a dynamic name once; scopes, counters and instants can then refer to it by id.
 NameId intern(std::string_view name);
 

@@ -81,7 +81,7 @@ void reset_memory_after_fork() {
 namespace detail {
 
 void record_alloc(const void* ptr, size_t bytes, DeviceType type, int device_id) noexcept {
-  int mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);
+  int mode = record::clock_of(__atomic_load_n(&g_mode, __ATOMIC_RELAXED));
   if (mode == record::kModeOff || ptr == nullptr) return;
   record::MemoryState& s = record::state();
   int slot = record::device_slot(type, device_id);
@@ -101,7 +101,7 @@ void record_alloc(const void* ptr, size_t bytes, DeviceType type, int device_id)
 }
 
 void record_free(const void* ptr) noexcept {
-  int mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);
+  int mode = record::clock_of(__atomic_load_n(&g_mode, __ATOMIC_RELAXED));
   if (mode == record::kModeOff || ptr == nullptr) return;
   record::MemoryState& s = record::state();
   auto addr = reinterpret_cast<uintptr_t>(ptr);

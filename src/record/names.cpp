@@ -64,6 +64,12 @@ std::vector<std::string> names_snapshot() {
   return t.names;
 }
 
+std::string name_of(NameId id) {
+  NameTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return id < t.names.size() ? t.names[id] : std::string();
+}
+
 void reset_names_after_fork() { new (&table().mu) std::mutex(); }
 
 }  // namespace record

@@ -59,7 +59,8 @@ void fork_parent() {
 // session (and its MLPROF_OUTPUT) stays the parent's. The child may start its own session.
 void fork_child() {
   Recorder& r = recorder();
-  __atomic_store_n(&detail::g_mode, 0, __ATOMIC_SEQ_CST);
+  // NVTX emission is the process's setting: the child keeps it.
+  __atomic_store_n(&detail::g_mode, r.nvtx ? kModeNvtx : kModeOff, __ATOMIC_SEQ_CST);
   r.active = nullptr;
   r.running.store(false);
   r.accepting = false;
@@ -188,11 +189,16 @@ void write_slots(int mode, const Event* slots, uint32_t n) {
   }
   std::memcpy(static_cast<void*>(p), slots, n * sizeof(Event));
   store_cur(w, p + n);
-  if (mode == kModeTsc && __atomic_load_n(&w->limit, __ATOMIC_RELAXED) == nullptr) {
-    // Resume the inline path; re-check the mode afterwards so a pause that raced with this
-    // store is not undone (the pausing thread stores the mode first, then the limits).
+  // Resume the inline path (not while NVTX needs every event here); re-check the mode
+  // afterwards so a pause or NVTX switch that raced with this store is not undone (the switching
+  // thread stores the mode first, then the limits).
+  auto inline_ok = [] {
+    int g = __atomic_load_n(&detail::g_mode, __ATOMIC_SEQ_CST);
+    return clock_of(g) != kModeOff && !(g & kModeNvtx);
+  };
+  if (mode == kModeTsc && __atomic_load_n(&w->limit, __ATOMIC_RELAXED) == nullptr && inline_ok()) {
     store_limit(w, chunk_limit(rec->chunk));
-    if (__atomic_load_n(&detail::g_mode, __ATOMIC_SEQ_CST) == kModeOff) store_limit(w, nullptr);
+    if (!inline_ok()) store_limit(w, nullptr);
   }
 }
 
@@ -212,19 +218,19 @@ void add_arena_locked(Recorder& r, size_t nchunks) {
 }
 
 void apply_mode_locked(Recorder& r) {
-  int want = (r.active && r.user_enabled && r.sample_on) ? r.clock_mode : kModeOff;
+  int clock = (r.active && r.user_enabled && r.sample_on) ? r.clock_mode : kModeOff;
+  int want = clock | (r.nvtx ? kModeNvtx : 0);
   int current = __atomic_load_n(&detail::g_mode, __ATOMIC_SEQ_CST);
   if (want == current) return;
-  if (want == kModeOff) {
-    r.pauses.push_back(now_raw(r.clock_mode));
-    __atomic_store_n(&detail::g_mode, kModeOff, __ATOMIC_SEQ_CST);
+  if (clock == kModeOff && clock_of(current) != kModeOff) r.pauses.push_back(now_raw(r.clock_mode));
+  __atomic_store_n(&detail::g_mode, want, __ATOMIC_SEQ_CST);
+  if (clock == kModeOff || r.nvtx) {
+    // Every thread to the slow path: paused, or every scope must reach emit_nvtx().
     std::lock_guard<std::mutex> lock(r.registry_mu);
     for (ThreadRecord* rec : r.threads)
       if (rec->writer) store_limit(rec->writer, nullptr);
-  } else {
-    // Threads pick the new mode up in the slow path (their limits are null while paused).
-    __atomic_store_n(&detail::g_mode, want, __ATOMIC_SEQ_CST);
   }
+  // Otherwise threads pick the new mode up in the slow path (their limits are null).
 }
 
 void prepare_pool(Recorder& r, size_t budget_chunks) {
@@ -326,8 +332,10 @@ void step_begin_impl(const char* label) {
       }
     }
   }
-  int mode = __atomic_load_n(&detail::g_mode, __ATOMIC_SEQ_CST);
+  int g = __atomic_load_n(&detail::g_mode, __ATOMIC_SEQ_CST);
+  int mode = clock_of(g);
   if (mode == kModeOff) return;
+  if (g & kModeNvtx) emit_nvtx_step(n);
   Event ev[2] = {{now_raw(mode), (n << 4) | detail::kStepBegin},
                  {reinterpret_cast<uintptr_t>(label), 0}};
   write_slots(mode, ev, 2);
@@ -346,14 +354,16 @@ void step_end_impl() {
 namespace detail {
 
 void record_slow(uint64_t data) noexcept {
-  int mode = __atomic_load_n(&g_mode, __ATOMIC_SEQ_CST);
+  int g = __atomic_load_n(&g_mode, __ATOMIC_SEQ_CST);
+  if (g & record::kModeNvtx) record::emit_nvtx(data);
+  int mode = record::clock_of(g);
   if (mode == record::kModeOff) return;
   Event e{record::now_raw(mode), data};
   record::write_slots(mode, &e, 1);
 }
 
 void record_counter(NameId series, double value) noexcept {
-  int mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);
+  int mode = record::clock_of(__atomic_load_n(&g_mode, __ATOMIC_RELAXED));
   if (mode == record::kModeOff) return;
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof(bits));
@@ -362,8 +372,7 @@ void record_counter(NameId series, double value) noexcept {
 }
 
 void record_instant(NameId name) noexcept {
-  int mode = __atomic_load_n(&g_mode, __ATOMIC_RELAXED);
-  if (mode == record::kModeOff) return;
+  if (__atomic_load_n(&g_mode, __ATOMIC_RELAXED) == record::kModeOff) return;  // NVTX: a mark
   record((uint64_t{name} << 4) | kInstantName);
 }
 
@@ -389,7 +398,22 @@ void set_enabled(bool on) {
   record::apply_mode_locked(r);
 }
 
-bool enabled() { return __atomic_load_n(&detail::g_mode, __ATOMIC_RELAXED) != record::kModeOff; }
+bool enabled() {
+  return record::clock_of(__atomic_load_n(&detail::g_mode, __ATOMIC_RELAXED)) != record::kModeOff;
+}
+
+bool set_nvtx(bool on) {
+  record::Recorder& r = record::recorder();
+  std::lock_guard<std::mutex> lock(r.session_mu);
+  if (on && !record::nvtx_init()) return false;
+  r.nvtx = on;
+  record::apply_mode_locked(r);
+  return true;
+}
+
+bool nvtx_enabled() {
+  return (__atomic_load_n(&detail::g_mode, __ATOMIC_RELAXED) & record::kModeNvtx) != 0;
+}
 
 }  // namespace mlprof
 

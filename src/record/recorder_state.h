@@ -24,7 +24,11 @@ using detail::Event;
 inline constexpr size_t kChunkBytes = 256 * 1024;
 inline constexpr size_t kChunkHeaderBytes = 64;
 inline constexpr size_t kChunkSlots = (kChunkBytes - kChunkHeaderBytes) / sizeof(Event);
+// detail::g_mode: the clock of the running session in the low bits (kModeOff when not
+// recording), plus kModeNvtx while scopes are also emitted as NVTX ranges. Any non-zero value
+// sends paused threads to the slow path; NVTX keeps every thread there.
 inline constexpr int kModeOff = 0, kModeTsc = 1, kModeSteady = 2;
+inline constexpr int kClockMask = 3, kModeNvtx = 4;
 
 struct ThreadRecord;
 
@@ -72,6 +76,7 @@ struct Recorder {
   std::atomic<bool> running{false};
   std::atomic<uint32_t> sample_atomic{1};
   std::atomic<bool> sample_on_atomic{true};
+  bool nvtx = false;  // set_nvtx / MLPROF_NVTX
 
   std::mutex registry_mu;  // the thread list, names, thread exits, collection
   std::vector<ThreadRecord*> threads;
@@ -111,7 +116,16 @@ void reset_memory_tracking();
 void start_rss_sampler(uint32_t interval_ms);
 void stop_rss_sampler();
 
-// Dynamic names (names.cpp): a snapshot of every interned name, indexed by NameId.
+// Dynamic names (names.cpp): a snapshot of every interned name, indexed by NameId; one name.
 std::vector<std::string> names_snapshot();
+std::string name_of(NameId id);
+
+// The recording clock of a g_mode value (kModeOff, kModeTsc, kModeSteady).
+inline int clock_of(int mode) { return mode & kClockMask; }
+
+// NVTX emission (nvtx.cpp). nvtx_init: false when mlprof was built without the NVTX headers.
+bool nvtx_init();
+void emit_nvtx(uint64_t event_data) noexcept;  // a scope begin/end, an instant, a step's end
+void emit_nvtx_step(uint64_t step) noexcept;   // pushes "ProfilerStep#N"
 
 }  // namespace mlprof::record

@@ -79,6 +79,10 @@ Status save_trace_by_extension(const Trace& trace, const std::string& path) {
 void env_autostart() {
   recorder();  // registers the fork handlers early
   if (killed_by_env()) return;
+  if (const char* nvtx = env("MLPROF_NVTX"); nvtx && env_is(nvtx, {"1", "true", "yes", "on"})) {
+    if (!set_nvtx(true))
+      std::fprintf(stderr, "mlprof: MLPROF_NVTX ignored: built without the NVTX headers\n");
+  }
   const char* enabled = env("MLPROF_ENABLED");
   bool on = (enabled && env_is(enabled, {"1", "true", "yes", "on"})) || env("MLPROF_OUTPUT");
   if (!on) return;
