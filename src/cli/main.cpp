@@ -60,10 +60,10 @@ void use_huge_pages(char** argv) {
 int main(int argc, char** argv) {
   use_huge_pages(argv);
   // Big tables from the huge-page heap, not from fresh mmaps (4 KiB faults again, and in a
-  // thread's own arena not even huge pages): one arena, mmap only past 64 MiB, and freed memory
+  // thread's own arena not even huge pages): one arena, mmap only past 32 MiB, and freed memory
   // kept for reuse instead of being returned and faulted in again.
   mallopt(M_ARENA_MAX, 1);
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest value glibc accepts
   mallopt(M_TRIM_THRESHOLD, 128 << 20);
   using namespace mlprof::cli;
   CLI::App app{"mlprof: where the time and memory of ML workloads go, and what to change"};

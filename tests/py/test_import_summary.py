@@ -36,6 +36,27 @@ for name in FILES:
         g = ops.get(key)
         check(g is not None and g[0] == count and g[1] == total and g[2] == self_ns,
               f"{name}: op {key}: got {g}, expected {(count, total, self_ns)}")
+    # Distribution columns: min, max, population std and numpy-style (linear) percentiles of
+    # each op's call durations, computed here without mlprof.
+    durs = {}
+    for sli in sl:
+        nm = "ProfilerStep#*" if sli[3].startswith("ProfilerStep#") else sli[3]
+        durs.setdefault((nm, sli[4]), []).append(sli[2])
+
+    def pct(sorted_d, q):
+        pos = q / 100 * (len(sorted_d) - 1)
+        lo = int(pos)
+        hi = min(lo + 1, len(sorted_d) - 1)
+        return sorted_d[lo] + (sorted_d[hi] - sorted_d[lo]) * (pos - lo)
+
+    for o in got["top_ops"]:
+        d = sorted(durs[(o["name"], o["category"])])
+        mean = sum(d) / len(d)
+        std = (sum((x - mean) ** 2 for x in d) / len(d)) ** 0.5
+        want = {"min_ns": d[0], "max_ns": d[-1], "p50_ns": pct(d, 50), "p90_ns": pct(d, 90),
+                "p99_ns": pct(d, 99), "std_ns": std}
+        for k, v in want.items():
+            check(abs(o[k] - v) <= 1e-6 * max(1.0, abs(v)), f"{name}: {o['name']} {k}: got {o[k]}, expected {v}")
     cats = ref.categories(events, sl)
     for cat, n in cats.items():
         check(got["categories"].get(cat) == n, f"{name}: category {cat!r}: got {got['categories'].get(cat)}, expected {n}")

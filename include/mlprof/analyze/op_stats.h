@@ -43,7 +43,7 @@ std::vector<OpStats> op_stats_with_durations(const Trace& trace, const OpStatsOp
 void sort_op_stats(std::vector<OpStats>& ops, OpSort by);
 
 // Fills count, total, mean, std, min, max, percentiles and % of span from per-call durations
-// (sorted in place). Self time is left to the caller.
+// (reordered in place: percentiles by selection). Self time is left to the caller.
 void fill_duration_stats(OpStats& op, std::vector<int64_t>& durations, int64_t span_ns);
 
 // Percentile of sorted values with linear interpolation (numpy's default), q in [0, 100].
