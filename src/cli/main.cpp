@@ -1,11 +1,14 @@
 #include <malloc.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
@@ -31,40 +34,42 @@ CommandRegistration::CommandRegistration(const char* name, const char* help, Com
 
 namespace {
 // Big tables are built by push_back into fresh memory, and a first touch of a 4 KiB page costs
-// ~10 us on these VMs: importing a 117 MB trace spent half its CPU time in page faults.
-// glibc backs malloc with transparent huge pages when the tunable is set at start-up, so mlprof
-// re-executes itself once with it (MLPROF_NO_HUGEPAGES=1 turns this off). The user's own
-// GLIBC_TUNABLES is restored afterwards so processes mlprof starts (`mlprof run`) never see it.
-void use_huge_pages(char** argv) {
+// ~10 us on these VMs: importing a 117 MB trace spent half its CPU time in page faults. So every
+// allocation comes from glibc's main heap (one arena, no mmap'd chunks), the heap is extended
+// once by kHeapReserve of address space (no memory is used until touched), and that range is
+// advised MADV_HUGEPAGE: tables then fault in 2 MiB at a time. Freed memory is kept for reuse
+// rather than returned and faulted in again. (An earlier version re-executed mlprof with
+// GLIBC_TUNABLES=glibc.malloc.hugetlb=1, which cost a second start-up: ~20 ms of dynamic
+// linking.) MLPROF_NO_HUGEPAGES=1 turns this off.
+constexpr int kHeapReserve = (1 << 30) + (1 << 29);  // 1.5 GiB of address space
+
+void use_huge_pages() {
+  mallopt(M_ARENA_MAX, 1);
   if (std::getenv("MLPROF_NO_HUGEPAGES")) return;
-  if (const char* orig = std::getenv("MLPROF_ORIG_TUNABLES")) {
-    if (*orig) setenv("GLIBC_TUNABLES", orig + 1, 1);  // stored with a leading '=' when set
-    else unsetenv("GLIBC_TUNABLES");
-    unsetenv("MLPROF_ORIG_TUNABLES");
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, kHeapReserve);
+  mallopt(M_TOP_PAD, kHeapReserve);
+  char* old_break = static_cast<char*>(sbrk(0));
+  size_t before = mallinfo2().arena;
+  void* grow = malloc(1 << 20);  // more than the top chunk holds: one sbrk of 1 MiB + the pad
+  asm volatile("" : : "r"(grow) : "memory");  // keep the compiler from eliding the pair
+  size_t grown = mallinfo2().arena - before;
+  mallopt(M_TOP_PAD, 64 << 20);  // growth past the reserve in ordinary steps
+  if (grown < static_cast<size_t>(kHeapReserve) / 2) {
+    mallopt(M_MMAP_MAX, 65536);  // no room for the reserve (strict overcommit?): glibc defaults
+    free(grow);
     return;
   }
-  const char* t = std::getenv("GLIBC_TUNABLES");
-  if (t && std::strstr(t, "glibc.malloc.hugetlb")) return;
-  std::string saved = t ? std::string("=") + t : std::string();
-  std::string value = t ? std::string(t) + ":glibc.malloc.hugetlb=1" : "glibc.malloc.hugetlb=1";
-  setenv("MLPROF_ORIG_TUNABLES", saved.c_str(), 1);
-  setenv("GLIBC_TUNABLES", value.c_str(), 1);
-  execv("/proc/self/exe", argv);
-  // exec failed: carry on with ordinary pages.
-  unsetenv("MLPROF_ORIG_TUNABLES");
-  if (t) setenv("GLIBC_TUNABLES", saved.c_str() + 1, 1);
-  else unsetenv("GLIBC_TUNABLES");
+  constexpr uintptr_t kHuge = 2u << 20;
+  uintptr_t from = (reinterpret_cast<uintptr_t>(old_break) + kHuge - 1) & ~(kHuge - 1);
+  uintptr_t to = (reinterpret_cast<uintptr_t>(old_break) + grown) & ~(kHuge - 1);
+  if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
+  free(grow);
 }
 }  // namespace
 
 int main(int argc, char** argv) {
-  use_huge_pages(argv);
-  // Big tables from the huge-page heap, not from fresh mmaps (4 KiB faults again, and in a
-  // thread's own arena not even huge pages): one arena, mmap only past 32 MiB, and freed memory
-  // kept for reuse instead of being returned and faulted in again.
-  mallopt(M_ARENA_MAX, 1);
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the largest value glibc accepts
-  mallopt(M_TRIM_THRESHOLD, 128 << 20);
+  use_huge_pages();
   using namespace mlprof::cli;
   CLI::App app{"mlprof: where the time and memory of ML workloads go, and what to change"};
   app.require_subcommand(1);
