@@ -430,3 +430,34 @@ TEST(ParallelImport, ParseErrorBeforeTruncation) {
 
 }  // namespace
 }  // namespace mlprof
+
+namespace mlprof {
+namespace {
+
+// An event that ends exactly where a chunk buffer is full must still have simdjson's padding
+// after it (an off-by-one once rejected such chunks). Shifting the first event's length moves
+// the chunk boundary through every position of the events after it.
+TEST(ChunkBoundaries, EventEndingAtTheBufferEnd) {
+  for (int pad = 0; pad < 140; ++pad) {
+    std::string json = "[{\"ph\":\"X\",\"name\":\"" + std::string(pad, 'p') +
+                       "\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1}";
+    int n = 0;
+    while (json.size() < 20000) {  // escapes: these go through simdjson even on the fast path
+      ++n;
+      json += ",{\"ph\":\"X\",\"name\":\"e\\\"" + std::to_string(n) +
+              "\",\"pid\":1,\"tid\":1,\"ts\":" + std::to_string(n) + ",\"dur\":1}";
+    }
+    json += "]";
+    for (bool fast : {true, false}) {
+      ImportOptions o = serial();
+      o.chunk_bytes = 1024;
+      o.fast_path = fast;
+      auto t = import_chrome_json_buffer(json, "edge.json", o);
+      ASSERT_TRUE(t.is_ok()) << "pad " << pad << ": " << t.error();
+      ASSERT_EQ(t->slices.size(), static_cast<size_t>(n + 1)) << "pad " << pad;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mlprof

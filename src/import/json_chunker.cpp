@@ -183,13 +183,17 @@ ChunkBuffer::~ChunkBuffer() {
 void ChunkBuffer::allocate(size_t capacity) {
   // mmap + MADV_HUGEPAGE: a first touch of a 4 KiB page costs ~10 us on these VMs
   // (FIELD_NOTES.md), so big buffers take 2 MiB pages where the kernel allows.
-  size_t bytes = (capacity + 1 + kPadding + kHugePage - 1) / kHugePage * kHugePage;
+  // Layout: one byte of headroom, the data, the byte after the last event (the parser writes
+  // ']' there), then simdjson's padding. Small buffers (tests) keep their small size.
+  size_t need = capacity + 2 + kPadding;
+  size_t unit = need >= kHugePage / 2 ? kHugePage : 4096;
+  size_t bytes = (need + unit - 1) / unit * unit;
   void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();
   ::madvise(m, bytes, MADV_HUGEPAGE);
   base_ = static_cast<char*>(m);
   allocated_ = bytes;
-  capacity_ = bytes - 1 - kPadding;
+  capacity_ = bytes - 2 - kPadding;
 }
 
 void ChunkBuffer::grow(size_t new_capacity, size_t keep_bytes) {
