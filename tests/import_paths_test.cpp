@@ -47,6 +47,7 @@ void expect_same(const Trace& a, const Trace& b) {
     const Process &p = a.processes[i], &q = b.processes[i];
     EXPECT_EQ(p.pid, q.pid);
     EXPECT_EQ(p.label, q.label);
+    EXPECT_EQ(p.labeled, q.labeled);
     EXPECT_EQ(p.name, q.name);
     EXPECT_EQ(p.sort_index, q.sort_index);
     EXPECT_EQ(p.is_gpu, q.is_gpu);
@@ -60,6 +61,7 @@ void expect_same(const Trace& a, const Trace& b) {
     EXPECT_EQ(s.pid, t.pid);
     EXPECT_EQ(s.tid, t.tid);
     EXPECT_EQ(s.label, t.label);
+    EXPECT_EQ(s.labeled, t.labeled);
     EXPECT_EQ(s.name, t.name);
     EXPECT_EQ(s.sort_index, t.sort_index);
     EXPECT_EQ(s.device, t.device);
@@ -209,6 +211,10 @@ std::string mixed_events(int rounds) {
         << R"({"ph":"M","name":"process_labels","pid":0,"args":{"labels":"r)" << i << "\"}}";
       o << ",\n"
         << R"({"ph":"E","pid":1,"tid":9,"ts":)" << t << "}";  // an end without a begin
+      // String pids and tids, the empty string among them (Kineto writes pid "" at times).
+      o << ",\n"
+        << R"({"ph":"i","s":"t","name":"mark","pid":")" << (i % 20 == 9 ? "" : "Spans")
+        << R"(","tid":")" << (i % 30 == 9 ? "" : "t") << R"(","ts":)" << t + 5 << "}";
     }
   }
   o << "\n], \"displayTimeUnit\": \"ns\"}\n";

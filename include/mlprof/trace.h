@@ -29,6 +29,7 @@ enum class TrackKind : uint8_t {
 struct Process {
   int64_t pid = 0;           // numeric id; string pids get synthetic ids below -1000000
   StringId label = 0;        // the pid as written when it was a string ("CPU functions")
+  bool labeled = false;      // the pid was a string (label may be "", id 0)
   StringId name = 0;         // from process_name metadata
   int32_t sort_index = 0;
   bool is_gpu = false;       // holds GPU streams
@@ -41,6 +42,7 @@ struct Track {
   int64_t pid = 0;
   int64_t tid = 0;
   StringId label = 0;        // the tid as written when it was a string ("stream 7")
+  bool labeled = false;      // the tid was a string (label may be "", id 0)
   StringId name = 0;         // from thread_name metadata
   int32_t sort_index = 0;
   int32_t device = -1;       // GPU device index for GPU streams

@@ -101,14 +101,14 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
       M.str.push_back(b_.intern(L.str(id)));
     for (uint32_t i = static_cast<uint32_t>(M.proc.size()); i < end.processes; ++i) {
       const Process& lp = L.processes[i];
-      M.proc.push_back(lp.label ? b_.process_labeled(L.str(lp.label)) : b_.process(lp.pid));
+      M.proc.push_back(lp.labeled ? b_.process_labeled(L.str(lp.label)) : b_.process(lp.pid));
     }
     for (uint32_t i = static_cast<uint32_t>(M.track.size()); i < end.tracks; ++i) {
       const Track& lt = L.tracks[i];
       uint32_t proc = M.proc[lt.process];
       if (lt.kind == TrackKind::kAsync)
         M.track.push_back(b_.async_track(proc, M.str[lt.name], static_cast<uint64_t>(lt.tid)));
-      else if (lt.label)
+      else if (lt.labeled)
         M.track.push_back(b_.thread_track_labeled(proc, L.str(lt.label)));
       else
         M.track.push_back(b_.thread_track(proc, lt.tid));

@@ -35,6 +35,7 @@ uint32_t TraceBuilder::process_labeled(std::string_view pid_label) {
     int64_t pid = kSyntheticIdBase - static_cast<int64_t>(process_by_label_.size());
     uint32_t idx = process(pid);
     trace_.processes[idx].label = label;
+    trace_.processes[idx].labeled = true;
     it->second = idx;
   }
   return it->second;
@@ -67,6 +68,7 @@ uint32_t TraceBuilder::thread_track_labeled(uint32_t process, std::string_view t
     int64_t tid = kSyntheticIdBase - static_cast<int64_t>(thread_by_label_.size());
     uint32_t idx = thread_track(process, tid);
     trace_.tracks[idx].label = label;
+    trace_.tracks[idx].labeled = true;
     it->second = idx;
   }
   return it->second;
