@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -142,7 +142,8 @@ class GzipSource : public ByteSource {
                                 describe(rc) + ")");
         return 0;
       }
-      if (produced == 0 && before_in == state_.avail_in && state_.block_state != ISAL_BLOCK_FINISH) {
+      if (produced == 0 && before_in == state_.avail_in &&
+          state_.block_state != ISAL_BLOCK_FINISH) {
         if (input_eof_ && state_.avail_in == 0) {
           status_ = Status::error(name_ + ": truncated gzip stream (ends after " +
                                   std::to_string(compressed_read_) + " compressed bytes)");

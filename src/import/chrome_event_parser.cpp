@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "import/chrome_event_fields.h"
 #include "import/error_text.h"
+#include "import/json_chunker.h"
 
 namespace mlprof::import {
 
@@ -74,7 +76,9 @@ constexpr const char* kGpuCategories[] = {
     "kernel", "gpu_memcpy", "gpu_memset",      "gpu_user_annotation", "Kernel",
     "Memcpy", "Memset",     "mtia_ccp_events", "cuda_profiler_range"};
 
-uint64_t hash_text(std::string_view s) {
+}  // namespace
+
+static uint64_t hash_text(std::string_view s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
@@ -103,23 +107,8 @@ uint64_t id_from_text(std::string_view s) {
   return s.empty() ? 0 : v;
 }
 
-}  // namespace
-
 struct ChromeEventParser::JsonParser {
   od::parser parser;
-};
-
-struct ChromeEventParser::Pending {
-  char ph = 0;
-  bool has_ts = false, has_dur = false, has_pid = false, has_tid = false, has_id = false;
-  bool pid_is_text = false, tid_is_text = false;
-  int64_t ts = 0, dur = 0, pid = 0, tid = 0;
-  std::string pid_text, tid_text;
-  StringId name = 0, cat = 0;
-  uint64_t id = 0;
-  char bp = 0, scope = 0;
-  uint32_t args_mark = 0;
-  ArgRange args;
 };
 
 ChromeEventParser::ChromeEventParser(std::string name, Mode mode)
@@ -146,6 +135,16 @@ ChromeEventParser::~ChromeEventParser() = default;
 void ChromeEventParser::drop_json_parser() { parser_.reset(); }
 
 StringId ChromeEventParser::key_id(std::string_view key) { return b_.intern(key); }
+
+StringId ChromeEventParser::category_id(std::string_view s) {
+  saw_category_ = true;
+  // Consecutive events mostly share a category: skip hashing it again.
+  if (s != last_cat_text_) {
+    last_cat_text_id_ = b_.intern(s);
+    last_cat_text_.assign(s);
+  }
+  return last_cat_text_id_;
+}
 
 namespace {
 // A field's key without copying it; only keys with escapes (or over 64 bytes) are unescaped.
@@ -224,48 +223,6 @@ bool read_arg(TraceBuilder& b, StringId key, od::value v) {
   return false;
 }
 
-enum class FieldKind {
-  kPh,
-  kName,
-  kCat,
-  kPid,
-  kTid,
-  kTs,
-  kDur,
-  kId,
-  kBp,
-  kScope,
-  kArgs,
-  kId2,
-  kOther
-};
-
-FieldKind classify(std::string_view k) {
-  switch (k.size()) {
-    case 2:
-      if (k == "ph") return FieldKind::kPh;
-      if (k == "ts") return FieldKind::kTs;
-      if (k == "id") return FieldKind::kId;
-      if (k == "bp") return FieldKind::kBp;
-      break;
-    case 1:
-      if (k == "s") return FieldKind::kScope;
-      break;
-    case 3:
-      if (k == "pid") return FieldKind::kPid;
-      if (k == "tid") return FieldKind::kTid;
-      if (k == "cat") return FieldKind::kCat;
-      if (k == "dur") return FieldKind::kDur;
-      if (k == "id2") return FieldKind::kId2;
-      break;
-    case 4:
-      if (k == "name") return FieldKind::kName;
-      if (k == "args") return FieldKind::kArgs;
-      break;
-  }
-  return FieldKind::kOther;
-}
-
 }  // namespace
 
 ChromeEventParser::RowPos ChromeEventParser::row_pos() const {
@@ -284,6 +241,55 @@ Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allo
         static_cast<uint32_t>(t.tracks.size()), static_cast<uint32_t>(t.counter_series.size()),
         static_cast<uint32_t>(ops_.size()), row_pos()});
   }
+  if (!fast_path_) return parse_events_simdjson(json, len, allocated, offset);
+  // The chunker hands over whole events separated by single commas: walk them, taking each
+  // through the fast path when it is plain JSON and through simdjson otherwise.
+  const char* p = json + 1;
+  const char* end = json + len - 1;  // the closing ']'
+  auto ws = [](const char* q) {
+    while (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t') ++q;
+    return q;
+  };
+  for (bool first = true;; first = false) {
+    p = ws(p);
+    if (p >= end) break;
+    if (!first) {
+      if (*p != ',') break;  // not from the chunker: let simdjson say what is wrong
+      p = ws(p + 1);
+    }
+    if (*p != '{') break;
+    const char* start = p;
+    if (fast_event(p)) continue;
+    p = scan_value_end(start, end);
+    if (!p) break;
+    size_t at = static_cast<size_t>(start - json);
+    Status s =
+        parse_one_event(start, static_cast<size_t>(p - start), allocated - at, offset + at - 1);
+    if (!s) return s;
+  }
+  if (p < end) {
+    size_t at = static_cast<size_t>(p - json);
+    return Status::error(name_ + ": byte " + std::to_string(offset + at - 1) +
+                         ": invalid JSON between events");
+  }
+  return Status::ok();
+}
+
+Status ChromeEventParser::parse_one_event(const char* json, size_t len, size_t allocated,
+                                          uint64_t at) {
+  od::document doc;
+  od::object obj;
+  auto err = parser_->parser.iterate(simdjson::padded_string_view(json, len, allocated)).get(doc);
+  if (!err) err = doc.get_object().get(obj);
+  if (err)
+    return Status::error(name_ + ": byte " + std::to_string(at) +
+                         ": invalid JSON: " + simdjson::error_message(err));
+  // [json, json + len) is one balanced value (the chunker's scan): nothing follows it.
+  return parse_event(&obj, at);
+}
+
+Status ChromeEventParser::parse_events_simdjson(const char* json, size_t len, size_t allocated,
+                                                uint64_t offset) {
   od::document doc;
   auto err = parser_->parser.iterate(simdjson::padded_string_view(json, len, allocated)).get(doc);
   if (err)
@@ -339,14 +345,7 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
       case FieldKind::kCat: {
         std::string_view s;
         if (v.get_string().get(s)) return bad(key, "expected a string");
-        saw_category_ = true;
-        if (s == last_cat_text_) {
-          e.cat = last_cat_text_id_;
-        } else {
-          e.cat = b_.intern(s);
-          last_cat_text_.assign(s);
-          last_cat_text_id_ = e.cat;
-        }
+        e.cat = category_id(s);
         break;
       }
       case FieldKind::kPid:

@@ -44,9 +44,23 @@ class ChromeEventParser {
   // kDirect only, before finish(): takes over the tables of kPart parsers that together parsed
   // every event chunk (chrome_event_merge.cpp). The parts are consumed.
   void merge_parts(std::vector<std::unique_ptr<ChromeEventParser>>& parts);
+  // Off: every event goes through simdjson (tests compare the two paths; diagnosis).
+  void set_fast_path(bool on) { fast_path_ = on; }
 
  private:
-  struct Pending;
+  // One event's fields as read (by either path), before it becomes rows.
+  struct Pending {
+    char ph = 0;
+    bool has_ts = false, has_dur = false, has_pid = false, has_tid = false, has_id = false;
+    bool pid_is_text = false, tid_is_text = false;
+    int64_t ts = 0, dur = 0, pid = 0, tid = 0;
+    std::string pid_text, tid_text;
+    StringId name = 0, cat = 0;
+    uint64_t id = 0;
+    char bp = 0, scope = 0;
+    uint32_t args_mark = 0;
+    ArgRange args;
+  };
   // Table sizes at one moment (kPart: where a chunk or a B/E op starts).
   struct RowPos {
     uint32_t slices = 0, instants = 0, counters = 0, memory = 0, args = 0;
@@ -80,6 +94,15 @@ class ChromeEventParser {
   void gpu_track(uint32_t track, int32_t device, int64_t stream);
 
   Status parse_event(void* object, uint64_t offset);
+  // simdjson On-Demand over a whole run of events (ImportOptions::fast_path off).
+  Status parse_events_simdjson(const char* json, size_t len, size_t allocated, uint64_t offset);
+  // One event through simdjson: what the fast path does not take, and every error message.
+  Status parse_one_event(const char* json, size_t len, size_t allocated, uint64_t offset);
+  // chrome_event_fast_path.cpp: an event of plain JSON (no escapes, ASCII strings, no number
+  // simdjson and std::from_chars might read differently) parsed and emitted directly; false
+  // (nothing emitted) for anything else, which then goes through simdjson.
+  bool fast_event(const char*& p);
+  bool fast_arg(StringId key, const char*& p);
   void emit(const Pending& e);
   void emit_metadata(const Pending& e);
   void emit_counter(const Pending& e);
@@ -88,9 +111,11 @@ class ChromeEventParser {
   void emit_begin_end(const Pending& e);
   uint32_t track_for(const Pending& e);
   StringId key_id(std::string_view key);
+  StringId category_id(std::string_view text);
 
   std::string name_;
   Mode mode_;
+  bool fast_path_ = true;
   TraceBuilder b_;
   std::vector<ChunkMark> marks_;  // kPart
   std::vector<Op> ops_;           // kPart

@@ -58,9 +58,10 @@ class PeekedSource : public import::ByteSource {
 
 // One parser: inflate + scan on a worker thread (unless threads == 1), parse + build here.
 Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& name,
-                                   size_t chunk_bytes, unsigned threads) {
+                                   size_t chunk_bytes, unsigned threads, bool fast_path) {
   import::BufferPool pool(kPoolBuffers, chunk_bytes);
   import::ChromeEventParser parser(name);
+  parser.set_fast_path(fast_path);
   Status result;
   bool bare = false;
   bool reserved = false;
@@ -130,7 +131,7 @@ Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& n
 // parsers' tables are merged in chunk order afterwards (chrome_event_merge.cpp), so the Trace is
 // the one import_chrome_serial builds. The first error in file order wins, as in the serial path.
 Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string& name,
-                                     size_t chunk_bytes, unsigned parsers) {
+                                     size_t chunk_bytes, unsigned parsers, bool fast_path) {
   using import::Chunk;
   // Buffers: one filling, one queued and one being parsed per parser.
   auto pool_owner = std::make_unique<import::BufferPool>(2 * parsers + 1, chunk_bytes);
@@ -141,6 +142,7 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
   for (unsigned i = 0; i < parsers; ++i) {
     parts.push_back(
         std::make_unique<import::ChromeEventParser>(name, import::ChromeEventParser::Mode::kPart));
+    parts.back()->set_fast_path(fast_path);
     queues.push_back(std::make_unique<import::ChunkQueue>(1));
   }
   // Sequence number of the earliest chunk that failed: later chunks need not be parsed.
@@ -274,8 +276,10 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
     uint64_t hint = src.size_hint();
     parsers = threads >= 2 && (hint == 0 || hint >= 4 * chunk_bytes) ? threads : 1;
   }
-  if (parsers <= 1) return import_chrome_serial(src, name, chunk_bytes, threads);
-  return import_chrome_parallel(src, name, chunk_bytes, parsers);
+  bool fast_path = options.fast_path;
+  if (const char* env = std::getenv("MLPROF_SIMDJSON_ONLY"); env && *env == '1') fast_path = false;
+  if (parsers <= 1) return import_chrome_serial(src, name, chunk_bytes, threads, fast_path);
+  return import_chrome_parallel(src, name, chunk_bytes, parsers, fast_path);
 }
 
 }  // namespace

@@ -10,8 +10,8 @@ namespace {
 // torch.profiler._memory_profiler: Action is an enum.auto() enum (PREEXISTING = 1, CREATE,
 // INCREMENT_VERSION, DESTROY); categories are indices into _CATEGORY_TO_COLORS.
 constexpr int kPreexisting = 1, kCreate = 2, kIncrementVersion = 3, kDestroy = 4;
-constexpr const char* kCategories[] = {"parameter",  "optimizer_state", "input",
-                                       "temporary",  "activation",      "gradient",
+constexpr const char* kCategories[] = {"parameter",       "optimizer_state", "input",
+                                       "temporary",       "activation",      "gradient",
                                        "autograd_detail", "unknown"};
 constexpr uint64_t kMaxBytes = 4ull << 30;
 }  // namespace
@@ -70,10 +70,14 @@ Result<Trace> import_memory_timeline(ByteSource& src, const std::string& name) {
   int64_t total = 0;
   for (const Row& r : all) {
     int64_t delta = 0;
-    if (r.action == kPreexisting || r.action == kCreate) delta = r.bytes;
-    else if (r.action == kDestroy) delta = -std::abs(r.bytes);
-    else if (r.action == kIncrementVersion) delta = r.bytes;  // a -size/+size pair
-    else continue;
+    if (r.action == kPreexisting || r.action == kCreate)
+      delta = r.bytes;
+    else if (r.action == kDestroy)
+      delta = -std::abs(r.bytes);
+    else if (r.action == kIncrementVersion)
+      delta = r.bytes;  // a -size/+size pair
+    else
+      continue;
     total += delta;
     int64_t c = r.category >= 0 && r.category < 8 ? r.category : 7;
     b.add_memory(tracks[c], r.t < 0 ? t0 : r.t, 0, delta, DeviceType::kCuda, 0, total, -1);

@@ -1,0 +1,55 @@
+// What the Chrome event parser's two paths (the plain-JSON fast path and simdjson's On-Demand
+// path) share: which event field a key names, and how string ids are read.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace mlprof::import {
+
+enum class FieldKind {
+  kPh,
+  kName,
+  kCat,
+  kPid,
+  kTid,
+  kTs,
+  kDur,
+  kId,
+  kBp,
+  kScope,
+  kArgs,
+  kId2,
+  kOther
+};
+
+inline FieldKind classify(std::string_view k) {
+  switch (k.size()) {
+    case 2:
+      if (k == "ph") return FieldKind::kPh;
+      if (k == "ts") return FieldKind::kTs;
+      if (k == "id") return FieldKind::kId;
+      if (k == "bp") return FieldKind::kBp;
+      break;
+    case 1:
+      if (k == "s") return FieldKind::kScope;
+      break;
+    case 3:
+      if (k == "pid") return FieldKind::kPid;
+      if (k == "tid") return FieldKind::kTid;
+      if (k == "cat") return FieldKind::kCat;
+      if (k == "dur") return FieldKind::kDur;
+      if (k == "id2") return FieldKind::kId2;
+      break;
+    case 4:
+      if (k == "name") return FieldKind::kName;
+      if (k == "args") return FieldKind::kArgs;
+      break;
+  }
+  return FieldKind::kOther;
+}
+
+// A flow id written as a string: "0x1f" is hex, digits are decimal, anything else is hashed.
+uint64_t id_from_text(std::string_view s);
+
+}  // namespace mlprof::import
