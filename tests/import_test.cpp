@@ -1,4 +1,6 @@
 // Importer tests: formats, exact timestamps, nesting, flows, memory, and bad input.
+#include "mlprof/import.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 
 #include "import/chrome_event_parser.h"
 #include "mlprof/chrome_export.h"
-#include "mlprof/import.h"
 
 namespace mlprof {
 namespace {
@@ -98,7 +99,9 @@ TEST(Import, BeginEndPairsAndUnfinished) {
       EXPECT_EQ(t.slices.dur[i], 9000);
       EXPECT_EQ(t.slice_arg(i, "a")->as_int().value(), 1);
     }
-    if (n == "open") EXPECT_NE(t.slice_arg(i, "unfinished"), nullptr);
+    if (n == "open") {
+      EXPECT_NE(t.slice_arg(i, "unfinished"), nullptr);
+    }
   }
 }
 
@@ -139,7 +142,8 @@ TEST(Import, FlowsBindLaunchToKernelInEitherOrder) {
 }
 
 TEST(Import, MetadataCountersAndMemory) {
-  Trace t = parse(R"({"distributedInfo":{"rank":3,"world_size":8},"baseTimeNanoseconds":1700000000000000000,
+  Trace t = parse(
+      R"({"distributedInfo":{"rank":3,"world_size":8},"baseTimeNanoseconds":1700000000000000000,
     "deviceProperties":[{"id":0,"name":"NVIDIA H100","numSms":132,"totalGlobalMem":85000000000}],
     "traceEvents":[
     {"ph":"M","name":"process_name","pid":5,"tid":0,"args":{"name":"python"}},
@@ -167,10 +171,10 @@ TEST(Import, MetadataCountersAndMemory) {
 }
 
 TEST(Import, ReadsEveryRealTraceFormat) {
-  for (const char* f : {"tiny_linear.json", "mlp_bs64.json.gz", "a_mlp_b32_w64.kineto.json.gz",
-                        "simple_add.json.gz", "old_format_inference_rank_1.json.gz",
-                        "large_integer.json.gz", "amd_mi250.json.gz", "step_based_trace.json.gz",
-                        "memory_timeline.raw.gz"}) {
+  for (const char* f :
+       {"tiny_linear.json", "mlp_bs64.json.gz", "a_mlp_b32_w64.kineto.json.gz",
+        "simple_add.json.gz", "old_format_inference_rank_1.json.gz", "large_integer.json.gz",
+        "amd_mi250.json.gz", "step_based_trace.json.gz", "memory_timeline.raw.gz"}) {
     auto r = load_trace(data(f));
     ASSERT_TRUE(r.is_ok()) << f << ": " << r.error();
     EXPECT_GT(r->event_count(), 0u) << f;
@@ -224,8 +228,9 @@ TEST(ImportErrors, OneLineMessagesWithFileAndOffset) {
   EXPECT_NE(error_of("   \n").find("bad.json"), std::string::npos);
   EXPECT_NE(error_of(R"({"rows":[1,2,3]})").find("not a trace"), std::string::npos);
   EXPECT_NE(error_of(R"({"traceEvents":{}})").find("must be an array"), std::string::npos);
-  EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":2}]})").find("\"ts\""),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"dur":2}]})").find("\"ts\""),
+      std::string::npos);
   EXPECT_NE(error_of(R"({"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":{},"dur":2}]})")
                 .find("expected a number"),
             std::string::npos);
@@ -259,7 +264,8 @@ TEST(ImportErrors, FilesystemAndGzip) {
   ASSERT_FALSE(r1.is_ok());
   EXPECT_NE(r1.error().find("truncated gzip"), std::string::npos) << r1.error();
   std::string corrupt = gz;
-  for (size_t i = gz.size() / 3; i < gz.size() / 3 + 64; ++i) corrupt[i] = static_cast<char>(~corrupt[i]);
+  for (size_t i = gz.size() / 3; i < gz.size() / 3 + 64; ++i)
+    corrupt[i] = static_cast<char>(~corrupt[i]);
   std::string bad = temp_file(corrupt, "_corrupt.json.gz");
   auto r2 = load_trace(bad);
   ASSERT_FALSE(r2.is_ok());

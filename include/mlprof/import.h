@@ -19,6 +19,9 @@ struct ImportOptions {
   // Bytes of events handed to a parser at a time; 0 = the default (2 MiB). Tests use small
   // chunks to exercise the chunk boundaries and the merge of parallel parsers.
   size_t chunk_bytes = 0;
+  // Plain-JSON events read by mlprof's own fast path, the rest by simdjson. Off: everything
+  // through simdjson (tests compare the two; MLPROF_SIMDJSON_ONLY=1 turns it off too).
+  bool fast_path = true;
 };
 
 // Reads any trace mlprof understands, chosen by content, not by name: gzip (any of the formats
