@@ -1,11 +1,17 @@
 // Reads .mlprof files (layout: include/mlprof/detail/native_layout.h). Input is untrusted:
 // every count is checked against the bytes left before anything is allocated, every index
 // against the table it points into, so a truncated or corrupted file is an error, never a crash.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -354,10 +360,34 @@ Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name
     return Status::error(name + ": declared payload size " + std::to_string(declared) +
                          " is implausible");
 
-  // Streamed, so a lying size field costs no more memory than the data actually inflates to.
+  const char* src = bytes.data() + native::kHeaderBytes;
+  size_t src_size = bytes.size() - native::kHeaderBytes;
+  // The usual case: the frame states the declared size and the compressed size makes it
+  // plausible: one shot into an uninitialized buffer (no window copies, no zero fill).
+  bool plausible = declared <= static_cast<uint64_t>(src_size) * 64 + (1u << 20);
+  if (plausible && ZSTD_getFrameContentSize(src, src_size) == declared) {
+    size_t frame = ZSTD_findFrameCompressedSize(src, src_size);
+    if (!ZSTD_isError(frame) && frame != src_size)
+      return Status::error(name + ": trailing bytes after the compressed data");
+    std::unique_ptr<char[]> buf(new (std::nothrow) char[declared ? declared : 1]);
+    if (!buf)
+      return Status::error(name + ": cannot allocate " + std::to_string(declared) + " bytes");
+    size_t n = ZSTD_decompress(buf.get(), declared, src, src_size);
+    if (ZSTD_isError(n))
+      return Status::error(name + ": corrupt compressed data (" + ZSTD_getErrorName(n) + ")");
+    if (n != declared)
+      return Status::error(name + ": payload is " + std::to_string(n) + " bytes, header says " +
+                           std::to_string(declared));
+    return decode_payload(std::string_view(buf.get(), declared), name);
+  }
+  // Streamed, so a lying size field costs no more memory than the data actually inflates to;
+  // sized up front for the declared size when the compressed size makes it plausible, so the
+  // payload is not copied again and again as it grows.
   std::string payload;
+  payload.reserve(static_cast<size_t>(
+      std::min<uint64_t>(declared, static_cast<uint64_t>(bytes.size()) * 64 + (1u << 20))));
   ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  ZSTD_inBuffer in{bytes.data() + native::kHeaderBytes, bytes.size() - native::kHeaderBytes, 0};
+  ZSTD_inBuffer in{src, src_size, 0};
   size_t ret = 1;
   std::string error;
   while (true) {
@@ -391,12 +421,26 @@ Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name
 }
 
 Result<Trace> load_native(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return Status::error(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) return Status::error(path + ": read failed");
-  return load_native_buffer(ss.str(), path);
+  // Mapped, not read through a stream (which copied the file twice).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return load_native_buffer(std::string_view(), path);
+  }
+  void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) return Status::error(path + ": cannot map: " + std::strerror(errno));
+  ::madvise(m, size, MADV_SEQUENTIAL);
+  Result<Trace> r = load_native_buffer(std::string_view(static_cast<const char*>(m), size), path);
+  ::munmap(m, size);
+  return r;
 }
 
 }  // namespace mlprof
