@@ -399,6 +399,8 @@ TEST(FastPath, BadFieldsGetTheSameMessage) {
       R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":3})",  // args not an object
       R"({"ph":"","name":"a","pid":1,"tid":1,"ts":1,"dur":1})",            // empty ph
       R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"a":tru}})",  // bad literal
+      R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"args":{"a":nul}})",  // (threw once)
+      R"({"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"x":na:1})",
   };
   for (const std::string& ev : bad) {
     std::string json =

@@ -201,10 +201,13 @@ bool read_arg(TraceBuilder& b, StringId key, od::value v) {
       b.arg_bool(key, x);
       return true;
     }
-    case od::json_type::null:
-      if (!v.is_null()) return false;
+    case od::json_type::null: {
+      // is_null() returns a result: converting it to bool would throw on "nul" and the like.
+      bool is_null = false;
+      if (v.is_null().get(is_null) || !is_null) return false;
       b.arg_null(key);
       return true;
+    }
     case od::json_type::array: {
       od::array a;
       std::string_view raw;
@@ -285,7 +288,12 @@ Status ChromeEventParser::parse_one_event(const char* json, size_t len, size_t a
     return Status::error(name_ + ": byte " + std::to_string(at) +
                          ": invalid JSON: " + simdjson::error_message(err));
   // [json, json + len) is one balanced value (the chunker's scan): nothing follows it.
-  return parse_event(&obj, at);
+  try {
+    return parse_event(&obj, at);
+  } catch (const simdjson::simdjson_error& e) {
+    // Every access checks its error code; this is the net for a conversion that throws.
+    return Status::error(name_ + ": byte " + std::to_string(at) + ": invalid JSON: " + e.what());
+  }
 }
 
 Status ChromeEventParser::parse_events_simdjson(const char* json, size_t len, size_t allocated,
