@@ -548,12 +548,10 @@ void ChromeEventParser::gpu_track(uint32_t track, int32_t device, int64_t stream
   if (b_.trace().tracks[track].kind == TrackKind::kGpuStream) return;  // the first mark wins
   b_.mark_gpu_track(track, device, stream);
   if (mode_ == Mode::kPart) {
-    Op op{};
-    op.kind = OpKind::kGpuTrack;
-    op.track = track;
-    op.value = device;
-    op.id = static_cast<uint64_t>(stream);
-    ops_.push_back(op);
+    ops_.push_back(Op{.kind = OpKind::kGpuTrack,
+                      .track = track,
+                      .id = static_cast<uint64_t>(stream),
+                      .value = device});
   }
 }
 
@@ -569,16 +567,14 @@ void ChromeEventParser::emit_begin_end(const Pending& e) {
 void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat,
                                   ArgRange args_in) {
   if (mode_ == Mode::kPart) {
-    Op op{};
-    op.kind = OpKind::kBeginEnd;
-    op.ph = ph;
-    op.track = track;
-    op.ts = ts;
-    op.name = name;
-    op.cat = cat;
-    op.args = args_in;
-    op.rows = row_pos();
-    ops_.push_back(op);
+    ops_.push_back(Op{.kind = OpKind::kBeginEnd,
+                      .ph = ph,
+                      .track = track,
+                      .ts = ts,
+                      .name = name,
+                      .cat = cat,
+                      .args = args_in,
+                      .rows = row_pos()});
     return;
   }
   struct {
@@ -653,14 +649,8 @@ void ChromeEventParser::emit_flow(const Pending& e) {
 
 void ChromeEventParser::flow(char ph, StringId cat, uint64_t id, uint32_t track, int64_t ts) {
   if (mode_ == Mode::kPart) {
-    Op op{};
-    op.kind = OpKind::kFlow;
-    op.ph = ph;
-    op.cat = cat;
-    op.id = id;
-    op.track = track;
-    op.ts = ts;
-    ops_.push_back(op);
+    ops_.push_back(
+        Op{.kind = OpKind::kFlow, .ph = ph, .track = track, .ts = ts, .cat = cat, .id = id});
     return;
   }
   std::pair<StringId, uint64_t> key{cat, id};
@@ -711,14 +701,8 @@ void ChromeEventParser::emit_metadata(const Pending& e) {
 
 void ChromeEventParser::meta(MetaKind kind, uint32_t track, StringId a, StringId b, int64_t value) {
   if (mode_ == Mode::kPart) {
-    Op op{};
-    op.kind = OpKind::kMeta;
-    op.meta = kind;
-    op.track = track;
-    op.name = a;
-    op.cat = b;
-    op.value = value;
-    ops_.push_back(op);
+    ops_.push_back(Op{
+        .kind = OpKind::kMeta, .meta = kind, .track = track, .name = a, .cat = b, .value = value});
     return;
   }
   apply_meta(kind, track, a, b, value);

@@ -74,16 +74,16 @@ class ChromeEventParser {
   enum class MetaKind : uint8_t { kProcessName, kThreadName, kProcessSort, kThreadSort, kLabel };
   // An event whose effect needs other chunks, logged by a kPart parser (local ids).
   struct Op {
-    OpKind kind;
-    char ph;        // kBeginEnd, kFlow
-    MetaKind meta;  // kMeta
-    uint32_t track;
-    int64_t ts;
-    StringId name, cat;  // kMeta: the name (or label key, value) in name, cat
-    ArgRange args;
-    uint64_t id;    // kFlow: flow id; kGpuTrack: stream
-    int64_t value;  // kMeta sorts; kGpuTrack: device
-    RowPos rows;    // kBeginEnd: table sizes just after its args were pushed
+    OpKind kind = OpKind::kBeginEnd;
+    char ph = 0;                       // kBeginEnd, kFlow
+    MetaKind meta = MetaKind::kLabel;  // kMeta
+    uint32_t track = 0;
+    int64_t ts = 0;
+    StringId name = 0, cat = 0;  // kMeta: the name (or label key, value) in name, cat
+    ArgRange args = {};
+    uint64_t id = 0;    // kFlow: flow id; kGpuTrack: stream
+    int64_t value = 0;  // kMeta sorts; kGpuTrack: device
+    RowPos rows = {};   // kBeginEnd: table sizes just after its args were pushed
   };
   RowPos row_pos() const;
   void drop_json_parser();
