@@ -284,13 +284,7 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
         Number n;
         int64_t ns;
         if (!json_number(p, &n) || !parse_us_to_ns(n.text, &ns)) return bail();
-        if (kind == FieldKind::kTs) {
-          e.ts = ns;
-          e.has_ts = true;
-        } else {
-          e.dur = ns;
-          e.has_dur = true;
-        }
+        e.set_time(kind == FieldKind::kTs, ns);
         break;
       }
       case FieldKind::kId: {
@@ -350,7 +344,7 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
   }
   e.args = b_.args_since(e.args_mark);
   // Events the slow path rejects are left to it, for its error message.
-  if (e.ph == 0 || (!e.has_ts && e.ph != 'M') || (e.ph == 'X' && !e.has_dur)) return bail();
+  if (e.missing().field) return bail();
   ++events_;
   emit(e);
   p_in = p;

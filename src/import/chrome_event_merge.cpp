@@ -8,6 +8,7 @@
 // each source column is freed as soon as it is copied, so the merge needs one column of extra
 // memory, not a second copy of the tables.
 #include <algorithm>
+#include <type_traits>
 
 #include "import/chrome_event_parser.h"
 
@@ -24,18 +25,18 @@ struct Group {
 
 enum Table { kSlices, kInstants, kCounters, kMemory, kArgs };
 
-// Copies one column of every part into `out` (sized `n`), group by group, through `map`, then
-// frees the source columns.
-template <typename T, typename GetColumn, typename Map>
+// Copies one column of every part (`sources`, by part) into `out` (sized `n`), group by group,
+// through `map`, then frees the source columns.
+template <typename T, typename Map>
 void gather(std::vector<T>& out, size_t n, const std::vector<Group>& groups, Table table,
-            size_t parts, GetColumn column, Map map) {
+            const std::vector<std::vector<T>*>& sources, Map map) {
   out.resize(n);
   for (const Group& g : groups) {
-    const std::vector<T>& src = column(g.part);
+    const std::vector<T>& src = *sources[g.part];
     T* dst = out.data() + g.dest[table];
     for (uint32_t i = g.from[table]; i < g.to[table]; ++i) *dst++ = map(g, src[i]);
   }
-  for (size_t p = 0; p < parts; ++p) std::vector<T>().swap(column(static_cast<uint32_t>(p)));
+  for (std::vector<T>* src : sources) std::vector<T>().swap(*src);
 }
 
 }  // namespace
@@ -186,37 +187,28 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
 
   // Gather the columns.
   Trace& T = b_.trace();
-  const size_t np = parts.size();
   auto same = [](const Group&, auto v) { return v; };
   auto str = [&](const Group& g, StringId v) { return maps[g.part].str[v]; };
   auto track = [&](const Group& g, uint32_t v) { return maps[g.part].track[v]; };
+  auto series = [&](const Group& g, uint32_t v) { return maps[g.part].series[v]; };
   auto args_begin = [](const Group& g, uint32_t v) {
     return static_cast<uint32_t>(static_cast<int64_t>(v) + g.arg_delta);
   };
-  auto L = [&](uint32_t p) -> Trace& { return parts[p]->b_.trace(); };
-
+  // column(&Trace::slices, &SliceTable::ts, ...): that column of every part into T's.
+  auto column = [&](auto table, auto col, Table which, auto map) {
+    using Column = std::remove_reference_t<decltype((T.*table).*col)>;
+    std::vector<Column*> sources;
+    for (auto& part : parts) sources.push_back(&((part->b_.trace().*table).*col));
+    gather((T.*table).*col, dest[which], groups, which, sources, map);
+  };
+  column(&Trace::slices, &SliceTable::ts, kSlices, same);
+  column(&Trace::slices, &SliceTable::dur, kSlices, same);
+  column(&Trace::slices, &SliceTable::track, kSlices, track);
+  column(&Trace::slices, &SliceTable::name, kSlices, str);
+  column(&Trace::slices, &SliceTable::cat, kSlices, str);
+  column(&Trace::slices, &SliceTable::args_begin, kSlices, args_begin);
+  column(&Trace::slices, &SliceTable::args_count, kSlices, same);
   SliceTable& s = T.slices;
-  gather(
-      s.ts, dest[kSlices], groups, kSlices, np, [&](uint32_t p) -> auto& { return L(p).slices.ts; },
-      same);
-  gather(
-      s.dur, dest[kSlices], groups, kSlices,
-      np, [&](uint32_t p) -> auto& { return L(p).slices.dur; }, same);
-  gather(
-      s.track, dest[kSlices], groups, kSlices,
-      np, [&](uint32_t p) -> auto& { return L(p).slices.track; }, track);
-  gather(
-      s.name, dest[kSlices], groups, kSlices,
-      np, [&](uint32_t p) -> auto& { return L(p).slices.name; }, str);
-  gather(
-      s.cat, dest[kSlices], groups, kSlices,
-      np, [&](uint32_t p) -> auto& { return L(p).slices.cat; }, str);
-  gather(
-      s.args_begin, dest[kSlices], groups, kSlices,
-      np, [&](uint32_t p) -> auto& { return L(p).slices.args_begin; }, args_begin);
-  gather(
-      s.args_count, dest[kSlices], groups, kSlices,
-      np, [&](uint32_t p) -> auto& { return L(p).slices.args_count; }, same);
   for (const OpSlice& o : op_slices) {
     s.ts[o.dest] = o.ts;
     s.dur[o.dest] = o.dur < 0 ? 0 : o.dur;
@@ -226,79 +218,34 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
     s.args_begin[o.dest] = o.args.begin;
     s.args_count[o.dest] = o.args.count;
   }
+  column(&Trace::instants, &InstantTable::ts, kInstants, same);
+  column(&Trace::instants, &InstantTable::track, kInstants, track);
+  column(&Trace::instants, &InstantTable::name, kInstants, str);
+  column(&Trace::instants, &InstantTable::cat, kInstants, str);
+  column(&Trace::instants, &InstantTable::args_begin, kInstants, args_begin);
+  column(&Trace::instants, &InstantTable::args_count, kInstants, same);
+  column(&Trace::instants, &InstantTable::scope, kInstants, same);
+  column(&Trace::counters, &CounterTable::ts, kCounters, same);
+  column(&Trace::counters, &CounterTable::series, kCounters, series);
+  column(&Trace::counters, &CounterTable::value, kCounters, same);
+  column(&Trace::memory, &MemoryTable::ts, kMemory, same);
+  column(&Trace::memory, &MemoryTable::track, kMemory, track);
+  column(&Trace::memory, &MemoryTable::addr, kMemory, same);
+  column(&Trace::memory, &MemoryTable::bytes, kMemory, same);
+  column(&Trace::memory, &MemoryTable::device_type, kMemory, same);
+  column(&Trace::memory, &MemoryTable::device_id, kMemory, same);
+  column(&Trace::memory, &MemoryTable::total_allocated, kMemory, same);
+  column(&Trace::memory, &MemoryTable::total_reserved, kMemory, same);
+  column(&Trace::memory, &MemoryTable::stack, kMemory, same);
 
-  InstantTable& in = T.instants;
-  gather(
-      in.ts, dest[kInstants], groups, kInstants,
-      np, [&](uint32_t p) -> auto& { return L(p).instants.ts; }, same);
-  gather(
-      in.track, dest[kInstants], groups, kInstants,
-      np, [&](uint32_t p) -> auto& { return L(p).instants.track; }, track);
-  gather(
-      in.name, dest[kInstants], groups, kInstants,
-      np, [&](uint32_t p) -> auto& { return L(p).instants.name; }, str);
-  gather(
-      in.cat, dest[kInstants], groups, kInstants,
-      np, [&](uint32_t p) -> auto& { return L(p).instants.cat; }, str);
-  gather(
-      in.args_begin, dest[kInstants], groups, kInstants,
-      np, [&](uint32_t p) -> auto& { return L(p).instants.args_begin; }, args_begin);
-  gather(
-      in.args_count, dest[kInstants], groups, kInstants,
-      np, [&](uint32_t p) -> auto& { return L(p).instants.args_count; }, same);
-  gather(
-      in.scope, dest[kInstants], groups, kInstants,
-      np, [&](uint32_t p) -> auto& { return L(p).instants.scope; }, same);
-
-  CounterTable& ct = T.counters;
-  gather(
-      ct.ts, dest[kCounters], groups, kCounters,
-      np, [&](uint32_t p) -> auto& { return L(p).counters.ts; }, same);
-  gather(
-      ct.series, dest[kCounters], groups, kCounters,
-      np, [&](uint32_t p) -> auto& { return L(p).counters.series; },
-      [&](const Group& g, uint32_t v) { return maps[g.part].series[v]; });
-  gather(
-      ct.value, dest[kCounters], groups, kCounters,
-      np, [&](uint32_t p) -> auto& { return L(p).counters.value; }, same);
-
-  MemoryTable& mt = T.memory;
-  gather(
-      mt.ts, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.ts; }, same);
-  gather(
-      mt.track, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.track; }, track);
-  gather(
-      mt.addr, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.addr; }, same);
-  gather(
-      mt.bytes, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.bytes; }, same);
-  gather(
-      mt.device_type, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.device_type; }, same);
-  gather(
-      mt.device_id, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.device_id; }, same);
-  gather(
-      mt.total_allocated, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.total_allocated; }, same);
-  gather(
-      mt.total_reserved, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.total_reserved; }, same);
-  gather(
-      mt.stack, dest[kMemory], groups, kMemory,
-      np, [&](uint32_t p) -> auto& { return L(p).memory.stack; }, same);
-
-  gather(
-      T.args, dest[kArgs], groups, kArgs, np, [&](uint32_t p) -> auto& { return L(p).args; },
-      [&](const Group& g, Arg a) {
-        const std::vector<StringId>& sm = maps[g.part].str;
-        a.key = sm[a.key];
-        if (a.type == ArgType::kString || a.type == ArgType::kJson) a.s = sm[a.s];
-        return a;
-      });
+  std::vector<std::vector<Arg>*> arg_sources;
+  for (auto& part : parts) arg_sources.push_back(&part->b_.trace().args);
+  gather(T.args, dest[kArgs], groups, kArgs, arg_sources, [&](const Group& g, Arg a) {
+    const std::vector<StringId>& sm = maps[g.part].str;
+    a.key = sm[a.key];
+    if (a.type == ArgType::kString || a.type == ArgType::kJson) a.s = sm[a.s];
+    return a;
+  });
   for (const ArgCopy& c : arg_copies)
     for (uint32_t k = 0; k < c.count; ++k) T.args[c.dest + k] = T.args[c.src + k];
 

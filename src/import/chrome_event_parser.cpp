@@ -389,13 +389,7 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
         raw = v.raw_json_token();
         int64_t ns;
         if (!parse_us_to_ns(raw, &ns)) return bad(key, "expected a number (microseconds)");
-        if (kind == FieldKind::kTs) {
-          e.ts = ns;
-          e.has_ts = true;
-        } else {
-          e.dur = ns;
-          e.has_dur = true;
-        }
+        e.set_time(kind == FieldKind::kTs, ns);
         break;
       }
       case FieldKind::kId: {
@@ -468,9 +462,7 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
     }
   }
   e.args = b_.args_since(e.args_mark);
-  if (e.ph == 0) return bad("ph", "missing (every event needs a phase)");
-  if (!e.has_ts && e.ph != 'M') return bad("ts", "missing");
-  if (e.ph == 'X' && !e.has_dur) return bad("dur", "missing on a complete ('X') event");
+  if (auto m = e.missing(); m.field) return bad(m.field, m.what);
   ++events_;
   emit(e);
   return Status::ok();

@@ -60,6 +60,23 @@ class ChromeEventParser {
     char bp = 0, scope = 0;
     uint32_t args_mark = 0;
     ArgRange args;
+
+    void set_time(bool is_ts, int64_t ns) {
+      (is_ts ? ts : dur) = ns;
+      (is_ts ? has_ts : has_dur) = true;
+    }
+    // The required field this event lacks and what the error says; field nullptr if none.
+    // One rule for both paths: the fast path hands such events to simdjson's for the message.
+    struct Missing {
+      const char* field = nullptr;
+      const char* what = nullptr;
+    };
+    Missing missing() const {
+      if (ph == 0) return {"ph", "missing (every event needs a phase)"};
+      if (!has_ts && ph != 'M') return {"ts", "missing"};
+      if (ph == 'X' && !has_dur) return {"dur", "missing on a complete ('X') event"};
+      return {};
+    }
   };
   // Table sizes at one moment (kPart: where a chunk or a B/E op starts).
   struct RowPos {

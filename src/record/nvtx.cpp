@@ -25,12 +25,17 @@ nvtxDomainHandle_t g_domain = nullptr;
 // NVTX on inside an open scope never pops a range someone else pushed.
 thread_local uint32_t t_depth = 0;
 
-void push(const char* name) {
+nvtxEventAttributes_t attributes(const char* name) {
   nvtxEventAttributes_t a{};
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   a.messageType = NVTX_MESSAGE_TYPE_ASCII;
   a.message.ascii = name;
+  return a;
+}
+
+void push(const char* name) {
+  nvtxEventAttributes_t a = attributes(name);
   nvtxDomainRangePushEx(g_domain, &a);
   ++t_depth;
 }
@@ -42,11 +47,7 @@ void pop() {
 }
 
 void mark(const char* name) {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = name;
+  nvtxEventAttributes_t a = attributes(name);
   nvtxDomainMarkEx(g_domain, &a);
 }
 
