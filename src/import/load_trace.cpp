@@ -56,6 +56,16 @@ class PeekedSource : public import::ByteSource {
   size_t pos_ = 0;
 };
 
+// The chunker leaves headroom before `begin` and padding after the capacity: the run of
+// events becomes one JSON array in place.
+Status parse_chunk(import::ChromeEventParser& parser, const import::Chunk& c) {
+  char* d = c.buffer->data();
+  d[c.begin - 1] = '[';
+  d[c.end] = ']';
+  size_t allocated = c.buffer->allocated_after_data() - (c.begin - 1);
+  return parser.parse_events(d + c.begin - 1, c.end - c.begin + 2, allocated, c.offset, c.seq);
+}
+
 // One parser: inflate + scan on a worker thread (unless threads == 1), parse + build here.
 Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& name,
                                    size_t chunk_bytes, unsigned threads, bool fast_path) {
@@ -68,13 +78,7 @@ Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& n
   auto consume = [&](import::Chunk&& c) -> bool {
     switch (c.kind) {
       case import::Chunk::Kind::kEvents: {
-        char* d = c.buffer->data();
-        // The chunker guarantees headroom before `begin` and padding after the capacity:
-        // make the run of events one JSON array in place.
-        d[c.begin - 1] = '[';
-        d[c.end] = ']';
-        size_t allocated = c.buffer->allocated_after_data() - (c.begin - 1);
-        result = parser.parse_events(d + c.begin - 1, c.end - c.begin + 2, allocated, c.offset);
+        result = parse_chunk(parser, c);
         pool.release(c.buffer);
         if (!reserved && c.offset + (c.end - c.begin) < src.size_hint()) {
           parser.reserve_for(c.offset + (c.end - c.begin), src.size_hint());
@@ -197,12 +201,7 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
       switch (c.kind) {
         case Chunk::Kind::kEvents: {
           if (!skip) {
-            char* d = c.buffer->data();
-            d[c.begin - 1] = '[';
-            d[c.end] = ']';
-            size_t allocated = c.buffer->allocated_after_data() - (c.begin - 1);
-            Status s = parser.parse_events(d + c.begin - 1, c.end - c.begin + 2, allocated,
-                                           c.offset, c.seq);
+            Status s = parse_chunk(parser, c);
             if (!s) {
               r.status = s;
               r.error_seq = c.seq;
