@@ -369,3 +369,23 @@ TEST(recorder_native_format, SaveIsAtomicAndReportsUnwritablePaths) {
 }
 
 }  // namespace
+
+// The header's payload size must match what the frame inflates to, on both inflate paths:
+// one shot (the frame states the declared size) and streamed (it does not, or the declared size
+// is implausibly large for the compressed bytes).
+TEST(recorder_native_format, DeclaredPayloadSizeIsChecked) {
+  std::string path = temp_path("declared.mlprof");
+  ASSERT_TRUE(mlprof::save_native(sample_trace(), path).is_ok());
+  std::string bytes = read_file(path);
+  std::remove(path.c_str());
+  uint64_t declared;
+  std::memcpy(&declared, bytes.data() + 16, 8);
+  ASSERT_TRUE(mlprof::load_native_buffer(bytes, "ok.mlprof").is_ok());
+  for (uint64_t lie : {declared - 1, declared + 1, declared * 1000}) {
+    std::string bad = bytes;
+    std::memcpy(bad.data() + 16, &lie, 8);
+    auto r = mlprof::load_native_buffer(bad, "lie.mlprof");
+    ASSERT_FALSE(r.is_ok()) << lie;
+    EXPECT_EQ(r.error().rfind("lie.mlprof: ", 0), 0u) << r.error();
+  }
+}
