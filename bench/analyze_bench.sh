@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MLPROF=${1:-./build/mlprof}
-S=../shared/traces
+S=${MLPROF_SHARED_DIR:-../shared}/traces
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 printf '%-44s %9s %8s %8s %9s %8s %8s\n' trace "JSON MB" "mlprof s" "MB/s" "RSS MB" "python s" "RSS MB"
 for t in pytorch-cpu/transformer_big.json.gz pytorch-cpu-kineto-schema/d_transformer_50steps.kineto.json.gz \

@@ -6,7 +6,7 @@
 #   usage: bench/import_bench.sh [TRACE.json.gz] [MLPROF]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TRACE=${1:-../shared/traces/pytorch-cpu/transformer_big.json.gz}
+TRACE=${1:-${MLPROF_SHARED_DIR:-../shared}/traces/pytorch-cpu/transformer_big.json.gz}
 MLPROF=${2:-./build/mlprof}
 RUNS=${RUNS:-3}
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

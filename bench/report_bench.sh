@@ -4,7 +4,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
-TRACE=${2:-/work/shared/traces/pytorch-cpu/transformer_big.json.gz}
+TRACE=${2:-${MLPROF_SHARED_DIR:-$ROOT/../shared}/traces/pytorch-cpu/transformer_big.json.gz}
 MLPROF=$BUILD/mlprof
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT

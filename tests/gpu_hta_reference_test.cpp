@@ -1,43 +1,44 @@
 // mlprof's GPU analyses against the numbers Holistic Trace Analysis (v0.6.1) published for the
-// same traces (tests/data/gpu/hta_reference/*.json, copied from ../shared/traces/reference/).
+// same traces (tests/data/gpu/hta_reference/*.json: HTA's output, computed on this project's
+// machines; a copy of $MLPROF_SHARED_DIR/traces/reference/). The traces themselves are HTA's test
+// data and are read from the shared data folder (tests/shared_data.h); absent, the tests skip.
 // The expected values are HTA's, parsed here with simdjson; mlprof runs in --hta-compatible
 // mode (HTA's event window and microsecond time base).
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <string>
 
 #include "mlprof/analyze/gpu.h"
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/import.h"
+#include "shared_data.h"
 
 namespace mlprof {
 namespace {
 
 struct Case {
   const char* name;       // test name
-  const char* trace;      // under tests/data/gpu/, else an absolute shared path
+  const char* trace;      // under $MLPROF_SHARED_DIR/traces/kineto-gpu/
   const char* reference;  // under tests/data/gpu/hta_reference/
 };
 
 const Case kCases[] = {
-    {"simple_add", "simple_add.json.gz", "simple_add.json"},
-    {"ns_resolution", "ns_resolution_rank0.json.gz", "ns_resolution_rank0.json"},
-    {"nccl_parser_config", "nccl_parser_config_rank0.json.gz", "nccl_parser_config_rank0.json"},
-    {"trace_diff_control", "trace_diff_control.json.gz", "trace_diff_control.json"},
-    {"trace_diff_test", "trace_diff_test.json.gz", "trace_diff_test.json"},
-    // 3 MB compressed: read from the shared traces when present.
-    {"df_index_resolver",
-     "/work/shared/traces/kineto-gpu/df_index_resolver/df_index_resolver.json.gz",
+    {"simple_add", "critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+     "simple_add.json"},
+    {"ns_resolution", "ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+     "ns_resolution_rank0.json"},
+    {"nccl_parser_config", "nccl_parser_config/nccl_data.json.gz", "nccl_parser_config_rank0.json"},
+    {"trace_diff_control", "trace_diff/control/control.json.gz", "trace_diff_control.json"},
+    {"trace_diff_test", "trace_diff/test/test.json.gz", "trace_diff_test.json"},
+    {"df_index_resolver", "df_index_resolver/df_index_resolver.json.gz",
      "df_index_resolver_rank1.json"},
 };
 
-std::string data_path(const std::string& rel) {
-  if (!rel.empty() && rel[0] == '/') return rel;
-  return std::string(MLPROF_TEST_DATA) + "/gpu/" + rel;
+std::string reference_path(const std::string& name) {
+  return std::string(MLPROF_TEST_DATA) + "/gpu/hta_reference/" + name;
 }
 
 double num(simdjson::dom::element e) {
@@ -81,16 +82,12 @@ class HtaReference : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
     const Case& c = GetParam();
-    std::string trace_path = data_path(c.trace);
-    if (!std::filesystem::exists(trace_path)) {
-      GTEST_SKIP() << trace_path << " is not here (large shared trace)";
-    }
+    MLPROF_SHARED_OR_SKIP(trace_path, std::string("traces/kineto-gpu/") + c.trace);
     const Analyzed& a = analyzed(trace_path);
     ASSERT_TRUE(a.error.empty()) << a.error;
     gpu_ = a.gpu;
     kernels_ = a.kernels;
-    ASSERT_EQ(parser_.load(data_path(std::string("hta_reference/") + c.reference)).get(ref_),
-              simdjson::SUCCESS);
+    ASSERT_EQ(parser_.load(reference_path(c.reference)).get(ref_), simdjson::SUCCESS);
   }
   simdjson::dom::parser parser_;
   simdjson::dom::element ref_;

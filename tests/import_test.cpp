@@ -8,14 +8,22 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "import/chrome_event_parser.h"
 #include "mlprof/chrome_export.h"
+#include "shared_data.h"
 
 namespace mlprof {
 namespace {
 
 std::string data(const char* name) { return std::string(MLPROF_TEST_DATA) + "/" + name; }
+
+// Kineto GPU traces from Holistic Trace Analysis's test data, read from the shared data folder.
+constexpr const char* kSimpleAdd =
+    "traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz";
+constexpr const char* kOldFormat = "traces/kineto-gpu/trace_file_list/inference_rank_1.json.gz";
+constexpr const char* kMemoryTimeline = "traces/kineto-gpu/memory_analysis/memory_timeline.raw.gz";
 
 Trace parse(const std::string& json) {
   auto r = import_chrome_json_buffer(json, "test.json");
@@ -171,10 +179,7 @@ TEST(Import, MetadataCountersAndMemory) {
 }
 
 TEST(Import, ReadsEveryRealTraceFormat) {
-  for (const char* f :
-       {"tiny_linear.json", "mlp_bs64.json.gz", "a_mlp_b32_w64.kineto.json.gz",
-        "simple_add.json.gz", "old_format_inference_rank_1.json.gz", "large_integer.json.gz",
-        "amd_mi250.json.gz", "step_based_trace.json.gz", "memory_timeline.raw.gz"}) {
+  for (const char* f : {"tiny_linear.json", "mlp_bs64.json.gz", "a_mlp_b32_w64.kineto.json.gz"}) {
     auto r = load_trace(data(f));
     ASSERT_TRUE(r.is_ok()) << f << ": " << r.error();
     EXPECT_GT(r->event_count(), 0u) << f;
@@ -182,18 +187,36 @@ TEST(Import, ReadsEveryRealTraceFormat) {
   auto legacy = load_trace(data("tiny_linear.json"));
   EXPECT_EQ(legacy->meta.format, "pytorch-legacy");
   EXPECT_EQ(legacy->slices.size(), 176u);
-  auto old = load_trace(data("old_format_inference_rank_1.json.gz"));
+}
+
+TEST(Import, ReadsEveryKinetoGpuTraceFormat) {
+  for (const char* rel :
+       {kSimpleAdd, kOldFormat, kMemoryTimeline,
+        "traces/kineto-gpu/large_integer_trace/rank-70.Mar_25_20_48_12.2861.pt.trace.json.gz",
+        "traces/kineto-gpu/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "traces/kineto-gpu/with_gpu_user_annotation/step_based_trace_2543932.json.gz"}) {
+    MLPROF_SHARED_OR_SKIP(path, rel);
+    auto r = load_trace(path);
+    ASSERT_TRUE(r.is_ok()) << path << ": " << r.error();
+    EXPECT_GT(r->event_count(), 0u) << path;
+  }
+  MLPROF_SHARED_OR_SKIP(old_path, kOldFormat);
+  auto old = load_trace(old_path);
   size_t gpu = 0;
   for (size_t i = 0; i < old->slices.size(); ++i) gpu += old->is_gpu_track(old->slices.track[i]);
   EXPECT_EQ(gpu, 4u);  // old "Kernel" category events sit on GPU streams
-  auto mt = load_trace(data("memory_timeline.raw.gz"));
+  MLPROF_SHARED_OR_SKIP(mt_path, kMemoryTimeline);
+  auto mt = load_trace(mt_path);
   EXPECT_EQ(mt->meta.format, "pytorch-memory-timeline");
   EXPECT_EQ(mt->memory.size(), 16845u);
 }
 
 TEST(Import, ExportRoundTripKeepsTables) {
-  for (const char* f : {"simple_add.json.gz", "a_mlp_b32_w64.kineto.json.gz", "tiny_linear.json"}) {
-    auto a = load_trace(data(f));
+  std::vector<std::string> files = {data("a_mlp_b32_w64.kineto.json.gz"), data("tiny_linear.json")};
+  std::optional<std::string> gpu_trace = test::shared_path(kSimpleAdd);
+  if (gpu_trace) files.push_back(*gpu_trace);
+  for (const std::string& f : files) {
+    auto a = load_trace(f);
     ASSERT_TRUE(a.is_ok()) << a.error();
     std::ostringstream out;
     write_chrome_json(*a, out);
@@ -218,6 +241,7 @@ TEST(Import, ExportRoundTripKeepsTables) {
     EXPECT_EQ(a->meta.devices.size(), b->meta.devices.size()) << f;
     EXPECT_EQ(a->tracks.size(), b->tracks.size()) << f;
   }
+  if (!gpu_trace) GTEST_SKIP() << test::missing_shared(kSimpleAdd);
 }
 
 TEST(ImportErrors, OneLineMessagesWithFileAndOffset) {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Browser tests of the HTML report and the `mlprof serve` dashboard (tests/web/browser_test.mjs)
-# in Debian's chromium via playwright-core. Skips (exit 0) when chromium or node_modules are absent.
+# in Debian's chromium via playwright-core. Skips (exit 0) when chromium or node_modules are absent,
+# exit 77 (skipped) when the shared GPU trace is absent (tests/cli/shared_data.sh).
 # Usage: web_browser.sh MLPROF DATA_DIR [report|serve]
 set -u
 MLPROF=$1
@@ -17,9 +18,11 @@ done
 if [ -z "${NODE_MODULES:-}" ]; then
   echo "SKIP: playwright-core not in $BUILD/web/node_modules (built by npm ci with the mlprof target)"; exit 0
 fi
+source "$(dirname "$0")/shared_data.sh"
+require_shared GPU_TRACE traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz
 status=0
 for mode in $MODES; do
-  MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/browser_test.mjs" "$MLPROF" "$DATA" \
+  MLPROF_TEST_GPU_TRACE=$GPU_TRACE MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/browser_test.mjs" "$MLPROF" "$DATA" \
     "$BUILD/web-screenshots" "$mode" || status=1
 done
 exit $status

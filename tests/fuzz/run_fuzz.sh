@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the importer's libFuzzer target with clang (+ASan/UBSan) and fuzzes it for a bounded
-# time, seeded with the real traces in tests/data (decompressed, first 64 KiB) and small cases.
+# time, seeded with the real traces in tests/data and, when present, HTA's Kineto GPU traces in
+# the shared data folder ($MLPROF_SHARED_DIR, default ../shared) (decompressed, first 64 KiB),
+# and small cases.
 #   usage: tests/fuzz/run_fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,7 +13,9 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug 
   -DCMAKE_CXX_FLAGS="-O1 -g -fsanitize=fuzzer-no-link,address,undefined" >/dev/null
 cmake --build build-fuzz --target import_fuzz -j "$(nproc)"
 corpus=build-fuzz/corpus; mkdir -p "$corpus"
-for f in tests/data/*.json tests/data/*.json.gz; do
+shared=${MLPROF_SHARED_DIR:-../shared}/traces/kineto-gpu
+for f in tests/data/*.json tests/data/*.json.gz "$shared"/critical_path/simple_add/*.json.gz \
+  "$shared"/trace_file_list/*.json.gz "$shared"/amd_trace/*.json.gz; do
   [ -e "$f" ] || continue
   b=$(basename "$f")
   if [[ $f == *.gz ]]; then (zcat "$f" 2>/dev/null || true) | head -c 65536 > "$corpus/$b.json"; cp "$f" "$corpus/$b"; else head -c 65536 "$f" > "$corpus/$b"; fi

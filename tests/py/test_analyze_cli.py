@@ -8,6 +8,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import analyze_reference as ar  # noqa: E402
+from shared_data import exit_code, shared_path  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 failures = checked = 0
@@ -21,11 +22,10 @@ def check(cond, what):
         print("FAIL", what)
 
 
-for name in ["a_mlp_b32_w64.kineto.json.gz", "c_leaky.kineto.json.gz", "mlp_bs64.json.gz",
-             "simple_add.json.gz"]:
-    path = os.path.join(DATA, name)
-    if not os.path.exists(path):
-        continue
+GPU_TRACE = shared_path("traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz")
+paths = [os.path.join(DATA, n) for n in ["a_mlp_b32_w64.kineto.json.gz", "c_leaky.kineto.json.gz", "mlp_bs64.json.gz"]]
+for path in paths + ([GPU_TRACE] if GPU_TRACE else []):
+    name = os.path.basename(path)
     full = ar.run_json(MLPROF, "analyze", path)
     for key in ["summary", "steps", "memory", "leaks", "flops", "bottlenecks", "gpu", "kernels"]:
         check(key in full, f"{name}: analyze has {key}")
@@ -35,7 +35,7 @@ for name in ["a_mlp_b32_w64.kineto.json.gz", "c_leaky.kineto.json.gz", "mlp_bs64
         check(f["evidence"] and f["rule"] and f["recommendation"], f"{name}: {f['kind']} has evidence")
     savings = [f["est_savings_ns"] for f in full["bottlenecks"]["findings"]]
     check(savings == sorted(savings, reverse=True), f"{name}: ranked by savings")
-    gpu = name == "simple_add.json.gz"
+    gpu = path == GPU_TRACE
     check((full["gpu"] is not None) == gpu, f"{name}: gpu section iff GPU tracks")
 
 # mlp_bs64 is data-loading bound; c_leaky leaks.
@@ -53,4 +53,4 @@ for cmd in ["analyze", "steps", "memory", "leaks", "flops", "bottlenecks", "ops"
     check(out.stderr.count("\n") == 1 and bad in out.stderr, f"{cmd}: one-line error naming the file")
 os.unlink(bad)
 print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+sys.exit(exit_code(failures))

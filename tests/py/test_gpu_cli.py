@@ -1,6 +1,7 @@
 """`mlprof kernels/gpu/ranks` end to end, checked against an independent stdlib computation over
 the same Kineto JSON: per-kernel totals, pageable copies and bandwidth, collective sizes, and
-exit code 2 with a one-line error on bad input. Usage: test_gpu_cli.py MLPROF TESTS_DATA."""
+exit code 2 with a one-line error on bad input. Usage: test_gpu_cli.py MLPROF TESTS_DATA.
+The Kineto GPU traces (Holistic Trace Analysis's test data) come from the shared data folder."""
 import gzip
 import json
 import os
@@ -8,6 +9,12 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(__file__))
+from shared_data import exit_code, shared_path  # noqa: E402
+
+SIMPLE_ADD = "traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz"
+NCCL = "traces/kineto-gpu/nccl_parser_config/nccl_data.json.gz"
 
 
 def run(mlprof, *args, expect=0):
@@ -36,8 +43,7 @@ def kernel_totals(events):
     return out
 
 
-def check_kernels(mlprof, data):
-    path = os.path.join(data, "gpu", "simple_add.json.gz")
+def check_kernels(mlprof, path):
     got = json.loads(run(mlprof, "kernels", path, "--json").stdout)
     want = kernel_totals(load(path))
     rows = {k["name"]: k for k in got["kernels"]}
@@ -48,8 +54,7 @@ def check_kernels(mlprof, data):
     assert got["total_gpu_ns"] == sum(rows[n]["total_ns"] for n in rows)
 
 
-def check_gpu(mlprof, data):
-    path = os.path.join(data, "gpu", "simple_add.json.gz")
+def check_gpu(mlprof, path):
     got = json.loads(run(mlprof, "gpu", path, "--json").stdout)
     events = load(path)
     copies = [e for e in events if e.get("cat") == "gpu_memcpy"]
@@ -69,8 +74,8 @@ def check_gpu(mlprof, data):
     assert "Idle time by cause" in text and "pageable" in text
 
 
-def check_ranks(mlprof, data):
-    src = os.path.abspath(os.path.join(data, "gpu", "nccl_parser_config_rank0.json.gz"))
+def check_ranks(mlprof, src):
+    src = os.path.abspath(src)
     with tempfile.TemporaryDirectory() as d:
         os.symlink(src, os.path.join(d, "rank-0.json.gz"))
         got = json.loads(run(mlprof, "ranks", d, "--json").stdout)
@@ -106,12 +111,16 @@ def check_bad_input(mlprof):
 
 
 def main():
-    mlprof, data = sys.argv[1], sys.argv[2]
-    check_kernels(mlprof, data)
-    check_gpu(mlprof, data)
-    check_ranks(mlprof, data)
+    mlprof = sys.argv[1]
+    simple_add, nccl = shared_path(SIMPLE_ADD), shared_path(NCCL)
+    if simple_add:
+        check_kernels(mlprof, simple_add)
+        check_gpu(mlprof, simple_add)
+    if nccl:
+        check_ranks(mlprof, nccl)
     check_bad_input(mlprof)
     print("ok")
+    sys.exit(exit_code(0))
 
 
 if __name__ == "__main__":

@@ -6,10 +6,16 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import trace_reference as ref  # noqa: E402
+from shared_data import exit_code, shared_path  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-FILES = ["tiny_linear.json", "mlp_bs64.json.gz", "a_mlp_b32_w64.kineto.json.gz", "simple_add.json.gz",
-         "amd_mi250.json.gz", "step_based_trace.json.gz", "old_format_inference_rank_1.json.gz"]
+# Our own traces, then Kineto GPU traces from the shared data folder (absent ones are skipped).
+FILES = [os.path.join(DATA, name) for name in ["tiny_linear.json", "mlp_bs64.json.gz", "a_mlp_b32_w64.kineto.json.gz"]]
+FILES += [p for p in map(shared_path, [
+    "traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+    "traces/kineto-gpu/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "traces/kineto-gpu/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    "traces/kineto-gpu/trace_file_list/inference_rank_1.json.gz"]) if p]
 failures = 0
 checked = 0
 
@@ -22,8 +28,8 @@ def check(cond, what):
         print("FAIL", what)
 
 
-for name in FILES:
-    path = os.path.join(DATA, name)
+for path in FILES:
+    name = os.path.basename(path)
     doc, events = ref.load(path)
     sl = ref.slices(events)
     expected = ref.op_table(sl, merge_steps=True)
@@ -69,4 +75,4 @@ for name in FILES:
     print(f"{name}: {len(expected)} ops, {len(sl)} slices, {ref.steps(sl)} steps checked")
 
 print(f"{checked - failures} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+sys.exit(exit_code(failures))

@@ -1,6 +1,8 @@
 // Browser tests of mlprof's HTML report and `mlprof serve` dashboard, in Debian's chromium driven
 // by playwright-core. Usage: node browser_test.mjs MLPROF DATA_DIR OUT_DIR (report|serve)
 // Numbers on the page are checked against the CLI's --json output for the same trace.
+// The GPU trace (HTA's simple_add, from the shared data folder) comes in env MLPROF_TEST_GPU_TRACE
+// (tests/cli/web_browser.sh finds it).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,6 +10,9 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 
 const [mlprof, dataDir, outDir, mode] = process.argv.slice(2);
+const gpuTrace = process.env.MLPROF_TEST_GPU_TRACE;
+// Our traces are in dataDir; 'simple_add.json.gz' names the shared GPU trace.
+const dataPath = (name) => (name === 'simple_add.json.gz' ? gpuTrace : path.join(dataDir, name));
 const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
 const { chromium } = require('playwright-core');
 
@@ -68,7 +73,7 @@ async function reportTests(browser) {
   // A CPU training trace with steps: every tab, numbers against `mlprof analyze --json`.
   for (const [name, extra] of [['mlp_bs64.json.gz', []], ['simple_add.json.gz', []],
     ['a_mlp_b32_w64.kineto.json.gz', []], ['mlp_bs256.json.gz', ['mlp_bs64.json.gz']]]) {
-    const tracePath = path.join(dataDir, name);
+    const tracePath = dataPath(name);
     const html = path.join(outDir, `report-${name.replace(/\W+/g, '_')}.html`);
     const inputs = [...extra.map((e) => path.join(dataDir, e)), tracePath];
     cli('report', ...inputs, '-o', html);
@@ -78,7 +83,7 @@ async function reportTests(browser) {
     const tag = name.replace(/\W+/g, '_');
     await page.goto('file://' + html);
     await page.waitForSelector('[data-pane="overview"][data-ready="1"]', { timeout: 30000 });
-    check(await page.title() === `mlprof: ${name}`, `${name}: page title`);
+    check(await page.title() === `mlprof: ${path.basename(tracePath)}`, `${name}: page title`);
     let n = await compareScalars(page, 'summary', analyze.summary, name);
     n += await compareScalars(page, 'summary.events', analyze.summary.events, name);
     check(n >= 10, `${name}: ${n} summary numbers on the overview`);
@@ -221,7 +226,7 @@ async function reportTests(browser) {
   check(await page.locator('[data-testid="flame-chart"] svg g').count() > 10, 'flame.html draws frames');
   await page.screenshot({ path: path.join(outDir, 'flame-page.png') });
   const tlHtml = path.join(outDir, 'timeline-simple_add.html');
-  cli('timeline', path.join(dataDir, 'simple_add.json.gz'), '-o', tlHtml);
+  cli('timeline', dataPath('simple_add.json.gz'), '-o', tlHtml);
   await page.goto('file://' + tlHtml);
   await page.waitForSelector('[data-pane="timeline"][data-ready="1"]');
   check(Number(await page.locator('[data-testid="timeline-canvas"]').getAttribute('data-drawn')) > 0, 'timeline.html draws slices');
@@ -233,7 +238,7 @@ async function serveTests(browser) {
   const dir = fs.mkdtempSync(path.join(tmp, 'traces-'));
   fs.copyFileSync(path.join(dataDir, 'mlp_bs64.json.gz'), path.join(dir, 'mlp_bs64.json.gz'));
   fs.mkdirSync(path.join(dir, 'gpu'));
-  fs.copyFileSync(path.join(dataDir, 'simple_add.json.gz'), path.join(dir, 'gpu', 'simple_add.json.gz'));
+  fs.copyFileSync(dataPath('simple_add.json.gz'), path.join(dir, 'gpu', 'simple_add.json.gz'));
   fs.writeFileSync(path.join(tmp, 'secret.json'), '[]');
   const server = spawn(mlprof, ['serve', dir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
