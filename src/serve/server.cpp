@@ -1,6 +1,7 @@
 #include "serve/server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include "mlprof/json_writer.h"
 #include "mlprof/render/report.h"
@@ -76,7 +77,34 @@ struct Server::Impl {
     res.set_content(l.body, type);
   }
 
+  int listen_fd = -1;
   void routes() {
+    // Hardening measured for the library decision (docs/serve.md).
+    http.set_tcp_nodelay(true);
+    http.set_socket_options([this](int sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // no SO_REUSEPORT
+      listen_fd = sock;
+    });
+    http.new_task_queue = [] { return new httplib::ThreadPool(64); };
+    http.set_read_timeout(5);
+    http.set_keep_alive_timeout(2);
+    http.set_keep_alive_max_count(100);
+    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      if (req.has_header("Range")) {
+        const_cast<httplib::Request&>(req).ranges.clear();
+        res.set_header("Connection", "close");
+        send_error(res, 416, "Range is not supported");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      if (req.has_header("Transfer-Encoding") ||
+          req.get_header_value<uint64_t>("Content-Length") > options.max_request_bytes) {
+        res.set_header("Connection", "close");
+        send_error(res, 413, "request bodies are not accepted");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      return httplib::Server::HandlerResponse::Unhandled;
+    });
     http.set_payload_max_length(options.max_request_bytes);
     http.set_default_headers({{"X-Content-Type-Options", "nosniff"},
                               {"Cache-Control", "no-store"},
@@ -164,6 +192,7 @@ int Server::bind(std::string& error) {
   } else if (!impl_->http.bind_to_port(impl_->options.host, port)) {
     port = -1;
   }
+  if (port > 0 && impl_->listen_fd >= 0) ::listen(impl_->listen_fd, 1024);
   if (port <= 0) {
     error = "cannot listen on " + impl_->options.host + ":" + std::to_string(impl_->options.port) +
             " (in use, or not an address of this machine)";

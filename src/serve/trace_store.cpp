@@ -1,31 +1,37 @@
 #include "serve/trace_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 
 #include "mlprof/analyze/timeline.h"
 #include "mlprof/import.h"
 #include "mlprof/render/report.h"
 #include "mlprof/render/timeline_render.h"
+#include "serve/open_beneath.h"
 
 namespace fs = std::filesystem;
 
 namespace mlprof::serve {
 namespace {
 
-constexpr size_t kKeptTraces = 2;  // parsed traces kept in memory
-constexpr int kMaxDepth = 4;       // directory levels scanned
+constexpr int kMaxDepth = 4;  // directory levels scanned
 constexpr size_t kMaxFiles = 10000;
-constexpr int64_t kRecentWriteNs = 30'000'000'000;  // a failing file this fresh may be mid-write
+constexpr size_t kMaxNameBytes = 1024;
+// A file that does not parse may still be being written when its mtime is this recent. A future
+// mtime (clock skew, a copied file) counts as recent only within kClockSlackNs: beyond that the
+// file is simply broken, or a broken file would be "being written" until its mtime passes.
+constexpr int64_t kRecentWriteNs = 30'000'000'000;
+constexpr int64_t kClockSlackNs = 5'000'000'000;
 
-bool is_trace_name(const std::string& f) {
-  auto ends = [&](std::string_view s) {
-    return f.size() >= s.size() && f.compare(f.size() - s.size(), s.size(), s) == 0;
-  };
-  return ends(".json") || ends(".json.gz") || ends(".mlprof") || ends(".pt.trace.json");
+bool is_trace_name(std::string_view f) {
+  return f.ends_with(".json") || f.ends_with(".json.gz") || f.ends_with(".mlprof");
 }
 
 int64_t mtime_ns_of(const struct stat& st) {
@@ -38,12 +44,48 @@ int64_t now_ns() {
       .count();
 }
 
+bool maybe_being_written(int64_t mtime_ns) {
+  int64_t age = now_ns() - mtime_ns;
+  return age > -kClockSlackNs && age < kRecentWriteNs;
+}
+
+bool still(const StillWanted& wanted) { return !wanted || wanted(); }
+
+Lookup abandoned() { return Lookup{LookupError::kAbandoned, "the client went away", ""}; }
+
+// The one place serve computes a single-trace analysis.
+std::string compute_analysis(const Trace& t, const std::string& analysis) {
+  if (analysis == "events") return encode_timeline_events(t, analyze_timeline(t));
+  return analysis_json(t, analysis);
+}
+
 }  // namespace
 
-TraceStore::TraceStore(std::string dir) : dir_(std::move(dir)) {
+struct TraceStore::OpenFile {
+  int fd = -1;
+  TraceFileInfo info;
+  OpenFile() = default;
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+  ~OpenFile() {
+    if (fd >= 0) ::close(fd);
+  }
+  // Cache keys name the file's version: a rewrite changes size or mtime.
+  std::string key() const {
+    return info.name + '\n' + std::to_string(info.size) + '\n' + std::to_string(info.mtime_ns);
+  }
+};
+
+TraceStore::TraceStore(std::string dir, TraceStoreOptions options)
+    : dir_(std::move(dir)), options_(options), results_(options.cache_bytes) {
   std::error_code ec;
   canonical_dir_ = fs::canonical(dir_, ec).string();
   if (ec) canonical_dir_ = dir_;
+  dir_fd_ = ::open(canonical_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+TraceStore::~TraceStore() {
+  if (dir_fd_ >= 0) ::close(dir_fd_);
 }
 
 std::vector<TraceFileInfo> TraceStore::list() const {
@@ -60,11 +102,12 @@ std::vector<TraceFileInfo> TraceStore::list() const {
       continue;
     }
     if (!de.is_regular_file(ec) || !is_trace_name(fname)) continue;
-    TraceFileInfo info;
-    info.name = de.path().lexically_relative(canonical_dir_).generic_string();
+    OpenFile f;
     std::string message;
-    if (resolve(info.name, info, message) != LookupError::kNone) continue;  // e.g. symlink out
-    out.push_back(std::move(info));
+    if (open(de.path().lexically_relative(canonical_dir_).generic_string(), f, message) !=
+        LookupError::kNone)
+      continue;  // e.g. a symlink out of the directory
+    out.push_back(f.info);
     if (out.size() >= kMaxFiles) break;
   }
   std::sort(out.begin(), out.end(),
@@ -72,143 +115,185 @@ std::vector<TraceFileInfo> TraceStore::list() const {
   return out;
 }
 
-LookupError TraceStore::resolve(const std::string& name, TraceFileInfo& info,
-                                std::string& message) const {
-  if (name.empty() || name.size() > 1024 || name.find('\0') != std::string::npos) {
+LookupError TraceStore::open(const std::string& name, OpenFile& f, std::string& message) const {
+  if (name.empty() || name.size() > kMaxNameBytes || name.find('\0') != std::string::npos) {
     message = "missing or invalid trace name";
     return LookupError::kBadName;
   }
-  fs::path rel(name);
-  if (rel.is_absolute()) {
+  if (name[0] == '/') {
     message = "trace names are relative to the served directory";
     return LookupError::kOutside;
   }
-  for (const fs::path& part : rel)
+  auto not_found = [&]() {
+    message = "no trace named '" + name + "'";
+    return LookupError::kNotFound;
+  };
+  for (size_t start = 0;;) {
+    size_t slash = name.find('/', start);
+    std::string_view part = std::string_view(name).substr(start, slash - start);
     if (part == "..") {
       message = "'..' is not allowed in trace names";
       return LookupError::kOutside;
     }
-  std::error_code ec;
-  fs::path full = fs::canonical(fs::path(canonical_dir_) / rel, ec);
-  if (ec) {
-    message = "no trace named '" + name + "'";
-    return LookupError::kNotFound;
+    if (part.empty() || part[0] == '.') return not_found();  // hidden (or "a//b", "./a")
+    if (slash == std::string::npos) break;
+    start = slash + 1;
   }
-  // Symlinks may point anywhere: the resolved file must still be inside the directory.
-  std::string f = full.string();
-  if (f.size() <= canonical_dir_.size() ||
-      f.compare(0, canonical_dir_.size(), canonical_dir_) != 0 || f[canonical_dir_.size()] != '/') {
+  if (!is_trace_name(name) || dir_fd_ < 0) return not_found();
+  int fd = open_beneath(dir_fd_, name, options_.use_openat2);
+  if (fd == -EXDEV || fd == -ELOOP) {
     message = "'" + name + "' is outside the served directory";
     return LookupError::kOutside;
   }
+  if (fd < 0) return not_found();
+  f.fd = fd;
   struct stat st {};
-  if (::stat(f.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || !is_trace_name(f)) {
-    message = "no trace named '" + name + "'";
-    return LookupError::kNotFound;
-  }
-  info.name = name;
-  info.size = static_cast<uint64_t>(st.st_size);
-  info.mtime_ns = mtime_ns_of(st);
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return not_found();
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  f.info.name = name;
+  f.info.size = static_cast<uint64_t>(st.st_size);
+  f.info.mtime_ns = mtime_ns_of(st);
   return LookupError::kNone;
 }
 
-TraceStore::Entry& TraceStore::entry_locked(const TraceFileInfo& info) {
-  Entry& e = entries_[info.name];
-  if (e.size != info.size || e.mtime_ns != info.mtime_ns) {  // new or changed: start over
-    e = Entry{};
-    e.size = info.size;
-    e.mtime_ns = info.mtime_ns;
-  }
-  return e;
+// Loads the file behind the descriptor (not the name, which may point elsewhere by now) through
+// its /proc/self/fd link, and names the file in errors.
+Result<Trace> TraceStore::load(const OpenFile& f) {
+  std::string via = "/proc/self/fd/" + std::to_string(f.fd);
+  Result<Trace> r = load_trace(via);
+  ++loads_;
+  if (r) return r;
+  std::string message = r.error();
+  if (message.starts_with(via)) message.replace(0, via.size(), f.info.name);
+  return Status::error(message);
 }
 
-Result<std::shared_ptr<const Trace>> TraceStore::trace_locked(const TraceFileInfo& info, Entry& e) {
-  recent_.remove(info.name);
-  recent_.push_front(info.name);
-  if (!e.trace) {
-    Result<Trace> r = load_trace((fs::path(canonical_dir_) / info.name).string());
-    ++loads_;
-    if (!r) return Status::error(r.error());
-    e.trace = std::make_shared<const Trace>(std::move(r.value()));
-  }
-  while (recent_.size() > kKeptTraces) {
-    auto it = entries_.find(recent_.back());
-    if (it != entries_.end()) it->second.trace.reset();
-    recent_.pop_back();
-  }
-  return e.trace;
+void TraceStore::keep(const std::string& key, SharedTrace t) {
+  std::lock_guard<std::mutex> lock(kept_mu_);
+  kept_.remove_if([&](const auto& k) { return k.first == key; });
+  kept_.emplace_front(key, std::move(t));
+  while (kept_.size() > options_.kept_traces) kept_.pop_back();
 }
 
-Lookup TraceStore::get(const std::string& name, const std::string& analysis) {
+std::optional<Result<TraceStore::SharedTrace>> TraceStore::trace_of(const OpenFile& f,
+                                                                    const StillWanted& wanted) {
+  std::string key = f.key();
+  {
+    std::lock_guard<std::mutex> lock(kept_mu_);
+    for (auto it = kept_.begin(); it != kept_.end(); ++it)
+      if (it->first == key) {
+        kept_.splice(kept_.begin(), kept_, it);
+        return Result<SharedTrace>(kept_.front().second);
+      }
+  }
+  return load_flights_.run(
+      key,
+      [&]() -> std::optional<Result<SharedTrace>> {
+        if (!still(wanted)) return std::nullopt;
+        Result<Trace> r = load(f);
+        if (!r) return Result<SharedTrace>(r.status());
+        auto t = std::make_shared<const Trace>(std::move(r.value()));
+        keep(key, t);
+        return Result<SharedTrace>(t);
+      },
+      wanted);
+}
+
+Lookup TraceStore::get(const std::string& name, const std::string& analysis,
+                       const StillWanted& wanted) {
   Lookup out;
-  TraceFileInfo info;
-  out.error = resolve(name, info, out.message);
+  OpenFile f;
+  out.error = open(name, f, out.message);
   if (out.error != LookupError::kNone) return out;
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry& e = entry_locked(info);
-  auto cached = e.results.find(analysis);
-  if (cached != e.results.end()) {
-    out.body = cached->second;
-    return out;
-  }
-  auto trace = trace_locked(info, e);
-  if (!trace) {
-    bool fresh = now_ns() - info.mtime_ns < kRecentWriteNs;
-    out.error = fresh ? LookupError::kIncomplete : LookupError::kLoadFailed;
-    out.message = trace.error();
-    return out;
-  }
-  const Trace& t = **trace;
-  if (analysis == "events") {
-    out.body = encode_timeline_events(t, analyze_timeline(t));
-  } else {
-    out.body = analysis_json(t, analysis);
-  }
-  e.results[analysis] = out.body;
-  return out;
+  std::string key = f.key() + '\n' + analysis;
+  std::string failed_key = f.key() + "\n!load";
+  auto failed = [&](std::string message) {
+    bool fresh = maybe_being_written(f.info.mtime_ns);
+    return Lookup{fresh ? LookupError::kIncomplete : LookupError::kLoadFailed, std::move(message),
+                  ""};
+  };
+  if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
+  if (auto message = results_.find(failed_key)) return failed(std::move(*message));
+  std::optional<Lookup> r = result_flights_.run(
+      key,
+      [&]() -> std::optional<Lookup> {
+        if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
+        auto trace = trace_of(f, wanted);
+        if (!trace) return std::nullopt;
+        if (!*trace) {
+          results_.put(failed_key, trace->error());  // a broken file is parsed once per version
+          return Lookup{LookupError::kLoadFailed, trace->error(), ""};
+        }
+        if (!still(wanted)) return std::nullopt;
+        Lookup done;
+        done.body = compute_analysis(***trace, analysis);
+        results_.put(key, done.body);
+        return done;
+      },
+      wanted);
+  if (!r) return abandoned();
+  if (r->error == LookupError::kLoadFailed) return failed(r->message);
+  return *r;
 }
 
-Lookup TraceStore::compare(const std::string& base, const std::string& next) {
+Lookup TraceStore::compare(const std::string& base, const std::string& next,
+                           const StillWanted& wanted) {
   Lookup out;
-  TraceFileInfo bi, ni;
-  out.error = resolve(base, bi, out.message);
-  if (out.error == LookupError::kNone) out.error = resolve(next, ni, out.message);
+  OpenFile bf, nf;
+  out.error = open(base, bf, out.message);
+  if (out.error == LookupError::kNone) out.error = open(next, nf, out.message);
   if (out.error != LookupError::kNone) return out;
-  std::lock_guard<std::mutex> lock(mu_);
-  Entry& ne = entry_locked(ni);
-  std::string key =
-      "compare:" + base + ":" + std::to_string(bi.size) + ":" + std::to_string(bi.mtime_ns);
-  auto cached = ne.results.find(key);
-  if (cached != ne.results.end()) {
-    out.body = cached->second;
-    return out;
-  }
-  auto bt = trace_locked(bi, entry_locked(bi));
-  auto nt = trace_locked(ni, entry_locked(ni));
-  if (!bt || !nt) {
-    out.error = LookupError::kLoadFailed;
-    out.message = !bt ? bt.error() : nt.error();
-    return out;
-  }
-  out.body = compare_json(**bt, **nt);
-  entry_locked(ni).results[key] = out.body;
-  return out;
+  std::string key = "compare\n" + bf.key() + '\n' + nf.key();
+  if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
+  std::optional<Lookup> r = result_flights_.run(
+      key,
+      [&]() -> std::optional<Lookup> {
+        auto bt = trace_of(bf, wanted);
+        if (!bt) return std::nullopt;
+        auto nt = trace_of(nf, wanted);
+        if (!nt) return std::nullopt;
+        if (!*bt || !*nt)
+          return Lookup{LookupError::kLoadFailed, !*bt ? bt->error() : nt->error(), ""};
+        if (!still(wanted)) return std::nullopt;
+        Lookup done;
+        done.body = compare_json(***bt, ***nt);
+        results_.put(key, done.body);
+        return done;
+      },
+      wanted);
+  return r ? *r : abandoned();
 }
 
-Lookup TraceStore::ranks() {
-  Lookup out;
+Lookup TraceStore::ranks(const StillWanted& wanted) {
   std::vector<TraceFileInfo> files = list();
-  std::vector<Trace> traces;
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const TraceFileInfo& f : files) {
-    Result<Trace> r = load_trace((fs::path(canonical_dir_) / f.name).string());
-    ++loads_;
-    if (r) traces.push_back(std::move(r.value()));
-  }
-  std::vector<const Trace*> ptrs;
-  for (const Trace& t : traces) ptrs.push_back(&t);
-  out.body = ranks_json(ptrs);
-  return out;
+  std::string signature;
+  for (const TraceFileInfo& f : files)
+    signature += f.name + '\n' + std::to_string(f.size) + '\n' + std::to_string(f.mtime_ns) + '\n';
+  std::string key = "ranks\n" + std::to_string(std::hash<std::string>{}(signature)) + '\n' +
+                    std::to_string(files.size());
+  if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
+  std::optional<Lookup> r = result_flights_.run(
+      key,
+      [&]() -> std::optional<Lookup> {
+        std::vector<Trace> traces;
+        traces.reserve(files.size());
+        for (const TraceFileInfo& info : files) {
+          if (!still(wanted)) return std::nullopt;  // between files: the client may have gone
+          OpenFile f;
+          std::string message;
+          if (open(info.name, f, message) != LookupError::kNone) continue;
+          Result<Trace> t = load(f);
+          if (t) traces.push_back(std::move(t.value()));
+        }
+        std::vector<const Trace*> ptrs;
+        for (const Trace& t : traces) ptrs.push_back(&t);
+        Lookup done;
+        done.body = ranks_json(ptrs);
+        results_.put(key, done.body);
+        return done;
+      },
+      wanted);
+  return r ? *r : abandoned();
 }
 
 }  // namespace mlprof::serve

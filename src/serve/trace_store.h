@@ -1,18 +1,25 @@
 // The traces of one directory for `mlprof serve`: listing (names are paths relative to the
-// directory), name validation (nothing outside the directory is ever opened), and a cache of
-// analysis results per file that is dropped when the file's size or mtime changes.
+// directory), opening (nothing outside the directory is ever read: see open_beneath.h; names
+// with a component starting with '.' are hidden), and analysis results cached by file name, size
+// and mtime. There is no global lock: analyses of different files run in parallel, concurrent
+// requests for the same result share one computation, and every step first asks `wanted` whether
+// the client is still there.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlprof/status.h"
 #include "mlprof/trace.h"
+#include "serve/result_cache.h"
+#include "serve/single_flight.h"
 
 namespace mlprof::serve {
 
@@ -22,7 +29,15 @@ struct TraceFileInfo {
   int64_t mtime_ns = 0;
 };
 
-enum class LookupError { kNone, kBadName, kOutside, kNotFound, kLoadFailed, kIncomplete };
+enum class LookupError {
+  kNone,
+  kBadName,
+  kOutside,
+  kNotFound,
+  kLoadFailed,
+  kIncomplete,
+  kAbandoned,  // the client went away before the result was ready
+};
 
 struct Lookup {
   LookupError error = LookupError::kNone;
@@ -30,40 +45,56 @@ struct Lookup {
   std::string body;  // the JSON (or bytes) when error == kNone
 };
 
+// False once nobody waits for the result (the client closed its connection); empty = always.
+using StillWanted = std::function<bool()>;
+
+struct TraceStoreOptions {
+  size_t cache_bytes = 256u << 20;  // analysis results kept, in bytes of JSON
+  size_t kept_traces = 2;           // parsed traces kept for the next analysis of the same file
+  bool use_openat2 = true;          // false: the openat(O_NOFOLLOW) walk (tests)
+};
+
 class TraceStore {
  public:
-  explicit TraceStore(std::string dir);
+  explicit TraceStore(std::string dir, TraceStoreOptions options = {});
+  ~TraceStore();
+  TraceStore(const TraceStore&) = delete;
+  TraceStore& operator=(const TraceStore&) = delete;
 
   const std::string& dir() const { return dir_; }
-  // Trace files (.json, .json.gz, .mlprof) under the directory, 4 levels deep at most, by name.
+  // Trace files (.json, .json.gz, .mlprof) under the directory, 4 levels deep at most, by name;
+  // hidden files and folders are left out.
   std::vector<TraceFileInfo> list() const;
 
   // `analysis` is a report_analysis_names() entry or "events" (the timeline's encoded events).
-  Lookup get(const std::string& name, const std::string& analysis);
-  Lookup compare(const std::string& base, const std::string& next);
-  Lookup ranks();
+  Lookup get(const std::string& name, const std::string& analysis, const StillWanted& wanted = {});
+  Lookup compare(const std::string& base, const std::string& next,
+                 const StillWanted& wanted = {});
+  // Over every listed trace; cached by the list of names, sizes and mtimes.
+  Lookup ranks(const StillWanted& wanted = {});
 
   uint64_t loads() const { return loads_; }  // traces parsed so far (tests check the cache)
 
  private:
-  struct Entry {
-    uint64_t size = 0;
-    int64_t mtime_ns = 0;
-    std::map<std::string, std::string> results;
-    std::shared_ptr<const Trace> trace;  // kept for the most recently used files only
-  };
-  // Validates `name` and finds the file; fills `info`.
-  LookupError resolve(const std::string& name, TraceFileInfo& info, std::string& message) const;
-  // The trace of a validated file, loaded or from the cache. Caller holds mu_.
-  Result<std::shared_ptr<const Trace>> trace_locked(const TraceFileInfo& info, Entry& e);
-  Entry& entry_locked(const TraceFileInfo& info);
+  struct OpenFile;
+  using SharedTrace = std::shared_ptr<const Trace>;
+  LookupError open(const std::string& name, OpenFile& f, std::string& message) const;
+  // The parsed trace of an opened file: kept, being parsed by another request, or parsed here.
+  // nullopt: abandoned.
+  std::optional<Result<SharedTrace>> trace_of(const OpenFile& f, const StillWanted& wanted);
+  Result<Trace> load(const OpenFile& f);
+  void keep(const std::string& key, SharedTrace t);
 
   std::string dir_;
   std::string canonical_dir_;
-  std::mutex mu_;  // one analysis at a time: they are CPU-bound and the machine is small
-  std::map<std::string, Entry> entries_;
-  std::list<std::string> recent_;  // names whose Trace is kept, most recent first
-  uint64_t loads_ = 0;
+  int dir_fd_ = -1;
+  TraceStoreOptions options_;
+  ResultCache results_;
+  SingleFlight<Lookup> result_flights_;
+  SingleFlight<Result<SharedTrace>> load_flights_;
+  std::mutex kept_mu_;
+  std::list<std::pair<std::string, SharedTrace>> kept_;  // most recently used first
+  std::atomic<uint64_t> loads_{0};
 };
 
 }  // namespace mlprof::serve

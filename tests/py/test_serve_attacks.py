@@ -1,0 +1,487 @@
+"""Regression tests for `mlprof serve` against hostile and careless clients (issue 11, items
+9-12). Each attack runs against a `mlprof serve` started here on a free loopback port, bounded in
+time and in bytes sent. Usage: test_serve_attacks.py MLPROF DATA_DIR [--report] [ATTACK...]
+
+--report prints every figure and exits 0 (used to measure an old binary for docs/serve.md)."""
+import gzip
+import http.client
+import json
+import os
+import re
+import select
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+REPORT = "--report" in sys.argv[3:]
+ONLY = [a for a in sys.argv[3:] if not a.startswith("--")]
+HELP = subprocess.run([MLPROF, "serve", "--help"], capture_output=True, text=True).stdout
+NEW_OPTIONS = "--client-timeout" in HELP
+failures = []
+MiB = 1024 * 1024
+
+
+def check(cond, what):
+    print(("ok  " if cond else "FAIL") + "  " + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def rss_mib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return -1.0
+
+
+class Serve:
+    """`mlprof serve DIR --port PORT` on loopback; the port is read from its stderr banner."""
+
+    def __init__(self, directory, port=0, extra=(), expect_fail=False):
+        args = [MLPROF, "serve", directory, "--port", str(port)]
+        if NEW_OPTIONS:
+            args += list(extra)
+        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.port = None
+        deadline = time.time() + 10
+        line = b""
+        while time.time() < deadline and self.port is None:
+            r, _, _ = select.select([self.proc.stderr], [], [], 0.2)
+            if r:
+                line = self.proc.stderr.readline()
+                if not line:
+                    break
+                m = re.search(rb"http://[^ ]*:(\d+)/", line)
+                if m:
+                    self.port = int(m.group(1))
+            elif self.proc.poll() is not None:
+                break
+        if self.port is None and not expect_fail:
+            self.stop()
+            raise RuntimeError("mlprof serve did not start: " + line.decode(errors="replace"))
+
+    def rss(self):
+        return rss_mib(self.proc.pid)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def get(port, path, headers=None, timeout=20):
+    """(status, headers dict, body bytes) of one GET on a fresh connection."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    c.request("GET", path, headers=headers or {})
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    return r.status, dict(r.getheaders()), body
+
+
+def timed_get(port, path, timeout=20):
+    t0 = time.time()
+    try:
+        status = get(port, path, timeout=timeout)[0]
+    except OSError:
+        status = -1
+    return status, time.time() - t0
+
+
+def read_response_bytes(sock, limit, timeout):
+    """Bytes received until the server closes, `limit` bytes or `timeout` seconds of silence."""
+    sock.settimeout(timeout)
+    got = 0
+    try:
+        while got < limit:
+            b = sock.recv(1 << 20)
+            if not b:
+                break
+            got += len(b)
+    except OSError:
+        pass
+    return got
+
+
+def flood(port, head, piece, limit, what):
+    """Sends `head` then `piece` repeatedly until the server stops taking bytes (closes, resets or
+    stalls for 3 s) or `limit` bytes went out. Returns (bytes sent, first bytes of the reply)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)
+    s.settimeout(3)
+    sent = 0
+    try:
+        s.sendall(head)
+        sent = len(head)
+        while sent < limit:
+            s.sendall(piece)
+            sent += len(piece)
+    except OSError:
+        pass
+    reply = b""
+    try:
+        s.settimeout(3)
+        reply = s.recv(200)
+    except OSError:
+        pass
+    s.close()
+    return sent, reply
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 9: the HTTP layer.
+
+
+def attack_range(srv, d):
+    status, _, body = get(srv.port, "/api/profiler/summary?trace=mlp_bs64.json.gz")
+    base = len(body)
+    ranges = "bytes=" + ",".join(["0-"] * 2600)  # ~8 KB of header
+    rss0 = srv.rss()
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    s.sendall(("GET /api/profiler/summary?trace=mlp_bs64.json.gz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               f"Range: {ranges}\r\nConnection: close\r\n\r\n").encode())
+    got = read_response_bytes(s, 64 * MiB, 10)
+    s.close()
+    print(f"      range: normal body {base} B; 8 KB Range request -> {got} B response; "
+          f"RSS {rss0:.0f} -> {srv.rss():.0f} MiB")
+    check(status == 200 and got <= 2 * base + 4096, "one Range request gets at most one body")
+
+
+def attack_header_count(srv, d):
+    rss0 = srv.rss()
+    head = b"GET /api/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+    piece = b"".join(b"X-Pad-%06d: %s\r\n" % (i, b"a" * 80) for i in range(600))  # ~60 KB
+    sent, reply = flood(srv.port, head, piece, 64 * MiB, "headers")
+    rss1 = srv.rss()
+    print(f"      headers: server took {sent / MiB:.1f} MiB of headers before stopping; reply "
+          f"{reply[:40]!r}; RSS {rss0:.0f} -> {rss1:.0f} MiB")
+    check(sent < 16 * MiB, "a request with endless headers is cut off")
+    check(rss1 - rss0 < 32, "endless headers do not grow memory")
+
+
+def attack_chunked(srv, d):
+    rss0 = srv.rss()
+    for method in ("GET", "POST"):
+        head = (f"{method} /api/traces HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Transfer-Encoding: chunked\r\n\r\n").encode()
+        piece = b"10000\r\n" + b"x" * 0x10000 + b"\r\n"
+        sent, reply = flood(srv.port, head, piece, 64 * MiB, "chunked")
+        print(f"      chunked {method}: server took {sent / MiB:.1f} MiB of body; reply "
+              f"{reply[:40]!r}; RSS {rss0:.0f} -> {srv.rss():.0f} MiB")
+        check(sent < 16 * MiB, f"a chunked {method} body is refused before 16 MiB")
+        check(reply[:12] in (b"HTTP/1.1 413", b"HTTP/1.1 405", b"HTTP/1.1 400", b""),
+              f"chunked {method}: 4xx or closed")
+    head = b"POST /api/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000000000\r\n\r\n"
+    sent, reply = flood(srv.port, head, b"y" * 65536, 64 * MiB, "length")
+    print(f"      Content-Length 1 GB POST: server took {sent / MiB:.1f} MiB; reply {reply[:40]!r}")
+    check(sent < 16 * MiB, "a 1 GB Content-Length body is refused before 16 MiB")
+
+
+def attack_slowloris(srv, d):
+    n = 64
+    socks = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        socks.append(s)
+    stop = threading.Event()
+
+    def drip():  # one header byte per slow client per second, forever
+        while not stop.wait(0.5):
+            for s in socks:
+                try:
+                    s.send(b"X")
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=drip, daemon=True)
+    t.start()
+    time.sleep(0.5)
+    lat = [timed_get(srv.port, "/api/traces", timeout=10) for _ in range(5)]
+    stop.set()
+    t.join()
+    for s in socks:
+        s.close()
+    worst = max(x[1] for x in lat)
+    print(f"      slowloris: {n} slow clients; /api/traces answered {[x[0] for x in lat]} "
+          f"worst {worst * 1000:.0f} ms")
+    check(all(x[0] == 200 for x in lat) and worst < 3, f"{n} slow clients do not block others")
+
+
+def attack_idle_timeout(srv, d):
+    if not NEW_OPTIONS:
+        print("      idle timeout: no --client-timeout in this binary")
+        check(False, "idle clients are dropped")
+        return
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+    s.sendall(b"GET / HTTP/1.1\r\n")
+    t0 = time.time()
+    s.settimeout(10)
+    try:
+        while s.recv(4096):
+            pass
+    except OSError:
+        pass
+    took = time.time() - t0
+    s.close()
+    print(f"      idle timeout: a silent client was dropped after {took:.1f} s (--client-timeout 2)")
+    check(took < 8, "a client that stops sending is dropped")
+
+
+def attack_second_serve(srv, d):
+    other = Serve(d, port=srv.port, expect_fail=True)
+    try:
+        code = other.proc.wait(5)
+    except subprocess.TimeoutExpired:
+        code = None
+    other.stop()
+    print(f"      second serve on port {srv.port}: "
+          f"{'kept running' if code is None else 'exit ' + str(code)}")
+    check(code not in (None, 0), "a second serve on the same port fails")
+
+
+def attack_keepalive(srv, d):
+    c = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=10)
+    times = []
+    for _ in range(40):
+        t0 = time.time()
+        c.request("GET", "/api/traces")
+        r = c.getresponse()
+        r.read()
+        times.append(time.time() - t0)
+    c.close()
+    med = statistics.median(times)
+    print(f"      keep-alive: 40 requests on one connection, median {med * 1000:.1f} ms")
+    check(med < 0.02, "keep-alive requests are not delayed by Nagle (median < 20 ms)")
+
+
+def attack_backlog(srv, d):
+    n = 128
+    socks = []
+    t0 = time.time()
+    for _ in range(n):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", srv.port))
+        socks.append(s)
+    pending = {s: None for s in socks}
+    done = {}
+    while pending and time.time() - t0 < 10:
+        _, w, _ = select.select([], list(pending), [], 0.1)
+        for s in w:
+            done[s] = time.time() - t0
+            del pending[s]
+    ok = 0
+    for s in socks:
+        try:
+            s.setblocking(True)
+            s.settimeout(10)
+            s.sendall(b"GET /api/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            if s.recv(12).startswith(b"HTTP/1.1 200"):
+                ok += 1
+        except OSError:
+            pass
+        s.close()
+    slow = sum(1 for t in done.values() if t > 0.9)
+    print(f"      backlog: {n} simultaneous connects, {ok} answered, {slow} waited for a SYN "
+          f"retry (> 0.9 s)")
+    check(ok == n and slow == 0, f"{n} simultaneous connections are all accepted at once")
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 10: long analyses do not block cheap requests.
+
+
+def attack_ranks_burst(srv, d):
+    results = []
+
+    def ranks():
+        results.append(timed_get(srv.port, "/api/profiler/ranks", timeout=120))
+
+    threads = [threading.Thread(target=ranks) for _ in range(20)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    lat = [timed_get(srv.port, "/api/traces", timeout=60) for _ in range(3)]
+    for t in threads:
+        t.join()
+    worst = max(x[1] for x in lat)
+    print(f"      ranks burst: 20 x /api/profiler/ranks took up to "
+          f"{max(r[1] for r in results):.2f} s; /api/traces meanwhile worst {worst * 1000:.0f} ms")
+    check(all(r[0] == 200 for r in results), "ranks answers")
+    check(all(x[0] == 200 for x in lat) and worst < 1.0,
+          "/api/traces answers within 1 s during a ranks burst")
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 11: a file swapped for a symlink between check and open is never read.
+
+
+def tiny_trace(op):
+    return json.dumps({"traceEvents": [
+        {"ph": "X", "name": op, "cat": "cpu_op", "pid": 1, "tid": 1, "ts": 10 * i, "dur": 5}
+        for i in range(50)]})
+
+
+def attack_symlink_race(srv, d):
+    outside = tempfile.mkdtemp(prefix="mlprof-outside-")
+    secret = os.path.join(outside, "secret.json")
+    with open(secret, "w") as f:
+        f.write(tiny_trace("OUTSIDE_SECRET_OP"))
+    inside = os.path.join(d, "race_src.json.txt")
+    with open(inside, "w") as f:
+        f.write(tiny_trace("inside_op"))
+    target = os.path.join(d, "race.json")
+    shutil.copy(inside, target)
+    stop = threading.Event()
+
+    def swap():
+        i = 0
+        while not stop.is_set():
+            i += 1
+            tmp = os.path.join(d, f".race.tmp{i}")
+            if i % 2:
+                os.symlink(secret, tmp)
+            else:
+                shutil.copy(inside, tmp)
+                os.utime(tmp, ns=(time.time_ns(), time.time_ns() + i))  # new cache key
+            os.rename(tmp, target)
+
+    t = threading.Thread(target=swap, daemon=True)
+    t.start()
+    leaked = served = 0
+    deadline = time.time() + 15
+    n = 0
+    while n < 300 and time.time() < deadline:
+        n += 1
+        try:
+            status, _, body = get(srv.port, "/api/profiler/ops?trace=race.json", timeout=10)
+        except OSError:
+            continue
+        if status == 200:
+            served += 1
+            leaked += b"OUTSIDE_SECRET_OP" in body
+    stop.set()
+    t.join()
+    shutil.rmtree(outside)
+    print(f"      symlink race: {n} requests while race.json flips between a file and a symlink "
+          f"out of DIR: {served} served, {leaked} with the outside file's data")
+    check(leaked == 0, "a file swapped for a symlink out of DIR is never read")
+
+
+# ---------------------------------------------------------------------------------------------
+# Item 12: Host header, hidden files, future mtimes.
+
+
+def attack_host(srv, d):
+    p = srv.port
+    cases = [("evil.example", 403), (f"evil.example:{p}", 403), (f"localhost:{p}", 200),
+             (f"127.0.0.1:{p}", 200), ("localhost", 200)]
+    for host, want in cases:
+        status = get(p, "/api/traces", headers={"Host": host})[0]
+        check(status == want, f"Host: {host} -> {status} (want {want})")
+    page = get(p, "/", headers={"Host": "rebind.example"})[0]
+    check(page == 403, f"the page with a foreign Host -> {page} (want 403)")
+
+
+def attack_allow_host(srv, d):
+    status = get(srv.port, "/api/traces", headers={"Host": "box.example:1"})[0]
+    check(status == 200, f"--allow-host box.example: Host box.example -> {status} (want 200)")
+    status = get(srv.port, "/api/traces", headers={"Host": "evil.example"})[0]
+    check(status == 403, f"--allow-host box.example: Host evil.example -> {status} (want 403)")
+
+
+def attack_hidden(srv, d):
+    os.makedirs(os.path.join(d, "sub", ".hidden"), exist_ok=True)
+    shutil.copy(os.path.join(d, "mlp_bs64.json.gz"), os.path.join(d, ".secret.json.gz"))
+    shutil.copy(os.path.join(d, "mlp_bs64.json.gz"), os.path.join(d, "sub", ".hidden", "x.json.gz"))
+    names = [t["name"] for t in json.loads(get(srv.port, "/api/traces")[2])["traces"]]
+    check(not any(n.startswith(".") or "/." in n for n in names), "hidden files are not listed")
+    for name in (".secret.json.gz", "sub/.hidden/x.json.gz", "./.secret.json.gz"):
+        status = get(srv.port, "/api/profiler/summary?trace=" + name)[0]
+        check(status in (403, 404), f"hidden {name} -> {status} (want 403/404)")
+
+
+def attack_future_mtime(srv, d):
+    broken = os.path.join(d, "broken_future.json")
+    with open(broken, "w") as f:
+        f.write('{"traceEvents": [ {"ph": "X", "name": ')
+    future = time.time() + 86400 * 365
+    os.utime(broken, (future, future))
+    status = get(srv.port, "/api/profiler/summary?trace=broken_future.json")[0]
+    check(status == 422, f"a broken file with a future mtime -> {status} (want 422, not 503)")
+    fresh = os.path.join(d, "broken_fresh.json")
+    with open(fresh, "w") as f:
+        f.write('{"traceEvents": [ {"ph": "X", "name": ')
+    status, headers, _ = get(srv.port, "/api/profiler/summary?trace=broken_fresh.json")
+    check(status == 503 and "Retry-After" in headers,
+          f"a broken file written just now -> {status} (want 503 + Retry-After)")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def make_dir(copies=0):
+    d = tempfile.mkdtemp(prefix="mlprof-serve-attacks-")
+    for name in ("mlp_bs64.json.gz", "mlp_bs256.json.gz", "b_cnn.kineto.json.gz"):
+        shutil.copy(os.path.join(DATA, name), d)
+    for i in range(copies):
+        shutil.copy(os.path.join(DATA, "b_cnn.kineto.json.gz"), os.path.join(d, f"rank{i}.json.gz"))
+    return d
+
+
+ATTACKS = [
+    ("range", attack_range, [], 0),
+    ("headers", attack_header_count, [], 0),
+    ("chunked", attack_chunked, [], 0),
+    ("slowloris", attack_slowloris, [], 0),
+    ("idle", attack_idle_timeout, ["--client-timeout", "2"], 0),
+    ("second_serve", attack_second_serve, [], 0),
+    ("keepalive", attack_keepalive, [], 0),
+    ("backlog", attack_backlog, [], 0),
+    ("ranks_burst", attack_ranks_burst, [], 24),
+    ("symlink_race", attack_symlink_race, [], 0),
+    ("host", attack_host, [], 0),
+    ("allow_host", attack_allow_host, ["--allow-host", "box.example"], 0),
+    ("hidden", attack_hidden, [], 0),
+    ("future_mtime", attack_future_mtime, [], 0),
+]
+
+
+def main():
+    for name, fn, extra, copies in ATTACKS:
+        if ONLY and name not in ONLY:
+            continue
+        d = make_dir(copies)
+        srv = Serve(d, extra=extra)
+        print(f"-- {name} (port {srv.port})", flush=True)
+        try:
+            fn(srv, d)
+        except Exception as e:  # an attack that breaks the test harness is a failure too
+            check(False, f"{name}: {type(e).__name__}: {e}")
+        alive = srv.proc.poll() is None
+        srv.stop()
+        shutil.rmtree(d, ignore_errors=True)
+        check(alive, f"{name}: serve survived")
+    print(f"{len(failures)} failure(s)")
+    if REPORT:
+        return 0
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
