@@ -1,7 +1,7 @@
 # Thin wrapper over CMake presets. `make demo` and `make test` work on a fresh Debian 12 machine.
 SHELL := /bin/bash
 DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config python3 libsimdjson-dev libisal-dev \
-  libzstd-dev libfmt-dev libcli11-dev libcpp-httplib-dev libgtest-dev libgmock-dev \
+  libzstd-dev libfmt-dev libcli11-dev libmicrohttpd-dev wrk libgtest-dev libgmock-dev \
   libbenchmark-dev libsqlite3-dev libunwind-dev libdw-dev zlib1g-dev valgrind \
   clang libclang-rt-14-dev chromium
 JOBS ?= $(shell nproc)

@@ -1,5 +1,5 @@
 # The web front end (web/, built with npm into one JS + one CSS file and compiled into the binary)
-# and `mlprof serve` (src/serve/, cpp-httplib). Included from CMakeLists.txt.
+# and `mlprof serve` (src/serve/, libmicrohttpd). Included from CMakeLists.txt.
 #
 # Where the bundle comes from:
 #  - npm found (and MLPROF_WEB_FROM_SOURCE, the default): `npm ci` + esbuild in
@@ -8,7 +8,7 @@
 #  - no npm: the prebuilt bundle committed under web/dist-committed/ (refreshed with
 #    `bash web/update-committed.sh`), so a machine without node still builds a working binary.
 find_package(ZLIB REQUIRED)
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
 find_program(MLPROF_NPM npm)
 option(MLPROF_WEB_FROM_SOURCE "Build the front end from web/ with npm (else web/dist-committed/)" ON)
 
@@ -60,5 +60,5 @@ target_link_libraries(mlprof_render PUBLIC mlprof_web_assets PRIVATE ZLIB::ZLIB)
 # `mlprof serve`: the dashboard and REST API.
 mlprof_stage(mlprof_serve serve)
 target_link_libraries(mlprof_serve PUBLIC mlprof_render mlprof_import mlprof_analyze
-                      PRIVATE PkgConfig::HTTPLIB Threads::Threads)
+                      PRIVATE PkgConfig::MICROHTTPD Threads::Threads)
 target_link_libraries(mlprof PRIVATE mlprof_serve)

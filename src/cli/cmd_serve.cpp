@@ -58,6 +58,18 @@ MLPROF_REGISTER_COMMAND("serve", "Dashboard and REST API (/api/...) for the trac
                               ->check(CLI::Range(0, 65535));
                           sub.add_option("--host", o->host,
                                          "address to listen on (default 127.0.0.1, loopback only)");
+                          sub.add_option("--allow-host", o->allow_hosts,
+                                         "also answer requests whose Host header is NAME "
+                                         "(repeatable; '*' = any; default: loopback names and "
+                                         "--host only, against DNS rebinding)")
+                              ->allow_extra_args(false);
+                          sub.add_option("--client-timeout", o->client_timeout_s,
+                                         "seconds a silent connection is kept (default 10)")
+                              ->check(CLI::Range(1u, 3600u));
+                          sub.add_option_function<size_t>(
+                                 "--cache-mb", [o](size_t mb) { o->cache_bytes = mb << 20; },
+                                 "analysis results kept in memory, MiB (default 256)")
+                              ->check(CLI::Range(size_t{1}, size_t{1} << 20));
                           return [o]() { return run_serve(*o); };
                         });
 

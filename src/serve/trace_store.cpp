@@ -157,14 +157,18 @@ LookupError TraceStore::open(const std::string& name, OpenFile& f, std::string& 
 }
 
 // Loads the file behind the descriptor (not the name, which may point elsewhere by now) through
-// its /proc/self/fd link, and names the file in errors.
+// its /proc/self/fd link; the trace and its errors name the file by its path in DIR.
 Result<Trace> TraceStore::load(const OpenFile& f) {
   std::string via = "/proc/self/fd/" + std::to_string(f.fd);
+  std::string path = (fs::path(canonical_dir_) / f.info.name).string();
   Result<Trace> r = load_trace(via);
   ++loads_;
-  if (r) return r;
+  if (r) {
+    r.value().meta.source = path;
+    return r;
+  }
   std::string message = r.error();
-  if (message.starts_with(via)) message.replace(0, via.size(), f.info.name);
+  if (message.starts_with(via)) message.replace(0, via.size(), path);
   return Status::error(message);
 }
 

@@ -68,8 +68,7 @@ class TraceStore {
 
   // `analysis` is a report_analysis_names() entry or "events" (the timeline's encoded events).
   Lookup get(const std::string& name, const std::string& analysis, const StillWanted& wanted = {});
-  Lookup compare(const std::string& base, const std::string& next,
-                 const StillWanted& wanted = {});
+  Lookup compare(const std::string& base, const std::string& next, const StillWanted& wanted = {});
   // Over every listed trace; cached by the list of names, sizes and mtimes.
   Lookup ranks(const StillWanted& wanted = {});
 

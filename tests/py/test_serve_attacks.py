@@ -360,10 +360,12 @@ def attack_symlink_race(srv, d):
                 shutil.copy(inside, tmp)
                 os.utime(tmp, ns=(time.time_ns(), time.time_ns() + i))  # new cache key
             os.rename(tmp, target)
+            time.sleep(0.002)  # hold each state about as long as the other
 
     t = threading.Thread(target=swap, daemon=True)
     t.start()
     leaked = served = 0
+    statuses = {}
     deadline = time.time() + 15
     n = 0
     while n < 300 and time.time() < deadline:
@@ -372,6 +374,7 @@ def attack_symlink_race(srv, d):
             status, _, body = get(srv.port, "/api/profiler/ops?trace=race.json", timeout=10)
         except OSError:
             continue
+        statuses[status] = statuses.get(status, 0) + 1
         if status == 200:
             served += 1
             leaked += b"OUTSIDE_SECRET_OP" in body
@@ -379,7 +382,7 @@ def attack_symlink_race(srv, d):
     t.join()
     shutil.rmtree(outside)
     print(f"      symlink race: {n} requests while race.json flips between a file and a symlink "
-          f"out of DIR: {served} served, {leaked} with the outside file's data")
+          f"out of DIR: {served} served, {leaked} with the outside file's data; statuses {statuses}")
     check(leaked == 0, "a file swapped for a symlink out of DIR is never read")
 
 

@@ -1,0 +1,277 @@
+// `mlprof serve`'s trace store, file opening and Host check without HTTP (tests/py/
+// test_serve_attacks.py attacks a running serve).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "serve/host_check.h"
+#include "serve/open_beneath.h"
+#include "serve/single_flight.h"
+#include "serve/trace_store.h"
+
+namespace fs = std::filesystem;
+using namespace mlprof::serve;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "mlprof-serve-test-XXXXXX").string();
+    path_ = ::mkdtemp(t.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << text;
+}
+
+std::string tiny_trace(const std::string& op) {
+  std::string events;
+  for (int i = 0; i < 20; ++i) {
+    if (i) events += ",";
+    events += R"({"ph":"X","cat":"cpu_op","pid":1,"tid":1,"name":")" + op + R"(","ts":)" +
+              std::to_string(10 * i) + R"(,"dur":5})";
+  }
+  return R"({"traceEvents":[)" + events + "]}";
+}
+
+void set_mtime(const fs::path& p, int64_t seconds_from_now) {
+  timespec times[2];
+  ::clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec += seconds_from_now;
+  times[1] = times[0];
+  ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), times, 0), 0);
+}
+
+std::string read_fd(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+}  // namespace
+
+class OpenBeneathTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(OpenBeneathTest, StaysInsideTheDirectory) {
+  bool openat2 = GetParam();
+  TempDir outside, served;
+  write(outside.path() / "secret.json", "SECRET");
+  write(served.path() / "a" / "in.json", "INSIDE");
+  fs::create_symlink(outside.path() / "secret.json", served.path() / "out.json");
+  fs::create_directory_symlink(outside.path(), served.path() / "outdir");
+  fs::create_symlink("a/in.json", served.path() / "alias.json");
+  int dir = ::open(served.path().c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dir, 0);
+
+  int fd = open_beneath(dir, "a/in.json", openat2);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(read_fd(fd), "INSIDE");
+  ::close(fd);
+  int out = open_beneath(dir, "out.json", openat2);
+  EXPECT_TRUE(out == -EXDEV || out == -ELOOP) << out;
+  int outdir = open_beneath(dir, "outdir/secret.json", openat2);
+  EXPECT_TRUE(outdir == -EXDEV || outdir == -ELOOP) << outdir;
+  EXPECT_EQ(open_beneath(dir, "missing.json", openat2), -ENOENT);
+  // A symlink that stays inside: followed by openat2, refused by the component walk.
+  int alias = open_beneath(dir, "alias.json", openat2);
+  if (openat2 && alias != -ELOOP) {  // a kernel with openat2
+    ASSERT_GE(alias, 0);
+    EXPECT_EQ(read_fd(alias), "INSIDE");
+    ::close(alias);
+  } else {
+    EXPECT_EQ(alias, -ELOOP);
+  }
+  ::close(dir);
+}
+
+TEST_P(OpenBeneathTest, ReadsTheOpenedFileAfterASwap) {
+  TempDir outside, served;
+  write(outside.path() / "secret.json", "SECRET");
+  write(served.path() / "t.json", "INSIDE");
+  int dir = ::open(served.path().c_str(), O_RDONLY | O_DIRECTORY);
+  int fd = open_beneath(dir, "t.json", GetParam());
+  ASSERT_GE(fd, 0);
+  // The race of issue 11: the name becomes a symlink out after the open.
+  fs::remove(served.path() / "t.json");
+  fs::create_symlink(outside.path() / "secret.json", served.path() / "t.json");
+  EXPECT_EQ(read_fd(fd), "INSIDE");
+  ::close(fd);
+  int again = open_beneath(dir, "t.json", GetParam());
+  EXPECT_TRUE(again == -EXDEV || again == -ELOOP) << again;
+  ::close(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Openat2AndFallback, OpenBeneathTest, ::testing::Bool());
+
+TEST(TraceStoreTest, SymlinkOutOfTheDirectoryIsRefused) {
+  for (bool openat2 : {true, false}) {
+    TempDir outside, served;
+    write(outside.path() / "secret.json", tiny_trace("OUTSIDE_SECRET_OP"));
+    fs::create_symlink(outside.path() / "secret.json", served.path() / "link.json");
+    TraceStore store(served.path().string(), {.use_openat2 = openat2});
+    Lookup l = store.get("link.json", "ops");
+    EXPECT_EQ(l.error, LookupError::kOutside) << l.message;
+    EXPECT_EQ(l.body.find("OUTSIDE_SECRET_OP"), std::string::npos);
+    EXPECT_TRUE(store.list().empty());
+    EXPECT_EQ(store.loads(), 0u);
+  }
+}
+
+TEST(TraceStoreTest, HiddenFilesAreNotServed) {
+  TempDir served;
+  write(served.path() / ".secret.json", tiny_trace("hidden_op"));
+  write(served.path() / "sub" / ".h" / "x.json", tiny_trace("hidden_op"));
+  write(served.path() / "sub" / "seen.json", tiny_trace("seen_op"));
+  TraceStore store(served.path().string());
+  for (const char* name : {".secret.json", "sub/.h/x.json", "./.secret.json", "sub//seen.json"})
+    EXPECT_EQ(store.get(name, "summary").error, LookupError::kNotFound) << name;
+  EXPECT_EQ(store.get("../x.json", "summary").error, LookupError::kOutside);
+  EXPECT_EQ(store.get("/etc/passwd.json", "summary").error, LookupError::kOutside);
+  auto files = store.list();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].name, "sub/seen.json");
+  EXPECT_EQ(store.get("sub/seen.json", "summary").error, LookupError::kNone);
+}
+
+TEST(TraceStoreTest, BrokenFileIsIncompleteOnlyWhileRecent) {
+  TempDir served;
+  const std::string broken = R"({"traceEvents": [ {"ph": "X", "name": )";
+  write(served.path() / "fresh.json", broken);
+  write(served.path() / "future.json", broken);
+  write(served.path() / "old.json", broken);
+  set_mtime(served.path() / "future.json", 365 * 86400);
+  set_mtime(served.path() / "old.json", -3600);
+  TraceStore store(served.path().string());
+  EXPECT_EQ(store.get("fresh.json", "summary").error, LookupError::kIncomplete);
+  EXPECT_EQ(store.get("future.json", "summary").error, LookupError::kLoadFailed);
+  EXPECT_EQ(store.get("old.json", "summary").error, LookupError::kLoadFailed);
+  // A broken version is parsed once, not on every request.
+  uint64_t loads = store.loads();
+  EXPECT_EQ(store.get("old.json", "ops").error, LookupError::kLoadFailed);
+  EXPECT_EQ(store.loads(), loads);
+}
+
+TEST(TraceStoreTest, ConcurrentRequestsShareOneParse) {
+  TempDir served;
+  write(served.path() / "t.json", tiny_trace("op"));
+  TraceStore store(served.path().string());
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] { ok += store.get("t.json", "summary").error == LookupError::kNone; });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok, 8);
+  EXPECT_EQ(store.loads(), 1u);
+}
+
+TEST(TraceStoreTest, RanksAreCachedUntilAFileChanges) {
+  TempDir served;
+  write(served.path() / "r0.json", tiny_trace("a"));
+  write(served.path() / "r1.json", tiny_trace("b"));
+  TraceStore store(served.path().string());
+  Lookup first = store.ranks();
+  ASSERT_EQ(first.error, LookupError::kNone);
+  EXPECT_EQ(store.loads(), 2u);
+  EXPECT_EQ(store.ranks().body, first.body);
+  EXPECT_EQ(store.loads(), 2u);  // cached
+  set_mtime(served.path() / "r1.json", -10);
+  EXPECT_EQ(store.ranks().error, LookupError::kNone);
+  EXPECT_EQ(store.loads(), 4u);  // the list changed: parsed again
+}
+
+TEST(TraceStoreTest, WorkForAGoneClientIsAbandoned) {
+  TempDir served;
+  write(served.path() / "r0.json", tiny_trace("a"));
+  write(served.path() / "r1.json", tiny_trace("b"));
+  TraceStore store(served.path().string());
+  auto gone = [] { return false; };
+  EXPECT_EQ(store.get("r0.json", "summary", gone).error, LookupError::kAbandoned);
+  EXPECT_EQ(store.ranks(gone).error, LookupError::kAbandoned);
+  EXPECT_EQ(store.compare("r0.json", "r1.json", gone).error, LookupError::kAbandoned);
+  EXPECT_EQ(store.loads(), 0u);
+  // Gone after the first file of ranks: the second is never parsed.
+  int asked = 0;
+  EXPECT_EQ(store.ranks([&] { return ++asked < 2; }).error, LookupError::kAbandoned);
+  EXPECT_EQ(store.loads(), 1u);
+  EXPECT_EQ(store.get("r0.json", "summary").error, LookupError::kNone);  // a later client
+}
+
+TEST(SingleFlightTest, AWaiterTakesOverWhenTheLeaderGivesUp) {
+  SingleFlight<int> flight;
+  std::atomic<bool> leader_in{false};
+  std::atomic<bool> release{false};
+  std::optional<int> leader_result, waiter_result;
+  std::thread leader([&] {
+    leader_result = flight.run("k",
+                               [&]() -> std::optional<int> {
+                                 leader_in = true;
+                                 while (!release)
+                                   std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                                 return std::nullopt;  // its client went away
+                               },
+                               {});
+  });
+  while (!leader_in) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  int computed = 0;
+  std::thread waiter([&] {
+    waiter_result = flight.run("k",
+                               [&]() -> std::optional<int> {
+                                 ++computed;
+                                 return 42;
+                               },
+                               {});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  release = true;
+  leader.join();
+  waiter.join();
+  EXPECT_FALSE(leader_result);
+  ASSERT_TRUE(waiter_result);
+  EXPECT_EQ(*waiter_result, 42);
+  EXPECT_EQ(computed, 1);
+}
+
+TEST(HostCheckTest, LoopbackBoundAndAllowedNames) {
+  HostCheck loopback("127.0.0.1", {});
+  for (const char* ok : {"localhost", "localhost:6970", "LOCALHOST.", "127.0.0.1:1", "127.1.2.3",
+                         "[::1]:6970", "::1", "app.localhost", ""})
+    EXPECT_TRUE(loopback.allows(ok)) << ok;
+  for (const char* bad : {"evil.example", "evil.example:6970", "10.0.0.1", "[::2]:1",
+                          "localhost.evil.example", "127.0.0.1.evil.example", "[::1"})
+    EXPECT_FALSE(loopback.allows(bad)) << bad;
+
+  HostCheck bound("10.1.2.3", {"box.example"});
+  EXPECT_TRUE(bound.allows("10.1.2.3:6970"));
+  EXPECT_TRUE(bound.allows("Box.Example:80"));
+  EXPECT_FALSE(bound.allows("10.1.2.4"));
+  EXPECT_FALSE(bound.allows("evil.example"));
+
+  HostCheck wildcard("0.0.0.0", {});
+  EXPECT_TRUE(wildcard.allows("192.168.1.5:6970"));  // an IP literal cannot be rebound
+  EXPECT_TRUE(wildcard.allows("[fe80::1]:6970"));
+  EXPECT_FALSE(wildcard.allows("myhost.example"));
+
+  EXPECT_TRUE(HostCheck("127.0.0.1", {"*"}).allows("anything.example"));
+}
