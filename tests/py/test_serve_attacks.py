@@ -327,6 +327,36 @@ def attack_ranks_burst(srv, d):
           "/api/traces answers within 1 s during a ranks burst")
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def attack_abandon(srv, d):
+    pid = srv.proc.pid
+    c0 = cpu_seconds(pid)
+    status = get(srv.port, "/api/profiler/ranks", timeout=120)[0]
+    full = cpu_seconds(pid) - c0
+    old = time.time() - 100
+    os.utime(os.path.join(d, "rank0.json.gz"), (old, old))  # a new file list: not cached
+    c1 = cpu_seconds(pid)
+    for _ in range(10):  # ask, then hang up at once
+        s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+        s.sendall(b"GET /api/profiler/ranks HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        s.close()
+    last, still_since, deadline = cpu_seconds(pid), time.time(), time.time() + 60
+    while time.time() - still_since < 1.0 and time.time() < deadline:  # until the CPU rests
+        time.sleep(0.2)
+        now = cpu_seconds(pid)
+        if now != last:
+            last, still_since = now, time.time()
+    spent = cpu_seconds(pid) - c1
+    print(f"      abandon: one ranks over {len(os.listdir(d))} files costs {full:.2f} s CPU; "
+          f"10 requests whose clients hung up cost {spent:.2f} s")
+    check(status == 200 and spent < 0.5 * full, "work for clients that hung up is abandoned")
+
+
 # ---------------------------------------------------------------------------------------------
 # Item 11: a file swapped for a symlink between check and open is never read.
 
@@ -457,6 +487,7 @@ ATTACKS = [
     ("keepalive", attack_keepalive, [], 0),
     ("backlog", attack_backlog, [], 0),
     ("ranks_burst", attack_ranks_burst, [], 24),
+    ("abandon", attack_abandon, [], 24),
     ("symlink_race", attack_symlink_race, [], 0),
     ("host", attack_host, [], 0),
     ("allow_host", attack_allow_host, ["--allow-host", "box.example"], 0),
