@@ -18,9 +18,8 @@ cleanup() { [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; rm -rf "$WORK"
 trap cleanup EXIT
 
 # Traces: the repository's test traces, a few copies as ranks of one job.
-mkdir -p "$WORK/traces/gpu"
+mkdir -p "$WORK/traces"
 cp "$ROOT"/tests/data/*.json.gz "$ROOT"/tests/data/*.json "$WORK/traces/"
-cp "$ROOT"/tests/data/gpu/*.json.gz "$WORK/traces/gpu/"
 for i in 0 1 2 3; do cp "$ROOT/tests/data/b_cnn.kineto.json.gz" "$WORK/traces/rank$i.json.gz"; done
 
 "$MLPROF" serve "$WORK/traces" --port 0 --client-timeout 5 --cache-mb 32 2>"$WORK/serve.log" &
