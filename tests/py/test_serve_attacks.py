@@ -487,7 +487,7 @@ ATTACKS = [
     ("keepalive", attack_keepalive, [], 0),
     ("backlog", attack_backlog, [], 0),
     ("ranks_burst", attack_ranks_burst, [], 24),
-    ("abandon", attack_abandon, [], 24),
+    ("abandon", attack_abandon, [], 60),
     ("symlink_race", attack_symlink_race, [], 0),
     ("host", attack_host, [], 0),
     ("allow_host", attack_allow_host, ["--allow-host", "box.example"], 0),
