@@ -176,7 +176,9 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   std::unique_ptr<NvmlSampler> nvml;
   if (opt.gpu) {
     cupti = find_library("libmlprof_cupti.so", "MLPROF_CUPTI_LIB");
-    auto s = NvmlSampler::open();
+    // MLPROF_NVML_LIB: another NVML library (the tests' fake, tests/gpu_fakes/fake_nvml.cpp).
+    const char* nvml_lib = std::getenv("MLPROF_NVML_LIB");
+    auto s = nvml_lib && *nvml_lib ? NvmlSampler::open(nvml_lib) : NvmlSampler::open();
     if (!s) {
       std::fprintf(stderr, "mlprof run: --gpu: no GPU metrics (%s); CPU capture continues\n",
                    s.error().c_str());
@@ -323,6 +325,12 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     }
     trace.meta.extra.emplace_back("command", json_cmd + "\"");
     trace.meta.extra.emplace_back("exit_code", std::to_string(exit_code));
+    if (!cupti.empty()) {  // what the GPU capture lost, kept with the trace
+      trace.meta.dropped_events += gpu_stats.dropped_records;  // the summary warns of it
+      trace.meta.extra.emplace_back("gpu_dropped_records",
+                                    std::to_string(gpu_stats.dropped_records));
+      trace.meta.extra.emplace_back("gpu_bad_timestamps", std::to_string(gpu_stats.bad_timestamps));
+    }
   }
 
   // The file is written on a second thread while the reports are computed: both only read the
@@ -359,7 +367,8 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     if (!cupti.empty()) {
       text += "   GPU capture: " + std::to_string(gpu_stats.kernels) + " kernels, " +
               std::to_string(gpu_stats.memcpys) + " memcpys, " + std::to_string(gpu_stats.memsets) +
-              " memsets, " + std::to_string(gpu_stats.api_calls) + " CUDA API calls, " +
+              " memsets, " + std::to_string(gpu_stats.syncs) + " syncs, " +
+              std::to_string(gpu_stats.api_calls) + " CUDA API calls, " +
               std::to_string(gpu_stats.flows) + " launch->GPU links";
       if (gpu_stats.dropped_records)
         text += ", " + std::to_string(gpu_stats.dropped_records) + " records dropped by CUPTI";

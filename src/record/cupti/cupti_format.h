@@ -22,7 +22,9 @@ enum RecordKind : uint32_t {
   kMemset = 3,
   kApi = 4,
   kDropped = 5,
-  kEnd = 6
+  kEnd = 6,
+  kSync = 7,
+  kExternalCorrelation = 8
 };
 
 struct RecordHeader {
@@ -37,7 +39,7 @@ struct KernelRecord {  // followed by name_len bytes of the (mangled) kernel nam
   int32_t static_shared, dynamic_shared;
   uint16_t registers;
   uint16_t name_len;
-  uint32_t reserved;
+  uint32_t graph_id;  // CUDA graph the kernel was launched from, 0 if none
 };
 
 struct MemcpyRecord {
@@ -61,6 +63,19 @@ struct ApiRecord {  // followed by name_len bytes ("cudaLaunchKernel")
   uint8_t reserved;
   uint16_t name_len;
   uint32_t reserved2;
+};
+
+struct SyncRecord {  // CUpti_ActivitySynchronization2
+  uint64_t start, end;
+  uint32_t type;             // CUpti_ActivitySynchronizationType
+  uint32_t context, stream;  // stream kNoStream for context and event syncs
+  uint32_t correlation, event, reserved;
+};
+inline constexpr uint32_t kNoStream = 0xffffffffu;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE
+
+struct ExternalCorrelationRecord {  // CUpti_ActivityExternalCorrelation
+  uint64_t external_id;
+  uint32_t correlation, external_kind;
 };
 
 struct DroppedRecord {

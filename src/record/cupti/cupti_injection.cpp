@@ -1,8 +1,8 @@
 // libmlprof_cupti.so: the CUDA driver loads it through CUDA_INJECTION64_PATH at cuInit and
 // calls InitializeInjection(). It enables CUPTI activity records (kernels, memcpy, memset,
-// runtime API; driver API with MLPROF_CUPTI_DRIVER=1) and writes them, compacted, to
-// $MLPROF_RUN_DIR/gpu.<pid>.<n>.bin from CUPTI's buffer-completed callback. CUPTI is given
-// CLOCK_MONOTONIC so GPU and host events share one time base.
+// runtime API, synchronization, external correlation; driver API with MLPROF_CUPTI_DRIVER=1) and
+// writes them, compacted, to $MLPROF_RUN_DIR/gpu.<pid>.<n>.bin from CUPTI's buffer-completed
+// callback. CUPTI is given CLOCK_MONOTONIC so GPU and host events share one time base.
 #include <cupti.h>
 #include <fcntl.h>
 #include <time.h>
@@ -28,6 +28,7 @@ std::mutex g_mu;
 std::atomic<uint64_t> g_dropped{0};
 std::atomic<bool> g_started{false};
 std::unordered_map<uint64_t, std::string>* g_api_names = nullptr;  // (domain << 32 | cbid)
+std::mutex g_names_mu;  // buffers may complete on several threads at once
 
 uint64_t monotonic_ns() {
   timespec ts;
@@ -58,6 +59,7 @@ void write_out(const std::string& data) {
 
 const std::string& api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
   uint64_t key = (uint64_t(domain) << 32) | cbid;
+  std::lock_guard<std::mutex> lock(g_names_mu);
   auto it = g_api_names->find(key);
   if (it != g_api_names->end()) return it->second;
   const char* name = nullptr;
@@ -105,6 +107,7 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
         r.registers = k->registersPerThread;
         size_t len = k->name ? std::min<size_t>(std::strlen(k->name), 65535) : 0;
         r.name_len = static_cast<uint16_t>(len);
+        r.graph_id = k->graphId;
         append_record(out, kKernel, r, k->name, len);
         break;
       }
@@ -155,6 +158,28 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
         r.domain = runtime ? 1 : 2;
         r.name_len = static_cast<uint16_t>(std::min<size_t>(name.size(), 65535));
         append_record(out, kApi, r, name.data(), r.name_len);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        auto* y = reinterpret_cast<CUpti_ActivitySynchronization2*>(record);
+        SyncRecord r{};
+        r.start = y->start;
+        r.end = y->end;
+        r.type = y->type;
+        r.context = y->contextId;
+        r.stream = y->streamId;
+        r.correlation = y->correlationId;
+        r.event = y->cudaEventId;
+        append_record(out, kSync, r);
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        auto* e = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
+        ExternalCorrelationRecord r{};
+        r.external_id = e->externalId;
+        r.correlation = e->correlationId;
+        r.external_kind = e->externalKind;
+        append_record(out, kExternalCorrelation, r);
         break;
       }
       default:
@@ -221,8 +246,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     report("cuptiActivityRegisterCallbacks", r);
     return 1;
   }
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                  CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME}) {
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
     r = cuptiActivityEnable(kind);
     if (r != CUPTI_SUCCESS) report("cuptiActivityEnable", r);
   }

@@ -77,6 +77,22 @@ const char* memory_kind_name(uint32_t k) {
   }
 }
 
+// Kineto's names for CUpti_ActivitySynchronizationType.
+const char* sync_type_name(uint32_t t) {
+  switch (t) {
+    case 1:
+      return "Event Sync";
+    case 2:
+      return "Stream Wait Event";
+    case 3:
+      return "Stream Sync";
+    case 4:
+      return "Context Sync";
+    default:
+      return "Unknown Sync";
+  }
+}
+
 std::string json_triple(const int32_t v[3]) {
   return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) +
          "]";
@@ -88,6 +104,12 @@ bool read_struct(const std::string& d, size_t off, size_t size, T& out) {
   std::memcpy(&out, d.data() + off, sizeof(T));
   return true;
 }
+
+// The fields that lead KernelRecord, MemcpyRecord and MemsetRecord alike.
+struct WorkPrefix {
+  uint64_t start, end;
+  uint32_t device, context;
+};
 
 struct ApiCall {
   uint32_t track;
@@ -116,7 +138,8 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
            a_grid = b.intern("grid"), a_block = b.intern("block"),
            a_regs = b.intern("registers per thread"), a_smem = b.intern("shared memory"),
            a_bytes = b.intern("bytes"), a_bw = b.intern("memory bandwidth (GB/s)"),
-           a_cbid = b.intern("cbid");
+           a_cbid = b.intern("cbid"), a_external = b.intern("External id"),
+           a_graph = b.intern("graph id"), k_sync = b.intern("cuda_sync");
 
   for (const std::string& path : paths) {
     std::string d;
@@ -146,6 +169,39 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
     };
     std::vector<GpuWork> work;
     bool ended = false;
+    // Records in file order; `fn(kind, offset of the body, body size)`.
+    auto for_each_record = [&](auto&& fn) {
+      size_t at = sizeof(fh);
+      while (at + sizeof(RecordHeader) <= d.size()) {
+        RecordHeader h;
+        std::memcpy(&h, d.data() + at, sizeof(h));
+        size_t body = at + sizeof(h);
+        if (body + h.size > d.size()) break;
+        at = body + h.size;
+        fn(h.kind, body, h.size);
+      }
+    };
+    // What later records need from any record of the file: external ids (PyTorch's op ids) by
+    // correlation, and each context's device (sync records name only the context).
+    std::unordered_map<uint32_t, uint64_t> external_ids;
+    std::unordered_map<uint32_t, uint32_t> context_device;
+    for_each_record([&](uint32_t kind, size_t body, size_t size) {
+      if (kind == kExternalCorrelation) {
+        ExternalCorrelationRecord r;
+        if (read_struct(d, body, size, r)) {
+          external_ids[r.correlation] = r.external_id;
+          ++stats.external_correlations;
+        }
+      } else if (kind == kKernel || kind == kMemcpy || kind == kMemset) {
+        WorkPrefix r;
+        if (read_struct(d, body, size, r)) context_device.emplace(r.context, r.device);
+      }
+    });
+    auto add_external = [&](uint32_t correlation) {
+      auto it = external_ids.find(correlation);
+      if (it != external_ids.end()) b.arg_int(a_external, static_cast<int64_t>(it->second));
+    };
+    std::vector<SyncRecord> syncs;
     size_t off = sizeof(fh);
     auto gpu_track = [&](uint32_t device, uint32_t stream) {
       uint32_t p = b.process(device);
@@ -187,6 +243,8 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
           b.arg_json(a_block, json_triple(r.block));
           b.arg_int(a_regs, r.registers);
           b.arg_int(a_smem, int64_t{r.static_shared} + r.dynamic_shared);
+          if (r.graph_id) b.arg_int(a_graph, r.graph_id);
+          add_external(r.correlation);
           b.add_slice(track, static_cast<int64_t>(r.start), static_cast<int64_t>(r.end - r.start),
                       b.intern(name), k_kernel, b.args_since(mark));
           work.push_back({track, static_cast<int64_t>(r.start), r.correlation});
@@ -208,6 +266,7 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
           b.arg_int(a_bytes, static_cast<int64_t>(r.bytes));
           double dur = static_cast<double>(r.end - r.start);
           b.arg_double(a_bw, dur > 0 ? r.bytes / dur : 0.0);  // bytes/ns = GB/s
+          add_external(r.correlation);
           b.add_slice(track, static_cast<int64_t>(r.start), static_cast<int64_t>(r.end - r.start),
                       b.intern(name), k_memcpy, b.args_since(mark));
           work.push_back({track, static_cast<int64_t>(r.start), r.correlation});
@@ -223,6 +282,7 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
           b.arg_int(a_device, r.device);
           b.arg_int(a_stream, r.stream);
           b.arg_int(a_bytes, static_cast<int64_t>(r.bytes));
+          add_external(r.correlation);
           b.add_slice(track, static_cast<int64_t>(r.start), static_cast<int64_t>(r.end - r.start),
                       b.intern(std::string("Memset (") + memory_kind_name(r.memory_kind) + ")"),
                       k_memset, b.args_since(mark));
@@ -238,6 +298,7 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
           uint32_t mark = b.args_mark();
           b.arg_int(a_corr, r.correlation);
           b.arg_int(a_cbid, r.cbid);
+          add_external(r.correlation);
           b.add_slice(track, static_cast<int64_t>(r.start), static_cast<int64_t>(r.end - r.start),
                       b.intern(std::string(d.data() + body + sizeof(r), r.name_len)),
                       r.domain == 1 ? k_runtime : k_driver, b.args_since(mark));
@@ -250,12 +311,41 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
           if (read_struct(d, body, h.size, r)) stats.dropped_records += r.count;
           break;
         }
+        case kSync: {
+          SyncRecord r;
+          if (!read_struct(d, body, h.size, r) || !valid_times(r.start, r.end)) break;
+          syncs.push_back(r);  // placed once every API call (their thread) is known
+          break;
+        }
         case kEnd:
           ended = true;
           break;
         default:
           break;
       }
+    }
+    // Waits: a stream's on that stream; a context or event sync (no stream) on the thread that
+    // waited, inside its cudaDeviceSynchronize/cudaEventSynchronize, as Kineto's cuda_sync.
+    for (const SyncRecord& r : syncs) {
+      auto dev = context_device.find(r.context);
+      uint32_t device = dev == context_device.end() ? 0 : dev->second;
+      uint32_t track;
+      if (r.stream != kNoStream) {
+        track = gpu_track(device, r.stream);
+      } else if (auto it = launches.find(r.correlation); it != launches.end()) {
+        track = it->second.track;
+      } else {
+        track = gpu_track(device, kNoStream);
+      }
+      uint32_t mark = b.args_mark();
+      b.arg_int(a_corr, r.correlation);
+      b.arg_int(a_device, device);
+      if (r.stream != kNoStream) b.arg_int(a_stream, r.stream);
+      b.arg_int(a_context, r.context);
+      add_external(r.correlation);
+      b.add_slice(track, static_cast<int64_t>(r.start), static_cast<int64_t>(r.end - r.start),
+                  b.intern(sync_type_name(r.type)), k_sync, b.args_since(mark));
+      ++stats.syncs;
     }
     // Launch -> GPU work, as Kineto's ac2g flows (CUDA-graph kernels have no launch record).
     for (const GpuWork& w : work) {

@@ -36,9 +36,9 @@ struct NvmlSampler::Api {
   const char* (*error_string)(nvmlReturn);
 };
 
-Result<std::unique_ptr<NvmlSampler>> NvmlSampler::open() {
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return Status::error("libnvidia-ml.so.1 not found: no NVIDIA driver on this machine");
+Result<std::unique_ptr<NvmlSampler>> NvmlSampler::open(const std::string& library) {
+  void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) return Status::error(library + " not found: no NVIDIA driver on this machine");
   std::unique_ptr<NvmlSampler> s(new NvmlSampler());
   s->lib_ = lib;
   s->api_ = std::make_unique<Api>();
@@ -59,7 +59,7 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::open() {
   load(a.power, "nvmlDeviceGetPowerUsage");
   load(a.clock, "nvmlDeviceGetClockInfo");
   load(a.error_string, "nvmlErrorString");
-  if (!ok) return Status::error("libnvidia-ml.so.1 lacks an expected NVML function (too old?)");
+  if (!ok) return Status::error(library + " lacks an expected NVML function (too old?)");
   if (nvmlReturn r = a.init(); r != 0)
     return Status::error(std::string("nvmlInit failed: ") + a.error_string(r));
   unsigned int n = 0;

@@ -15,8 +15,10 @@ namespace mlprof {
 
 class NvmlSampler {
  public:
-  // Fails with a one-line reason when there is no driver or no device.
-  static Result<std::unique_ptr<NvmlSampler>> open();
+  // Fails with a one-line reason when there is no driver or no device. `library` is what
+  // dlopen is given: the driver's library by default; tests name a fake one.
+  static Result<std::unique_ptr<NvmlSampler>> open(
+      const std::string& library = "libnvidia-ml.so.1");
   ~NvmlSampler();
 
   size_t device_count() const { return devices_.size(); }
