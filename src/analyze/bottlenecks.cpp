@@ -519,7 +519,9 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
   const LeakResult* leaks = in.leaks;
   if (trace.memory.size() > 0) {
     if (!memory) memory = &own_memory.emplace(analyze_memory(trace));
-    if (!leaks) leaks = &own_leaks.emplace(analyze_leaks(trace, *steps));
+    LeakOptions lo;
+    lo.unfreed_by_stack = false;  // a heap analysis the rules do not need
+    if (!leaks) leaks = &own_leaks.emplace(analyze_leaks(trace, *steps, lo));
   }
   rule_memory(c, memory, leaks);
   std::stable_sort(out.findings.begin(), out.findings.end(),

@@ -18,6 +18,18 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
   const MemoryTable& m = trace.memory;
   r.steps = steps.steps.size();
   r.has_memory = m.size() > 0;
+  r.has_stacks = r.has_memory && trace.stacks.frames_count.size() > 1;
+  if (r.has_stacks && options.unfreed_by_stack) {
+    // A capture of a whole program has no steps but knows who allocated each block: what
+    // leaked is what was still allocated at exit, by stack (the heap analysis' leak table).
+    HeapOptions ho;
+    ho.top = options.top_stacks;
+    HeapResult heap = analyze_heap(trace, ho);
+    r.unfreed_bytes = heap.leaked_bytes;
+    r.unfreed_blocks = heap.leaked_blocks;
+    r.unfreed_stack_count = heap.leak_stacks;
+    r.unfreed_stacks = std::move(heap.leaks);
+  }
   if (!r.has_memory || steps.steps.empty()) return r;
 
   std::vector<uint32_t> order = analyze_detail::memory_time_order(trace);

@@ -150,6 +150,7 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
       if (peak_event < 0 || p.allocated > dm.peak_allocated) {
         dm.peak_allocated = p.allocated;
         dm.peak_ts_ns = p.ts_ns;
+        dm.peak_offset_ns = p.ts_ns - trace.begin_ns();
         peak_event = static_cast<int32_t>(i);
       }
       dm.final_allocated = p.allocated;

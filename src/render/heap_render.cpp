@@ -54,7 +54,9 @@ std::string stack_text(const HeapStack& s, size_t frames = 3) {
 
 std::string count_text(uint64_t n) { return std::to_string(n); }
 
-std::string stacks_table(const std::vector<HeapStack>& stacks, size_t width) {
+}  // namespace
+
+std::string render_heap_stacks_text(const std::vector<HeapStack>& stacks, size_t width) {
   TextTable t;
   t.add_column("stack (innermost first)", TextTable::Align::kLeft);
   t.add_column("bytes");
@@ -65,8 +67,6 @@ std::string stacks_table(const std::vector<HeapStack>& stacks, size_t width) {
                format_bytes(s.count ? static_cast<double>(s.bytes) / s.count : 0)});
   return t.render(width);
 }
-
-}  // namespace
 
 std::string render_heap_text(const HeapResult& r, size_t width) {
   std::string out;
@@ -90,7 +90,7 @@ std::string render_heap_text(const HeapResult& r, size_t width) {
                 static_cast<unsigned long long>(r.peak_blocks),
                 format_duration_ns(static_cast<double>(r.peak_offset_ns)).c_str());
   out += line;
-  out += stacks_table(r.peak_stacks, width);
+  out += render_heap_stacks_text(r.peak_stacks, width);
 
   std::snprintf(line, sizeof(line),
                 "\nLeaks (not freed by the end): %s in %llu blocks from %llu stacks\n",
@@ -98,7 +98,7 @@ std::string render_heap_text(const HeapResult& r, size_t width) {
                 static_cast<unsigned long long>(r.leaked_blocks),
                 static_cast<unsigned long long>(r.leak_stacks));
   out += line;
-  if (!r.leaks.empty()) out += stacks_table(r.leaks, width);
+  if (!r.leaks.empty()) out += render_heap_stacks_text(r.leaks, width);
 
   std::snprintf(
       line, sizeof(line),
@@ -109,7 +109,7 @@ std::string render_heap_text(const HeapResult& r, size_t width) {
       format_percent(r.allocations ? static_cast<double>(r.temporary_blocks) / r.allocations : 0)
           .c_str());
   out += line;
-  if (!r.temporaries.empty()) out += stacks_table(r.temporaries, width);
+  if (!r.temporaries.empty()) out += render_heap_stacks_text(r.temporaries, width);
 
   out += "\nAllocation rate over time:\n";
   TextTable t;
@@ -131,9 +131,7 @@ std::string render_heap_text(const HeapResult& r, size_t width) {
   return out;
 }
 
-namespace {
-
-void write_stacks(JsonWriter& w, const std::vector<HeapStack>& stacks) {
+void write_heap_stacks_json(JsonWriter& w, const std::vector<HeapStack>& stacks) {
   w.begin_array();
   for (const HeapStack& s : stacks) {
     w.begin_object();
@@ -151,8 +149,6 @@ void write_stacks(JsonWriter& w, const std::vector<HeapStack>& stacks) {
   w.end_array();
 }
 
-}  // namespace
-
 void write_heap_json(JsonWriter& w, const HeapResult& r) {
   w.begin_object();
   w.field("memory_events", r.memory_events);
@@ -169,21 +165,21 @@ void write_heap_json(JsonWriter& w, const HeapResult& r) {
   w.field("offset_ns", r.peak_offset_ns);
   w.field("blocks", r.peak_blocks);
   w.key("stacks");
-  write_stacks(w, r.peak_stacks);
+  write_heap_stacks_json(w, r.peak_stacks);
   w.end_object();
   w.key("leaks").begin_object();
   w.field("bytes", r.leaked_bytes);
   w.field("blocks", r.leaked_blocks);
   w.field("stack_count", r.leak_stacks);
   w.key("stacks");
-  write_stacks(w, r.leaks);
+  write_heap_stacks_json(w, r.leaks);
   w.end_object();
   w.key("temporaries").begin_object();
   w.field("threshold_ns", r.temporary_ns);
   w.field("blocks", r.temporary_blocks);
   w.field("bytes", r.temporary_bytes);
   w.key("stacks");
-  write_stacks(w, r.temporaries);
+  write_heap_stacks_json(w, r.temporaries);
   w.end_object();
   w.key("rate").begin_array();
   for (const HeapRateBucket& b : r.rate) {

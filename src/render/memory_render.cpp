@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "mlprof/render/heap_render.h"
 #include "mlprof/text_table.h"
 
 namespace mlprof {
@@ -19,9 +20,9 @@ std::string render_memory_text(const MemoryResult& r, size_t width) {
         format_bytes(static_cast<double>(d.bytes_allocated)).c_str(),
         d.allocated_reconstructed ? " (totals reconstructed from Bytes)" : "");
     out += buf;
-    std::snprintf(buf, sizeof buf, "  peak allocated %s at %s in %s\n",
+    std::snprintf(buf, sizeof buf, "  peak allocated %s at +%s in %s\n",
                   format_bytes(static_cast<double>(d.peak_allocated)).c_str(),
-                  format_duration_ns(static_cast<double>(d.peak_ts_ns)).c_str(),
+                  format_duration_ns(static_cast<double>(d.peak_offset_ns)).c_str(),
                   d.peak_op.empty() ? "(no op)" : d.peak_op.c_str());
     out += buf;
     if (!d.peak_context.empty()) out += "    context: " + d.peak_context + "\n";
@@ -84,6 +85,7 @@ void write_memory_json(JsonWriter& w, const MemoryResult& r) {
     w.field("allocated_reconstructed", d.allocated_reconstructed);
     w.field("peak_allocated", d.peak_allocated);
     w.field("peak_ts_ns", d.peak_ts_ns);
+    w.field("peak_offset_ns", d.peak_offset_ns);
     w.field("peak_op", d.peak_op);
     w.field("peak_context", d.peak_context);
     w.field("has_reserved", d.has_reserved);
@@ -135,8 +137,27 @@ void write_memory_json(JsonWriter& w, const MemoryResult& r) {
   w.end_object();
 }
 
+namespace {
+
+// Blocks never freed, by allocating stack (traces with call stacks).
+std::string unfreed_stacks_text(const LeakResult& r, size_t width) {
+  if (!r.has_stacks) return {};
+  if (r.unfreed_blocks == 0) return "Every host block was freed by the end of the trace.\n";
+  std::string out = "Never freed at exit: " + format_bytes(static_cast<double>(r.unfreed_bytes)) +
+                    " in " + std::to_string(r.unfreed_blocks) + " blocks from " +
+                    std::to_string(r.unfreed_stack_count) + " stacks, by allocating stack";
+  if (r.unfreed_stacks.size() < r.unfreed_stack_count)
+    out += " (top " + std::to_string(r.unfreed_stacks.size()) + ")";
+  return out + ":\n" + render_heap_stacks_text(r.unfreed_stacks, width);
+}
+
+}  // namespace
+
 std::string render_leaks_text(const LeakResult& r, size_t width) {
   if (!r.has_memory) return "No memory events in this trace (record with profile_memory=True).\n";
+  if (r.steps == 0 && r.has_stacks)
+    return "No steps (ProfilerStep#N) in this trace: growth across steps not tested.\n" +
+           unfreed_stacks_text(r, width);
   if (r.steps == 0) return "No steps found: leak detection needs ProfilerStep#N slices.\n";
   std::string out;
   char buf[512];
@@ -164,6 +185,7 @@ std::string render_leaks_text(const LeakResult& r, size_t width) {
                  std::to_string(o.steps), o.context});
     out += t.render(width);
   }
+  if (r.has_stacks) out += "\n" + unfreed_stacks_text(r, width);
   return out;
 }
 
@@ -201,6 +223,15 @@ void write_leaks_json(JsonWriter& w, const LeakResult& r) {
     w.end_object();
   }
   w.end_array();
+  if (r.has_stacks) {
+    w.key("unfreed_at_exit").begin_object();
+    w.field("bytes", r.unfreed_bytes);
+    w.field("blocks", r.unfreed_blocks);
+    w.field("stack_count", r.unfreed_stack_count);
+    w.key("stacks");
+    write_heap_stacks_json(w, r.unfreed_stacks);
+    w.end_object();
+  }
   w.end_object();
 }
 

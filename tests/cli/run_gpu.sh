@@ -24,7 +24,7 @@ python3 - "$tmp/expect.json" "$tmp/run.txt" <<'PY'
 import json, re, sys
 expect = json.load(open(sys.argv[1]))
 text = open(sys.argv[2]).read()
-m = re.search(r"GPU capture: (\d+) kernels, (\d+) memcpys, (\d+) memsets, (\d+) CUDA API calls, (\d+) launch->GPU links", text)
+m = re.search(r"GPU capture: (\d+) kernels, (\d+) memcpys, (\d+) memsets, \d+ syncs, (\d+) CUDA API calls, (\d+) launch->GPU links", text)
 if not m:
     print("FAIL: no GPU capture line in the output:\n" + text); sys.exit(1)
 kernels, memcpys, memsets, api, links = map(int, m.groups())

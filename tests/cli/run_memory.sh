@@ -22,11 +22,23 @@ trap 'rm -rf "$tmp"' EXIT
   echo "FAIL: mlprof run exited $?"; cat "$tmp/run.out"; exit 1; }
 # Temporaries: a threshold of 1 s so that a loaded machine cannot push a pair past it.
 "$mlprof" heap --json --top 100000 --frames 12 --temporary-us 1000000 "$tmp/run.mlprof" > "$tmp/heap.json"
+# `mlprof leaks` on the capture (no steps): the blocks never freed, by stack, as in heap.json.
+"$mlprof" leaks "$tmp/run.mlprof" > "$tmp/leaks.txt"
+"$mlprof" leaks --json "$tmp/run.mlprof" > "$tmp/leaks.json"
+"$mlprof" memory --json "$tmp/run.mlprof" > "$tmp/memory.json"
+"$mlprof" memory "$tmp/run.mlprof" > "$tmp/memory.txt"
+if grep -q "No steps found" "$tmp/leaks.txt" || ! grep -q "Never freed at exit" "$tmp/leaks.txt"; then
+  echo "FAIL: mlprof leaks on a capture does not list the unfreed blocks:"; cat "$tmp/leaks.txt"; exit 1
+fi
 
-python3 - "$tmp/expect.json" "$tmp/heap.json" <<'PY'
-import json, sys
+python3 - "$tmp/expect.json" "$tmp/heap.json" "$tmp/leaks.json" "$tmp/memory.json" \
+  "$tmp/memory.txt" <<'PY'
+import json, re, sys
 expect = json.load(open(sys.argv[1]))
 heap = json.load(open(sys.argv[2]))
+leaks = json.load(open(sys.argv[3]))
+memory = json.load(open(sys.argv[4]))
+memory_text = open(sys.argv[5]).read()
 ALLOCATORS = {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
               "valloc"}
 
@@ -63,6 +75,30 @@ for name, (count, nbytes) in expect["child_leaks"].items():
     check((got[0], got[1]) == (count, nbytes) and main_pid not in got[2] and len(got[2]) == 1,
           f"child leak site {name}: expected {count} / {nbytes} B in the child only, got "
           f"{got[0]} / {got[1]} in pids {sorted(got[2])}")
+
+# mlprof leaks: the same blocks, by the same stacks, without steps (exact expectations above).
+unfreed = leaks.get("unfreed_at_exit", {})
+want_blocks = sum(c for c, _ in expect["leaks"].values()) + sum(c for c, _ in expect["child_leaks"].values())
+leak_sites = {}
+for s in unfreed.get("stacks", []):
+    c, b = leak_sites.get(site(s["frames"]), (0, 0))
+    leak_sites[site(s["frames"])] = (c + s["blocks"], b + s["bytes"])
+for name, (count, nbytes) in list(expect["leaks"].items()) + list(expect["child_leaks"].items()):
+    check(leak_sites.get(name) == (count, nbytes),
+          f"mlprof leaks: {name} {count} blocks / {nbytes} B, got {leak_sites.get(name)}")
+check(unfreed.get("blocks") == heap["leaks"]["blocks"] and unfreed.get("bytes") == heap["leaks"]["bytes"],
+      f"mlprof leaks totals {unfreed.get('blocks')} / {unfreed.get('bytes')} B = heap's "
+      f"{heap['leaks']['blocks']} / {heap['leaks']['bytes']}")
+check(unfreed.get("blocks", 0) >= want_blocks, f"at least the {want_blocks} known leaked blocks")
+
+# Report times are relative to the start of the run: the peak sits inside the run, not at the
+# machine's uptime.
+dev = memory["devices"][0]
+check(0 <= dev["peak_offset_ns"] <= heap["span_ns"] + 10**9,
+      f"memory peak at +{dev['peak_offset_ns']} ns, within the run ({heap['span_ns']} ns)")
+m = re.search(r"peak allocated .* at \+([0-9.]+) ?(\S+) in", memory_text)
+check(m is not None and not (m.group(2) == "s" and float(m.group(1)) > 60),
+      f"memory report prints the peak relative to the run: {m.group(0) if m else memory_text[:200]}")
 
 # Peak: the 4 MiB of build_peak plus what was live before it (leaks so far, libc buffers).
 peak = heap["peak"]

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mlprof/analyze/heap.h"
 #include "mlprof/analyze/steps.h"
 #include "mlprof/trace.h"
 
@@ -26,6 +27,8 @@ struct LeakOptions {
   double alpha = kLeakAlpha;
   double min_bytes_per_step = kLeakMinBytesPerStep;
   size_t top_ops = 20;
+  size_t top_stacks = 10;        // unfreed-at-exit stacks kept (traces with call stacks)
+  bool unfreed_by_stack = true;  // false: skip that table (the bottleneck rules do not use it)
 };
 
 struct DeviceLeak {
@@ -53,6 +56,13 @@ struct LeakResult {
   std::vector<DeviceLeak> devices;
   std::vector<SurvivingOp> surviving_ops;  // by bytes, descending
   bool leak = false;                       // any device leaks
+  // Traces whose memory events carry call stacks (`mlprof run --memory` captures): host blocks
+  // never freed by the end of the trace, by allocating stack (what `mlprof heap` calls leaks),
+  // whether or not the trace has steps.
+  bool has_stacks = false;
+  uint64_t unfreed_bytes = 0, unfreed_blocks = 0;
+  uint64_t unfreed_stack_count = 0;       // distinct stacks (unfreed_stacks holds the top ones)
+  std::vector<HeapStack> unfreed_stacks;  // most bytes first
 };
 
 LeakResult analyze_leaks(const Trace& trace, const LeakOptions& options = {});

@@ -42,8 +42,9 @@ struct DeviceMemory {
   bool has_reserved = false;
   int64_t peak_allocated = 0;
   int64_t peak_ts_ns = 0;
-  std::string peak_op;       // innermost op enclosing the allocation that reached the peak
-  std::string peak_context;  // its enclosing slices (not Python frames), outermost first, " > "
+  int64_t peak_offset_ns = 0;  // relative to the start of the trace (what reports print)
+  std::string peak_op;         // innermost op enclosing the allocation that reached the peak
+  std::string peak_context;    // its enclosing slices (not Python frames), outermost first, " > "
   int64_t peak_reserved = -1;
   int64_t final_allocated = 0, final_reserved = -1;
   // Fragmentation: reserved - allocated (bytes the caching allocator holds but does not use).
