@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/run_files.h"
 #include "mlprof/analyze/heap.h"
 #include "mlprof/analyze/summary.h"
 #include "mlprof/native_format.h"
@@ -67,10 +68,20 @@ struct RunOptions {
 };
 
 volatile sig_atomic_t g_child_pid = 0;
+// After CMD exits, while mlprof waits for the processes it left behind: the signals asking
+// mlprof to stop waiting (how many, and the last one).
+volatile sig_atomic_t g_waiting_for_orphans = 0;
+volatile sig_atomic_t g_stop_requests = 0;
+volatile sig_atomic_t g_stop_signal = 0;
 
 // Signals a user sends to mlprof go to the command. A terminal's Ctrl-C already reached the
 // whole foreground process group (si_code SI_KERNEL), so it is not sent twice.
 void forward_signal(int sig, siginfo_t* info, void*) {
+  if (g_waiting_for_orphans) {
+    g_stop_signal = sig;
+    g_stop_requests = g_stop_requests + 1;
+    return;
+  }
   if (g_child_pid <= 0) return;
   if (info && info->si_code == SI_KERNEL) return;
   kill(g_child_pid, sig);
@@ -118,6 +129,26 @@ int64_t rss_bytes(pid_t pid) {
   int64_t size = 0, resident = 0;
   if (!(in >> size >> resident)) return -1;
   return resident * sysconf(_SC_PAGESIZE);
+}
+
+// Sends `sig` to this process's children (the orphans re-parented to us, a subreaper); returns
+// how many there were.
+size_t signal_children(int sig) {
+  size_t n = 0;
+  pid_t self = getpid();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat = read_text(entry.path().string() + "/stat");
+    size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 > stat.size()) continue;
+    long ppid = std::strtol(stat.c_str() + paren + 4, nullptr, 10);  // ") S PPID"
+    if (ppid != self) continue;
+    kill(static_cast<pid_t>(std::stol(name)), sig);
+    ++n;
+  }
+  return n;
 }
 
 std::string default_output(const std::string& cmd, pid_t pid) {
@@ -191,21 +222,37 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
                    "time); no kernel capture\n");
   }
 
-  std::string tmpl =
-      (std::getenv("TMPDIR") ? std::string(std::getenv("TMPDIR")) : "/tmp") + "/mlprof-run-XXXXXX";
-  std::vector<char> dir_buf(tmpl.begin(), tmpl.end());
-  dir_buf.push_back(0);
-  if (!mkdtemp(dir_buf.data())) {
-    std::fprintf(stderr, "mlprof run: cannot create a directory from %s: %s\n", tmpl.c_str(),
-                 std::strerror(errno));
+  // Where the capture goes, checked before CMD runs: a bad -o stops here, not after the run.
+  // The default (CMD.PID.mlprof in the current directory) moves to TMPDIR when the current
+  // directory cannot be written.
+  std::string out_dir;
+  if (!opt.out.empty()) {
+    if (Status s = check_output_path(opt.out); !s.is_ok()) {
+      std::fprintf(stderr, "mlprof run: cannot write the capture: %s\n", s.message().c_str());
+      return kExitBadInput;
+    }
+  } else if (!check_output_path(default_output(cmd[0], getpid())).is_ok()) {
+    out_dir = fs::path(fallback_output_path("x")).parent_path().string() + "/";
+    std::fprintf(stderr,
+                 "mlprof run: the current directory is not writable; the capture goes to %s\n",
+                 out_dir.c_str());
+  }
+
+  if (size_t stale = remove_stale_run_dirs(); stale && !opt.quiet)
+    std::fprintf(stderr, "mlprof run: removed %zu raw capture director%s left by killed runs\n",
+                 stale, stale == 1 ? "y" : "ies");
+  std::string dir_error;
+  std::string run_dir = make_run_dir(dir_error);
+  if (run_dir.empty()) {
+    std::fprintf(stderr, "mlprof run: %s\n", dir_error.c_str());
     return kExitFailure;
   }
-  std::string run_dir = dir_buf.data();
 
   // Orphaned grandchildren are re-parented to us, so we can wait for them to finish writing.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::fflush(nullptr);
   int64_t start_ns = mono_ns();
+  pid_t parent = getpid();
   pid_t child = fork();
   if (child < 0) {
     std::fprintf(stderr, "mlprof run: fork failed: %s\n", std::strerror(errno));
@@ -213,6 +260,10 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     return kExitFailure;
   }
   if (child == 0) {
+    // If mlprof is killed (SIGKILL: no handler runs), the command goes too instead of running on
+    // unobserved; the check covers mlprof dying before the prctl.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     setenv(rawmem::kEnvRunDir, run_dir.c_str(), 1);
     setenv(rawmem::kEnvMaxDepth, std::to_string(opt.max_depth).c_str(), 1);
     if (!preload.empty()) {
@@ -265,21 +316,45 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   }
   g_child_pid = 0;
   int64_t end_ns = mono_ns();
-  // Descendants that outlive CMD: wait for them, they are still writing their files.
+  // Descendants that outlive CMD: wait for them, they are still writing their files. A signal
+  // (Ctrl-C, SIGTERM...) stops the wait: it is passed on to them, and those still running 2 s
+  // later (or at a second signal) are killed, so the capture is written.
   bool said_waiting = false;
+  g_waiting_for_orphans = 1;
+  int handled_requests = 0;
+  int64_t kill_at = 0;
+  bool killing = false;
   for (;;) {
     int st = 0;
     pid_t r = waitpid(-1, &st, WNOHANG);
     if (r > 0) continue;
     if (r < 0) break;  // ECHILD: none left
     if (!said_waiting && !opt.quiet) {
-      std::fprintf(stderr, "mlprof run: waiting for processes started by %s to exit...\n",
+      std::fprintf(stderr,
+                   "mlprof run: waiting for processes started by %s to exit (Ctrl-C to stop "
+                   "them)...\n",
                    cmd[0].c_str());
       said_waiting = true;
     }
+    if (int requests = g_stop_requests; requests != handled_requests) {
+      if (handled_requests == 0) {
+        size_t n = signal_children(g_stop_signal);
+        std::fprintf(stderr,
+                     "mlprof run: interrupted: sent signal %d to %zu process(es) started by %s; "
+                     "killing any left in 2 s\n",
+                     static_cast<int>(g_stop_signal), n, cmd[0].c_str());
+        kill_at = mono_ns() + 2000000000;
+      } else {
+        killing = true;
+      }
+      handled_requests = requests;
+    }
+    if (kill_at && mono_ns() >= kill_at) killing = true;
+    if (killing) signal_children(SIGKILL);  // again each turn: their children come to us
     timespec req{0, 20000000};
     nanosleep(&req, nullptr);
   }
+  g_waiting_for_orphans = 0;
   int exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
                   : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                         : 1;
@@ -313,7 +388,7 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   if (nvml) nvml->add_to_trace(b, b.process_labeled("GPU metrics (NVML)"));
   std::string command_line;
   for (const auto& a : cmd) command_line += (command_line.empty() ? "" : " ") + a;
-  std::string out = opt.out.empty() ? default_output(cmd[0], child) : opt.out;
+  std::string out = opt.out.empty() ? out_dir + default_output(cmd[0], child) : opt.out;
   Trace trace = std::move(b).finish();
   trace.meta.source = out;
   trace.meta.format = "mlprof";
@@ -340,10 +415,22 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   std::string reports;
   if (!opt.quiet) reports = render_reports(trace, opt);
   saver.join();
-  if (!saved.is_ok()) {
-    std::fprintf(stderr, "mlprof run: cannot save %s: %s\n", out.c_str(), saved.message().c_str());
+  bool keep_raw = opt.keep_raw;
+  if (!saved.is_ok()) {  // the path went bad during the run (disk full, directory removed...)
+    std::string fallback = fallback_output_path(out);
+    Status again = save_native(trace, fallback);
+    if (again.is_ok()) {
+      std::fprintf(stderr, "mlprof run: cannot save %s: %s; saved the capture to %s instead\n",
+                   out.c_str(), saved.message().c_str(), fallback.c_str());
+      out = fallback;
+      saved = again;
+    } else {
+      std::fprintf(stderr, "mlprof run: cannot save %s: %s (nor %s: %s)\n", out.c_str(),
+                   saved.message().c_str(), fallback.c_str(), again.message().c_str());
+      keep_raw = true;  // the raw files are then the only copy of the capture
+    }
   }
-  if (opt.keep_raw) {
+  if (keep_raw) {
     std::fprintf(stderr, "mlprof run: raw capture files kept in %s\n", run_dir.c_str());
   } else {
     remove_tree(run_dir);
