@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/sql_source.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/native_format.h"
 
@@ -10,15 +11,23 @@ namespace {
 struct ExportArgs {
   std::string path;
   std::string out;
+  std::string table;
 };
 
 MLPROF_REGISTER_COMMAND(
-    "export", "Write a trace as Chrome trace JSON (.json, Perfetto-loadable) or .mlprof",
+    "export",
+    "Write a trace as Chrome trace JSON (.json, Perfetto-loadable), .mlprof, SQLite "
+    "(.sqlite/.db) or one table as CSV (.csv --table NAME)",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<ExportArgs>();
       sub.add_option("path", a->path, "trace file to read")->required();
-      sub.add_option("-o,--output", a->out, "output file: .json or .mlprof")->required();
+      sub.add_option("-o,--output", a->out, "output file: .json, .mlprof, .sqlite, .db or .csv")
+          ->required();
+      sub.add_option("--table", a->table, "with .csv: the table or analysis to write (slice)");
       return [a]() {
+        if (a->out.ends_with(".sqlite") || a->out.ends_with(".db") || a->out.ends_with(".csv") ||
+            !a->table.empty())
+          return export_sql_tables(a->path, a->out, a->table);
         auto trace = load_or_report(a->path);
         if (!trace) return kExitBadInput;
         Status s;
@@ -27,7 +36,9 @@ MLPROF_REGISTER_COMMAND(
         } else if (a->out.ends_with(".json")) {
           s = save_chrome_json(*trace, a->out);
         } else {
-          std::fprintf(stderr, "mlprof export: %s: unknown output format (use .json or .mlprof)\n",
+          std::fprintf(stderr,
+                       "mlprof export: %s: unknown output format (use .json, .mlprof, .sqlite, .db "
+                       "or .csv)\n",
                        a->out.c_str());
           return kExitBadInput;
         }

@@ -1,0 +1,98 @@
+#include "cli/sql_source.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/command.h"
+#include "mlprof/analyze/ranks.h"
+#include "mlprof/sql/result_sinks.h"
+
+namespace mlprof::cli {
+
+std::unique_ptr<SqlSource> open_sql_source(const std::string& path) {
+  auto src = std::make_unique<SqlSource>();
+  std::vector<sql::TracePart> parts;
+  std::error_code ec;
+  bool dir = std::filesystem::is_directory(path, ec);
+  if (dir) {
+    std::vector<std::string> errors;
+    Result<std::vector<Trace>> r = load_rank_dir(path, 0, errors);
+    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+    if (!r) {
+      std::fprintf(stderr, "mlprof: %s\n", r.error().c_str());
+      return nullptr;
+    }
+    src->traces = std::move(r.value());
+    for (const Trace& t : src->traces) parts.push_back({&t, rank_of(t, t.meta.source)});
+  } else {
+    std::optional<Trace> t = load_or_report(path);
+    if (!t) return nullptr;
+    src->traces.push_back(std::move(*t));
+    const Trace& tr = src->traces.back();
+    parts.push_back({&tr, tr.meta.rank >= 0 ? tr.meta.rank : 0});
+  }
+  Result<std::unique_ptr<sql::TraceDatabase>> db = sql::TraceDatabase::open(parts, dir);
+  if (!db) {
+    std::fprintf(stderr, "mlprof: %s: %s\n", path.c_str(), db.error().c_str());
+    return nullptr;
+  }
+  src->db = std::move(db.value());
+  return src;
+}
+
+namespace {
+
+int export_csv(sql::TraceDatabase& db, const std::string& out, const std::string& table) {
+  std::vector<std::string> names = db.table_names();
+  if (std::find(names.begin(), names.end(), table) == names.end()) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    std::fprintf(stderr, "mlprof export: no table %s (tables: %s)\n", table.c_str(), list.c_str());
+    return kExitBadInput;
+  }
+  std::string tmp = out + ".tmp." + std::to_string(::getpid());
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    std::fprintf(stderr, "mlprof export: %s: cannot open for writing\n", out.c_str());
+    return kExitFailure;
+  }
+  auto sink = sql::make_sink(sql::OutputFormat::kCsv, f);
+  sql::QueryError err;
+  bool ok = db.run("SELECT * FROM " + table, *sink, err);
+  bool written = std::fclose(f) == 0;
+  if (!ok || !written || std::rename(tmp.c_str(), out.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    std::fprintf(stderr, "mlprof export: %s: %s\n", out.c_str(),
+                 ok ? "write failed" : err.message.c_str());
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int export_sql_tables(const std::string& path, const std::string& out, const std::string& table) {
+  std::unique_ptr<SqlSource> src = open_sql_source(path);
+  if (!src) return kExitBadInput;
+  if (out.ends_with(".csv")) {
+    int rc = export_csv(*src->db, out, table.empty() ? "slice" : table);
+    if (rc == kExitOk) std::fprintf(stderr, "wrote %s\n", out.c_str());
+    return rc;
+  }
+  if (!table.empty()) {
+    std::fprintf(stderr, "mlprof export: --table goes with a .csv output\n");
+    return kExitBadInput;
+  }
+  Status s = src->db->export_sqlite(out);
+  if (!s) {
+    std::fprintf(stderr, "mlprof export: %s\n", s.message().c_str());
+    return kExitFailure;
+  }
+  std::fprintf(stderr, "wrote %s\n", out.c_str());
+  return kExitOk;
+}
+
+}  // namespace mlprof::cli

@@ -1,0 +1,26 @@
+// A trace file or a directory of rank traces opened as an SQL database (mlprof sql, export).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlprof/sql/trace_database.h"
+#include "mlprof/trace.h"
+
+namespace mlprof::cli {
+
+struct SqlSource {
+  std::vector<Trace> traces;  // the database reads these in place
+  std::unique_ptr<sql::TraceDatabase> db;
+};
+
+// Loads PATH (a directory: every trace in it, one rank each, with a visible rank column); on
+// failure prints the one-line error and returns null (exit with kExitBadInput).
+std::unique_ptr<SqlSource> open_sql_source(const std::string& path);
+
+// `mlprof export PATH -o out.sqlite | out.csv [--table NAME]`: every table to a SQLite file, or
+// one table (default slice) as CSV. Returns the exit code.
+int export_sql_tables(const std::string& path, const std::string& out, const std::string& table);
+
+}  // namespace mlprof::cli

@@ -1,0 +1,202 @@
+#include "mlprof/sql/result_sinks.h"
+
+#include <sqlite3.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mlprof/json_writer.h"
+#include "mlprof/render/csv_writer.h"
+#include "mlprof/text_table.h"
+
+namespace mlprof::sql {
+namespace {
+
+std::string_view column_text(sqlite3_stmt* st, int c) {
+  const unsigned char* p = sqlite3_column_text(st, c);
+  return p ? std::string_view(reinterpret_cast<const char*>(p),
+                              static_cast<size_t>(sqlite3_column_bytes(st, c)))
+           : std::string_view();
+}
+
+// Shortest text that reads back to the same double.
+std::string real_text(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+std::string blob_text(sqlite3_stmt* st, int c) {
+  static const char* hex = "0123456789abcdef";
+  const auto* p = static_cast<const unsigned char*>(sqlite3_column_blob(st, c));
+  int n = sqlite3_column_bytes(st, c);
+  std::string s = "x'";
+  for (int i = 0; i < n; ++i) {
+    s += hex[p[i] >> 4];
+    s += hex[p[i] & 15];
+  }
+  return s + "'";
+}
+
+std::string cell_text(sqlite3_stmt* st, int c, const char* null_text) {
+  switch (sqlite3_column_type(st, c)) {
+    case SQLITE_INTEGER:
+      return std::to_string(sqlite3_column_int64(st, c));
+    case SQLITE_FLOAT:
+      return real_text(sqlite3_column_double(st, c));
+    case SQLITE_TEXT:
+      return std::string(column_text(st, c));
+    case SQLITE_BLOB:
+      return blob_text(st, c);
+    default:
+      return null_text;
+  }
+}
+
+class TableSink : public RowSink {
+ public:
+  TableSink(std::FILE* out, size_t width) : out_(out), width_(width ? width : SIZE_MAX) {}
+  void begin(sqlite3_stmt* st) override {
+    n_ = sqlite3_column_count(st);
+    headers_.clear();
+    for (int c = 0; c < n_; ++c) headers_.emplace_back(sqlite3_column_name(st, c));
+    numeric_.assign(static_cast<size_t>(n_), true);
+    rows_.clear();
+  }
+  void row(sqlite3_stmt* st) override {
+    std::vector<std::string> r;
+    for (int c = 0; c < n_; ++c) {
+      int type = sqlite3_column_type(st, c);
+      if (type == SQLITE_TEXT || type == SQLITE_BLOB) numeric_[static_cast<size_t>(c)] = false;
+      r.push_back(cell_text(st, c, "NULL"));
+    }
+    rows_.push_back(std::move(r));
+  }
+  void end() override {
+    TextTable t;
+    for (size_t c = 0; c < headers_.size(); ++c)
+      t.add_column(headers_[c], numeric_[c] ? TextTable::Align::kRight : TextTable::Align::kLeft);
+    for (auto& r : rows_) t.add_row(std::move(r));
+    std::string s = t.render(width_);
+    std::fwrite(s.data(), 1, s.size(), out_);
+    std::fprintf(out_, "(%zu row%s)\n", rows_.size(), rows_.size() == 1 ? "" : "s");
+    rows_.clear();
+  }
+
+ private:
+  std::FILE* out_;
+  size_t width_;
+  int n_ = 0;
+  std::vector<std::string> headers_;
+  std::vector<bool> numeric_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+class CsvSink : public RowSink {
+ public:
+  explicit CsvSink(std::FILE* out) : out_(out) {}
+  void begin(sqlite3_stmt* st) override {
+    n_ = sqlite3_column_count(st);
+    for (int c = 0; c < n_; ++c) w_.field(std::string_view(sqlite3_column_name(st, c)));
+    w_.end_row();
+  }
+  void row(sqlite3_stmt* st) override {
+    for (int c = 0; c < n_; ++c) {
+      switch (sqlite3_column_type(st, c)) {
+        case SQLITE_INTEGER:
+          w_.field(static_cast<int64_t>(sqlite3_column_int64(st, c)));
+          break;
+        case SQLITE_FLOAT:
+          w_.field(sqlite3_column_double(st, c));
+          break;
+        case SQLITE_TEXT:
+          w_.field(column_text(st, c));
+          break;
+        case SQLITE_BLOB:
+          w_.field(blob_text(st, c));
+          break;
+        default:
+          w_.field(std::string_view());
+          break;
+      }
+    }
+    w_.end_row();
+    if (w_.str().size() > (1u << 16)) flush();
+  }
+  void end() override { flush(); }
+
+ private:
+  void flush() {
+    std::fwrite(w_.str().data(), 1, w_.str().size(), out_);
+    w_.clear();
+  }
+  std::FILE* out_;
+  int n_ = 0;
+  CsvWriter w_;
+};
+
+class JsonSink : public RowSink {
+ public:
+  explicit JsonSink(std::FILE* out) : out_(out) {}
+  void begin(sqlite3_stmt* st) override {
+    n_ = sqlite3_column_count(st);
+    names_.clear();
+    for (int c = 0; c < n_; ++c) names_.emplace_back(sqlite3_column_name(st, c));
+    rows_ = 0;
+    std::fputs("[", out_);
+  }
+  void row(sqlite3_stmt* st) override {
+    JsonWriter w;
+    w.begin_object();
+    for (int c = 0; c < n_; ++c) {
+      w.key(names_[static_cast<size_t>(c)]);
+      switch (sqlite3_column_type(st, c)) {
+        case SQLITE_INTEGER:
+          w.value(static_cast<int64_t>(sqlite3_column_int64(st, c)));
+          break;
+        case SQLITE_FLOAT:
+          w.value(sqlite3_column_double(st, c));
+          break;
+        case SQLITE_TEXT:
+          w.value(column_text(st, c));
+          break;
+        case SQLITE_BLOB:
+          w.value(blob_text(st, c));
+          break;
+        default:
+          w.null();
+          break;
+      }
+    }
+    w.end_object();
+    std::fputs(rows_++ ? ",\n " : "\n ", out_);
+    std::fwrite(w.str().data(), 1, w.str().size(), out_);
+  }
+  void end() override { std::fputs(rows_ ? "\n]\n" : "]\n", out_); }
+
+ private:
+  std::FILE* out_;
+  int n_ = 0;
+  size_t rows_ = 0;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+std::unique_ptr<RowSink> make_sink(OutputFormat format, std::FILE* out, size_t width) {
+  switch (format) {
+    case OutputFormat::kCsv:
+      return std::make_unique<CsvSink>(out);
+    case OutputFormat::kJson:
+      return std::make_unique<JsonSink>(out);
+    default:
+      return std::make_unique<TableSink>(out, width);
+  }
+}
+
+}  // namespace mlprof::sql
