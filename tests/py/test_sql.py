@@ -18,10 +18,10 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(__file__))
 import trace_reference as ref  # noqa: E402
+from shared_data import exit_code, shared_path  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARED = os.environ.get("MLPROF_SHARED_DIR", os.path.join(ROOT, "..", "shared"))
+GPU = "traces/kineto-gpu/critical_path/"
 failures = 0
 checked = 0
 
@@ -236,20 +236,18 @@ def check_directory(paths):
 
 cpu = os.path.join(DATA, "mlp_bs64.json.gz")
 kineto = os.path.join(DATA, "a_mlp_b32_w64.kineto.json.gz")
-gpu = os.path.join(DATA, "gpu", "simple_add.json.gz")
+simple_add = shared_path(GPU + "simple_add/benchmark_result_493459_1694039959_trace.json.gz")
+alexnet = shared_path(GPU + "alexnet/benchmark_result_2869224_1695835535_trace.json.gz")
 check("rank" not in query(cpu, "SELECT * FROM slice LIMIT 1")[0], "rank hidden for one file")
-for p in (cpu, kineto, gpu):
-    want = check_slices(p)
-    check_export(p, want)
-check_launches(gpu)
-alexnet = os.path.join(SHARED, "traces", "kineto-gpu", "critical_path", "alexnet",
-                       "benchmark_result_2869224_1695835535_trace.json.gz")
-if os.path.exists(alexnet):
+for p in (cpu, kineto):
+    check_export(p, check_slices(p))
+if simple_add:
+    check_export(simple_add, check_slices(simple_add))
+    check_launches(simple_add)
+if alexnet:
     check_slices(alexnet)
     check_launches(alexnet)
-else:
-    print(f"skip: {alexnet} absent (MLPROF_SHARED_DIR)")
 check_errors(cpu)
 check_directory([cpu, kineto])
 print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+sys.exit(exit_code(failures))
