@@ -82,17 +82,22 @@ int main(int argc, char** argv) {
 
   const char* q_vtab = "SELECT name, count(*), sum(dur) FROM slice GROUP BY name";
   const char* q_native = "SELECT name, count(*), sum(dur) FROM native_slice GROUP BY name";
-  double best_v = 1e9, best_n = 1e9;
-  long rows_v = 0, rows_n = 0;
-  double sum_v = 0, sum_n = 0;
+  // `+name` hides the column from the table, so SQLite sorts the scanned rows itself: the scan
+  // alone, without the sorted permutation the slice table hands SQLite for GROUP BY name.
+  const char* q_scan = "SELECT name, count(*), sum(dur) FROM slice GROUP BY +name";
+  double best_v = 1e9, best_n = 1e9, best_s = 1e9;
+  long rows_v = 0, rows_n = 0, rows_s = 0;
+  double sum_v = 0, sum_n = 0, sum_s = 0;
   for (int i = 0; i < runs; ++i) {
     double s;
     if (!run(db, q_native, s, rows_n, sum_n)) return 1;
     best_n = std::min(best_n, s);
     if (!run(db, q_vtab, s, rows_v, sum_v)) return 1;
     best_v = std::min(best_v, s);
+    if (!run(db, q_scan, s, rows_s, sum_s)) return 1;
+    best_s = std::min(best_s, s);
   }
-  if (rows_v != rows_n || sum_v != sum_n) {
+  if (rows_v != rows_n || sum_v != sum_n || rows_s != rows_n || sum_s != sum_n) {
     std::fprintf(stderr, "results differ: %ld rows (sum %.0f) vs %ld rows (sum %.0f)\n", rows_v,
                  sum_v, rows_n, sum_n);
     return 1;
@@ -102,8 +107,10 @@ int main(int argc, char** argv) {
   std::printf("query: %s  -> %ld groups\n", q_vtab, rows_v);
   std::printf("%-44s %9s\n", "", "best s");
   std::printf("%-44s %9.3f\n", "virtual table over the Trace (no import)", best_v);
+  std::printf("%-44s %9.3f\n", "  same, SQLite sorting (GROUP BY +name)", best_s);
   std::printf("%-44s %9.3f   (+ %.3f s to import the rows first)\n",
               "ordinary SQLite table (baseline)", best_n, import_s);
-  std::printf("virtual / ordinary: %.2fx (bar: <= 1.5x)\n", best_v / best_n);
+  std::printf("virtual / ordinary: %.2fx (bar: <= 1.5x); with SQLite sorting: %.2fx\n",
+              best_v / best_n, best_s / best_n);
   return 0;
 }

@@ -74,13 +74,29 @@ class SliceVtab : public TableSpec {
     return -1;
   }
 
+  // ORDER BY / GROUP BY name or category on one trace: a permutation sorted by the text (by
+  // interned id, then a sort of the few distinct names), built once; SQLite then skips its sort.
+  bool order_by(int col, bool, const std::vector<int>& used) const override {
+    if (set_.parts.size() != 1 || (col != kName && col != kCategory)) return false;
+    for (int u : used)
+      if (u != kName && u != kCategory) return false;  // a narrowed scan is cheaper to sort
+    return true;
+  }
+
+  void plan_ordered(const std::vector<Constraint>& cs, int col, bool desc,
+                    Scan& scan) const override {
+    const std::vector<uint32_t>& order = sorted(col, desc);
+    scan.order = &order;
+    scan.ranges.push_back({0, 0, order.size()});
+    keep_text_equal(cs, scan);
+  }
+
   void plan(const std::vector<Constraint>& cs, Scan& scan) const override {
     for (const Constraint& c : cs)
       if ((c.column == -1 || c.column == kId) && c.op == Op::kEq) return TableSpec::plan({c}, scan);
     int64_t lo = INT64_MIN, hi = INT64_MAX;  // ts in [lo, hi]
     bool has_track = false, has_parent = false;
     int64_t track = 0, parent = 0;
-    std::vector<std::pair<int, std::string>> text_eq;  // (column, value)
     for (const Constraint& c : cs) {
       int64_t v;
       switch (c.column) {
@@ -102,13 +118,6 @@ class SliceVtab : public TableSpec {
           if (sqlite3_value_numeric_type(c.value) != SQLITE_INTEGER) return;
           has_parent = true;
           parent = sqlite3_value_int64(c.value);
-          break;
-        case kName:
-        case kCategory:
-          if (sqlite3_value_type(c.value) != SQLITE_TEXT) break;  // SQLite compares it
-          text_eq.emplace_back(
-              c.column, std::string(reinterpret_cast<const char*>(sqlite3_value_text(c.value)),
-                                    static_cast<size_t>(sqlite3_value_bytes(c.value))));
           break;
         default:
           break;
@@ -157,27 +166,63 @@ class SliceVtab : public TableSpec {
           scan.ranges.push_back({p, b, e});
       }
     }
-    // Text equality as interned ids, one per part (a name a part never interned matches none
-    // of its rows).
-    if (!text_eq.empty()) {
-      auto ids = std::make_shared<std::vector<std::vector<StringId>>>(text_eq.size());
-      for (size_t k = 0; k < text_eq.size(); ++k)
-        for (const TracePart& part : set_.parts)
-          (*ids)[k].push_back(part.trace->strings.find(text_eq[k].second));
-      std::vector<int> cols;
-      for (auto& [col, _] : text_eq) cols.push_back(col);
-      const TraceSet* set = &set_;
-      scan.keep = [ids, cols, set](size_t p, uint64_t row) {
-        const mlprof::SliceTable& s = set->parts[p].trace->slices;
-        for (size_t k = 0; k < cols.size(); ++k) {
-          StringId want = (*ids)[k][p];
-          StringId have = cols[k] == kName ? s.name[row] : s.cat[row];
-          if (want != have) return false;
-        }
-        return true;
-      };
-    }
+    keep_text_equal(cs, scan);
   }
+
+ private:
+  // name = / category = as interned ids, one per part (a name a part never interned matches
+  // none of its rows). Other constraints are rechecked by SQLite.
+  void keep_text_equal(const std::vector<Constraint>& cs, Scan& scan) const {
+    std::vector<std::pair<int, std::string>> text_eq;
+    for (const Constraint& c : cs)
+      if ((c.column == kName || c.column == kCategory) && c.op == Op::kEq &&
+          sqlite3_value_type(c.value) == SQLITE_TEXT)
+        text_eq.emplace_back(c.column,
+                             std::string(reinterpret_cast<const char*>(sqlite3_value_text(c.value)),
+                                         static_cast<size_t>(sqlite3_value_bytes(c.value))));
+    if (text_eq.empty()) return;
+    auto ids = std::make_shared<std::vector<std::vector<StringId>>>(text_eq.size());
+    for (size_t k = 0; k < text_eq.size(); ++k)
+      for (const TracePart& part : set_.parts)
+        (*ids)[k].push_back(part.trace->strings.find(text_eq[k].second));
+    std::vector<int> cols;
+    for (auto& [col, _] : text_eq) cols.push_back(col);
+    const TraceSet* set = &set_;
+    scan.keep = [ids, cols, set](size_t p, uint64_t row) {
+      const mlprof::SliceTable& s = set->parts[p].trace->slices;
+      for (size_t k = 0; k < cols.size(); ++k) {
+        StringId have = cols[k] == kName ? s.name[row] : s.cat[row];
+        if ((*ids)[k][p] != have) return false;
+      }
+      return true;
+    };
+  }
+
+  const std::vector<uint32_t>& sorted(int col, bool desc) const {
+    std::vector<uint32_t>& order = sorted_[(col == kName ? 0 : 2) + (desc ? 1 : 0)];
+    const Trace& t = *set_.parts[0].trace;
+    if (order.size() == t.slices.size()) return order;
+    const std::vector<StringId>& ids = col == kName ? t.slices.name : t.slices.cat;
+    std::vector<uint32_t> start(t.strings.size() + 1, 0);
+    for (StringId id : ids) ++start[id];
+    std::vector<StringId> distinct;
+    for (StringId id = 0; id < t.strings.size(); ++id)
+      if (start[id]) distinct.push_back(id);
+    // BINARY collation is memcmp order: string_view's compare.
+    std::sort(distinct.begin(), distinct.end(), [&](StringId a, StringId b) {
+      return desc ? t.str(b) < t.str(a) : t.str(a) < t.str(b);
+    });
+    uint32_t next = 0;
+    for (StringId id : distinct) {  // counts -> first position of each name
+      uint32_t count = start[id];
+      start[id] = next;
+      next += count;
+    }
+    order.resize(ids.size());
+    for (uint32_t row = 0; row < ids.size(); ++row) order[start[ids[row]]++] = row;
+    return order;
+  }
+  mutable std::vector<uint32_t> sorted_[4];  // name asc/desc, category asc/desc
 };
 
 }  // namespace

@@ -108,7 +108,7 @@ struct Cursor : sqlite3_vtab_cursor {
       const RowRange& r = scan.ranges[range];
       if (row < r.begin) row = r.begin;
       if (row < r.end) {
-        if (!scan.keep || scan.keep(r.part, row)) return;
+        if (!scan.keep || scan.keep(r.part, scan.row(row))) return;
         ++row;
         continue;
       }
@@ -177,6 +177,7 @@ int x_best_index(sqlite3_vtab* vt, sqlite3_index_info* info) {
   double fraction = 1.0;
   bool unique = false;
   std::string plan;
+  std::vector<int> used;
   int argc = 0;
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
@@ -190,6 +191,7 @@ int x_best_index(sqlite3_vtab* vt, sqlite3_index_info* info) {
     info->aConstraintUsage[i].omit = 0;  // the narrowed scan is a superset: SQLite rechecks
     plan += static_cast<char>('A' + c.iColumn + 1);
     plan += static_cast<char>(op);
+    used.push_back(c.iColumn);
     fraction *= s;
     if (s == 0.0) unique = true;  // an id lookup
   }
@@ -198,12 +200,19 @@ int x_best_index(sqlite3_vtab* vt, sqlite3_index_info* info) {
   info->estimatedRows = static_cast<sqlite3_int64>(est);
   info->estimatedCost = est + 1.0;
   if (unique) info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  // Every scan returns rows in ascending id (column 0 for tables with an id, else the rowid);
+  // some tables also sort by another column themselves (idxNum = column + 1, negative: DESC).
+  if (info->nOrderBy == 1) {
+    const auto& o = info->aOrderBy[0];
+    if (!o.desc && (o.iColumn == -1 || (o.iColumn == 0 && spec->has_id()))) {
+      info->orderByConsumed = 1;
+    } else if (o.iColumn >= 0 && o.iColumn < ncols && spec->order_by(o.iColumn, o.desc, used)) {
+      info->orderByConsumed = 1;
+      info->idxNum = o.desc ? -(o.iColumn + 1) : o.iColumn + 1;
+    }
+  }
   info->idxStr = sqlite3_mprintf("%s", plan.c_str());
   info->needToFreeIdxStr = 1;
-  // Every scan returns rows in ascending id (column 0 for tables with an id, else the rowid).
-  if (info->nOrderBy == 1 && !info->aOrderBy[0].desc &&
-      (info->aOrderBy[0].iColumn == -1 || (info->aOrderBy[0].iColumn == 0 && spec->has_id())))
-    info->orderByConsumed = 1;
   return SQLITE_OK;
 }
 
@@ -219,7 +228,8 @@ int x_close(sqlite3_vtab_cursor* c) {
   return SQLITE_OK;
 }
 
-int x_filter(sqlite3_vtab_cursor* vc, int, const char* idx, int argc, sqlite3_value** argv) {
+int x_filter(sqlite3_vtab_cursor* vc, int ordered, const char* idx, int argc,
+             sqlite3_value** argv) {
   auto* c = static_cast<Cursor*>(vc);
   std::vector<Constraint> constraints;
   size_t n = idx ? std::strlen(idx) / 2 : 0;
@@ -227,7 +237,11 @@ int x_filter(sqlite3_vtab_cursor* vc, int, const char* idx, int argc, sqlite3_va
     constraints.push_back({idx[2 * i] - 'A' - 1, static_cast<Op>(idx[2 * i + 1]), argv[i]});
   c->scan = Scan();
   try {
-    c->spec->plan(constraints, c->scan);
+    if (ordered != 0)
+      c->spec->plan_ordered(constraints, (ordered > 0 ? ordered : -ordered) - 1, ordered < 0,
+                            c->scan);
+    else
+      c->spec->plan(constraints, c->scan);
   } catch (const std::exception& e) {  // an analysis that failed: an SQL error, not a crash
     sqlite3_free(vc->pVtab->zErrMsg);
     vc->pVtab->zErrMsg = sqlite3_mprintf("%s: %s", c->spec->name(), e.what());
@@ -254,14 +268,14 @@ int x_column(sqlite3_vtab_cursor* vc, sqlite3_context* ctx, int col) {
   if (col == static_cast<int>(c->spec->columns().size())) {
     sqlite3_result_int(ctx, c->spec->set().parts[part].rank);
   } else {
-    c->spec->column(ctx, part, c->row, col);
+    c->spec->column(ctx, part, c->scan.row(c->row), col);
   }
   return SQLITE_OK;
 }
 
 int x_rowid(sqlite3_vtab_cursor* vc, sqlite3_int64* out) {
   auto* c = static_cast<Cursor*>(vc);
-  *out = c->spec->rowid(c->scan.ranges[c->range].part, c->row);
+  *out = c->spec->rowid(c->scan.ranges[c->range].part, c->scan.row(c->row));
   return SQLITE_OK;
 }
 

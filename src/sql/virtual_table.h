@@ -51,9 +51,13 @@ struct RowRange {
 };
 
 // The rows a cursor visits: ascending ranges (so rows come in id order), optionally filtered.
+// With `order`, a range indexes that permutation of the part's rows instead (an ORDER BY or
+// GROUP BY the table delivers itself).
 struct Scan {
   std::vector<RowRange> ranges;
   std::function<bool(size_t part, uint64_t row)> keep;  // empty = keep all
+  const std::vector<uint32_t>* order = nullptr;
+  uint64_t row(uint64_t i) const { return order ? (*order)[i] : i; }
 };
 
 class TableSpec {
@@ -70,6 +74,15 @@ class TableSpec {
   virtual double selectivity(int column, Op op, bool binary_collation) const;
   // Fills `scan` for the constraints selectivity() accepted; default: id = ?, else every row.
   virtual void plan(const std::vector<Constraint>& constraints, Scan& scan) const;
+  // Whether the table can return its rows sorted by `column` (the whole ORDER BY, or the GROUP BY
+  // SQLite would otherwise sort for) when narrowed only by the constraints on `used` columns.
+  virtual bool order_by(int /*column*/, bool /*desc*/, const std::vector<int>& /*used*/) const {
+    return false;
+  }
+  virtual void plan_ordered(const std::vector<Constraint>& constraints, int /*column*/,
+                            bool /*desc*/, Scan& scan) const {
+    plan(constraints, scan);
+  }
 
   const TraceSet& set() const { return set_; }
   bool has_id() const;  // column 0 is "id" (the global id; rowid otherwise counts rows)

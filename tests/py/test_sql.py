@@ -97,6 +97,16 @@ def check_slices(path):
                     "ON +c.parent_id = +p.id")[0]
     c = query(path, "SELECT count(*) AS n, sum(dur) AS d FROM slice WHERE parent_id IS NOT NULL")[0]
     check(a == b == c, f"{path}: parent joins {a} {b} {c}")
+    # ORDER BY / GROUP BY name delivered by the table (a sorted permutation) = SQLite's own sort.
+    names = sorted((s[3] for s in sl), key=lambda n: n.encode())
+    for order in ("name", "+name"):
+        got = [r["name"] for r in query(path, f"SELECT name FROM slice ORDER BY {order}")]
+        check(got == names, f"{path}: ORDER BY {order}")
+        got = [r["name"] for r in query(path, f"SELECT name FROM slice ORDER BY {order} DESC")]
+        check(got == names[::-1], f"{path}: ORDER BY {order} DESC")
+    cats = sorted({s[4] for s in sl}, key=lambda n: n.encode())
+    got = [r["category"] for r in query(path, "SELECT category FROM slice GROUP BY category")]
+    check(got == cats, f"{path}: GROUP BY category")
     # Args: per-key counts of the X events' args, and the event_id push-down.
     want_args = defaultdict(int)
     for e in events:
@@ -218,6 +228,41 @@ def check_errors(path):
         check(False, "SIGINT did not stop the query")
 
 
+def check_inputs(path):
+    """-f FILE, SQL on stdin, and the interactive prompt on a terminal (a pty)."""
+    want = len(ref.slices(ref.load(path)[1]))
+    with tempfile.TemporaryDirectory() as d:
+        f = os.path.join(d, "q.sql")
+        with open(f, "w") as out:
+            out.write("-- a comment\nSELECT count(*) AS n\nFROM slice;\n")
+        check(json.loads(run("sql", path, "-f", f, "--json").stdout) == [{"n": want}], "-f FILE")
+    p = subprocess.run([MLPROF, "sql", path, "--csv"], input="SELECT count(*) AS n FROM slice;",
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and p.stdout.split() == ["n", str(want)], f"stdin: {p.stdout!r}")
+    import pty
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([MLPROF, "sql", path, "--csv"], stdin=slave, stdout=slave,
+                            stderr=subprocess.PIPE)
+    os.close(slave)
+    os.write(master, b"SELECT count(*)\n  AS n FROM slice;\nSELECT nosuch;\n.tables\n.quit\n")
+    out = b""
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=30)
+    os.close(master)
+    text = out.decode(errors="replace")
+    err = proc.stderr.read().decode()
+    check(proc.returncode == 0 and f"n\r\n{want}\r\n" in text and "launches" in text
+          and "no such column: nosuch" in err, f"interactive: {text!r} {err!r}")
+
+
 def check_directory(paths):
     with tempfile.TemporaryDirectory() as d:
         want = {}
@@ -248,6 +293,7 @@ if alexnet:
     check_slices(alexnet)
     check_launches(alexnet)
 check_errors(cpu)
+check_inputs(cpu)
 check_directory([cpu, kineto])
 print(f"{checked - failures}/{checked} checks passed")
 sys.exit(exit_code(failures))
