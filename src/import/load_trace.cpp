@@ -12,6 +12,7 @@
 #include "import/byte_source.h"
 #include "import/chrome_event_parser.h"
 #include "import/json_chunker.h"
+#include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
 #include "mlprof/import.h"
 #include "mlprof/native_format.h"
@@ -317,8 +318,15 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
   size_t j = i + 1;
   while (j < head.size() && std::strchr(" \t\r\n", head[j])) ++j;
   bool nested_list = i < head.size() && head[i] == '[' && j < head.size() && head[j] == '[';
+  bool snapshot = import::looks_like_memory_snapshot(head);
+  bool pickle = got && static_cast<unsigned char>(head[0]) == 0x80;
   PeekedSource peeked(std::move(src), std::move(head));
   peeked.copy_hint();
+  if (snapshot) {  // torch.cuda.memory._dump_snapshot: a pickle or its JSON twin
+    Result<MemorySnapshot> snap = import::import_memory_snapshot(peeked, path, pickle);
+    if (!snap) return snap.status();
+    return memory_snapshot_to_trace(snap.value());
+  }
   if (nested_list) {
     Result<Trace> t = import::import_memory_timeline(peeked, path);
     if (t) t->meta.source = path;

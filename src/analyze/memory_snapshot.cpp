@@ -1,0 +1,377 @@
+#include "mlprof/analyze/memory_snapshot.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace mlprof {
+
+const char* block_state_name(BlockState s) {
+  switch (s) {
+    case BlockState::kActiveAllocated:
+      return "active_allocated";
+    case BlockState::kActiveAwaitingFree:
+      return "active_awaiting_free";
+    case BlockState::kInactive:
+      return "inactive";
+    default:
+      return "other";
+  }
+}
+
+namespace {
+
+std::string short_frame(std::string_view f) {
+  // "dir/file.py:12:name" -> "file.py:12:name" (Windows paths too).
+  size_t colon = f.find(':', f.size() > 2 && f[1] == ':' ? 2 : 0);  // skip a drive letter
+  std::string_view path = colon == std::string_view::npos ? f : f.substr(0, colon);
+  size_t slash = path.find_last_of("/\\");
+  return std::string(slash == std::string_view::npos ? f : f.substr(slash + 1));
+}
+
+std::string site_of(const MemorySnapshot& s, uint32_t stack) {
+  return stack ? short_frame(s.frame(stack, 0)) : std::string("<no frames>");
+}
+
+// Sums bytes per stack (or per innermost frame) and returns the largest `top` rows.
+class StackTally {
+ public:
+  StackTally(const MemorySnapshot& s, bool by_site) : s_(s), by_site_(by_site) {}
+  void add(uint32_t stack, int64_t bytes) {
+    uint64_t key = stack;
+    if (by_site_) {
+      StringId innermost = stack ? s_.frames[s_.stack_begin[stack]] : 0;
+      key = innermost;
+    }
+    auto& e = sums_[key];
+    if (!e.blocks) e.stack = stack;
+    e.bytes += bytes;
+    ++e.blocks;
+  }
+  std::vector<StackBytes> top(size_t n, size_t frames_shown) const {
+    std::vector<const Entry*> rows;
+    for (const auto& [k, e] : sums_) rows.push_back(&e);
+    std::sort(rows.begin(), rows.end(), [](const Entry* a, const Entry* b) {
+      return a->bytes != b->bytes ? a->bytes > b->bytes : a->stack < b->stack;
+    });
+    std::vector<StackBytes> out;
+    for (size_t k = 0; k < rows.size() && k < n; ++k) {
+      StackBytes r;
+      r.site = site_of(s_, rows[k]->stack);
+      if (!by_site_ && rows[k]->stack)
+        for (size_t f = 0; f < s_.stack_size(rows[k]->stack) && f < frames_shown; ++f)
+          r.frames.emplace_back(s_.frame(rows[k]->stack, f));
+      r.bytes = rows[k]->bytes;
+      r.blocks = rows[k]->blocks;
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+ private:
+  struct Entry {
+    uint32_t stack = 0;
+    int64_t bytes = 0;
+    uint64_t blocks = 0;
+  };
+  const MemorySnapshot& s_;
+  bool by_site_;
+  std::unordered_map<uint64_t, Entry> sums_;
+};
+
+void finish_group(SnapshotGroup& g) {
+  g.unused_fraction = g.reserved ? static_cast<double>(g.inactive) / g.reserved : 0;
+  g.fragmentation = g.inactive ? 1.0 - static_cast<double>(g.largest_inactive) / g.inactive : 0;
+}
+
+std::string human_bytes(int64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (std::abs(v) >= 1024 && u < 4) v /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", v, units[u]);
+  return buf;
+}
+
+// Replays one device's trace: counts, timeline, peak; then a second pass to the peak and each
+// OOM collects the allocations live there.
+SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange& dr,
+                             const SnapshotOptions& o) {
+  SnapshotReplay r;
+  r.device = dr.device;
+  r.entries = dr.end - dr.begin;
+  SnapshotReplayStart start = snapshot_replay_start(s, dr.device, dr.begin, dr.end);
+  r.frees_without_alloc = start.frees_without_alloc;
+  r.blocks_not_in_trace = start.blocks_not_in_trace;
+  r.start_active = r.peak_active = start.active;
+  r.start_reserved = r.peak_reserved = start.reserved;
+  int64_t active = start.active, reserved = start.reserved;
+  std::vector<ReplayPoint> full_bucket;
+  size_t n = r.entries;
+  size_t per_bucket =
+      o.timeline_points ? std::max<size_t>(1, (n + o.timeline_points - 1) / o.timeline_points) : 0;
+  ReplayPoint bucket_max;
+  bool bucket_open = false;
+  std::vector<uint64_t> oom_indices;
+  for (size_t i = dr.begin; i < dr.end; ++i) {
+    const SnapshotTraceEntry& e = s.trace[i];
+    uint64_t idx = i - dr.begin;
+    ++r.action_counts[static_cast<int>(e.action)];
+    if (e.time_us >= 0) {
+      if (r.has_time && e.time_us < r.last_time_us) r.time_monotonic = false;
+      if (!r.has_time) r.first_time_us = e.time_us;
+      r.has_time = true;
+      r.last_time_us = e.time_us;
+    }
+    switch (e.action) {
+      case SnapshotAction::kAlloc:
+        r.alloc_bytes += e.size;
+        active += e.size;
+        break;
+      case SnapshotAction::kFreeRequested:
+        r.free_requested_bytes += e.size;
+        break;
+      case SnapshotAction::kFreeCompleted:
+        r.free_completed_bytes += e.size;
+        active -= e.size;
+        break;
+      case SnapshotAction::kSegmentAlloc:
+      case SnapshotAction::kSegmentMap:
+        r.segment_alloc_bytes += e.size;
+        reserved += e.size;
+        break;
+      case SnapshotAction::kSegmentFree:
+      case SnapshotAction::kSegmentUnmap:
+        r.segment_free_bytes += e.size;
+        reserved -= e.size;
+        break;
+      case SnapshotAction::kOom:
+        oom_indices.push_back(idx);
+        break;
+      default:
+        break;
+    }
+    if (active > r.peak_active) {
+      r.peak_active = active;
+      r.peak_index = static_cast<int64_t>(idx);
+      r.peak_time_us = e.time_us;
+    }
+    r.peak_reserved = std::max(r.peak_reserved, reserved);
+    if (per_bucket) {
+      if (!bucket_open || active > bucket_max.active) {
+        bucket_max = ReplayPoint{idx, e.time_us, active, reserved};
+        bucket_open = true;
+      }
+      if ((idx + 1) % per_bucket == 0 || i + 1 == dr.end) {
+        r.timeline.push_back(bucket_max);
+        bucket_open = false;
+      }
+    }
+    if (e.action == SnapshotAction::kOom) {
+      SnapshotOom oom;
+      oom.index = idx;
+      oom.time_us = e.time_us;
+      oom.requested = e.size;
+      oom.device_free = static_cast<int64_t>(e.addr);
+      oom.stream = e.stream;
+      oom.site = e.stack ? site_of(s, e.stack) : "";
+      oom.active = active;
+      oom.reserved = reserved;
+      r.ooms.push_back(std::move(oom));
+    }
+  }
+  r.end_active = active;
+  r.end_reserved = reserved;
+  if (r.peak_index < 0 && oom_indices.empty()) {
+    // The start was the peak: what was live then is the dump's state plus the early frees.
+  }
+  // Second pass: live allocations (address -> size, stack) at the peak and at each OOM.
+  struct Live {
+    int64_t size;
+    uint32_t stack;
+  };
+  std::unordered_map<uint64_t, Live> live;
+  {
+    std::unordered_map<uint64_t, int> allocated_in_trace;
+    for (size_t i = dr.begin; i < dr.end; ++i) {
+      const SnapshotTraceEntry& e = s.trace[i];
+      if (e.action == SnapshotAction::kAlloc) {
+        allocated_in_trace[e.addr] = 1;
+      } else if (e.action == SnapshotAction::kFreeCompleted && !allocated_in_trace.count(e.addr)) {
+        live[e.addr] = Live{e.size, e.stack};  // live since before the trace
+      } else if (e.action == SnapshotAction::kFreeCompleted) {
+        allocated_in_trace.erase(e.addr);
+      }
+    }
+    for (const SnapshotSegment& seg : s.segments) {
+      if (seg.device != dr.device) continue;
+      for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
+        const SnapshotBlock& blk = s.blocks[b];
+        if (blk.state == BlockState::kActiveAllocated && !allocated_in_trace.count(blk.address) &&
+            !live.count(blk.address))
+          live[blk.address] = Live{blk.size, blk.stack};
+      }
+    }
+  }
+  auto tally_live = [&](std::vector<StackBytes>& out, uint64_t* count) {
+    StackTally t(s, false);
+    for (const auto& [addr, l] : live) t.add(l.stack, l.size);
+    out = t.top(o.top, o.frames_shown);
+    if (count) *count = live.size();
+  };
+  size_t next_oom = 0;
+  if (r.peak_index < 0) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
+  for (size_t i = dr.begin; i < dr.end; ++i) {
+    const SnapshotTraceEntry& e = s.trace[i];
+    int64_t idx = static_cast<int64_t>(i - dr.begin);
+    if (e.action == SnapshotAction::kAlloc) live[e.addr] = Live{e.size, e.stack};
+    if (e.action == SnapshotAction::kFreeCompleted) live.erase(e.addr);
+    if (idx == r.peak_index) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
+    while (next_oom < r.ooms.size() && static_cast<int64_t>(r.ooms[next_oom].index) == idx)
+      tally_live(r.ooms[next_oom++].holders, nullptr);
+    if (idx >= r.peak_index && next_oom == r.ooms.size()) break;
+  }
+  return r;
+}
+
+}  // namespace
+
+SnapshotResult analyze_memory_snapshot(const MemorySnapshot& s, const SnapshotOptions& o) {
+  SnapshotResult r;
+  r.source = s.source;
+  r.format = s.format;
+  r.layout = s.legacy_block_history ? "history (PyTorch 2.0)" : "frames";
+  r.segments = s.segments.size();
+  r.blocks = s.blocks.size();
+  r.allocator_settings = s.allocator_settings;
+  r.annotations = s.annotations.size();
+  std::map<std::pair<int32_t, int64_t>, SnapshotGroup> streams;
+  std::map<std::tuple<int32_t, int64_t, int64_t>, SnapshotGroup> pools;
+  StackTally by_site(s, true), by_stack(s, false);
+  int64_t total_inactive = 0;
+  for (const SnapshotSegment& seg : s.segments) {
+    r.reserved += seg.total_size;
+    r.allocated += seg.allocated_size;
+    r.active += seg.active_size;
+    r.requested += seg.requested_size;
+    r.largest_segment = std::max(r.largest_segment, seg.total_size);
+    (seg.large ? r.large_segments : r.small_segments)++;
+    if (seg.expandable) ++r.expandable_segments;
+    if (seg.private_pool()) ++r.private_pool_segments;
+    SnapshotSegmentRow row;
+    row.device = seg.device;
+    row.address = seg.address;
+    row.stream = seg.stream;
+    row.large = seg.large;
+    row.expandable = seg.expandable;
+    row.private_pool = seg.private_pool();
+    row.total = seg.total_size;
+    row.allocated = seg.allocated_size;
+    row.blocks = seg.blocks_count;
+    row.site = seg.stack ? site_of(s, seg.stack) : "";
+    int64_t awaiting = 0;
+    for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
+      const SnapshotBlock& blk = s.blocks[b];
+      int st = static_cast<int>(blk.state);
+      ++r.blocks_by_state[st];
+      r.bytes_by_state[st] += blk.size;
+      if (blk.state == BlockState::kInactive) {
+        row.inactive += blk.size;
+        ++row.inactive_blocks;
+        row.largest_inactive = std::max(row.largest_inactive, blk.size);
+      } else if (blk.state == BlockState::kActiveAllocated) {
+        by_site.add(blk.stack, blk.size);
+        by_stack.add(blk.stack, blk.size);
+      } else if (blk.state == BlockState::kActiveAwaitingFree) {
+        awaiting += blk.size;
+      }
+    }
+    row.fragmentation =
+        row.inactive ? 1.0 - static_cast<double>(row.largest_inactive) / row.inactive : 0;
+    total_inactive += row.inactive;
+    r.largest_inactive = std::max(r.largest_inactive, row.largest_inactive);
+    auto add_to = [&](SnapshotGroup& g) {
+      ++g.segments;
+      g.blocks += seg.blocks_count;
+      g.reserved += seg.total_size;
+      g.allocated += seg.allocated_size;
+      g.requested += seg.requested_size;
+      g.inactive += row.inactive;
+      g.awaiting_free += awaiting;
+      g.largest_inactive = std::max(g.largest_inactive, row.largest_inactive);
+    };
+    SnapshotGroup& sg = streams[{seg.device, seg.stream}];
+    sg.device = seg.device;
+    sg.stream = seg.stream;
+    sg.name = "GPU " + std::to_string(seg.device) + " stream " + std::to_string(seg.stream);
+    add_to(sg);
+    if (seg.has_pool) {
+      SnapshotGroup& pg = pools[{seg.device, seg.pool_a, seg.pool_b}];
+      pg.device = seg.device;
+      pg.pool_a = seg.pool_a;
+      pg.pool_b = seg.pool_b;
+      pg.name = "GPU " + std::to_string(seg.device) + " pool (" + std::to_string(seg.pool_a) +
+                ", " + std::to_string(seg.pool_b) + ")" +
+                (seg.private_pool() ? " private" : " default");
+      add_to(pg);
+    }
+    if (row.inactive > 0) r.fragmented_segments.push_back(std::move(row));
+  }
+  r.unused_fraction = r.reserved ? static_cast<double>(total_inactive) / r.reserved : 0;
+  r.fragmentation =
+      total_inactive ? 1.0 - static_cast<double>(r.largest_inactive) / total_inactive : 0;
+  for (auto& [k, g] : streams) finish_group(g), r.streams.push_back(g);
+  for (auto& [k, g] : pools) finish_group(g), r.pools.push_back(g);
+  std::sort(r.fragmented_segments.begin(), r.fragmented_segments.end(),
+            [](const auto& a, const auto& b) {
+              return a.inactive != b.inactive ? a.inactive > b.inactive : a.address < b.address;
+            });
+  if (r.fragmented_segments.size() > o.top) r.fragmented_segments.resize(o.top);
+  r.live_by_site = by_site.top(o.top, o.frames_shown);
+  r.live_by_stack = by_stack.top(o.top, o.frames_shown);
+  for (const SnapshotDeviceRange& dr : snapshot_devices(s))
+    r.devices.push_back(replay_device(s, dr, o));
+
+  // Recommendations for the usual causes.
+  auto setting = [&](std::string_view key) -> std::string {
+    for (const auto& [k, v] : s.allocator_settings)
+      if (k == key) return v;
+    return "";
+  };
+  bool expandable = setting("expandable_segments") == "true" || r.expandable_segments > 0;
+  if (r.reserved > 0 && r.unused_fraction > 0.2 && !expandable)
+    r.recommendations.push_back(
+        human_bytes(r.reserved - r.allocated) + " (" +
+        std::to_string(static_cast<int>(r.unused_fraction * 100 + 0.5)) +
+        "%) of reserved memory is cached but unused, split over " +
+        std::to_string(r.blocks_by_state[static_cast<int>(BlockState::kInactive)]) +
+        " free blocks (largest " + human_bytes(r.largest_inactive) +
+        "): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead of "
+        "fragmenting");
+  for (const SnapshotReplay& d : r.devices) {
+    for (const SnapshotOom& oom : d.ooms)
+      r.recommendations.push_back(
+          "GPU " + std::to_string(d.device) + ": an allocation of " + human_bytes(oom.requested) +
+          " failed (OOM at trace entry " + std::to_string(oom.index) + ") with " +
+          human_bytes(oom.reserved) + " reserved, " + human_bytes(oom.active) + " active, " +
+          human_bytes(oom.device_free) + " free on the device" +
+          (oom.holders.empty() ? std::string()
+                               : "; largest holder " + oom.holders[0].site + " (" +
+                                     human_bytes(oom.holders[0].bytes) + ")"));
+    if (d.entries <= 1 && r.segments > 0)
+      r.recommendations.push_back(
+          "GPU " + std::to_string(d.device) +
+          ": the snapshot holds no allocation history (state only): call "
+          "torch.cuda.memory._record_memory_history(max_entries=100000) before the run for a "
+          "timeline and the stacks live at the peak");
+  }
+  std::string overflowed = setting("trace_alloc_overflowed");
+  if (overflowed == "true")
+    r.recommendations.push_back(
+        "the trace ring buffer wrapped (trace_alloc_overflowed): the oldest events are lost and "
+        "the replay starts mid-run; raise max_entries in _record_memory_history");
+  return r;
+}
+
+}  // namespace mlprof

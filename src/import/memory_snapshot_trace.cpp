@@ -1,0 +1,175 @@
+// MemorySnapshot -> Trace, so timeline, report and serve show a snapshot like any trace: the
+// allocator trace replayed as CUDA memory events with running totals, its other actions as
+// instants, record_function annotations as slices.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "mlprof/memory_snapshot.h"
+
+namespace mlprof {
+
+std::vector<SnapshotDeviceRange> snapshot_devices(const MemorySnapshot& s) {
+  std::set<int32_t> ids;
+  for (const SnapshotSegment& seg : s.segments) ids.insert(seg.device);
+  for (const SnapshotTraceEntry& e : s.trace) ids.insert(e.device);
+  std::vector<SnapshotDeviceRange> out;
+  for (int32_t d : ids) {
+    SnapshotDeviceRange r;
+    r.device = d;
+    auto lo = std::lower_bound(s.trace.begin(), s.trace.end(), d,
+                               [](const SnapshotTraceEntry& e, int32_t v) { return e.device < v; });
+    auto hi = std::upper_bound(s.trace.begin(), s.trace.end(), d,
+                               [](int32_t v, const SnapshotTraceEntry& e) { return v < e.device; });
+    r.begin = static_cast<size_t>(lo - s.trace.begin());
+    r.end = static_cast<size_t>(hi - s.trace.begin());
+    out.push_back(r);
+  }
+  return out;
+}
+
+SnapshotReplayStart snapshot_replay_start(const MemorySnapshot& s, int32_t device, size_t begin,
+                                          size_t end) {
+  SnapshotReplayStart out;
+  std::unordered_set<uint64_t> live;
+  int64_t net_segments = 0;
+  for (size_t i = begin; i < end; ++i) {
+    const SnapshotTraceEntry& e = s.trace[i];
+    switch (e.action) {
+      case SnapshotAction::kAlloc:
+        live.insert(e.addr);
+        break;
+      case SnapshotAction::kFreeCompleted:
+        if (!live.erase(e.addr)) {
+          out.active += e.size;
+          ++out.frees_without_alloc;
+        }
+        break;
+      case SnapshotAction::kSegmentAlloc:
+      case SnapshotAction::kSegmentMap:
+        net_segments += e.size;
+        break;
+      case SnapshotAction::kSegmentFree:
+      case SnapshotAction::kSegmentUnmap:
+        net_segments -= e.size;
+        break;
+      default:
+        break;
+    }
+  }
+  int64_t reserved = 0;
+  for (const SnapshotSegment& seg : s.segments) {
+    if (seg.device != device) continue;
+    reserved += seg.total_size;
+    for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
+      const SnapshotBlock& blk = s.blocks[b];
+      if (blk.state == BlockState::kActiveAllocated && !live.count(blk.address)) {
+        out.active += blk.size;
+        ++out.blocks_not_in_trace;
+      }
+    }
+  }
+  out.reserved = std::max<int64_t>(0, reserved - net_segments);
+  return out;
+}
+
+Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
+  TraceBuilder b;
+  StringId cat = b.intern("cuda_memory_snapshot");
+  StringId k_size = b.intern("size"), k_addr = b.intern("addr"), k_stream = b.intern("stream"),
+           k_free = b.intern("device_free"), k_text = b.intern("text"),
+           k_stack = b.intern("innermost frame");
+  std::unordered_map<uint32_t, uint32_t> stack_map;
+  auto trace_stack = [&](uint32_t st) -> uint32_t {
+    if (!st) return 0;
+    auto [it, fresh] = stack_map.try_emplace(st, 0);
+    if (fresh) {
+      std::vector<StringId> frames;
+      for (size_t k = 0; k < s.stack_size(st); ++k) frames.push_back(b.intern(s.frame(st, k)));
+      it->second = b.add_stack(frames);
+    }
+    return it->second;
+  };
+  // Entries without time_us sit 1 us apart from the first timed one (or from 0).
+  int64_t t_first = -1;
+  for (const SnapshotTraceEntry& e : s.trace)
+    if (e.time_us >= 0) {
+      t_first = e.time_us;
+      break;
+    }
+  for (const SnapshotDeviceRange& dr : snapshot_devices(s)) {
+    uint32_t proc = b.process(dr.device);
+    b.trace().processes[proc].name =
+        b.intern("CUDA memory snapshot, GPU " + std::to_string(dr.device));
+    uint32_t track = b.thread_track(proc, 0);
+    b.trace().tracks[track].name = b.intern("caching allocator");
+    uint32_t active_series = b.counter_series(proc, b.intern("active bytes (replayed)"));
+    uint32_t reserved_series = b.counter_series(proc, b.intern("reserved bytes"));
+    SnapshotReplayStart start = snapshot_replay_start(s, dr.device, dr.begin, dr.end);
+    int64_t active = start.active, reserved = start.reserved;
+    int64_t last_ts = (t_first >= 0 ? t_first : 0) * 1000;
+    b.add_counter(active_series, last_ts, static_cast<double>(active));
+    b.add_counter(reserved_series, last_ts, static_cast<double>(reserved));
+    for (size_t i = dr.begin; i < dr.end; ++i) {
+      const SnapshotTraceEntry& e = s.trace[i];
+      int64_t ts = e.time_us >= 0 ? e.time_us * 1000 : last_ts + 1000;
+      last_ts = ts;
+      switch (e.action) {
+        case SnapshotAction::kAlloc:
+        case SnapshotAction::kFreeCompleted: {
+          int64_t delta = e.action == SnapshotAction::kAlloc ? e.size : -e.size;
+          active += delta;
+          b.add_memory(track, ts, e.addr, delta, DeviceType::kCuda, static_cast<int16_t>(dr.device),
+                       active, reserved, trace_stack(e.stack));
+          b.add_counter(active_series, ts, static_cast<double>(active));
+          break;
+        }
+        case SnapshotAction::kFreeRequested:
+          break;  // counted at free_completed
+        default: {
+          if (e.action == SnapshotAction::kSegmentAlloc || e.action == SnapshotAction::kSegmentMap)
+            reserved += e.size;
+          if (e.action == SnapshotAction::kSegmentFree || e.action == SnapshotAction::kSegmentUnmap)
+            reserved -= e.size;
+          if (e.action >= SnapshotAction::kSegmentAlloc &&
+              e.action <= SnapshotAction::kSegmentUnmap)
+            b.add_counter(reserved_series, ts, static_cast<double>(reserved));
+          uint32_t mark = b.args_mark();
+          b.arg_int(k_size, e.size);
+          if (e.action == SnapshotAction::kOom)
+            b.arg_int(k_free, static_cast<int64_t>(e.addr));
+          else
+            b.arg_uint(k_addr, e.addr);
+          b.arg_int(k_stream, e.stream);
+          if (e.text) b.arg_string(k_text, b.intern(s.str(e.text)));
+          if (e.stack) b.arg_string(k_stack, b.intern(s.frame(e.stack, 0)));
+          b.add_instant(track, ts, b.intern(snapshot_action_name(e.action)), cat,
+                        b.args_since(mark));
+        }
+      }
+    }
+  }
+  // record_function ranges (external_annotations): START/END pairs per name, as slices.
+  std::unordered_map<uint64_t, std::vector<int64_t>> open;
+  for (const SnapshotAnnotation& a : s.annotations) {
+    uint32_t proc = b.process(a.device);
+    uint32_t track = b.thread_track(proc, 1);
+    b.trace().tracks[track].name = b.intern("record_function");
+    uint64_t key = static_cast<uint64_t>(a.device) << 32 | a.name;
+    if (a.start) {
+      open[key].push_back(a.time_us);
+    } else if (!open[key].empty()) {
+      int64_t t0 = open[key].back();
+      open[key].pop_back();
+      b.add_slice(track, t0 * 1000, std::max<int64_t>(0, a.time_us - t0) * 1000,
+                  b.intern(s.str(a.name)), cat);
+    }
+  }
+  Trace t = std::move(b).finish();
+  t.meta.source = s.source;
+  t.meta.format = "cuda-memory-snapshot";
+  return t;
+}
+
+}  // namespace mlprof

@@ -1,0 +1,181 @@
+// CUDA memory snapshots built by hand (expected numbers by construction): the paths no public
+// snapshot exercises (OOM entries, segment_free, expandable segments, private pools, blocks
+// awaiting free, several devices), the pickle opcodes, and hostile input. The real snapshots
+// are checked in tests/py/test_memory_snapshot.py.
+#include "mlprof/analyze/memory_snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "mlprof/memory_snapshot.h"
+
+using namespace mlprof;
+
+namespace {
+
+// Two devices; GPU 0: a default-pool segment with an allocated, a free and an awaiting-free
+// block, and an expandable segment in private pool (1, 7); GPU 1: one segment, no trace.
+const char* kSnapshotJson = R"({"segments": [
+ {"device": 0, "address": 1000000, "total_size": 3000, "allocated_size": 1000, "active_size": 2000,
+  "requested_size": 900, "stream": 0, "segment_type": "small", "segment_pool_id": [0, 0],
+  "is_expandable": false, "frames": [],
+  "blocks": [{"address": 1000000, "size": 1000, "requested_size": 900, "state": "active_allocated",
+              "frames": [{"filename": "/a/model.py", "line": 10, "name": "forward"},
+                         {"filename": "/a/train.py", "line": 3, "name": "main"}]},
+             {"address": 1001000, "size": 1000, "requested_size": 0, "state": "active_awaiting_free", "frames": []},
+             {"address": 1002000, "size": 1000, "requested_size": 0, "state": "inactive", "frames": []}]},
+ {"device": 0, "address": 5000000, "total_size": 4000, "allocated_size": 0, "active_size": 0,
+  "requested_size": 0, "stream": 7, "segment_type": "large", "segment_pool_id": [1, 7],
+  "is_expandable": true, "frames": [],
+  "blocks": [{"address": 5000000, "size": 3000, "requested_size": 0, "state": "inactive", "frames": []},
+             {"address": 5003000, "size": 1000, "requested_size": 0, "state": "inactive", "frames": []}]},
+ {"device": 1, "address": 9000000, "total_size": 2000, "allocated_size": 2000, "active_size": 2000,
+  "requested_size": 2000, "stream": 0, "segment_type": "large", "blocks": [
+   {"address": 9000000, "size": 2000, "requested_size": 2000, "state": "active_allocated", "frames": []}]}],
+ "device_traces": [[
+  {"action": "segment_alloc", "addr": 7000000, "size": 5000, "stream": 0, "time_us": 1},
+  {"action": "alloc", "addr": 7000000, "size": 4000, "stream": 0, "time_us": 2,
+   "frames": [{"filename": "/a/model.py", "line": 20, "name": "big"}]},
+  {"action": "oom", "addr": 123, "size": 9000, "stream": 0, "time_us": 3, "device_free": 456,
+   "frames": [{"filename": "/a/model.py", "line": 30, "name": "huge"}]},
+  {"action": "free_requested", "addr": 7000000, "size": 4000, "stream": 0, "time_us": 4},
+  {"action": "free_completed", "addr": 7000000, "size": 4000, "stream": 0, "time_us": 5},
+  {"action": "segment_free", "addr": 7000000, "size": 5000, "stream": 0, "time_us": 6},
+  {"action": "annotate", "addr": 0, "size": 0, "stream": 0, "time_us": 7, "user_metadata": "epoch 2"}
+ ], []],
+ "allocator_settings": {"expandable_segments": true, "max_split_size": -1}}
+)";
+
+TEST(MemorySnapshot, StateHistoryOomPoolsAndDevices) {
+  auto snap = load_memory_snapshot_buffer(kSnapshotJson, "synthetic.json");
+  ASSERT_TRUE(snap) << snap.error();
+  EXPECT_EQ(snap->format, "json");
+  ASSERT_EQ(snap->segments.size(), 3u);
+  EXPECT_TRUE(snap->segments[1].private_pool());
+  EXPECT_TRUE(snap->segments[1].expandable);
+  SnapshotResult r = analyze_memory_snapshot(snap.value());
+  EXPECT_EQ(r.reserved, 9000);
+  EXPECT_EQ(r.allocated, 3000);
+  EXPECT_EQ(r.expandable_segments, 1u);
+  EXPECT_EQ(r.private_pool_segments, 1u);
+  EXPECT_EQ(r.blocks_by_state[static_cast<int>(BlockState::kActiveAwaitingFree)], 1u);
+  EXPECT_EQ(r.largest_inactive, 3000);
+  // Free bytes 5000 in blocks of 1000, 3000, 1000: fragmentation 1 - 3000/5000.
+  EXPECT_DOUBLE_EQ(r.fragmentation, 0.4);
+  ASSERT_EQ(r.streams.size(), 3u);  // GPU 0 stream 0, GPU 0 stream 7, GPU 1 stream 0
+  EXPECT_EQ(r.streams[0].awaiting_free, 1000);
+  ASSERT_EQ(r.pools.size(), 2u);
+  EXPECT_EQ(r.pools[1].name, "GPU 0 pool (1, 7) private");
+  ASSERT_FALSE(r.live_by_site.empty());
+  ASSERT_EQ(r.devices.size(), 2u);
+  const SnapshotReplay& d0 = r.devices[0];
+  EXPECT_EQ(d0.entries, 7u);
+  // Start: the dump's 1000-byte active block (never allocated in the trace).
+  EXPECT_EQ(d0.start_active, 1000);
+  EXPECT_EQ(d0.peak_active, 5000);
+  EXPECT_EQ(d0.peak_index, 1);
+  EXPECT_EQ(d0.end_active, 1000);
+  // Reserved before the trace: 7000 of the dump's GPU 0 segments (net trace change 0).
+  EXPECT_EQ(d0.start_reserved, 7000);
+  EXPECT_EQ(d0.peak_reserved, 12000);
+  EXPECT_EQ(d0.end_reserved, 7000);
+  ASSERT_EQ(d0.live_at_peak.size(), 2u);
+  EXPECT_EQ(d0.live_at_peak[0].site, "model.py:20:big");
+  EXPECT_EQ(d0.live_at_peak[1].site, "model.py:10:forward");
+  ASSERT_EQ(d0.ooms.size(), 1u);
+  EXPECT_EQ(d0.ooms[0].requested, 9000);
+  EXPECT_EQ(d0.ooms[0].device_free, 456);
+  EXPECT_EQ(d0.ooms[0].site, "model.py:30:huge");
+  EXPECT_EQ(d0.ooms[0].active, 5000);
+  EXPECT_EQ(d0.ooms[0].reserved, 12000);
+  ASSERT_EQ(d0.ooms[0].holders.size(), 2u);
+  EXPECT_EQ(d0.ooms[0].holders[0].bytes, 4000);
+  EXPECT_EQ(r.devices[1].device, 1);
+  EXPECT_EQ(r.devices[1].start_active, 2000);
+
+  Trace t = memory_snapshot_to_trace(snap.value());
+  EXPECT_EQ(t.meta.format, "cuda-memory-snapshot");
+  EXPECT_EQ(t.memory.size(), 2u);    // alloc and free_completed
+  EXPECT_EQ(t.instants.size(), 4u);  // segment_alloc, oom, segment_free, annotate
+}
+
+// The same structure as a protocol-2 pickle using the opcodes snapshots do not normally
+// contain (DICT, LIST, TUPLE, BINPUT/BINGET, NONE, NEWTRUE, BINUNICODE, LONG1 with the 64th
+// bit set) built by hand.
+TEST(MemorySnapshot, PickleOpcodes) {
+  std::string p = "\x80\x02(";  // PROTO 2, MARK
+  auto str = [&](const std::string& s) {
+    p += 'X';
+    uint32_t n = static_cast<uint32_t>(s.size());
+    p.append(reinterpret_cast<const char*>(&n), 4);
+    p += s;
+  };
+  str("segments");
+  p += "(";  // list of one segment, built with LIST
+  p += "(";  // segment dict via DICT
+  str("device");
+  p += std::string("K\x00", 2);
+  str("address");
+  p += std::string("\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00", 11);  // 2^63 as LONG1
+  str("total_size");
+  p += std::string("M\x00\x10", 3);  // 4096
+  str("is_expandable");
+  p += "\x88";
+  str("segment_pool_id");
+  p += std::string("K\x00K\x00\x86", 5);  // TUPLE2
+  str("blocks");
+  p += "(";
+  p += "(";
+  str("size");
+  p += std::string("M\x00\x10", 3);
+  str("state");
+  str("inactive");
+  str("frames");
+  p += "(ld";  // empty LIST, then DICT closes the block
+  p += "l";    // LIST closes blocks
+  p += "d";    // DICT closes the segment
+  p += "l";    // LIST closes segments
+  str("device_traces");
+  p += "(N"
+       "l";  // a list holding None (no trace)
+  p += "d.";
+  auto snap = load_memory_snapshot_buffer(p, "opcodes.pickle");
+  ASSERT_TRUE(snap) << snap.error();
+  ASSERT_EQ(snap->segments.size(), 1u);
+  EXPECT_EQ(snap->segments[0].address, 1ull << 63);
+  EXPECT_EQ(snap->segments[0].total_size, 4096);
+  EXPECT_TRUE(snap->segments[0].expandable);
+  ASSERT_EQ(snap->blocks.size(), 1u);
+  EXPECT_EQ(snap->blocks[0].state, BlockState::kInactive);
+}
+
+TEST(MemorySnapshot, HostileInputIsAnErrorNotACrash) {
+  const char* cases[] = {
+      "\x80\x04}\x94(",  // truncated after MARK
+      "\x80\x04\x8c\xff"
+      "abc",                                  // string longer than the data
+      "\x80\x04X\xff\xff\xff\x7f",            // 2 GB string announced
+      "\x80\x04u.",                           // SETITEMS without MARK
+      "\x80\x04(K\x01u.",                     // SETITEMS without a dict
+      "\x80\x04\x8a\x10",                     // 16-byte integer
+      "\x80\x04\x93.",                        // STACK_GLOBAL: not plain data
+      "\x80\x04]K\x01.",                      // STOP with two values
+      "{\"segments\": [{\"blocks\": [1, 2]",  // truncated JSON
+      "{\"segments\": 12}",                   // not a snapshot shape
+  };
+  for (const char* c : cases) {
+    auto snap = load_memory_snapshot_buffer(std::string(c), "bad");
+    if (snap) continue;  // "segments": 12 is a snapshot with nothing in it
+    EXPECT_EQ(snap.error().rfind("bad", 0), 0u) << snap.error();
+    EXPECT_EQ(snap.error().find('\n'), std::string::npos);
+  }
+  // Nesting deeper than the reader allows.
+  std::string deep = "{\"segments\": " + std::string(100000, '[');
+  auto snap = load_memory_snapshot_buffer(deep, "deep");
+  ASSERT_FALSE(snap);
+  EXPECT_NE(snap.error().find("deeper"), std::string::npos) << snap.error();
+}
+
+}  // namespace

@@ -1,0 +1,198 @@
+"""`mlprof memory SNAPSHOT --json` against ../shared/traces/memory-snapshot: the facts in its
+EXPECTED.json (computed when the data was collected) and an independent replay here with
+Python's own pickle module, for the pickle and the JSON twin of each snapshot. Also hostile
+input: truncated and corrupted snapshots give one line on stderr and exit 2.
+Skips (exit 77) when the shared data is absent (MLPROF_SHARED_DIR, default ../shared)."""
+import gzip
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from collections import Counter, defaultdict
+
+MLPROF = sys.argv[1]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.environ.get("MLPROF_SHARED_DIR", os.path.join(ROOT, "..", "shared"))
+DIR = os.path.join(SHARED, "traces", "memory-snapshot")
+if not os.path.isfile(os.path.join(DIR, "EXPECTED.json")):
+    print(f"SKIP: no shared memory snapshots at {DIR}")
+    sys.exit(77)
+
+failures = checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+
+
+def run(*args):
+    p = subprocess.run([MLPROF, *args], capture_output=True)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        return pickle.load(f)
+
+
+def site(frames):
+    if not frames:
+        return "<no frames>"
+    f = frames[0]
+    base = f["filename"].replace("\\", "/").rsplit("/", 1)[-1]
+    return f"{base}:{f['line']}:{f['name']}"
+
+
+def block_frames(b):
+    if "frames" in b:
+        return b["frames"]
+    h = b.get("history") or []
+    return h[0]["frames"] if h else []
+
+
+def replay(snap):
+    """memory_viz's Active Memory Timeline for device 0: +size at alloc, -size at
+    free_completed, from what must already have been live."""
+    trace = snap["device_traces"][0] if snap["device_traces"] else []
+    live = set()
+    start = 0
+    for e in trace:
+        if e["action"] == "alloc":
+            live.add(e["addr"])
+        elif e["action"] == "free_completed":
+            if e["addr"] in live:
+                live.discard(e["addr"])
+            else:
+                start += e["size"]
+    for seg in snap["segments"]:
+        addr = seg["address"]
+        for b in seg["blocks"]:
+            a = b.get("address", addr)
+            addr = a + b["size"]
+            if b["state"] == "active_allocated" and a not in live:
+                start += b["size"]
+    cur = peak = start
+    peak_i = None
+    for i, e in enumerate(trace):
+        if e["action"] == "alloc":
+            cur += e["size"]
+        elif e["action"] == "free_completed":
+            cur -= e["size"]
+        if cur > peak:
+            peak, peak_i = cur, i
+    # allocations live at the peak, by innermost frame
+    by_site = Counter()
+    if peak_i is not None:
+        held = {}
+        for i, e in enumerate(trace[: peak_i + 1]):
+            if e["action"] == "alloc":
+                held[e["addr"]] = (e["size"], site(e.get("frames", [])))
+            elif e["action"] == "free_completed":
+                held.pop(e["addr"], None)
+        for size, s in held.values():
+            by_site[s] += size
+    return start, peak, peak_i, cur, by_site
+
+
+expected = json.load(open(os.path.join(DIR, "EXPECTED.json")))["files"]
+for name, facts in expected.items():
+    base = name.replace(".pickle.gz", "").replace(".pickle", "")
+    snap = load(os.path.join(DIR, name))
+    start, peak, peak_i, end, peak_sites = replay(snap)
+    for variant in [name, base + ".json.gz"]:
+        path = os.path.join(DIR, variant)
+        rc, out, err = run("memory", path, "--json", "--top", "1000")
+        check(rc == 0, f"{variant}: exit {rc}: {err.strip()}")
+        if rc != 0:
+            continue
+        got = json.loads(out)
+        tag = variant
+        check(got["segments"] == facts["segments"], f"{tag}: segments {got['segments']}")
+        check(got["blocks"] == facts["blocks"], f"{tag}: blocks {got['blocks']}")
+        check(got["blocks_by_state"] == facts["blocks_by_state"], f"{tag}: blocks by state")
+        check(got["reserved_bytes"] == facts["reserved_bytes_sum_total_size"], f"{tag}: reserved")
+        check(got["allocated_bytes"] == facts["allocated_bytes_sum_allocated_size"], f"{tag}: allocated")
+        check(got["requested_bytes"] == facts["requested_bytes_sum_requested_size"], f"{tag}: requested")
+        check(got["largest_segment_bytes"] == facts["largest_segment_bytes"], f"{tag}: largest segment")
+        check(got["largest_inactive_bytes"] == facts["largest_inactive_block_bytes"], f"{tag}: largest free")
+        check(got["large_segments"] == facts["segments_by_type"].get("large", 0), f"{tag}: large")
+        check(got["bytes_by_state"].get("inactive", 0) == facts["sum_size_of_inactive_blocks"], f"{tag}: inactive bytes")
+        d = got["devices"][0]
+        check(d["entries"] == facts["device_traces_lengths"][0], f"{tag}: entries {d['entries']}")
+        check(d["actions"] == facts["trace_actions"], f"{tag}: actions {d['actions']}")
+        check(d["start_active_bytes"] == facts["active_timeline_start_bytes"], f"{tag}: start {d['start_active_bytes']}")
+        check(d["end_active_bytes"] == facts["active_timeline_end_bytes"], f"{tag}: end {d['end_active_bytes']}")
+        check(d["peak_active_bytes"] == facts["active_timeline_peak_bytes"], f"{tag}: peak {d['peak_active_bytes']}")
+        check(d["peak_index"] == facts["active_timeline_peak_trace_index"], f"{tag}: peak index {d['peak_index']}")
+        check(d["alloc_bytes"] == facts["alloc_bytes_total"], f"{tag}: alloc bytes")
+        check(d["free_completed_bytes"] == facts["free_completed_bytes_total"], f"{tag}: freed bytes")
+        check(d["segment_alloc_bytes"] == facts["segment_alloc_bytes"], f"{tag}: segment bytes")
+        check(d["frees_without_alloc"] == facts["frees_without_alloc_in_trace"], f"{tag}: frees w/o alloc")
+        check(d["blocks_not_in_trace"] == facts["active_blocks_not_allocated_in_trace"], f"{tag}: blocks not in trace")
+        if "trace_time_us_first_last" in facts:
+            check([d["first_time_us"], d["last_time_us"]] == facts["trace_time_us_first_last"], f"{tag}: time span")
+        # The independent replay here agrees with EXPECTED.json and with mlprof.
+        check((start, peak, peak_i, end) == (d["start_active_bytes"], d["peak_active_bytes"],
+                                              d["peak_index"], d["end_active_bytes"]), f"{tag}: replay")
+        top = facts.get("top_active_bytes_by_innermost_frame [frame, bytes, blocks]", [])
+        got_sites = {r["site"]: (r["bytes"], r["blocks"]) for r in got["live_by_site"]}
+        for frame, nbytes, nblocks in top:
+            check(got_sites.get(frame) == (nbytes, nblocks), f"{tag}: live by site {frame}: {got_sites.get(frame)}")
+        # Live at the peak, by innermost frame: summed over mlprof's per-stack rows.
+        got_peak = defaultdict(int)
+        for r in d["live_at_peak"]:
+            got_peak[r["site"]] += r["bytes"]
+        if peak_i is not None:
+            check(dict(got_peak) == dict(peak_sites), f"{tag}: live at peak by site")
+            check(sum(got_peak.values()) == peak, f"{tag}: live at peak sums to the peak")
+        if name.startswith("decomfl"):
+            check(got["allocator_settings"]["expandable_segments"] is False, f"{tag}: settings")
+            check(got["annotations"] == facts["external_annotations"], f"{tag}: annotations")
+
+# The snapshot as a trace: summary reads it through load_trace.
+path = os.path.join(DIR, "decomfl_opt_train_memory.pickle.gz")
+rc, out, err = run("memory", path, "--json")
+rc2, out2, err2 = run("summary", path, "--json")
+check(rc2 == 0, f"summary of a snapshot: exit {rc2}: {err2.strip()}")
+
+# Hostile input: truncated / corrupted pickles and JSON, one line on stderr, exit 2.
+raw = open(os.path.join(DIR, "kivi_llm_snapshot.pickle"), "rb").read()
+js = gzip.decompress(open(os.path.join(DIR, "kivi_llm_snapshot.json.gz"), "rb").read())
+cases = {
+    "cut.pickle": raw[: len(raw) // 2],
+    "cut2.pickle": raw[:3],
+    "cut.json": js[: len(js) // 3],
+    "reduce.pickle": b"\x80\x04c__builtin__\neval\n.",
+    "bigproto.pickle": b"\x80\x09}.",
+    "notdict.pickle": b"\x80\x04K\x05.",
+    "badmemo.pickle": b"\x80\x04h\x07.",
+    "deep.json": b'{"segments":' + b"[" * 100000,
+    "garbage.json": b'{"segments": [1, 2, }',
+}
+for k in range(0, len(raw), max(1, len(raw) // 40)):  # flip one byte at 40 places
+    b = bytearray(raw)
+    b[k] ^= 0x5A
+    cases[f"flip{k}.pickle"] = bytes(b)
+with tempfile.TemporaryDirectory() as tmp:
+    for fname, data in cases.items():
+        p = os.path.join(tmp, fname)
+        open(p, "wb").write(data)
+        rc, out, err = run("memory", p, "--json")
+        lines = err.strip().splitlines()
+        if fname.startswith("flip"):
+            # a flipped byte may still be a valid pickle; it must never crash or hang
+            check(rc in (0, 2) and (rc == 0 or (len(lines) == 1 and p in lines[0])),
+                  f"{fname}: rc={rc} err={err.strip()[:200]}")
+        else:
+            check(rc == 2 and len(lines) == 1 and p in lines[0] and not out,
+                  f"{fname}: rc={rc} err={err.strip()[:200]}")
+
+print(f"{checked - failures}/{checked} checks passed")
+sys.exit(1 if failures else 0)
