@@ -14,14 +14,6 @@
 
 namespace mlprof {
 
-const char* snapshot_action_name(SnapshotAction a) {
-  static const char* const kNames[] = {
-      "alloc",        "free_requested", "free_completed", "segment_alloc",
-      "segment_free", "segment_map",    "segment_unmap",  "oom",
-      "snapshot",     "annotate",       "other"};
-  return kNames[static_cast<int>(a)];
-}
-
 namespace import {
 namespace {
 

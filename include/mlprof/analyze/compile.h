@@ -1,0 +1,108 @@
+// `mlprof compile`: what torch.compile did (from TORCH_TRACE logs, one per rank) and where the
+// compiled code's time went (from a Kineto trace of the compiled model), joined when both are
+// given: a runtime region "Torch-Compiled Region: 0/1" is compile id [0/1]; a
+// "## Call CompiledFxGraph <key> ##" is the compile whose FX graph cache event has that key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mlprof/compile_log.h"
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+struct CompileOptions {
+  size_t top = 20;
+};
+
+struct CompileRow {
+  std::string id;          // "[0/1]"
+  std::string frame;       // "fn (test.py:12)"
+  std::string user_frame;  // innermost dynamo_start frame
+  std::string status;      // "ok", "restarted", "failed", "no metrics"
+  double compile_s = 0;    // NaN when not recorded
+  double backend_s = 0, inductor_s = 0, code_gen_s = 0;
+  int64_t graph_ops = -1;
+  uint32_t starts = 0;
+  std::vector<std::pair<std::string, double>> phases_us;
+  std::string recompile_reason;  // the first (most recent guard) reason
+  uint32_t cache_hits = 0, cache_misses = 0;
+  std::vector<std::string> cache_keys;
+  uint32_t kernels = 0, autotune = 0;
+};
+
+struct GraphBreak {  // deduplicated by (reason, frame)
+  std::string reason, frame;
+  uint32_t count = 0;
+  std::vector<std::string> ids;
+};
+
+struct RecompileGroup {  // recompiles of one frame with the same reason (numbers as N)
+  std::string frame, reason;
+  uint32_t count = 0;
+};
+
+struct CompileFailure {
+  std::string id, type, reason, user_frame;
+};
+
+struct RankCompileSummary {
+  std::string source;
+  int32_t rank = -1;
+  uint32_t compile_ids = 0, frames = 0, recompiles = 0, restarts = 0, failures = 0;
+  double compile_s = 0;  // sum of compilation_metrics compile time
+  uint32_t cache_hits = 0, cache_misses = 0, cache_bypasses = 0;  // bypassed or disabled
+  uint64_t md5_mismatches = 0, json_failures = 0, unrecognized_lines = 0, blank_lines = 0;
+  bool crlf = false;
+  std::string id_sequence;     // compile ids in first-seen order, space separated
+  std::string cache_sequence;  // "miss hit bypass disabled ..." in log order
+};
+
+struct RankDivergence {
+  std::string what;  // "compile ids", "cache hit/miss", "graph execution order"
+  std::vector<std::pair<std::string, std::vector<int32_t>>> groups;  // value -> ranks
+};
+
+struct CompiledRegion {    // runtime calls of one compiled region / graph, from Kineto
+  std::string kind;        // "Torch-Compiled Region", "CompiledFxGraph", "CompiledFunction", ...
+  std::string name;        // full event name
+  std::string compile_id;  // "0/1" for regions; joined for FX graphs ("" when unknown)
+  std::string fx_key;      // CompiledFxGraph key
+  uint64_t calls = 0;
+  int64_t cpu_ns = 0;
+  uint64_t gpu_events = 0, triton_kernels = 0;
+  int64_t gpu_busy_ns = 0;  // union of its GPU events
+  uint32_t distinct_kernels = 0;
+};
+
+struct CompileRuntime {
+  bool present = false;
+  std::vector<CompiledRegion> regions;
+  uint64_t kernels_in_compiled = 0, kernels_outside = 0;
+  uint64_t triton_in_compiled = 0, triton_total = 0;
+  int64_t gpu_ns_in_compiled = 0, gpu_ns_outside = 0;
+  uint64_t cpu_ops_in_compiled = 0, cpu_ops_outside = 0;  // cpu_op events
+  uint64_t cache_lookups = 0;                             // TorchDynamo Cache Lookup calls
+  int64_t cache_lookup_ns = 0;
+};
+
+struct CompileResult {
+  std::vector<RankCompileSummary> ranks;
+  std::vector<CompileRow> compiles;  // of the first log (rank order)
+  std::vector<GraphBreak> graph_breaks;
+  std::vector<RecompileGroup> recompiles;
+  std::vector<CompileFailure> failures;
+  std::vector<std::pair<std::string, double>> global_phases_us;
+  std::vector<RankDivergence> divergences;
+  CompileRuntime runtime;
+  std::vector<std::string> recommendations;
+};
+
+// `logs` may be empty (trace only); `trace` may be null (logs only).
+CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* trace,
+                              const CompileOptions& options = {});
+
+}  // namespace mlprof

@@ -1,0 +1,362 @@
+#include "mlprof/analyze/compile.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "mlprof/analyze/gpu_events.h"
+#include "mlprof/analyze/interval_set.h"
+
+namespace mlprof {
+namespace {
+
+std::string base_name(std::string_view path) {
+  size_t slash = path.find_last_of("/\\");
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+std::string frame_of(const CompileRecord& r) {
+  if (r.co_name.empty()) return r.user_frame;
+  return r.co_name + " (" + base_name(r.co_filename) + ":" + std::to_string(r.co_firstlineno) + ")";
+}
+
+// "0/3: tensor 'x' size mismatch at index 0. expected 5, actual 6" -> the reason with the
+// compile-id prefix dropped and numbers as N, so recompiles of one cause group together.
+std::string normalize_reason(std::string_view s) {
+  size_t colon = s.find(": ");
+  if (colon != std::string_view::npos && colon < 12 &&
+      s.substr(0, colon).find_first_not_of("0123456789/!") == std::string_view::npos)
+    s = s.substr(colon + 2);
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    if (std::isdigit(static_cast<unsigned char>(s[i]))) {
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+      out += 'N';
+    } else {
+      out += s[i++];
+    }
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  return s;
+}
+
+bool is_hit(const std::string& kind) { return kind == "fx_graph_cache_hit"; }
+bool is_miss(const std::string& kind) { return kind == "fx_graph_cache_miss"; }
+
+void add_divergence(CompileResult& r, const std::string& what,
+                    const std::vector<std::pair<int32_t, std::string>>& per_rank) {
+  std::map<std::string, std::vector<int32_t>> groups;
+  for (const auto& [rank, v] : per_rank) groups[v].push_back(rank);
+  if (groups.size() < 2) return;
+  RankDivergence d;
+  d.what = what;
+  for (auto& [v, ranks] : groups) d.groups.emplace_back(v, ranks);
+  std::sort(d.groups.begin(), d.groups.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  r.divergences.push_back(std::move(d));
+}
+
+std::string fmt_s(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", s);
+  return buf;
+}
+
+void analyze_runtime(const Trace& t, const std::vector<CompileLog>& logs, CompileResult& res) {
+  enum RegionClass { kTorchCompiled, kFxGraph, kCompiledFunction, kClasses };
+  size_t n = t.slices.size();
+  std::vector<int32_t> cls_of(n, -1);
+  std::unordered_map<StringId, int32_t> region_by_name;  // slice name -> regions index
+  auto region_index = [&](size_t i) -> int32_t {
+    StringId nm = t.slices.name[i];
+    auto it = region_by_name.find(nm);
+    if (it != region_by_name.end()) return it->second;
+    std::string_view name = t.str(nm);
+    CompiledRegion reg;
+    reg.name = std::string(name);
+    int32_t cls = -1;
+    if (name.starts_with("Torch-Compiled Region")) {
+      cls = kTorchCompiled;
+      reg.kind = "Torch-Compiled Region";
+      size_t colon = name.find(": ");
+      if (colon != std::string_view::npos) reg.compile_id = std::string(name.substr(colon + 2));
+    } else if (name.starts_with("## Call CompiledFxGraph ")) {
+      cls = kFxGraph;
+      reg.kind = "CompiledFxGraph";
+      std::string_view rest = name.substr(24);
+      reg.fx_key = std::string(rest.substr(0, rest.find(' ')));
+    } else if (name == "CompiledFunction" || name == "CompiledFunctionBackward") {
+      cls = kCompiledFunction;
+      reg.kind = std::string(name);
+    }
+    if (cls < 0) return region_by_name[nm] = -1;
+    res.runtime.regions.push_back(std::move(reg));
+    return region_by_name[nm] = static_cast<int32_t>(res.runtime.regions.size() - 1);
+  };
+  // Innermost enclosing region of each class, per slice (parents precede children).
+  std::vector<std::array<int32_t, kClasses>> enclosing(n,
+                                                       std::array<int32_t, kClasses>{-1, -1, -1});
+  std::vector<int32_t> region_of_slice(n, -1);
+  StringId lookup = t.strings.find("TorchDynamo Cache Lookup");
+  StringId cpu_op = t.strings.find("cpu_op");
+  for (size_t i = 0; i < n; ++i) {
+    if (t.is_gpu_track(t.slices.track[i])) continue;
+    int32_t p = t.slices.parent[i];
+    if (p >= 0) enclosing[i] = enclosing[p];
+    if (t.slices.name[i] == lookup) {
+      ++res.runtime.cache_lookups;
+      res.runtime.cache_lookup_ns += t.slices.dur[i];
+    }
+    int32_t reg = region_index(i);
+    if (reg >= 0) {
+      std::string_view kind = res.runtime.regions[reg].kind;
+      int c = kind == "Torch-Compiled Region" ? kTorchCompiled
+              : kind == "CompiledFxGraph"     ? kFxGraph
+                                              : kCompiledFunction;
+      cls_of[i] = c;
+      region_of_slice[i] = reg;
+      ++res.runtime.regions[reg].calls;
+      res.runtime.regions[reg].cpu_ns += t.slices.dur[i];
+      enclosing[i][c] = reg;
+    }
+    if (t.slices.cat[i] == cpu_op && reg < 0) {
+      bool inside = enclosing[i][0] >= 0 || enclosing[i][1] >= 0 || enclosing[i][2] >= 0;
+      (inside ? res.runtime.cpu_ops_in_compiled : res.runtime.cpu_ops_outside)++;
+    }
+  }
+  GpuEvents ev = collect_gpu_events(t);
+  std::vector<std::vector<Interval>> busy(res.runtime.regions.size());
+  std::vector<std::set<StringId>> distinct(res.runtime.regions.size());
+  for (const GpuEvent& g : ev.events) {
+    std::string_view kname = t.str(t.slices.name[g.slice]);
+    bool triton = kname.starts_with("triton_");
+    if (triton) ++res.runtime.triton_total;
+    bool inside = false;
+    if (g.launch >= 0) {
+      for (int32_t reg : enclosing[g.launch]) {
+        if (reg < 0) continue;
+        inside = true;
+        CompiledRegion& cr = res.runtime.regions[reg];
+        ++cr.gpu_events;
+        if (triton) ++cr.triton_kernels;
+        busy[reg].emplace_back(g.ts, g.end);
+        distinct[reg].insert(t.slices.name[g.slice]);
+      }
+    }
+    if (inside) {
+      ++res.runtime.kernels_in_compiled;
+      if (triton) ++res.runtime.triton_in_compiled;
+      res.runtime.gpu_ns_in_compiled += g.dur();
+    } else {
+      ++res.runtime.kernels_outside;
+      res.runtime.gpu_ns_outside += g.dur();
+    }
+  }
+  for (size_t k = 0; k < busy.size(); ++k) {
+    merge_intervals(busy[k]);
+    res.runtime.regions[k].gpu_busy_ns = total_length(busy[k]);
+    res.runtime.regions[k].distinct_kernels = static_cast<uint32_t>(distinct[k].size());
+  }
+  // Join FX graphs to compile ids through the logs' FX graph cache keys.
+  std::unordered_map<std::string, std::string> id_by_key;
+  for (const CompileLog& log : logs)
+    for (const auto& [kind, key, cid] : log.cache_events)
+      if (!key.empty() && cid != "None") id_by_key.emplace(key, cid);
+  for (CompiledRegion& reg : res.runtime.regions)
+    if (reg.kind == "CompiledFxGraph") {
+      auto it = id_by_key.find(reg.fx_key);
+      if (it != id_by_key.end()) reg.compile_id = it->second;
+    }
+  std::sort(
+      res.runtime.regions.begin(), res.runtime.regions.end(), [](const auto& a, const auto& b) {
+        return a.gpu_busy_ns != b.gpu_busy_ns ? a.gpu_busy_ns > b.gpu_busy_ns : a.name < b.name;
+      });
+  res.runtime.present = true;
+}
+
+}  // namespace
+
+CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* trace,
+                              const CompileOptions& o) {
+  CompileResult res;
+  std::vector<std::pair<int32_t, std::string>> ids_by_rank, cache_by_rank, exec_by_rank;
+  std::map<std::pair<std::string, std::string>, size_t> break_index;
+  std::map<std::pair<std::string, std::string>, size_t> recompile_index;
+  for (size_t li = 0; li < logs.size(); ++li) {
+    const CompileLog& log = logs[li];
+    RankCompileSummary s;
+    s.source = log.source;
+    s.rank = log.rank >= 0 ? log.rank : static_cast<int32_t>(li);
+    s.md5_mismatches = log.md5_mismatches;
+    s.json_failures = log.json_failures + log.payload_json_failures;
+    s.unrecognized_lines = log.unrecognized_lines;
+    s.blank_lines = log.blank_lines;
+    s.crlf = log.crlf;
+    std::set<std::pair<int64_t, int64_t>> frames;
+    for (const CompileRecord& c : log.compiles) {
+      ++s.compile_ids;
+      frames.insert({c.id.autograd, c.id.frame});
+      if (c.id.compile > 0 && c.id.attempt == 0) ++s.recompiles;
+      s.restarts += static_cast<uint32_t>(c.restart_reasons.size());
+      if (!c.fail_type.empty()) ++s.failures;
+      if (c.has_metrics && !std::isnan(c.compile_s)) s.compile_s += c.compile_s;
+      if (!s.id_sequence.empty()) s.id_sequence += ' ';
+      s.id_sequence += c.id.text();
+    }
+    s.frames = static_cast<uint32_t>(frames.size());
+    for (const auto& [kind, key, cid] : log.cache_events) {
+      if (is_hit(kind))
+        ++s.cache_hits;
+      else if (is_miss(kind))
+        ++s.cache_misses;
+      else
+        ++s.cache_bypasses;
+      if (!s.cache_sequence.empty()) s.cache_sequence += ' ';
+      s.cache_sequence += kind.substr(std::string_view("fx_graph_cache_").size());
+    }
+    ids_by_rank.emplace_back(s.rank, s.id_sequence);
+    cache_by_rank.emplace_back(s.rank, s.cache_sequence);
+    if (!log.graph_execution_order.empty()) {
+      std::string order;
+      for (const std::string& x : log.graph_execution_order)
+        order += (order.empty() ? "" : ",") + x;
+      exec_by_rank.emplace_back(s.rank, order);
+    }
+    res.ranks.push_back(std::move(s));
+
+    // Graph breaks, recompiles and failures over all ranks (deduplicated).
+    for (const CompileRecord& c : log.compiles) {
+      std::string frame = frame_of(c);
+      auto add_break = [&](const std::string& reason) {
+        auto [it, fresh] = break_index.try_emplace({reason, frame}, res.graph_breaks.size());
+        if (fresh) res.graph_breaks.push_back(GraphBreak{reason, frame, 0, {}});
+        GraphBreak& g = res.graph_breaks[it->second];
+        ++g.count;
+        if (g.ids.size() < 8) g.ids.push_back(c.id.text());
+      };
+      for (const std::string& reason : c.restart_reasons) add_break(reason);
+      for (const std::string& reason : c.graph_break_reasons) add_break(reason);
+      if (c.id.compile > 0 && c.id.attempt == 0) {
+        std::string reason = c.recompile_reasons.empty() ? "(no reason logged)"
+                                                         : normalize_reason(c.recompile_reasons[0]);
+        auto [it, fresh] = recompile_index.try_emplace({frame, reason}, res.recompiles.size());
+        if (fresh) res.recompiles.push_back(RecompileGroup{frame, reason, 0});
+        ++res.recompiles[it->second].count;
+      }
+      if (!c.fail_type.empty() && li == 0)
+        res.failures.push_back(
+            CompileFailure{c.id.text(), c.fail_type, c.fail_reason,
+                           c.fail_user_frame.empty() ? frame : c.fail_user_frame});
+    }
+  }
+  if (!logs.empty()) {
+    const CompileLog& log = logs[0];
+    res.global_phases_us = log.global_phases_us;
+    for (const CompileRecord& c : log.compiles) {
+      CompileRow row;
+      row.id = c.id.text();
+      row.frame = frame_of(c);
+      row.user_frame = c.user_frame;
+      bool restarted_later =
+          std::any_of(log.compiles.begin(), log.compiles.end(), [&](const auto& x) {
+            return x.id.frame == c.id.frame && x.id.compile == c.id.compile &&
+                   x.id.autograd == c.id.autograd && x.id.attempt > c.id.attempt;
+          });
+      row.status = restarted_later              ? "restarted"
+                   : !c.fail_type.empty()       ? "failed"
+                   : !c.restart_reasons.empty() ? "restarted"
+                   : c.has_metrics              ? "ok"
+                                                : "no metrics";
+      row.compile_s = c.compile_s;
+      row.backend_s = c.backend_s;
+      row.inductor_s = c.inductor_s;
+      row.code_gen_s = c.code_gen_s;
+      row.graph_ops = c.graph_op_count;
+      row.starts = c.dynamo_starts;
+      row.phases_us = c.phases_us;
+      if (!c.recompile_reasons.empty()) row.recompile_reason = c.recompile_reasons[0];
+      for (const auto& [kind, key] : c.cache_events) {
+        if (is_hit(kind)) ++row.cache_hits;
+        if (is_miss(kind)) ++row.cache_misses;
+        if (std::find(row.cache_keys.begin(), row.cache_keys.end(), key) == row.cache_keys.end())
+          row.cache_keys.push_back(key);
+      }
+      row.kernels = static_cast<uint32_t>(c.kernels.size());
+      row.autotune = c.autotune_events;
+      res.compiles.push_back(std::move(row));
+    }
+  }
+  if (logs.size() > 1) {
+    add_divergence(res, "compile ids", ids_by_rank);
+    add_divergence(res, "FX graph cache hit/miss", cache_by_rank);
+    if (exec_by_rank.size() > 1) add_divergence(res, "graph execution order", exec_by_rank);
+  }
+  std::sort(res.graph_breaks.begin(), res.graph_breaks.end(),
+            [](const auto& a, const auto& b) { return a.count > b.count; });
+  std::sort(res.recompiles.begin(), res.recompiles.end(),
+            [](const auto& a, const auto& b) { return a.count > b.count; });
+  if (res.graph_breaks.size() > o.top) res.graph_breaks.resize(o.top);
+  if (res.recompiles.size() > o.top) res.recompiles.resize(o.top);
+  if (trace) analyze_runtime(*trace, logs, res);
+
+  // Recommendations for the usual causes.
+  for (const GraphBreak& g : res.graph_breaks)
+    res.recommendations.push_back(
+        "graph break x" + std::to_string(g.count) + " in " + g.frame + ": " + g.reason +
+        " -- each break ends a graph and runs Python between graphs; rewrite the line or check "
+        "with torch._dynamo.explain / fullgraph=True");
+  for (const RecompileGroup& rg : res.recompiles) {
+    std::string why = rg.reason.find("size mismatch") != std::string::npos
+                          ? " -- shapes change between calls: mark the dimension dynamic "
+                            "(torch._dynamo.mark_dynamic) or compile with dynamic=True"
+                      : rg.reason.find("___check_obj_id") != std::string::npos
+                          ? " -- a guard on an object's identity: pass the same object each "
+                            "call instead of a new one"
+                          : "";
+    std::string limit = rg.count + 1 >= 8 ? " (at torch._dynamo.config.cache_size_limit = 8 "
+                                            "the frame falls back to eager)"
+                                          : "";
+    res.recommendations.push_back(std::to_string(rg.count) + " recompiles of " + rg.frame + ": " +
+                                  rg.reason + why + limit);
+  }
+  for (const CompileFailure& f : res.failures)
+    res.recommendations.push_back("compile " + f.id + " failed (" + f.type + ": " +
+                                  f.reason.substr(0, f.reason.find('\n')) +
+                                  "): that frame runs eagerly");
+  if (!res.ranks.empty()) {
+    const RankCompileSummary& s = res.ranks[0];
+    if (s.cache_misses > 0 && s.cache_hits == 0)
+      res.recommendations.push_back(
+          "FX graph cache: " + std::to_string(s.cache_misses) +
+          " misses, no hits -- a warm cache (persistent TORCHINDUCTOR_CACHE_DIR, or the remote "
+          "cache) skips inductor on the next run; compile time now " +
+          fmt_s(s.compile_s));
+  }
+  for (const RankDivergence& d : res.divergences)
+    res.recommendations.push_back("ranks diverge in " + d.what +
+                                  ": ranks that compile differently can hang in collectives");
+  if (res.runtime.present && res.runtime.kernels_in_compiled + res.runtime.kernels_outside > 0) {
+    double share =
+        static_cast<double>(res.runtime.gpu_ns_in_compiled) /
+        std::max<int64_t>(1, res.runtime.gpu_ns_in_compiled + res.runtime.gpu_ns_outside);
+    if (res.runtime.regions.empty())
+      res.recommendations.push_back("no compiled regions in the trace: the model ran eagerly");
+    else if (share < 0.5)
+      res.recommendations.push_back(
+          std::to_string(static_cast<int>(100 * (1 - share) + 0.5)) +
+          "% of GPU time is launched outside compiled regions: compile the modules that run "
+          "those kernels too");
+  }
+  return res;
+}
+
+}  // namespace mlprof

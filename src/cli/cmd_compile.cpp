@@ -1,0 +1,92 @@
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/command.h"
+#include "mlprof/analyze/compile.h"
+#include "mlprof/compile_log.h"
+#include "mlprof/render/compile_render.h"
+
+namespace mlprof::cli {
+namespace {
+
+struct CompileArgs {
+  std::vector<std::string> paths;
+  bool json = false;
+  size_t top = 20;
+};
+
+MLPROF_REGISTER_COMMAND(
+    "compile",
+    "torch.compile: compile ids, time by phase, graph breaks, recompiles, failures, cache, ranks "
+    "(TORCH_TRACE logs); compiled regions' GPU time (Kineto trace); both joined",
+    [](CLI::App& sub) -> std::function<int()> {
+      auto a = std::make_shared<CompileArgs>();
+      sub.add_option("paths", a->paths,
+                     "TORCH_TRACE directories or dedicated_log_torch_trace_*.log files (one per "
+                     "rank), and/or one Kineto trace of the compiled model")
+          ->required();
+      sub.add_flag("--json", a->json, "machine-readable output");
+      sub.add_option("--top", a->top, "graph break and recompile rows shown");
+      return [a]() {
+        std::vector<std::string> log_paths;
+        std::string trace_path;
+        for (const std::string& p : a->paths) {
+          std::error_code ec;
+          if (std::filesystem::is_directory(p, ec)) {
+            std::vector<std::string> found;
+            for (const auto& e : std::filesystem::directory_iterator(p, ec))
+              if (e.is_regular_file() && is_compile_log_file(e.path().string()))
+                found.push_back(e.path().string());
+            std::sort(found.begin(), found.end());
+            if (found.empty()) {
+              std::fprintf(stderr,
+                           "mlprof: %s: no torch.compile structured logs in this directory\n",
+                           p.c_str());
+              return kExitBadInput;
+            }
+            log_paths.insert(log_paths.end(), found.begin(), found.end());
+          } else if (is_compile_log_file(p)) {
+            log_paths.push_back(p);
+          } else if (trace_path.empty()) {
+            trace_path = p;
+          } else {
+            std::fprintf(stderr,
+                         "mlprof: %s: a second Kineto trace (give one trace and any logs)\n",
+                         p.c_str());
+            return kExitBadInput;
+          }
+        }
+        std::vector<CompileLog> logs;
+        for (const std::string& p : log_paths) {
+          Result<CompileLog> log = load_compile_log(p);
+          if (!log) {
+            std::fprintf(stderr, "mlprof: %s\n", log.error().c_str());
+            return kExitBadInput;
+          }
+          logs.push_back(std::move(log.value()));
+        }
+        std::sort(logs.begin(), logs.end(), [](const CompileLog& x, const CompileLog& y) {
+          return x.rank != y.rank ? x.rank < y.rank : x.source < y.source;
+        });
+        std::optional<Trace> trace;
+        if (!trace_path.empty()) {
+          trace = load_or_report(trace_path);
+          if (!trace) return kExitBadInput;
+        }
+        CompileOptions o;
+        o.top = a->top;
+        CompileResult r = analyze_compile(logs, trace ? &*trace : nullptr, o);
+        if (a->json) {
+          JsonWriter w(true);
+          write_compile_json(w, r);
+          std::cout << w.str() << "\n";
+        } else {
+          std::cout << render_compile_text(r);
+        }
+        return kExitOk;
+      };
+    });
+
+}  // namespace
+}  // namespace mlprof::cli

@@ -1,0 +1,238 @@
+#include "mlprof/render/compile_render.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "mlprof/text_table.h"
+
+namespace mlprof {
+namespace {
+
+std::string secs(double s) { return std::isnan(s) ? "-" : format_duration_ns(s * 1e9); }
+std::string ranks_text(const std::vector<int32_t>& ranks) {
+  std::string s;
+  for (int32_t r : ranks) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+void write_phases(JsonWriter& w, const std::vector<std::pair<std::string, double>>& phases) {
+  w.begin_object();
+  for (const auto& [name, us] : phases) w.field(name, us);
+  w.end_object();
+}
+
+}  // namespace
+
+std::string render_compile_text(const CompileResult& r, size_t width) {
+  std::string out;
+  char buf[512];
+  if (!r.ranks.empty()) {
+    TextTable t;
+    t.add_column("log", TextTable::Align::kLeft);
+    for (const char* h : {"rank", "ids", "frames", "recompiles", "breaks", "failed", "compile",
+                          "cache hit/miss", "bad md5"})
+      t.add_column(h);
+    for (const RankCompileSummary& s : r.ranks)
+      t.add_row({s.source, std::to_string(s.rank), std::to_string(s.compile_ids),
+                 std::to_string(s.frames), std::to_string(s.recompiles), std::to_string(s.restarts),
+                 std::to_string(s.failures), secs(s.compile_s),
+                 std::to_string(s.cache_hits) + "/" + std::to_string(s.cache_misses),
+                 std::to_string(s.md5_mismatches)});
+    out += t.render(width) + "\n";
+  }
+  if (!r.compiles.empty()) {
+    TextTable t;
+    t.add_column("compile id: frame", TextTable::Align::kLeft);
+    for (const char* h : {"status", "compile", "backend", "inductor", "ops", "kernels", "cache"})
+      t.add_column(h);
+    for (const CompileRow& c : r.compiles)
+      t.add_row(
+          {c.id + " " + c.frame, c.status, secs(c.compile_s), secs(c.backend_s), secs(c.inductor_s),
+           c.graph_ops < 0 ? "-" : std::to_string(c.graph_ops), std::to_string(c.kernels),
+           c.cache_hits + c.cache_misses == 0 ? "-"
+                                              : std::to_string(c.cache_hits) + " hit " +
+                                                    std::to_string(c.cache_misses) + " miss"});
+    out += t.render(width) + "\n";
+  }
+  if (!r.graph_breaks.empty()) {
+    TextTable t;
+    t.add_column("graph break: reason", TextTable::Align::kLeft);
+    t.add_column("frame", TextTable::Align::kLeft);
+    t.add_column("count");
+    for (const GraphBreak& g : r.graph_breaks)
+      t.add_row({g.reason, g.frame, std::to_string(g.count)});
+    out += t.render(width) + "\n";
+  }
+  if (!r.recompiles.empty()) {
+    TextTable t;
+    t.add_column("recompile reason, all ranks (numbers as N)", TextTable::Align::kLeft);
+    t.add_column("frame", TextTable::Align::kLeft);
+    t.add_column("count");
+    for (const RecompileGroup& g : r.recompiles)
+      t.add_row({g.reason, g.frame, std::to_string(g.count)});
+    out += t.render(width) + "\n";
+  }
+  for (const CompileFailure& f : r.failures) {
+    std::string reason = f.reason;
+    std::replace(reason.begin(), reason.end(), '\n', ' ');
+    out += "failed " + f.id + " in " + f.user_frame + ": " + f.type + ": " + reason + "\n";
+  }
+  for (const RankDivergence& d : r.divergences) {
+    out += "ranks diverge in " + d.what + ":\n";
+    for (const auto& [v, ranks] : d.groups)
+      out += "  ranks " + ranks_text(ranks) + ": " + (v.size() > 80 ? v.substr(0, 77) + "..." : v) +
+             "\n";
+  }
+  if (r.runtime.present) {
+    const CompileRuntime& rt = r.runtime;
+    std::snprintf(
+        buf, sizeof buf,
+        "\nruntime: %llu GPU events launched in compiled regions (%llu triton, %s), %llu "
+        "outside (%s); cpu ops inside/outside %llu/%llu; %llu Dynamo cache lookups (%s)\n",
+        static_cast<unsigned long long>(rt.kernels_in_compiled),
+        static_cast<unsigned long long>(rt.triton_in_compiled),
+        format_duration_ns(static_cast<double>(rt.gpu_ns_in_compiled)).c_str(),
+        static_cast<unsigned long long>(rt.kernels_outside),
+        format_duration_ns(static_cast<double>(rt.gpu_ns_outside)).c_str(),
+        static_cast<unsigned long long>(rt.cpu_ops_in_compiled),
+        static_cast<unsigned long long>(rt.cpu_ops_outside),
+        static_cast<unsigned long long>(rt.cache_lookups),
+        format_duration_ns(static_cast<double>(rt.cache_lookup_ns)).c_str());
+    out += buf;
+    if (!rt.regions.empty()) {
+      TextTable t;
+      t.add_column("compiled region", TextTable::Align::kLeft);
+      for (const char* h :
+           {"compile id", "calls", "CPU", "GPU busy", "GPU events", "triton", "kernels"})
+        t.add_column(h);
+      for (const CompiledRegion& c : rt.regions)
+        t.add_row({c.name, c.compile_id.empty() ? "-" : c.compile_id, std::to_string(c.calls),
+                   format_duration_ns(static_cast<double>(c.cpu_ns)),
+                   format_duration_ns(static_cast<double>(c.gpu_busy_ns)),
+                   std::to_string(c.gpu_events), std::to_string(c.triton_kernels),
+                   std::to_string(c.distinct_kernels)});
+      out += t.render(width);
+    }
+  }
+  if (!r.recommendations.empty()) out += "\n";
+  for (const std::string& s : r.recommendations) out += "* " + s + "\n";
+  return out;
+}
+
+void write_compile_json(JsonWriter& w, const CompileResult& r) {
+  w.begin_object().field("kind", "torch_compile");
+  w.key("ranks").begin_array();
+  for (const RankCompileSummary& s : r.ranks)
+    w.begin_object()
+        .field("source", s.source)
+        .field("rank", s.rank)
+        .field("compile_ids", s.compile_ids)
+        .field("frames", s.frames)
+        .field("recompiles", s.recompiles)
+        .field("restarts", s.restarts)
+        .field("failures", s.failures)
+        .field("compile_s", s.compile_s)
+        .field("cache_hits", s.cache_hits)
+        .field("cache_misses", s.cache_misses)
+        .field("cache_bypasses", s.cache_bypasses)
+        .field("md5_mismatches", s.md5_mismatches)
+        .field("json_failures", s.json_failures)
+        .field("unrecognized_lines", s.unrecognized_lines)
+        .field("blank_lines", s.blank_lines)
+        .field("crlf", s.crlf)
+        .field("id_sequence", s.id_sequence)
+        .field("cache_sequence", s.cache_sequence)
+        .end_object();
+  w.end_array();
+  w.key("compiles").begin_array();
+  for (const CompileRow& c : r.compiles) {
+    w.begin_object().field("id", c.id).field("frame", c.frame).field("user_frame", c.user_frame);
+    w.field("status", c.status).field("compile_s", c.compile_s).field("backend_s", c.backend_s);
+    w.field("inductor_s", c.inductor_s).field("code_gen_s", c.code_gen_s);
+    w.field("graph_ops", c.graph_ops).field("dynamo_starts", c.starts);
+    w.key("phases_us");
+    write_phases(w, c.phases_us);
+    w.field("recompile_reason", c.recompile_reason);
+    w.field("cache_hits", c.cache_hits).field("cache_misses", c.cache_misses);
+    w.key("cache_keys").begin_array();
+    for (const std::string& k : c.cache_keys) w.value(k);
+    w.end_array();
+    w.field("kernels", c.kernels).field("autotune_events", c.autotune).end_object();
+  }
+  w.end_array();
+  w.key("global_phases_us");
+  write_phases(w, r.global_phases_us);
+  w.key("graph_breaks").begin_array();
+  for (const GraphBreak& g : r.graph_breaks) {
+    w.begin_object().field("reason", g.reason).field("frame", g.frame).field("count", g.count);
+    w.key("ids").begin_array();
+    for (const std::string& id : g.ids) w.value(id);
+    w.end_array().end_object();
+  }
+  w.end_array();
+  w.key("recompiles").begin_array();
+  for (const RecompileGroup& g : r.recompiles)
+    w.begin_object()
+        .field("frame", g.frame)
+        .field("reason", g.reason)
+        .field("count", g.count)
+        .end_object();
+  w.end_array();
+  w.key("failures").begin_array();
+  for (const CompileFailure& f : r.failures)
+    w.begin_object()
+        .field("id", f.id)
+        .field("type", f.type)
+        .field("reason", f.reason)
+        .field("frame", f.user_frame)
+        .end_object();
+  w.end_array();
+  w.key("divergences").begin_array();
+  for (const RankDivergence& d : r.divergences) {
+    w.begin_object().field("what", d.what).key("groups").begin_array();
+    for (const auto& [v, ranks] : d.groups) {
+      w.begin_object().field("value", v).key("ranks").begin_array();
+      for (int32_t rk : ranks) w.value(rk);
+      w.end_array().end_object();
+    }
+    w.end_array().end_object();
+  }
+  w.end_array();
+  w.key("runtime");
+  if (!r.runtime.present) {
+    w.null();
+  } else {
+    const CompileRuntime& rt = r.runtime;
+    w.begin_object()
+        .field("kernels_in_compiled", rt.kernels_in_compiled)
+        .field("kernels_outside", rt.kernels_outside)
+        .field("triton_in_compiled", rt.triton_in_compiled)
+        .field("triton_total", rt.triton_total)
+        .field("gpu_ns_in_compiled", rt.gpu_ns_in_compiled)
+        .field("gpu_ns_outside", rt.gpu_ns_outside)
+        .field("cpu_ops_in_compiled", rt.cpu_ops_in_compiled)
+        .field("cpu_ops_outside", rt.cpu_ops_outside)
+        .field("cache_lookups", rt.cache_lookups)
+        .field("cache_lookup_ns", rt.cache_lookup_ns);
+    w.key("regions").begin_array();
+    for (const CompiledRegion& c : rt.regions)
+      w.begin_object()
+          .field("kind", c.kind)
+          .field("name", c.name)
+          .field("compile_id", c.compile_id)
+          .field("fx_key", c.fx_key)
+          .field("calls", c.calls)
+          .field("cpu_ns", c.cpu_ns)
+          .field("gpu_events", c.gpu_events)
+          .field("triton_kernels", c.triton_kernels)
+          .field("gpu_busy_ns", c.gpu_busy_ns)
+          .field("distinct_kernels", c.distinct_kernels)
+          .end_object();
+    w.end_array().end_object();
+  }
+  w.key("recommendations").begin_array();
+  for (const std::string& s : r.recommendations) w.value(s);
+  w.end_array().end_object();
+}
+
+}  // namespace mlprof

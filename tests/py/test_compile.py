@@ -1,0 +1,201 @@
+"""`mlprof compile --json` against ../shared/traces/compile: the facts in tlparse/EXPECTED.json
+and kineto/EXPECTED.json (computed when the data was collected; tlparse's own test facts are
+cited in the README there), an independent parse here of the fx_graph_cache_* artifacts, a
+generated log joining a compile id to the Kineto FX graph key, and hostile logs (CRLF, blank
+lines, no final newline, corrupt JSON are tolerated; a non-log is exit 2 with one line).
+Skips (exit 77) when the shared data is absent (MLPROF_SHARED_DIR, default ../shared)."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MLPROF = sys.argv[1]
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.environ.get("MLPROF_SHARED_DIR", os.path.join(ROOT, "..", "shared"))
+DIR = os.path.join(SHARED, "traces", "compile")
+if not os.path.isfile(os.path.join(DIR, "tlparse", "EXPECTED.json")):
+    print(f"SKIP: no shared torch.compile data at {DIR}")
+    sys.exit(77)
+
+failures = checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+
+
+def run(*args):
+    p = subprocess.run([MLPROF, *args], capture_output=True)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def run_json(*args):
+    rc, out, err = run(*args, "--json")
+    if rc != 0:
+        check(False, f"{args}: exit {rc}: {err.strip()}")
+        return None
+    return json.loads(out)
+
+
+def read_text(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        return f.read().decode("utf-8", errors="replace")
+
+
+def artifact_cache_events(text):
+    """(kind, key) of fx_graph_cache_* artifacts: envelope line, TAB payload lines."""
+    out, lines, i = [], [l.rstrip("\r") for l in text.split("\n")], 0
+    while i < len(lines):
+        l = lines[i]
+        i += 1
+        if '"artifact": {"name": "fx_graph_cache_' not in l:
+            continue
+        kind = l.split('"artifact": {"name": "')[1].split('"')[0]
+        payload = []
+        while i < len(lines) and (lines[i].startswith("\t") or not lines[i].strip()):
+            if lines[i].startswith("\t"):
+                payload.append(lines[i][1:])
+            i += 1
+        try:
+            key = json.loads("\n".join(payload)).get("key", "")
+        except ValueError:
+            key = ""
+        out.append((kind, key))
+    return out
+
+
+tl = json.load(open(os.path.join(DIR, "tlparse", "EXPECTED.json")))["files"]
+for name, f in tl.items():
+    path = os.path.join(DIR, "tlparse", name)
+    got = run_json("compile", path)
+    if got is None:
+        continue
+    s = got["ranks"][0]
+    check(s["md5_mismatches"] == f["payload_md5_mismatches"], f"{name}: md5 mismatches {s['md5_mismatches']}")
+    check(s["crlf"] == f["crlf_line_endings"], f"{name}: crlf")
+    check(s["blank_lines"] == f["blank_lines_skipped"], f"{name}: blank lines {s['blank_lines']}")
+    check(s["unrecognized_lines"] == f["unrecognized_lines"], f"{name}: unrecognized")
+    check(s["id_sequence"] == " ".join(f["compile_ids"]), f"{name}: ids {s['id_sequence']!r}")
+    check(s["restarts"] == len(f["restarts"]), f"{name}: restarts {s['restarts']}")
+    check(s["failures"] == len(f["failures"]), f"{name}: failures {s['failures']}")
+    recompiled = {r[0] for r in f["recompile_reasons"]}
+    check(s["recompiles"] >= len(recompiled), f"{name}: recompiles {s['recompiles']} < {len(recompiled)}")
+    total = 0.0
+    for cid, m in f["compilation_metrics"]:
+        t = m.get("entire_frame_compile_time_s")
+        if t is None and m.get("dynamo_cumulative_compile_time_us") is not None:
+            t = m["dynamo_cumulative_compile_time_us"] / 1e6
+        total += t or 0.0
+    check(abs(s["compile_s"] - total) < 1e-6, f"{name}: compile time {s['compile_s']} vs {total}")
+    rows = {c["id"]: c for c in got["compiles"]}
+    for key, us in f["compile_phase_us"].items():
+        phase, cid = key.rsplit("@", 1)
+        phases = got["global_phases_us"] if cid == "None" else rows.get(f"[{cid}]", {}).get("phases_us", {})
+        check(abs(phases.get(phase, -1) - us) < 1e-3, f"{name}: phase {key} {phases.get(phase)} vs {us}")
+    for cid, reasons in f["recompile_reasons"]:
+        check(rows.get(cid, {}).get("recompile_reason") == reasons[0], f"{name}: recompile reason of {cid}")
+    for cid, reason in f["restarts"]:
+        check(any(reason == g["reason"] and any(i.startswith(cid) for i in g["ids"]) for g in got["graph_breaks"]),
+              f"{name}: graph break {cid} {reason}")
+    if f["failures"]:
+        check(len(got["failures"]) == len(f["failures"]), f"{name}: failure rows")
+    # FX graph cache outcomes: the artifacts when present, else the chromium instants.
+    arts = artifact_cache_events(read_text(path))
+    hm = ("fx_graph_cache_hit", "fx_graph_cache_miss")
+    want = [k for k, _ in arts if k in hm] if arts else [k for k, _ in f["fx_graph_cache_events"] if k in hm]
+    seq = [k for k in ("fx_graph_cache_" + x for x in s["cache_sequence"].split()) if k in hm]
+    check(seq == want, f"{name}: cache sequence {seq} vs {want}")
+    if name == "simple.log.gz":
+        check(rows["[0/0]"]["kernels"] == len(f["inductor_kernels"]), f"{name}: kernels")
+
+# Ranks: tlparse's landing page facts (README): diverging compile ids and cache patterns.
+got = run_json("compile", os.path.join(DIR, "tlparse", "multi_rank_logs"))
+if got:
+    check([r["rank"] for r in got["ranks"]] == [0, 1, 2, 3], "multi_rank_logs: ranks")
+    div = {d["what"]: d["groups"] for d in got["divergences"]}
+    check("compile ids" in div and sorted(g["ranks"] for g in div["compile ids"]) == [[0, 2], [1], [3]],
+          f"multi_rank_logs: compile id groups {div.get('compile ids')}")
+    check("FX graph cache hit/miss" in div, "multi_rank_logs: cache divergence")
+got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
+if got:
+    div = {d["what"]: d["groups"] for d in got["divergences"]}
+    orders = {tuple(g["ranks"]): g["value"] for g in div.get("graph execution order", [])}
+    check(orders == {(0,): "0/1,0/0,0/1,0/0,0/1,0/0", (1,): "0/0,0/1,0/1,0/0,0/1,0/0"},
+          f"graph_exec_order: {orders}")
+    check("FX graph cache hit/miss" not in div, "graph_exec_order: cache consistent")
+
+# Kineto: per compiled region, GPU events launched inside (by correlation) and their busy time.
+kin = json.load(open(os.path.join(DIR, "kineto", "EXPECTED.json")))["files"]
+xdit = os.path.join(DIR, "kineto", "xdit_sd_3.5_profile_trace_rank_0.json.gz")
+got = run_json("compile", xdit)
+if got:
+    regions = {r["name"]: r for r in got["runtime"]["regions"]}
+    for rname in {a["name"] for a in kin["xdit_sd_3.5_profile_trace_rank_0.json.gz"]["regions_gpu_attribution"]}:
+        rows = [a for a in kin["xdit_sd_3.5_profile_trace_rank_0.json.gz"]["regions_gpu_attribution"] if a["name"] == rname]
+        if rname == "TorchDynamo Cache Lookup":
+            check(got["runtime"]["cache_lookups"] == len(rows), "xdit: cache lookups")
+            continue
+        r = regions.get(rname)
+        check(r is not None, f"xdit: region {rname}")
+        if not r:
+            continue
+        check(r["calls"] == len(rows), f"xdit: {rname} calls")
+        check(r["gpu_events"] == sum(a["gpu_events"] for a in rows), f"xdit: {rname} gpu events {r['gpu_events']}")
+        check(r["triton_kernels"] == sum(a["triton_kernels"] for a in rows), f"xdit: {rname} triton")
+        want_ns = sum(a["gpu_busy_us"] for a in rows) * 1000
+        check(abs(r["gpu_busy_ns"] - want_ns) < 10 * len(rows), f"xdit: {rname} busy {r['gpu_busy_ns']} vs {want_ns}")
+    check(got["runtime"]["triton_total"] == kin["xdit_sd_3.5_profile_trace_rank_0.json.gz"]["triton_kernel_launches"],
+          "xdit: triton launches")
+    # Join: a generated log whose FX graph cache miss has the trace's key joins it to [0/0].
+    key = "fp5r5pk7bndvtfxhvsvzndl5pa42kyv4kgpya5imdcl36x5bf6lh"
+    payload = json.dumps({"key": key, "components": []})
+    import hashlib
+    log = ('V1206 15:18:20.252000 1 torch/_dynamo/convert_frame.py:1] {"dynamo_start": {"stack": []}, '
+           '"frame_id": 0, "frame_compile_id": 0, "attempt": 0}\n'
+           'V1206 15:18:21.000000 1 torch/_inductor/codecache.py:1] {"artifact": {"name": "fx_graph_cache_miss", '
+           f'"encoding": "json"}}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": '
+           f'"{hashlib.md5(payload.encode()).hexdigest()}"}}\n\t{payload}\n')
+    with tempfile.TemporaryDirectory() as tmp:
+        p = os.path.join(tmp, "dedicated_log_torch_trace_rank_0_x.log")
+        open(p, "w").write(log)
+        got = run_json("compile", p, xdit)
+        if got:
+            fx = [r for r in got["runtime"]["regions"] if r["kind"] == "CompiledFxGraph"]
+            check(len(fx) == 1 and fx[0]["compile_id"] == "0/0" and fx[0]["fx_key"] == key, f"join: {fx}")
+            check(got["ranks"][0]["md5_mismatches"] == 0, "generated log md5")
+
+# Tolerated damage: CRLF + blank lines + no final newline + a corrupt JSON line give the same
+# compile ids and timings as the clean file; a non-log / empty file is exit 2, one line.
+clean = read_text(os.path.join(DIR, "tlparse", "comp_metrics.log"))
+base = run_json("compile", os.path.join(DIR, "tlparse", "comp_metrics.log"))
+with tempfile.TemporaryDirectory() as tmp:
+    lines = clean.rstrip("\n").split("\n")
+    damaged = "\r\n\r\n".join(lines)  # CRLF, a blank line between all lines, no final newline
+    damaged += "\r\nV0403 07:28:48.078000 1 x.py:1] {not json\r\nthis is not a log line"
+    p = os.path.join(tmp, "damaged.log")
+    open(p, "w", newline="").write(damaged)
+    got = run_json("compile", p)
+    if got and base:
+        s = got["ranks"][0]
+        check(s["id_sequence"] == base["ranks"][0]["id_sequence"], "damaged: ids")
+        check(s["md5_mismatches"] == 0, f"damaged: md5 {s['md5_mismatches']}")
+        check(s["crlf"] and s["blank_lines"] >= len(lines) - 1, "damaged: crlf/blank counted")
+        check(s["json_failures"] == 1 and s["unrecognized_lines"] == 1, f"damaged: counted {s}")
+        check(abs(s["compile_s"] - base["ranks"][0]["compile_s"]) < 1e-9, "damaged: times")
+    for fname, data in {"empty.log": b"", "notalog.log": b"hello\nworld\n", "binary.log": bytes(range(256)) * 4,
+                        "cut.log.gz": gzip.compress(clean.encode())[:200]}.items():
+        p = os.path.join(tmp, fname)
+        open(p, "wb").write(data)
+        rc, out, err = run("compile", p)
+        lines_err = err.strip().splitlines()
+        check(rc == 2 and len(lines_err) == 1 and p in lines_err[0] and not out, f"{fname}: rc={rc} err={err.strip()[:200]}")
+
+print(f"{checked - failures}/{checked} checks passed")
+sys.exit(1 if failures else 0)
