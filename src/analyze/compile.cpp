@@ -330,8 +330,7 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
   }
   for (const CompileFailure& f : res.failures)
     res.recommendations.push_back("compile " + f.id + " failed (" + f.type + ": " +
-                                  f.reason.substr(0, f.reason.find('\n')) +
-                                  "): that frame runs eagerly");
+                                  one_line(f.reason) + "): that frame runs eagerly");
   if (!res.ranks.empty()) {
     const RankCompileSummary& s = res.ranks[0];
     if (s.cache_misses > 0 && s.cache_hits == 0)
