@@ -12,12 +12,10 @@ import sys
 import tempfile
 
 MLPROF = sys.argv[1]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARED = os.environ.get("MLPROF_SHARED_DIR", os.path.join(ROOT, "..", "shared"))
-DIR = os.path.join(SHARED, "traces", "compile")
-if not os.path.isfile(os.path.join(DIR, "tlparse", "EXPECTED.json")):
-    print(f"SKIP: no shared torch.compile data at {DIR}")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shared_data import require  # noqa: E402
+
+DIR = os.path.dirname(os.path.dirname(require("traces/compile/tlparse/EXPECTED.json")))
 
 failures = checked = 0
 

@@ -13,12 +13,10 @@ import tempfile
 from collections import Counter, defaultdict
 
 MLPROF = sys.argv[1]
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARED = os.environ.get("MLPROF_SHARED_DIR", os.path.join(ROOT, "..", "shared"))
-DIR = os.path.join(SHARED, "traces", "memory-snapshot")
-if not os.path.isfile(os.path.join(DIR, "EXPECTED.json")):
-    print(f"SKIP: no shared memory snapshots at {DIR}")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shared_data import require  # noqa: E402
+
+DIR = os.path.dirname(require("traces/memory-snapshot/EXPECTED.json"))
 
 failures = checked = 0
 
