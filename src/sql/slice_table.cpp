@@ -68,6 +68,7 @@ class SliceVtab : public TableSpec {
   double selectivity(int col, Op op, bool binary) const override {
     if ((col == -1 || col == kId) && op == Op::kEq) return 0.0;
     if (col == kTs) return op == Op::kEq ? 0.001 : 0.25;
+    if (col == kEnd && op != Op::kEq) return 0.5;  // bounds ts through the longest slice
     if (col == kTrack && op == Op::kEq) return 0.05;
     if (col == kParent && op == Op::kEq) return 0.001;
     if ((col == kName || col == kCategory) && op == Op::kEq && binary) return 0.2;
@@ -95,6 +96,7 @@ class SliceVtab : public TableSpec {
     for (const Constraint& c : cs)
       if ((c.column == -1 || c.column == kId) && c.op == Op::kEq) return TableSpec::plan({c}, scan);
     int64_t lo = INT64_MIN, hi = INT64_MAX;  // ts in [lo, hi]
+    int64_t end_lo = INT64_MIN;              // end >= end_lo
     bool has_track = false, has_parent = false;
     int64_t track = 0, parent = 0;
     for (const Constraint& c : cs) {
@@ -106,6 +108,14 @@ class SliceVtab : public TableSpec {
           }
           if (c.op == Op::kEq || c.op == Op::kLe || c.op == Op::kLt) {
             if (int_bound(c.value, false, v)) hi = std::min(hi, v);
+          }
+          break;
+        case kEnd:
+          // end >= x: ts >= x - (the track's longest slice), below; end <= x: ts <= x.
+          if (c.op == Op::kGe || c.op == Op::kGt) {
+            if (int_bound(c.value, true, v)) end_lo = std::max(end_lo, v);
+          } else if (int_bound(c.value, false, v)) {
+            hi = std::min(hi, v);
           }
           break;
         case kTrack:
@@ -157,7 +167,12 @@ class SliceVtab : public TableSpec {
         uint64_t b = begin[tr], e = begin[tr + 1];
         if (has_parent) b = std::max(b, parent_row + 1);
         if (b >= e) continue;
-        if (lo != INT64_MIN) b = std::lower_bound(ts + b, ts + e, lo) - ts;
+        int64_t track_lo = lo;
+        if (end_lo != INT64_MIN) {
+          int64_t longest = longest_slice(p)[tr];
+          if (end_lo > INT64_MIN + longest) track_lo = std::max(track_lo, end_lo - longest);
+        }
+        if (track_lo != INT64_MIN) b = std::lower_bound(ts + b, ts + e, track_lo) - ts;
         if (hi != INT64_MAX) e = std::upper_bound(ts + b, ts + e, hi) - ts;
         if (b >= e) continue;
         if (!scan.ranges.empty() && scan.ranges.back().part == p && scan.ranges.back().end == b)
@@ -197,6 +212,19 @@ class SliceVtab : public TableSpec {
       return true;
     };
   }
+
+  // The longest slice of each track of part p (for end >= x), computed on first use.
+  const std::vector<int64_t>& longest_slice(size_t p) const {
+    if (longest_.size() != set_.parts.size()) longest_.resize(set_.parts.size());
+    std::vector<int64_t>& l = longest_[p];
+    const Trace& t = *set_.parts[p].trace;
+    if (l.size() == t.tracks.size()) return l;
+    l.assign(t.tracks.size(), 0);
+    for (size_t i = 0; i < t.slices.size(); ++i)
+      l[t.slices.track[i]] = std::max(l[t.slices.track[i]], t.slices.dur[i]);
+    return l;
+  }
+  mutable std::vector<std::vector<int64_t>> longest_;
 
   const std::vector<uint32_t>& sorted(int col, bool desc) const {
     std::vector<uint32_t>& order = sorted_[(col == kName ? 0 : 2) + (desc ? 1 : 0)];

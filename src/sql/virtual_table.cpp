@@ -182,7 +182,15 @@ int x_best_index(sqlite3_vtab* vt, sqlite3_index_info* info) {
   for (int i = 0; i < info->nConstraint; ++i) {
     const auto& c = info->aConstraint[i];
     Op op;
-    if (!c.usable || c.iColumn >= ncols || !to_op(c.op, op)) continue;
+    if (!c.usable || c.iColumn > ncols || !to_op(c.op, op)) continue;
+    if (c.iColumn == ncols) {  // rank = ?: whole traces skipped (x_filter)
+      if (op != Op::kEq || spec->set().parts.size() < 2) continue;
+      info->aConstraintUsage[i].argvIndex = ++argc;
+      plan += static_cast<char>('A' + ncols + 1);
+      plan += static_cast<char>(op);
+      fraction /= static_cast<double>(spec->set().parts.size());
+      continue;
+    }
     const char* coll = sqlite3_vtab_collation(info, i);
     bool binary = coll == nullptr || std::strcmp(coll, "BINARY") == 0;
     double s = spec->selectivity(c.iColumn, op, binary);
@@ -232,9 +240,16 @@ int x_filter(sqlite3_vtab_cursor* vc, int ordered, const char* idx, int argc,
              sqlite3_value** argv) {
   auto* c = static_cast<Cursor*>(vc);
   std::vector<Constraint> constraints;
+  std::vector<sqlite3_value*> ranks;
+  int rank_column = static_cast<int>(c->spec->columns().size());
   size_t n = idx ? std::strlen(idx) / 2 : 0;
-  for (size_t i = 0; i < n && static_cast<int>(i) < argc; ++i)
-    constraints.push_back({idx[2 * i] - 'A' - 1, static_cast<Op>(idx[2 * i + 1]), argv[i]});
+  for (size_t i = 0; i < n && static_cast<int>(i) < argc; ++i) {
+    int col = idx[2 * i] - 'A' - 1;
+    if (col == rank_column)
+      ranks.push_back(argv[i]);
+    else
+      constraints.push_back({col, static_cast<Op>(idx[2 * i + 1]), argv[i]});
+  }
   c->scan = Scan();
   try {
     if (ordered != 0)
@@ -246,6 +261,12 @@ int x_filter(sqlite3_vtab_cursor* vc, int ordered, const char* idx, int argc,
     sqlite3_free(vc->pVtab->zErrMsg);
     vc->pVtab->zErrMsg = sqlite3_mprintf("%s: %s", c->spec->name(), e.what());
     return SQLITE_ERROR;
+  }
+  for (sqlite3_value* v : ranks) {  // a superset again: SQLite rechecks rank = ?
+    if (sqlite3_value_numeric_type(v) != SQLITE_INTEGER) continue;
+    int64_t want = sqlite3_value_int64(v);
+    const auto& parts = c->spec->set().parts;
+    std::erase_if(c->scan.ranges, [&](const RowRange& r) { return parts[r.part].rank != want; });
   }
   c->range = 0;
   c->row = 0;

@@ -70,6 +70,13 @@ def check_slices(path):
                         f"WHERE {col} >= {lo} AND {col} <= {hi}")[0]
         check((r["n"], r["total"]) == (len(inside), sum(s[2] for s in inside)),
               f"{path}: window {col}: {r} vs {len(inside)}")
+    # Overlapping the window (end bounds ts through each track's longest slice).
+    overlap = [s for s in sl if s[1] < hi and s[1] + s[2] > lo]
+    for a, b in (("ts", "end"), ("+ts", "+end")):
+        r = query(path, f"SELECT count(*) AS n FROM slice WHERE {a} < {hi} AND {b} > {lo}")[0]
+        check(r["n"] == len(overlap), f"{path}: overlap {a} {b}: {r['n']} vs {len(overlap)}")
+    r = query(path, f"SELECT count(*) AS n FROM slice WHERE end <= {hi} AND end >= {lo}")[0]
+    check(r["n"] == sum(1 for s in sl if lo <= s[1] + s[2] <= hi), f"{path}: end window")
     r = query(path, f"SELECT count(*) AS n FROM slice WHERE ts > {lo} AND ts < {hi}")[0]
     check(r["n"] == sum(1 for s in sl if lo < s[1] < hi), f"{path}: open window")
     # Per track (numeric pid/tid), through the track table and the track_id push-down.
@@ -277,6 +284,10 @@ def check_directory(paths):
                      "WHERE c.rank != p.rank OR c.track_id != p.track_id")[0]
         check(r["n"] == 0, "parents stay in their rank and track")
         check("rank" in query(d, "SELECT * FROM track LIMIT 1")[0], "rank column shown")
+        for rank, n in want.items():
+            for col in ("rank", "+rank"):
+                got = query(d, f"SELECT count(*) AS n FROM slice WHERE {col} = {rank}")[0]["n"]
+                check(got == n, f"{col} = {rank}: {got} vs {n}")
 
 
 cpu = os.path.join(DATA, "mlp_bs64.json.gz")
