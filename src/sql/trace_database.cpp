@@ -148,8 +148,10 @@ bool TraceDatabase::run(std::string_view sql, RowSink& sink, QueryError& error) 
     int off = sqlite3_error_offset(db_);
     error.offset = off >= 0 ? (at - start) + off : -1;
     error.interrupted = rc == SQLITE_INTERRUPT;
+    // The authorizer's refusals, and SQLite's own for virtual tables (no xUpdate, no index).
     error.refused_write = rc == SQLITE_AUTH || state_->refused ||
-                          error.message.find("may not be modified") != std::string::npos;
+                          error.message.find("may not be modified") != std::string::npos ||
+                          error.message.find("may not be indexed") != std::string::npos;
     sqlite3_finalize(st);
     return false;
   };
