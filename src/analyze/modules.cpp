@@ -1,0 +1,325 @@
+#include "mlprof/analyze/modules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "mlprof/analyze/flops.h"
+#include "mlprof/analyze/gpu_events.h"
+#include "mlprof/analyze/interval_set.h"
+
+namespace mlprof {
+namespace {
+
+constexpr std::string_view kModulePrefix = "nn.Module: ";
+
+std::string class_of(std::string_view name) {  // "Qwen3Attention_0" -> "Qwen3Attention"
+  size_t us = name.rfind('_');
+  if (us != std::string_view::npos && us + 1 < name.size() &&
+      name.substr(us + 1).find_first_not_of("0123456789") == std::string_view::npos)
+    return std::string(name.substr(0, us));
+  return std::string(name);
+}
+
+struct Call {  // one module event
+  uint32_t slice;
+  int32_t parent = -1;  // module parent call
+  int32_t row = -1;
+  bool recompute = false;
+  std::vector<Interval> gpu;  // GPU events launched inside it
+  int64_t gpu_ns = 0;
+  int64_t child_host_ns = 0;
+};
+
+}  // namespace
+
+ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
+  ModulesResult res;
+  const SliceTable& s = t.slices;
+  StringId py_cat = t.strings.find("python_function");
+  std::unordered_map<int64_t, uint32_t> by_python_id;
+  std::vector<uint32_t> module_slices;
+  std::set<uint32_t> autograd_tracks;
+  for (size_t i = 0; i < s.size(); ++i) {
+    std::string_view name = t.str(s.name[i]);
+    if (name.starts_with("autograd::engine::evaluate_function")) autograd_tracks.insert(s.track[i]);
+    if (s.cat[i] != py_cat) continue;
+    if (const Arg* id = t.slice_arg(i, "Python id"))
+      if (auto v = id->as_int()) by_python_id[*v] = static_cast<uint32_t>(i);
+    if (name.starts_with(kModulePrefix)) module_slices.push_back(static_cast<uint32_t>(i));
+  }
+  res.module_events = module_slices.size();
+  if (module_slices.empty()) {
+    res.message =
+        "no nn.Module events in this trace: record with torch.profiler.profile(with_stack=True, "
+        "with_modules=True) (python_function events named 'nn.Module: Name_N')";
+    return res;
+  }
+  // Order: by track, then start, outer (longer) first, so a parent precedes its children.
+  std::sort(module_slices.begin(), module_slices.end(), [&](uint32_t a, uint32_t b) {
+    if (s.ts[a] != s.ts[b]) return s.ts[a] < s.ts[b];
+    return s.dur[a] > s.dur[b];
+  });
+  std::vector<Call> calls(module_slices.size());
+  std::unordered_map<uint32_t, int32_t> call_of_slice;
+  for (size_t k = 0; k < module_slices.size(); ++k) {
+    calls[k].slice = module_slices[k];
+    call_of_slice[module_slices[k]] = static_cast<int32_t>(k);
+  }
+  // Module parent: follow "Python parent id" until a module event (memoized per python slice).
+  std::unordered_map<uint32_t, int32_t> nearest;  // python slice -> module call, -1 none
+  auto module_ancestor = [&](uint32_t start) -> int32_t {
+    std::vector<uint32_t> chain;
+    int32_t found = -1;
+    uint32_t cur = start;
+    for (int steps = 0; steps < 100000; ++steps) {
+      const Arg* pa = t.slice_arg(cur, "Python parent id");
+      auto pid = pa ? pa->as_int() : std::nullopt;
+      if (!pid) break;
+      auto it = by_python_id.find(*pid);
+      if (it == by_python_id.end() || it->second == cur) break;
+      cur = it->second;
+      auto m = call_of_slice.find(cur);
+      if (m != call_of_slice.end()) {
+        found = m->second;
+        break;
+      }
+      auto memo = nearest.find(cur);
+      if (memo != nearest.end()) {
+        found = memo->second;
+        break;
+      }
+      chain.push_back(cur);
+    }
+    for (uint32_t c : chain) nearest[c] = found;
+    return found;
+  };
+  for (size_t k = 0; k < calls.size(); ++k) {
+    calls[k].parent = module_ancestor(calls[k].slice);
+    calls[k].recompute = autograd_tracks.count(s.track[calls[k].slice]) > 0;
+    if (calls[k].recompute) ++res.recompute_events;
+  }
+  // Paths (parents first: a parent always starts no later than its child).
+  std::vector<std::string> path(calls.size());
+  std::vector<uint32_t> order(calls.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<uint32_t>(k);
+  std::map<std::string, uint32_t> row_of_path;
+  std::vector<std::vector<uint32_t>> row_children;
+  std::vector<uint32_t> root_rows;
+  auto path_of = [&](auto&& self, uint32_t k, int depth) -> const std::string& {
+    if (!path[k].empty() || depth > 256) return path[k];
+    std::string name(t.str(s.name[calls[k].slice]).substr(kModulePrefix.size()));
+    if (calls[k].parent >= 0) {
+      path[k] = self(self, static_cast<uint32_t>(calls[k].parent), depth + 1) + "/" + name;
+    } else {
+      path[k] = (calls[k].recompute ? "[recompute] " : "") + name;
+    }
+    return path[k];
+  };
+  for (uint32_t k : order) {
+    const std::string& p = path_of(path_of, k, 0);
+    auto [it, fresh] = row_of_path.try_emplace(p, static_cast<uint32_t>(res.rows.size()));
+    if (fresh) {
+      ModuleRow row;
+      row.path = p;
+      std::string_view name = t.str(s.name[calls[k].slice]).substr(kModulePrefix.size());
+      row.name = std::string(name);
+      row.cls = class_of(name);
+      row.recompute = calls[k].recompute;
+      int32_t pc = calls[k].parent;
+      row.parent = pc >= 0 ? calls[pc].row : -1;
+      row.depth = row.parent >= 0 ? res.rows[row.parent].depth + 1 : 0;
+      res.max_depth = std::max(res.max_depth, row.depth);
+      res.rows.push_back(std::move(row));
+      row_children.emplace_back();
+      if (res.rows.back().parent >= 0)
+        row_children[res.rows.back().parent].push_back(it->second);
+      else
+        root_rows.push_back(it->second);
+    }
+    calls[k].row = static_cast<int32_t>(it->second);
+    ModuleRow& row = res.rows[it->second];
+    ++row.calls;
+    row.host_ns += s.dur[calls[k].slice];
+    if (calls[k].parent >= 0) calls[calls[k].parent].child_host_ns += s.dur[calls[k].slice];
+  }
+  for (size_t k = 0; k < calls.size(); ++k)
+    res.rows[calls[k].row].host_self_ns +=
+        std::max<int64_t>(0, s.dur[calls[k].slice] - calls[k].child_host_ns);
+
+  // Per track, module calls outer-first; GPU launches and FLOP-counted ops by time.
+  std::map<uint32_t, std::vector<uint32_t>> calls_on_track;
+  for (uint32_t k = 0; k < calls.size(); ++k) calls_on_track[s.track[calls[k].slice]].push_back(k);
+  GpuEvents ev = collect_gpu_events(t);
+  res.has_gpu = !ev.events.empty();
+  {
+    std::vector<Interval> all;
+    for (const GpuEvent& g : ev.events) all.emplace_back(g.ts, g.end);
+    merge_intervals(all);
+    res.gpu_total_ns = total_length(all);
+  }
+  struct Point {
+    int64_t ts;
+    uint32_t idx;
+  };
+  std::map<uint32_t, std::vector<Point>> launches, ops;
+  for (uint32_t e = 0; e < ev.events.size(); ++e) {
+    const GpuEvent& g = ev.events[e];
+    if (g.launch >= 0) launches[s.track[g.launch]].push_back({s.ts[g.launch], e});
+  }
+  std::vector<double> op_flops_of;
+  std::vector<uint32_t> op_slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    std::string_view name = t.str(s.name[i]);
+    if (t.is_gpu_track(s.track[i]) || !is_flop_counted_op(name)) continue;
+    bool nested = false;  // count only the outermost counted op (linear contains addmm)
+    for (int32_t p = s.parent[i]; p >= 0 && !nested; p = s.parent[p])
+      nested = is_flop_counted_op(t.str(s.name[p]));
+    if (nested) continue;
+    const Arg* dims = t.slice_arg(i, "Input Dims");
+    if (!dims || (dims->type != ArgType::kJson && dims->type != ArgType::kString)) continue;
+    auto shapes = parse_input_dims(t.str(dims->s));
+    if (!shapes) continue;
+    auto f = op_flops(name, *shapes);
+    if (!f) continue;
+    ops[s.track[i]].push_back({s.ts[i], static_cast<uint32_t>(op_flops_of.size())});
+    op_flops_of.push_back(*f);
+    op_slices.push_back(static_cast<uint32_t>(i));
+  }
+  for (auto& [track, v] : launches)
+    std::sort(v.begin(), v.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
+  for (auto& [track, v] : ops)
+    std::sort(v.begin(), v.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
+  std::vector<int32_t> gpu_owner(ev.events.size(), -1), op_owner(op_flops_of.size(), -1);
+  std::vector<double> call_flops(calls.size(), 0);
+  for (auto& [track, ks] : calls_on_track) {
+    const auto& lv = launches[track];
+    const auto& ov = ops[track];
+    for (uint32_t k : ks) {  // outer first: an inner module overwrites the owner
+      int64_t b = s.ts[calls[k].slice], e = s.end(calls[k].slice);
+      auto lo = std::lower_bound(lv.begin(), lv.end(), b,
+                                 [](const Point& p, int64_t v) { return p.ts < v; });
+      for (auto it = lo; it != lv.end() && it->ts <= e; ++it) {
+        const GpuEvent& g = ev.events[it->idx];
+        calls[k].gpu.emplace_back(g.ts, g.end);
+        gpu_owner[it->idx] = static_cast<int32_t>(k);
+      }
+      auto olo = std::lower_bound(ov.begin(), ov.end(), b,
+                                  [](const Point& p, int64_t v) { return p.ts < v; });
+      for (auto it = olo; it != ov.end() && it->ts <= e; ++it) {
+        call_flops[k] += op_flops_of[it->idx];
+        op_owner[it->idx] = static_cast<int32_t>(k);
+      }
+    }
+  }
+  // Per row: GPU time summed over calls, per-call spread.
+  std::vector<double> sum_sq(res.rows.size(), 0);
+  std::vector<uint64_t> seen(res.rows.size(), 0);
+  for (size_t k = 0; k < calls.size(); ++k) {
+    ModuleRow& row = res.rows[calls[k].row];
+    row.gpu_events += calls[k].gpu.size();
+    merge_intervals(calls[k].gpu);
+    int64_t g = total_length(calls[k].gpu);
+    calls[k].gpu_ns = g;
+    row.gpu_min_ns = seen[calls[k].row]++ ? std::min(row.gpu_min_ns, g) : g;
+    row.gpu_max_ns = std::max(row.gpu_max_ns, g);
+    row.gpu_ns += g;
+    row.flops += call_flops[k];
+    sum_sq[calls[k].row] += static_cast<double>(g) * static_cast<double>(g);
+  }
+  {
+    std::vector<std::vector<Interval>> self(res.rows.size());
+    for (uint32_t e = 0; e < ev.events.size(); ++e)
+      if (gpu_owner[e] >= 0)
+        self[calls[gpu_owner[e]].row].emplace_back(ev.events[e].ts, ev.events[e].end);
+    for (size_t r = 0; r < self.size(); ++r) {
+      merge_intervals(self[r]);
+      res.rows[r].gpu_self_ns = total_length(self[r]);
+    }
+    for (size_t i = 0; i < op_owner.size(); ++i)
+      if (op_owner[i] >= 0) res.rows[calls[op_owner[i]].row].flops_self += op_flops_of[i];
+  }
+  // Step time: ProfilerStep# ranges, else the trace span.
+  for (size_t i = 0; i < s.size(); ++i)
+    if (profiler_step_number(t.str(s.name[i])) >= 0 && !t.is_gpu_track(s.track[i]))
+      res.step_ns += s.dur[i];
+  if (res.step_ns == 0) res.step_ns = t.span_ns();
+  for (size_t r = 0; r < res.rows.size(); ++r) {
+    ModuleRow& row = res.rows[r];
+    double n = static_cast<double>(row.calls);
+    double mean = row.gpu_ns / n;
+    double var = std::max(0.0, sum_sq[r] / n - mean * mean);
+    row.gpu_cv = mean > 0 ? std::sqrt(var) / mean : 0;
+    int64_t time = res.has_gpu ? row.gpu_ns : row.host_ns;
+    row.step_share = res.step_ns > 0 ? static_cast<double>(time) / res.step_ns : 0;
+  }
+  // Tree order (depth first, children in first-call order).
+  {
+    std::vector<ModuleRow> sorted;
+    std::vector<int32_t> new_index(res.rows.size(), -1);
+    std::vector<uint32_t> stack(root_rows.rbegin(), root_rows.rend());
+    while (!stack.empty()) {
+      uint32_t r = stack.back();
+      stack.pop_back();
+      new_index[r] = static_cast<int32_t>(sorted.size());
+      sorted.push_back(res.rows[r]);
+      for (auto it = row_children[r].rbegin(); it != row_children[r].rend(); ++it)
+        stack.push_back(*it);
+    }
+    for (ModuleRow& row : sorted)
+      if (row.parent >= 0) row.parent = new_index[row.parent];
+    res.rows = std::move(sorted);
+  }
+  // Slowest by self time (GPU when there is GPU work), most variable by per-call spread.
+  std::vector<uint32_t> idx(res.rows.size());
+  for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<uint32_t>(k);
+  auto self_time = [&](uint32_t r) {
+    return res.has_gpu ? res.rows[r].gpu_self_ns : res.rows[r].host_self_ns;
+  };
+  res.slowest = idx;
+  std::sort(res.slowest.begin(), res.slowest.end(), [&](uint32_t a, uint32_t b) {
+    return self_time(a) != self_time(b) ? self_time(a) > self_time(b) : a < b;
+  });
+  if (res.slowest.size() > o.top) res.slowest.resize(o.top);
+  for (uint32_t r : idx)
+    if (res.rows[r].calls >= 3 && res.rows[r].gpu_ns * 1000 > res.gpu_total_ns)
+      res.variable.push_back(r);
+  std::sort(res.variable.begin(), res.variable.end(),
+            [&](uint32_t a, uint32_t b) { return res.rows[a].gpu_cv > res.rows[b].gpu_cv; });
+  if (res.variable.size() > o.top) res.variable.resize(o.top);
+  // Shared modules: one name called from several parent paths.
+  std::map<std::string, SharedModule> by_name;
+  std::map<std::string, std::set<int32_t>> sites;
+  for (const ModuleRow& row : res.rows) {
+    SharedModule& m = by_name[row.name];
+    m.name = row.name;
+    m.calls += row.calls;
+    m.gpu_ns += row.gpu_ns;
+    sites[row.name].insert(row.parent);
+  }
+  for (auto& [name, m] : by_name) {
+    m.call_sites = sites[name].size();
+    if (m.call_sites > 1) res.shared.push_back(m);
+  }
+  std::sort(res.shared.begin(), res.shared.end(),
+            [](const auto& a, const auto& b) { return a.calls > b.calls; });
+  if (res.shared.size() > o.top) res.shared.resize(o.top);
+  std::map<std::string, ModuleClass> by_class;
+  for (const ModuleRow& row : res.rows) {
+    ModuleClass& c = by_class[row.cls];
+    c.cls = row.cls;
+    c.calls += row.calls;
+    c.host_self_ns += row.host_self_ns;
+    c.gpu_self_ns += row.gpu_self_ns;
+    c.flops_self += row.flops_self;
+  }
+  for (auto& [k, c] : by_class) res.classes.push_back(c);
+  std::sort(res.classes.begin(), res.classes.end(), [&](const auto& a, const auto& b) {
+    return res.has_gpu ? a.gpu_self_ns > b.gpu_self_ns : a.host_self_ns > b.host_self_ns;
+  });
+  return res;
+}
+
+}  // namespace mlprof

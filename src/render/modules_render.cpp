@@ -1,0 +1,156 @@
+#include "mlprof/render/modules_render.h"
+
+#include <cstdio>
+
+#include "mlprof/text_table.h"
+
+namespace mlprof {
+namespace {
+
+std::string ns(int64_t v) { return format_duration_ns(static_cast<double>(v)); }
+std::string flops_text(double f) {
+  if (f <= 0) return "-";
+  char buf[32];
+  const char* u[] = {"", "K", "M", "G", "T", "P"};
+  int k = 0;
+  while (f >= 1000 && k < 5) f /= 1000, ++k;
+  std::snprintf(buf, sizeof buf, "%.1f%s", f, u[k]);
+  return buf;
+}
+
+// "Root_0/Layer_3/Attn_0/Linear_1" -> "Layer_3/../Linear_1": the block and the layer.
+std::string short_path(const ModuleRow& m) {
+  if (m.depth < 2) return m.path;
+  size_t a = m.path.find('/');
+  size_t b = m.path.find('/', a + 1);
+  std::string block = m.path.substr(a + 1, b - a - 1);
+  return block + (m.depth > 2 ? "/../" : "/") + m.name;
+}
+
+void row_table(std::string& out, const char* title, const ModulesResult& r,
+               const std::vector<uint32_t>& rows, bool indent, size_t width) {
+  TextTable t;
+  t.add_column(title, TextTable::Align::kLeft);
+  for (const char* h : {"calls", "host", "host self", "GPU", "GPU self", "FLOPs", "% step"})
+    t.add_column(h);
+  for (uint32_t i : rows) {
+    const ModuleRow& m = r.rows[i];
+    std::string label = indent ? std::string(2 * m.depth, ' ') + m.name : short_path(m);
+    if (m.recompute && indent && m.depth == 0) label = "[recompute] " + m.name;
+    t.add_row({label, std::to_string(m.calls), ns(m.host_ns), ns(m.host_self_ns),
+               r.has_gpu ? ns(m.gpu_ns) : "-", r.has_gpu ? ns(m.gpu_self_ns) : "-",
+               flops_text(m.flops), format_percent(m.step_share)});
+  }
+  out += t.render(width) + "\n";
+}
+
+}  // namespace
+
+std::string render_modules_text(const ModulesResult& r, size_t depth, size_t width) {
+  if (!r.message.empty()) return r.message + "\n";
+  std::string out;
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "%llu nn.Module calls, %zu module paths, depth %u; %llu recomputed on the autograd "
+                "thread; step time %s, GPU busy %s\n\n",
+                static_cast<unsigned long long>(r.module_events), r.rows.size(), r.max_depth,
+                static_cast<unsigned long long>(r.recompute_events), ns(r.step_ns).c_str(),
+                ns(r.gpu_total_ns).c_str());
+  out += buf;
+  std::vector<uint32_t> tree;
+  for (uint32_t i = 0; i < r.rows.size(); ++i)
+    if (r.rows[i].depth < depth) tree.push_back(i);
+  row_table(out, "module tree", r, tree, true, width);
+  row_table(out, r.has_gpu ? "slowest by GPU self time" : "slowest by host self time", r, r.slowest,
+            false, width);
+  if (!r.classes.empty()) {
+    TextTable t;
+    t.add_column("by layer type", TextTable::Align::kLeft);
+    for (const char* h : {"calls", "host self", "GPU self", "FLOPs self"}) t.add_column(h);
+    for (size_t k = 0; k < r.classes.size() && k < 15; ++k) {
+      const ModuleClass& c = r.classes[k];
+      t.add_row({c.cls, std::to_string(c.calls), ns(c.host_self_ns),
+                 r.has_gpu ? ns(c.gpu_self_ns) : "-", flops_text(c.flops_self)});
+    }
+    out += t.render(width) + "\n";
+  }
+  if (!r.variable.empty()) {
+    TextTable t;
+    t.add_column("most variable (>= 3 calls)", TextTable::Align::kLeft);
+    for (const char* h : {"calls", "GPU min", "GPU max", "CV"}) t.add_column(h);
+    for (uint32_t i : r.variable) {
+      const ModuleRow& m = r.rows[i];
+      t.add_row({short_path(m), std::to_string(m.calls), ns(m.gpu_min_ns), ns(m.gpu_max_ns),
+                 format_fixed(m.gpu_cv, 2)});
+    }
+    out += t.render(width) + "\n";
+  }
+  if (!r.shared.empty()) {
+    TextTable t;
+    t.add_column("shared modules (one instance, several callers)", TextTable::Align::kLeft);
+    for (const char* h : {"calls", "call sites", "GPU"}) t.add_column(h);
+    for (const SharedModule& m : r.shared)
+      t.add_row({m.name, std::to_string(m.calls), std::to_string(m.call_sites), ns(m.gpu_ns)});
+    out += t.render(width);
+  }
+  return out;
+}
+
+void write_modules_json(JsonWriter& w, const ModulesResult& r) {
+  w.begin_object().field("kind", "modules");
+  if (!r.message.empty()) w.field("message", r.message);
+  w.field("module_events", r.module_events).field("recompute_events", r.recompute_events);
+  w.field("step_ns", r.step_ns).field("gpu_total_ns", r.gpu_total_ns).field("has_gpu", r.has_gpu);
+  w.field("max_depth", r.max_depth);
+  w.key("rows").begin_array();
+  for (const ModuleRow& m : r.rows)
+    w.begin_object()
+        .field("path", m.path)
+        .field("name", m.name)
+        .field("class", m.cls)
+        .field("depth", m.depth)
+        .field("parent", m.parent)
+        .field("recompute", m.recompute)
+        .field("calls", m.calls)
+        .field("host_ns", m.host_ns)
+        .field("host_self_ns", m.host_self_ns)
+        .field("gpu_ns", m.gpu_ns)
+        .field("gpu_self_ns", m.gpu_self_ns)
+        .field("gpu_events", m.gpu_events)
+        .field("gpu_min_ns", m.gpu_min_ns)
+        .field("gpu_max_ns", m.gpu_max_ns)
+        .field("gpu_cv", m.gpu_cv)
+        .field("flops", m.flops)
+        .field("flops_self", m.flops_self)
+        .field("step_share", m.step_share)
+        .end_object();
+  w.end_array();
+  auto idx = [&](std::string_view k, const std::vector<uint32_t>& v) {
+    w.key(k).begin_array();
+    for (uint32_t i : v) w.value(r.rows[i].path);
+    w.end_array();
+  };
+  idx("slowest", r.slowest);
+  idx("most_variable", r.variable);
+  w.key("shared").begin_array();
+  for (const SharedModule& m : r.shared)
+    w.begin_object()
+        .field("name", m.name)
+        .field("calls", m.calls)
+        .field("call_sites", m.call_sites)
+        .field("gpu_ns", m.gpu_ns)
+        .end_object();
+  w.end_array();
+  w.key("classes").begin_array();
+  for (const ModuleClass& c : r.classes)
+    w.begin_object()
+        .field("class", c.cls)
+        .field("calls", c.calls)
+        .field("host_self_ns", c.host_self_ns)
+        .field("gpu_self_ns", c.gpu_self_ns)
+        .field("flops_self", c.flops_self)
+        .end_object();
+  w.end_array().end_object();
+}
+
+}  // namespace mlprof

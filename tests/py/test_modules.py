@@ -1,0 +1,190 @@
+"""`mlprof modules --json` against ../shared/traces/modules: EXPECTED.json (TraceLens's asserted
+GPU time of nn.Module: Qwen3Model_0, module counts, roots) and an independent computation here:
+the module tree from Python parent ids, each path's calls, and each module call's GPU time as
+the union of the GPU events correlated with runtime calls on its thread inside its span.
+Also tb_plugin's hand-sized module trace, and a trace without modules (a clear message)."""
+import gzip
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from shared_data import exit_code, require, shared_path  # noqa: E402
+
+DIR = os.path.dirname(require("traces/modules/EXPECTED.json"))
+failures = checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what)
+
+
+def run_json(*args):
+    p = subprocess.run([MLPROF, *args, "--json"], capture_output=True)
+    if p.returncode != 0:
+        check(False, f"{args}: exit {p.returncode}: {p.stderr.decode()[:300]}")
+        return None
+    return json.loads(p.stdout)
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def union(iv):
+    iv.sort()
+    total, end = 0.0, None
+    start = None
+    for b, e in iv:
+        if end is None or b > end:
+            if end is not None:
+                total += end - start
+            start, end = b, e
+        else:
+            end = max(end, e)
+    if end is not None:
+        total += end - start
+    return total
+
+
+def reference(events):
+    """path -> [calls, gpu_us_sum]; module parent via Python parent id."""
+    py = [e for e in events if e.get("ph") == "X" and e.get("cat") == "python_function"]
+    by_id = {e["args"]["Python id"]: e for e in py if "Python id" in e.get("args", {})}
+    mods = [e for e in py if e["name"].startswith("nn.Module: ")]
+    autograd_tids = {(e["pid"], e["tid"]) for e in events
+                     if e.get("ph") == "X" and e.get("name", "").startswith("autograd::engine::evaluate_function")}
+
+    def parent_module(e):
+        seen = 0
+        cur = e
+        while seen < 100000:
+            pid = cur.get("args", {}).get("Python parent id")
+            if pid is None or pid not in by_id or by_id[pid] is cur:
+                return None
+            cur = by_id[pid]
+            if cur["name"].startswith("nn.Module: "):
+                return cur
+            seen += 1
+        return None
+
+    path = {}
+
+    def path_of(e):
+        k = id(e)
+        if k not in path:
+            p = parent_module(e)
+            name = e["name"][len("nn.Module: "):]
+            if p is not None:
+                path[k] = path_of(p) + "/" + name
+            else:
+                path[k] = ("[recompute] " if (e["pid"], e["tid"]) in autograd_tids else "") + name
+        return path[k]
+
+    runtime = defaultdict(list)  # (pid, tid) -> [(ts, correlation)]
+    gpu = defaultdict(list)      # correlation -> [(ts, end)]
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        c = e.get("args", {}).get("correlation")
+        if c is None:
+            continue
+        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            runtime[(e["pid"], e["tid"])].append((e["ts"], c))
+        elif e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            gpu[c].append((e["ts"], e["ts"] + e["dur"]))
+    out = defaultdict(lambda: [0, 0.0])
+    for m in mods:
+        iv = []
+        for ts, c in runtime[(m["pid"], m["tid"])]:
+            if m["ts"] <= ts <= m["ts"] + m["dur"]:
+                iv.extend(gpu.get(c, []))
+        p = path_of(m)
+        out[p][0] += 1
+        out[p][1] += union(iv)
+    return out, len(mods)
+
+
+exp = json.load(open(os.path.join(DIR, "EXPECTED.json")))
+for name, f in exp["files"].items():
+    path = os.path.join(DIR, name)
+    got = run_json("modules", path)
+    if got is None:
+        continue
+    check(got["module_events"] == f["nn_module_events"], f"{name}: module events {got['module_events']}")
+    check(got["max_depth"] + 1 == f["max_module_nesting_depth"] or got["max_depth"] == f["max_module_nesting_depth"],
+          f"{name}: depth {got['max_depth']}")
+    rows = {r["path"]: r for r in got["rows"]}
+    by_class = defaultdict(int)
+    for r in got["rows"]:
+        by_class[r["class"]] += r["calls"]
+    check(dict(by_class) == f["nn_module_events_by_class"], f"{name}: calls by class")
+    ref, n = reference(load(path))
+    check(n == got["module_events"], f"{name}: reference module count")
+    check(set(ref) == set(rows), f"{name}: paths differ: {sorted(set(ref) ^ set(rows))[:5]}")
+    # mlprof keeps integer ns per event: up to 1 ns of rounding per GPU event.
+    bad = [p for p in ref if p in rows and (ref[p][0] != rows[p]["calls"] or
+                                            abs(ref[p][1] * 1000 - rows[p]["gpu_ns"]) > rows[p]["gpu_events"] + 2)]
+    check(not bad, f"{name}: {len(bad)} paths differ in calls/GPU time, e.g. {bad[:3]}")
+    roots = defaultdict(lambda: [0.0, 0])  # root calls of one name summed (one per step)
+    for root in f["root_modules"]:
+        roots[root["name"][len("nn.Module: "):]][0] += root["gpu_busy_us"]
+        roots[root["name"][len("nn.Module: "):]][1] += root["gpu_events_launched"]
+    top = {r["name"]: r for r in got["rows"] if r["parent"] < 0}
+    check(sorted(top) == sorted(roots), f"{name}: roots {sorted(top)}")
+    for rn, (us, events) in roots.items():
+        r = top.get(rn)
+        check(r is not None and abs(r["gpu_ns"] - us * 1000) <= events + 2, f"{name}: root {rn} GPU")
+        check(r is not None and r["gpu_events"] == events, f"{name}: root {rn} events")
+
+# TraceLens's assertion (tests/test_treeperf.py::test_build_nn_module_latency_tree).
+ta = exp["tracelens_asserted"]["mi300_sglang_Qwen3-8B_prefilldecode.json.gz"]
+got = run_json("modules", os.path.join(DIR, "mi300_sglang_Qwen3-8B_prefilldecode.json.gz"))
+if got:
+    rows = {r["path"]: r for r in got["rows"]}
+    root = rows["Qwen3Model_0"]
+    check(abs(root["gpu_ns"] - ta["root_GPU_Time"] * 1000) <= root["gpu_events"], f"Qwen3Model_0 GPU {root['gpu_ns']}")
+    kids = [r for r in got["rows"] if r["parent"] >= 0 and got["rows"][r["parent"]]["path"] == "Qwen3Model_0"
+            and r["name"].startswith("Qwen3DecoderLayer_")]
+    check(len(kids) == ta["root_children_named_Qwen3DecoderLayer_"], f"decoder layers {len(kids)}")
+    attn = rows["Qwen3Model_0/Qwen3DecoderLayer_0/Qwen3Attention_0"]
+    check(attn["gpu_ns"] > 0 and attn["gpu_self_ns"] > 0, "Qwen3Attention_0 has its own GPU time")
+    shared = {s["name"]: s for s in got["shared"]}
+    check(shared.get("RotaryEmbedding_0", {}).get("calls") == 36, "RotaryEmbedding_0 shared x36")
+
+# Activation checkpointing: recomputed stages on the autograd thread, per-step DDP GPU time.
+got = run_json("modules", os.path.join(DIR, "mi300_resnet_act_checkpoint.json.gz"))
+if got:
+    check(got["recompute_events"] == 207, f"recompute events {got['recompute_events']}")
+    rows = {r["path"]: r for r in got["rows"]}
+    ddp = rows["DistributedDataParallel_0"]
+    check(ddp["calls"] == 3 and abs(ddp["gpu_ns"] - (2169.23 + 2144.708 + 2187.558) * 1000) <= ddp["gpu_events"],
+          f"DDP GPU per README {ddp['gpu_ns']}")
+    seq0 = rows["[recompute] Sequential_0"]
+    check(seq0["calls"] == 3 and abs(seq0["gpu_ns"] - (421.792 + 422.352 + 437.394) * 1000) <= seq0["gpu_events"],
+          "recomputed Sequential_0")
+
+# tb_plugin's unit module trace (7 module events) and a trace without modules.
+tb = shared_path("peers/tb_plugin/unit/build_module_hierarchy.json")
+if tb:
+    got = run_json("modules", tb)
+    if got:
+        ref, n = reference(load(tb))
+        check(got["module_events"] == n, f"tb_plugin: {got['module_events']} module events vs {n}")
+        check({r["path"]: r["calls"] for r in got["rows"]} == {p: v[0] for p, v in ref.items()}, "tb_plugin: tree")
+got = run_json("modules", os.path.join(DATA, "mlp_bs64.json.gz"))
+if got:
+    check(got["module_events"] == 0 and "with_modules=True" in got.get("message", ""), "no-module message")
+
+print(f"{checked - failures}/{checked} checks passed")
+sys.exit(exit_code(failures))
