@@ -43,9 +43,7 @@ int run_serve(serve::ServeOptions o) {
     sigwait(&set, &sig);
     server.stop();
   });
-  server.run();
-  // run() also returns when the socket fails; wake the waiter so it can be joined.
-  pthread_kill(waiter.native_handle(), SIGTERM);
+  server.run();  // returns once the waiter has called stop()
   waiter.join();
   return kExitOk;
 }
