@@ -3,9 +3,10 @@
 # ops, compare, ranks) for DURATION seconds while hostile clients (slowloris, 2,600-range Range
 # requests, endless headers, chunked bodies) run beside it. Bars: afterwards a cheap request
 # (/api/traces) answers within 100 ms and RSS is within 20% of its value after the warm-up
-# (every URL asked once: caches filled). The baseline (cheap-request latency, RSS) is measured in
-# the same run, before the soak.
-# Usage: bash bench/serve_soak.sh [BUILD_DIR] [DURATION_S]   (needs wrk: apt-get install wrk)
+# (every URL asked once). The baseline (cheap-request latency, RSS) is measured in the same
+# run, before the soak. CACHE_MB (default 1) is serve's --cache-mb: 1 MiB recomputes nearly
+# every analysis, a larger cache measures the HTTP layer.
+# Usage: [CACHE_MB=N] bash bench/serve_soak.sh [BUILD_DIR] [DURATION_S]   (needs Debian's wrk)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$ROOT/build}" && pwd)
@@ -22,7 +23,7 @@ mkdir -p "$WORK/traces"
 cp "$ROOT"/tests/data/*.json.gz "$ROOT"/tests/data/*.json "$WORK/traces/"
 for i in 0 1 2 3; do cp "$ROOT/tests/data/b_cnn.kineto.json.gz" "$WORK/traces/rank$i.json.gz"; done
 
-"$MLPROF" serve "$WORK/traces" --port 0 --client-timeout 5 --cache-mb 32 2>"$WORK/serve.log" &
+"$MLPROF" serve "$WORK/traces" --port 0 --client-timeout 5 --cache-mb "${CACHE_MB:-1}" 2>"$WORK/serve.log" &
 SERVE_PID=$!
 for _ in $(seq 100); do grep -q "http://" "$WORK/serve.log" && break; sleep 0.1; done
 PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$WORK/serve.log" | head -1)
