@@ -133,7 +133,7 @@ TEST(TraceStoreTest, SymlinkOutOfTheDirectoryIsRefused) {
     TraceStore store(served.path().string(), {.use_openat2 = openat2});
     Lookup l = store.get("link.json", "ops");
     EXPECT_EQ(l.error, LookupError::kOutside) << l.message;
-    EXPECT_EQ(l.body.find("OUTSIDE_SECRET_OP"), std::string::npos);
+    EXPECT_FALSE(l.body);
     EXPECT_TRUE(store.list().empty());
     EXPECT_EQ(store.loads(), 0u);
   }
@@ -194,7 +194,7 @@ TEST(TraceStoreTest, RanksAreCachedUntilAFileChanges) {
   Lookup first = store.ranks();
   ASSERT_EQ(first.error, LookupError::kNone);
   EXPECT_EQ(store.loads(), 2u);
-  EXPECT_EQ(store.ranks().body, first.body);
+  EXPECT_EQ(*store.ranks().body, *first.body);
   EXPECT_EQ(store.loads(), 2u);  // cached
   set_mtime(served.path() / "r1.json", -10);
   EXPECT_EQ(store.ranks().error, LookupError::kNone);

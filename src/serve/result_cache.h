@@ -1,30 +1,33 @@
 // Least-recently-used values bounded by their total size in bytes (`serve`'s analysis results:
-// keys carry the file's size and mtime, so results of a changed file simply age out).
+// keys carry the file's size and mtime, so results of a changed file simply age out). Values are
+// shared, never copied: every connection sending a result sends the cached bytes.
 #pragma once
 
 #include <cstddef>
 #include <list>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 
 namespace mlprof::serve {
 
+using Body = std::shared_ptr<const std::string>;
+
 class ResultCache {
  public:
   explicit ResultCache(size_t max_bytes) : max_bytes_(max_bytes) {}
 
-  std::optional<std::string> find(const std::string& key) {
+  Body find(const std::string& key) {  // null when absent
     std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(key);
-    if (it == index_.end()) return std::nullopt;
+    if (it == index_.end()) return nullptr;
     order_.splice(order_.begin(), order_, it->second);  // most recent first
     return it->second->second;
   }
 
-  void put(const std::string& key, std::string value) {
+  void put(const std::string& key, Body value) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(key);
     if (it != index_.end()) {
@@ -48,8 +51,8 @@ class ResultCache {
   }
 
  private:
-  using Item = std::pair<std::string, std::string>;
-  static size_t cost(const Item& i) { return i.first.size() + i.second.size() + 64; }
+  using Item = std::pair<std::string, Body>;
+  static size_t cost(const Item& i) { return i.first.size() + i.second->size() + 64; }
 
   size_t max_bytes_;
   mutable std::mutex mu_;

@@ -35,7 +35,7 @@ constexpr size_t kMaxUriBytes = 8192;
 
 struct Reply {
   int status = 200;
-  std::string body;
+  Body body;  // shared with the result cache: a thousand connections sending it hold one copy
   std::string type = kJson;
   std::vector<std::pair<std::string, std::string>> headers;
 };
@@ -49,7 +49,7 @@ std::string error_json(std::string_view message) {
 Reply error_reply(int status, std::string_view message) {
   Reply r;
   r.status = status;
-  r.body = error_json(message);
+  r.body = std::make_shared<const std::string>(error_json(message));
   return r;
 }
 
@@ -92,10 +92,16 @@ bool is_trace_analysis(const std::string& name) {
   return false;
 }
 
+void release_body(void* body) { delete static_cast<Body*>(body); }
+
 MHD_Result send_reply(MHD_Connection* c, const Reply& r) {
-  MHD_Response* resp = MHD_create_response_from_buffer(
-      r.body.size(), const_cast<char*>(r.body.data()), MHD_RESPMEM_MUST_COPY);
-  if (resp == nullptr) return MHD_NO;
+  auto* body = new Body(r.body);  // the response holds a reference until it is sent
+  MHD_Response* resp = MHD_create_response_from_buffer_with_free_callback_cls(
+      (*body)->size(), const_cast<char*>((*body)->data()), &release_body, body);
+  if (resp == nullptr) {
+    delete body;
+    return MHD_NO;
+  }
   MHD_add_response_header(resp, "Content-Type", r.type.c_str());
   MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
   MHD_add_response_header(resp, "Cache-Control", "no-store");
@@ -145,7 +151,7 @@ struct Server::Impl {
   ServeOptions options;
   TraceStore store;
   HostCheck hosts;
-  std::string page;
+  Body page;
   WorkerPool workers;
   MHD_Daemon* daemon = nullptr;
   std::atomic<bool> stopping{false};
@@ -164,7 +170,8 @@ struct Server::Impl {
         .field("title", options.dir)
         .field("poll_ms", options.poll_ms)
         .end_object();
-    page = render_web_page(WebPage{"dashboard", options.dir, w.take(), ""});
+    page = std::make_shared<const std::string>(
+        render_web_page(WebPage{"dashboard", options.dir, w.take(), ""}));
   }
 
   ~Impl() { shutdown(); }
@@ -286,7 +293,7 @@ struct Server::Impl {
     }
     w.end_array().end_object();
     Reply r;
-    r.body = w.take();
+    r.body = std::make_shared<const std::string>(w.take());
     return r;
   }
 

@@ -51,7 +51,11 @@ bool maybe_being_written(int64_t mtime_ns) {
 
 bool still(const StillWanted& wanted) { return !wanted || wanted(); }
 
-Lookup abandoned() { return Lookup{LookupError::kAbandoned, "the client went away", ""}; }
+Lookup abandoned() { return Lookup{LookupError::kAbandoned, "the client went away", nullptr}; }
+
+Lookup found(Body body) { return Lookup{LookupError::kNone, "", std::move(body)}; }
+
+Body shared(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
 
 // The one place serve computes a single-trace analysis.
 std::string compute_analysis(const Trace& t, const std::string& analysis) {
@@ -214,23 +218,23 @@ Lookup TraceStore::get(const std::string& name, const std::string& analysis,
   auto failed = [&](std::string message) {
     bool fresh = maybe_being_written(f.info.mtime_ns);
     return Lookup{fresh ? LookupError::kIncomplete : LookupError::kLoadFailed, std::move(message),
-                  ""};
+                  nullptr};
   };
-  if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
-  if (auto message = results_.find(failed_key)) return failed(std::move(*message));
+  if (Body body = results_.find(key)) return found(body);
+  if (Body message = results_.find(failed_key)) return failed(*message);
   std::optional<Lookup> r = result_flights_.run(
       key,
       [&]() -> std::optional<Lookup> {
-        if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
+        if (Body body = results_.find(key)) return found(body);
         auto trace = trace_of(f, wanted);
         if (!trace) return std::nullopt;
         if (!*trace) {
-          results_.put(failed_key, trace->error());  // a broken file is parsed once per version
-          return Lookup{LookupError::kLoadFailed, trace->error(), ""};
+          results_.put(failed_key, shared(trace->error()));  // parsed once per version
+          return Lookup{LookupError::kLoadFailed, trace->error(), nullptr};
         }
         if (!still(wanted)) return std::nullopt;
         Lookup done;
-        done.body = compute_analysis(***trace, analysis);
+        done.body = shared(compute_analysis(***trace, analysis));
         results_.put(key, done.body);
         return done;
       },
@@ -248,7 +252,7 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next,
   if (out.error == LookupError::kNone) out.error = open(next, nf, out.message);
   if (out.error != LookupError::kNone) return out;
   std::string key = "compare\n" + bf.key() + '\n' + nf.key();
-  if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
+  if (Body body = results_.find(key)) return found(body);
   std::optional<Lookup> r = result_flights_.run(
       key,
       [&]() -> std::optional<Lookup> {
@@ -257,10 +261,10 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next,
         auto nt = trace_of(nf, wanted);
         if (!nt) return std::nullopt;
         if (!*bt || !*nt)
-          return Lookup{LookupError::kLoadFailed, !*bt ? bt->error() : nt->error(), ""};
+          return Lookup{LookupError::kLoadFailed, !*bt ? bt->error() : nt->error(), nullptr};
         if (!still(wanted)) return std::nullopt;
         Lookup done;
-        done.body = compare_json(***bt, ***nt);
+        done.body = shared(compare_json(***bt, ***nt));
         results_.put(key, done.body);
         return done;
       },
@@ -275,7 +279,7 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
     signature += f.name + '\n' + std::to_string(f.size) + '\n' + std::to_string(f.mtime_ns) + '\n';
   std::string key = "ranks\n" + std::to_string(std::hash<std::string>{}(signature)) + '\n' +
                     std::to_string(files.size());
-  if (auto body = results_.find(key)) return Lookup{LookupError::kNone, "", std::move(*body)};
+  if (Body body = results_.find(key)) return found(body);
   std::optional<Lookup> r = result_flights_.run(
       key,
       [&]() -> std::optional<Lookup> {
@@ -292,7 +296,7 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
         std::vector<const Trace*> ptrs;
         for (const Trace& t : traces) ptrs.push_back(&t);
         Lookup done;
-        done.body = ranks_json(ptrs);
+        done.body = shared(ranks_json(ptrs));
         results_.put(key, done.body);
         return done;
       },

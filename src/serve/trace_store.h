@@ -42,7 +42,7 @@ enum class LookupError {
 struct Lookup {
   LookupError error = LookupError::kNone;
   std::string message;
-  std::string body;  // the JSON (or bytes) when error == kNone
+  Body body;  // the JSON (or bytes) when error == kNone, shared with the cache
 };
 
 // False once nobody waits for the result (the client closed its connection); empty = always.

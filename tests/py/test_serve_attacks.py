@@ -191,6 +191,31 @@ def attack_chunked(srv, d):
     check(sent < 16 * MiB, "a 1 GB Content-Length body is refused before 16 MiB")
 
 
+def attack_slow_readers(srv, d):
+    path = "/api/profiler/flame?trace=b_cnn.kineto.json.gz"
+    body = len(get(srv.port, path)[2])  # computed once: cached from now on
+    rss0 = srv.rss()
+    n = 300
+    socks = []
+    for _ in range(n):  # ask for the big result and never read it
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(5)
+        s.connect(("127.0.0.1", srv.port))
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        socks.append(s)
+    time.sleep(2)
+    rss1 = srv.rss()
+    cheap = timed_get(srv.port, "/api/traces", timeout=10)
+    for s in socks:
+        s.close()
+    print(f"      slow readers: {n} clients not reading a {body} B result: RSS {rss0:.0f} -> "
+          f"{rss1:.0f} MiB ({n * body / MiB:.0f} MiB if each had a copy); /api/traces "
+          f"{cheap[0]} in {cheap[1] * 1000:.0f} ms")
+    check(rss1 - rss0 < max(16, 0.25 * n * body / MiB), "clients that do not read share one copy")
+    check(cheap[0] == 200 and cheap[1] < 3, "others are answered meanwhile")
+
+
 def attack_slowloris(srv, d):
     n = 64
     socks = []
@@ -481,6 +506,7 @@ ATTACKS = [
     ("range", attack_range, [], 0),
     ("headers", attack_header_count, [], 0),
     ("chunked", attack_chunked, [], 0),
+    ("slow_readers", attack_slow_readers, [], 0),
     ("slowloris", attack_slowloris, [], 0),
     ("idle", attack_idle_timeout, ["--client-timeout", "2"], 0),
     ("second_serve", attack_second_serve, [], 0),
