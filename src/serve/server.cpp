@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -134,6 +135,24 @@ bool peer_open(int fd) {
 
 unsigned worker_count(unsigned asked) {
   return asked != 0 ? asked : std::max(2u, std::thread::hardware_concurrency());
+}
+
+// Every connection is a descriptor, and so is every trace being read: raise the soft limit on
+// descriptors to fit `wanted` connections plus kSpareFds (Debian's default soft limit is
+// 1,024), or accept fewer connections, so traces can always be opened.
+constexpr rlim_t kSpareFds = 128;
+unsigned connection_limit(unsigned wanted) {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return wanted;
+  rlim_t need = wanted + kSpareFds;
+  if (rl.rlim_cur < need) {
+    rl.rlim_cur = std::min(need, rl.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+    ::getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  if (rl.rlim_cur >= need) return wanted;
+  return static_cast<unsigned>(rl.rlim_cur > 2 * kSpareFds ? rl.rlim_cur - kSpareFds
+                                                           : rl.rlim_cur / 2);
 }
 
 // One request's state (libmicrohttpd's con_cls): the reply a worker computed while the
@@ -367,16 +386,17 @@ int Server::bind(std::string& error) {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   int port = family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
                                 : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  unsigned max_connections = connection_limit(o.max_connections);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
   if (family == AF_INET6) flags |= MHD_USE_IPv6;
   impl_->daemon = MHD_start_daemon(
       flags, 0, nullptr, nullptr, &Impl::on_request, impl_.get(), MHD_OPTION_LISTEN_SOCKET,
-      static_cast<MHD_socket>(fd), MHD_OPTION_CONNECTION_LIMIT,
-      static_cast<unsigned>(o.max_connections), MHD_OPTION_CONNECTION_TIMEOUT,
-      static_cast<unsigned>(o.client_timeout_s), MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-      static_cast<size_t>(o.max_request_bytes), MHD_OPTION_NOTIFY_COMPLETED, &Impl::on_completed,
-      nullptr, MHD_OPTION_NOTIFY_CONNECTION, &Impl::on_connection, nullptr,
-      MHD_OPTION_URI_LOG_CALLBACK, &Impl::on_uri, nullptr, MHD_OPTION_END);
+      static_cast<MHD_socket>(fd), MHD_OPTION_CONNECTION_LIMIT, max_connections,
+      MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(o.client_timeout_s),
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(o.max_request_bytes),
+      MHD_OPTION_NOTIFY_COMPLETED, &Impl::on_completed, nullptr, MHD_OPTION_NOTIFY_CONNECTION,
+      &Impl::on_connection, nullptr, MHD_OPTION_URI_LOG_CALLBACK, &Impl::on_uri, nullptr,
+      MHD_OPTION_END);
   if (impl_->daemon == nullptr) {
     ::close(fd);
     error = "cannot start the HTTP server on " + where;
