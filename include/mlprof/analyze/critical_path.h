@@ -1,0 +1,78 @@
+// `mlprof critical-path`: the longest dependency chain through one step (or annotation), after
+// Holistic Trace Analysis' critical path analysis (hta/analyzers/critical_path_analysis.py):
+// a node at the start and end of every CPU op / runtime call / GPU event, edges for
+// operator spans and nesting, top-level op order, kernel launch delay (only when the stream was
+// idle at the launch), kernel-kernel order on a stream, and synchronization (stream, context,
+// event sync: GPU -> CPU; stream wait event: GPU -> GPU). The longest path's time splits into
+// CPU-bound, GPU compute, GPU communication, launch overhead and kernel-kernel overhead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+struct CriticalPathOptions {
+  std::string annotation = "ProfilerStep";  // substring of an annotation's name; "" = all
+  size_t instance = 0;                      // which occurrence (by start time)
+  // HTA adds a zero-weight launch -> kernel edge for every kernel whose launch delay is not
+  // on the graph (its tests set CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1).
+  bool zero_weight_launch_edges = true;
+  size_t top = 20;
+};
+
+enum class CpEdgeType : uint8_t {
+  kOperatorKernel,     // span of an op / kernel, or between nested ops
+  kDependency,         // consecutive top-level CPU ops (weight 0)
+  kKernelLaunchDelay,  // launch call start -> kernel start
+  kKernelKernelDelay,  // previous kernel end -> kernel start on one stream
+  kSyncDependency,     // GPU -> CPU or GPU -> GPU synchronization (weight 0)
+};
+const char* cp_edge_type_name(CpEdgeType t);
+
+struct CriticalPathEvent {  // events the path's time is attributed to, merged by name
+  std::string name;
+  std::string bound_by;  // cpu_bound, gpu_compute_bound, ...
+  uint64_t edges = 0;
+  int64_t ns = 0;
+};
+
+struct CriticalPathStep {  // one edge of the path, in order
+  std::string type;
+  std::string event;  // attributed event name ("" for weightless edges)
+  std::string bound_by;
+  int64_t ts_ns = 0, ns = 0;
+};
+
+struct CriticalPathSync {  // a synchronization edge of the graph (on the path or not)
+  std::string from, to;    // event names: a GPU event -> the CPU call that waited / a GPU event
+  int64_t from_correlation = -1, to_correlation = -1;
+  bool gpu_to_gpu = false;
+  bool on_path = false;
+};
+
+struct CriticalPathResult {
+  std::string message;  // set when no analysis was possible (no annotation, no events)
+  std::string annotation;
+  int64_t window_begin_ns = 0, window_end_ns = 0;
+  uint64_t nodes = 0, edges = 0;
+  uint64_t edges_by_type[5] = {};
+  uint64_t path_nodes = 0, path_edges = 0, path_events = 0;
+  int64_t path_ns = 0;
+  bool has_sync_events = false;  // cuda_sync events present (else HTA warns: inaccurate)
+  // Time on the path by what bounds it.
+  int64_t cpu_bound_ns = 0, gpu_compute_ns = 0, gpu_comm_ns = 0;
+  int64_t launch_overhead_ns = 0, kernel_kernel_overhead_ns = 0;
+  std::vector<CriticalPathEvent> top_events;  // by time on the path
+  std::vector<CriticalPathStep> path;         // every weighted edge, in time order
+  std::vector<CriticalPathSync> syncs;        // every synchronization edge
+};
+
+CriticalPathResult analyze_critical_path(const Trace& trace,
+                                         const CriticalPathOptions& options = {});
+
+}  // namespace mlprof

@@ -1,0 +1,456 @@
+#include "mlprof/analyze/critical_path.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+namespace mlprof {
+
+const char* cp_edge_type_name(CpEdgeType t) {
+  switch (t) {
+    case CpEdgeType::kOperatorKernel:
+      return "critical_path_operator";
+    case CpEdgeType::kDependency:
+      return "critical_path_dependency";
+    case CpEdgeType::kKernelLaunchDelay:
+      return "critical_path_kernel_launch_delay";
+    case CpEdgeType::kKernelKernelDelay:
+      return "critical_path_kernel_kernel_delay";
+    default:
+      return "critical_path_sync_dependency";
+  }
+}
+
+namespace {
+
+// HTA's time base: whole microseconds, start rounded up, end rounded down (see gpu_events).
+int64_t us_start(int64_t ns) { return (ns >= 0 ? (ns + 999) / 1000 : -((-ns) / 1000)) * 1000; }
+int64_t us_end(int64_t ns) { return (ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000)) * 1000; }
+
+struct Ev {
+  uint32_t slice;
+  bool gpu;
+  int64_t ts, end;
+  uint32_t start_node = 0, end_node = 0;
+};
+
+struct Edge {
+  uint32_t u, v;
+  CpEdgeType type;
+  int64_t weight;
+  int32_t ev;  // attributed event (index into evs), -1 none
+};
+
+bool is_comm_kernel(std::string_view name) {
+  return name.find("nccl") != std::string_view::npos ||
+         name.find("NCCL") != std::string_view::npos || name.find("rccl") != std::string_view::npos;
+}
+
+}  // namespace
+
+CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptions& o) {
+  CriticalPathResult res;
+  const SliceTable& s = t.slices;
+  res.annotation = o.annotation;
+  // ---- the window: the chosen instance of the annotation ----
+  int64_t wb = INT64_MIN, we = INT64_MAX;
+  if (!o.annotation.empty()) {
+    std::vector<std::pair<int64_t, int64_t>> inst;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (t.str(s.name[i]).find(o.annotation) != std::string_view::npos)
+        inst.emplace_back(us_start(s.ts[i]), us_end(s.end(i)));
+    std::sort(inst.begin(), inst.end());
+    if (o.instance >= inst.size()) {
+      res.message = "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
+                    o.annotation + "' (" + std::to_string(inst.size()) + " found)";
+      return res;
+    }
+    wb = inst[o.instance].first;
+    we = inst[o.instance].second;
+  }
+  res.window_begin_ns = wb == INT64_MIN ? t.begin_ns() : wb;
+  res.window_end_ns = we == INT64_MAX ? t.end_ns() : we;
+  StringId cpu_op = t.strings.find("cpu_op"), rt = t.strings.find("cuda_runtime"),
+           drv = t.strings.find("cuda_driver"), sync_cat = t.strings.find("cuda_sync");
+  StringId k_corr = t.strings.find("correlation");
+  auto corr_of = [&](size_t i) -> int64_t {
+    if (k_corr == StringPool::kNotFound) return -1;
+    const Arg* a = t.find_arg(s.args_begin[i], s.args_count[i], k_corr);
+    auto v = a ? a->as_int() : std::nullopt;
+    return v ? *v : -1;
+  };
+  // ---- events: CPU ops and runtime calls in the window; GPU events whose launch is ----
+  std::vector<Ev> evs;
+  std::unordered_map<int64_t, int32_t> runtime_by_corr;         // correlation -> evs index
+  std::unordered_map<int64_t, uint32_t> runtime_slice_by_corr;  // all of the trace
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i])) continue;
+    StringId c = s.cat[i];
+    if (c != cpu_op && c != rt && c != drv) continue;
+    if (c != cpu_op) {
+      int64_t corr = corr_of(i);
+      if (corr >= 0) runtime_slice_by_corr[corr] = static_cast<uint32_t>(i);
+    }
+    int64_t ts = us_start(s.ts[i]), end = us_end(s.end(i));
+    if (ts < wb || ts > we || end <= ts) continue;
+    Ev e{static_cast<uint32_t>(i), false, ts, end};
+    if (c != cpu_op) {
+      int64_t corr = corr_of(i);
+      if (corr >= 0) runtime_by_corr[corr] = static_cast<int32_t>(evs.size());
+    }
+    evs.push_back(e);
+  }
+  struct GpuItem {
+    int32_t ev;
+    int32_t runtime;  // evs index of its launch
+    int64_t sort_by;
+    bool sync;
+    int64_t stream;
+    int32_t device;
+  };
+  std::vector<GpuItem> gpu;
+  for (size_t i = 0; i < s.size(); ++i) {
+    // cuda_sync events count as GPU events wherever Kineto put them (Event Sync and Context
+    // Sync come with tid -1, not on a stream track).
+    bool sync = s.cat[i] == sync_cat;
+    if (sync) res.has_sync_events = true;
+    if (!t.is_gpu_track(s.track[i]) && !sync) continue;
+    std::string_view cat = t.str(s.cat[i]);
+    if (cat == "gpu_user_annotation") continue;
+    int64_t corr = corr_of(i);
+    auto it = runtime_by_corr.find(corr);
+    if (corr < 0 || it == runtime_by_corr.end()) continue;
+    int64_t ts = us_start(s.ts[i]);
+    int64_t end = std::max(ts, us_end(s.end(i)));
+    const Track& tr = t.tracks[s.track[i]];
+    int64_t stream = tr.stream;
+    int32_t device = tr.device;
+    if (sync) {
+      if (const Arg* a = t.slice_arg(i, "stream"))
+        if (auto v = a->as_int()) stream = *v;
+      if (const Arg* a = t.slice_arg(i, "device"))
+        if (auto v = a->as_int()) device = static_cast<int32_t>(*v);
+    }
+    gpu.push_back(
+        {static_cast<int32_t>(evs.size()), it->second, sync ? end : ts, sync, stream, device});
+    evs.push_back(Ev{static_cast<uint32_t>(i), true, ts, end});
+  }
+  if (evs.empty()) {
+    res.message = "no CPU ops, runtime calls or GPU events in the window";
+    return res;
+  }
+  // ---- nodes: a start and an end per event, in time order ----
+  struct Node {
+    int64_t ts;
+    uint32_t ev;
+    bool start;
+  };
+  std::vector<Node> nodes;
+  nodes.reserve(2 * evs.size());
+  for (uint32_t k = 0; k < evs.size(); ++k) {
+    nodes.push_back({evs[k].ts, k, true});
+    nodes.push_back({evs[k].end, k, false});
+  }
+  std::stable_sort(nodes.begin(), nodes.end(),
+                   [](const Node& a, const Node& b) { return a.ts < b.ts; });
+  for (uint32_t n = 0; n < nodes.size(); ++n)
+    (nodes[n].start ? evs[nodes[n].ev].start_node : evs[nodes[n].ev].end_node) = n;
+  std::vector<Edge> edges;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> edge_index;
+  auto add_edge = [&](uint32_t u, uint32_t v, CpEdgeType type, bool zero, int32_t ev) {
+    if (u == v) return;
+    int64_t w = (type == CpEdgeType::kDependency || type == CpEdgeType::kSyncDependency || zero)
+                    ? 0
+                    : nodes[v].ts - nodes[u].ts;
+    auto [it, fresh] = edge_index.try_emplace({u, v}, edges.size());
+    if (fresh)
+      edges.push_back({u, v, type, w, ev});
+    else
+      edges[it->second] = {u, v, type, w, ev};  // networkx keeps the last edge added
+  };
+  static const char* const kBlocking[] = {"cudaDeviceSynchronize",
+                                          "cudaStreamSynchronize",
+                                          "cudaEventQuery",
+                                          "cudaEventSynchronize",
+                                          "cudaMemcpy",
+                                          "cudaMemcpyAsync"};
+  auto blocking = [&](uint32_t ev) {
+    std::string_view n = t.str(s.name[evs[ev].slice]);
+    for (const char* b : kBlocking)
+      if (n == b) return true;
+    return false;
+  };
+  // ---- CPU: per thread, walk the call stack of node events ----
+  {
+    std::map<uint32_t, std::vector<uint32_t>> by_track;
+    for (uint32_t k = 0; k < evs.size(); ++k)
+      if (!evs[k].gpu) by_track[s.track[evs[k].slice]].push_back(k);
+    for (auto& [track, ks] : by_track) {
+      std::stable_sort(ks.begin(), ks.end(), [&](uint32_t a, uint32_t b) {
+        return evs[a].ts != evs[b].ts ? evs[a].ts < evs[b].ts : evs[a].end > evs[b].end;
+      });
+      std::vector<uint32_t> stack;
+      int32_t last_node = -1, last_top = -1, last_parent = -1;
+      auto attribute = [&](uint32_t u, uint32_t v, int32_t parent) -> int32_t {
+        if (nodes[u].start) return static_cast<int32_t>(nodes[u].ev);
+        if (!nodes[v].start) return static_cast<int32_t>(nodes[v].ev);
+        return parent;
+      };
+      auto exit_top = [&]() {
+        uint32_t ev = stack.back();
+        stack.pop_back();
+        uint32_t end = evs[ev].end_node;
+        if (last_node >= 0) {
+          int32_t attr = attribute(static_cast<uint32_t>(last_node), end, last_parent);
+          add_edge(static_cast<uint32_t>(last_node), end, CpEdgeType::kOperatorKernel, blocking(ev),
+                   attr);
+        }
+        if (stack.empty()) {
+          last_node = -1;
+          last_top = static_cast<int32_t>(end);
+        } else {
+          last_node = static_cast<int32_t>(end);
+          last_parent = static_cast<int32_t>(stack.back());
+        }
+      };
+      for (uint32_t ev : ks) {
+        while (!stack.empty() && evs[stack.back()].end <= evs[ev].ts) exit_top();
+        uint32_t start = evs[ev].start_node;
+        if (stack.empty() && last_top >= 0)
+          add_edge(static_cast<uint32_t>(last_top), start, CpEdgeType::kDependency, false, -1);
+        int32_t parent = stack.empty() ? -1 : static_cast<int32_t>(stack.back());
+        if (last_node >= 0) {
+          int32_t attr = attribute(static_cast<uint32_t>(last_node), start, last_parent);
+          add_edge(static_cast<uint32_t>(last_node), start, CpEdgeType::kOperatorKernel, false,
+                   attr);
+        }
+        last_node = static_cast<int32_t>(start);
+        last_parent = parent;
+        stack.push_back(ev);
+      }
+      while (!stack.empty()) exit_top();
+    }
+  }
+  // ---- GPU: launches, stream order, synchronization ----
+  {
+    // Queue length per stream (HTA TraceCounters): +1 at each launch, -1 at each GPU event's
+    // start, over the whole trace's launches whose GPU event is in the window.
+    std::map<std::pair<int32_t, int64_t>, std::vector<std::tuple<int64_t, int, size_t>>> q;
+    for (size_t g = 0; g < gpu.size(); ++g) {
+      if (gpu[g].sync) continue;
+      q[{gpu[g].device, gpu[g].stream}].emplace_back(evs[gpu[g].runtime].ts, +1, g);
+      q[{gpu[g].device, gpu[g].stream}].emplace_back(evs[gpu[g].ev].ts, -1, g);
+    }
+    std::vector<int64_t> q_at_launch(gpu.size(), 0), q_at_kernel(gpu.size(), 0);
+    for (auto& [key, v] : q) {
+      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+        return std::get<0>(a) < std::get<0>(b);
+      });
+      int64_t len = 0;
+      for (auto& [ts, d, g] : v) {
+        len += d;
+        (d > 0 ? q_at_launch : q_at_kernel)[g] = len;
+      }
+    }
+    // Launches in time order per (device, stream) for event-record lookups.
+    std::vector<size_t> launch_order;
+    for (size_t g = 0; g < gpu.size(); ++g)
+      if (!gpu[g].sync) launch_order.push_back(g);
+    std::sort(launch_order.begin(), launch_order.end(),
+              [&](size_t a, size_t b) { return evs[gpu[a].runtime].ts < evs[gpu[b].runtime].ts; });
+    auto previous_launch = [&](int32_t device, int64_t stream, int64_t ts) -> int32_t {
+      int32_t found = -1;
+      for (size_t g : launch_order) {
+        if (evs[gpu[g].runtime].ts > ts) break;
+        if (gpu[g].device == device && gpu[g].stream == stream) found = static_cast<int32_t>(g);
+      }
+      return found;
+    };
+    StringId record_name = t.strings.find("cudaEventRecord");
+    std::unordered_map<int64_t, uint32_t> record_by_corr;
+    if (record_name != StringPool::kNotFound)
+      for (size_t i = 0; i < s.size(); ++i)
+        if (s.name[i] == record_name) record_by_corr[corr_of(i)] = static_cast<uint32_t>(i);
+    std::vector<size_t> order(gpu.size());
+    for (size_t g = 0; g < order.size(); ++g) order[g] = g;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return gpu[a].sort_by < gpu[b].sort_by; });
+    std::map<std::pair<int32_t, int64_t>, int32_t> last_on_stream;  // -> end node
+    std::unordered_map<int32_t, int32_t> kernel_sync;               // dest gpu item -> src gpu item
+    for (size_t g : order) {
+      const GpuItem& it = gpu[g];
+      uint32_t ev = static_cast<uint32_t>(it.ev);
+      if (it.sync) {
+        std::string_view name = t.str(s.name[evs[ev].slice]);
+        uint32_t runtime_end = evs[it.runtime].end_node;
+        if (name == "Stream Sync" || name == "Context Sync") {
+          for (auto& [key, node] : last_on_stream)
+            if (name == "Context Sync" || (key.first == it.device && key.second == it.stream))
+              add_edge(static_cast<uint32_t>(node), runtime_end, CpEdgeType::kSyncDependency, false,
+                       -1);
+        } else if (name == "Event Sync" || name == "Stream Wait Event") {
+          const Arg* rec = t.slice_arg(evs[ev].slice, "wait_on_cuda_event_record_corr_id");
+          const Arg* ws = t.slice_arg(evs[ev].slice, "wait_on_stream");
+          auto rc = rec ? rec->as_int() : std::nullopt;
+          auto wstream = ws ? ws->as_int() : std::nullopt;
+          auto r = rc ? record_by_corr.find(*rc) : record_by_corr.end();
+          if (!rc || !wstream || r == record_by_corr.end()) continue;
+          int32_t src = previous_launch(it.device, *wstream, us_start(s.ts[r->second]));
+          if (src < 0) continue;
+          if (name == "Event Sync") {
+            add_edge(evs[gpu[src].ev].end_node, runtime_end, CpEdgeType::kSyncDependency, false,
+                     -1);
+          } else {
+            // The next launch on this thread and stream after cudaStreamWaitEvent waits on src.
+            uint32_t wait_call = evs[it.runtime].slice;
+            int32_t dest = -1;
+            for (size_t d : launch_order)
+              if (evs[gpu[d].runtime].ts >= evs[it.runtime].ts && gpu[d].stream == it.stream &&
+                  s.track[evs[gpu[d].runtime].slice] == s.track[wait_call]) {
+                dest = static_cast<int32_t>(d);
+                break;
+              }
+            if (dest >= 0) kernel_sync[dest] = src;
+          }
+        }
+        continue;
+      }
+      add_edge(evs[ev].start_node, evs[ev].end_node, CpEdgeType::kOperatorKernel, false,
+               static_cast<int32_t>(ev));
+      std::pair<int32_t, int64_t> key{it.device, it.stream};
+      auto last = last_on_stream.find(key);
+      int32_t sync_end = -1;
+      if (auto ks = kernel_sync.find(static_cast<int32_t>(g)); ks != kernel_sync.end()) {
+        sync_end = static_cast<int32_t>(evs[gpu[ks->second].ev].end_node);
+        add_edge(static_cast<uint32_t>(sync_end), evs[ev].start_node, CpEdgeType::kSyncDependency,
+                 false, -1);
+        kernel_sync.erase(ks);
+      }
+      int64_t launch_ts = evs[it.runtime].ts;
+      bool launch_added = false;
+      if (q_at_launch[g] == 1 && q_at_kernel[g] == 0 &&
+          (last == last_on_stream.end() || nodes[last->second].ts < launch_ts) &&
+          (sync_end < 0 || nodes[sync_end].ts < launch_ts)) {
+        add_edge(evs[it.runtime].start_node, evs[ev].start_node, CpEdgeType::kKernelLaunchDelay,
+                 false, -1);
+        launch_added = true;
+      } else if (last != last_on_stream.end() &&
+                 (sync_end < 0 || nodes[sync_end].ts < nodes[last->second].ts)) {
+        add_edge(static_cast<uint32_t>(last->second), evs[ev].start_node,
+                 CpEdgeType::kKernelKernelDelay, false,
+                 static_cast<int32_t>(nodes[last->second].ev));
+      }
+      if (o.zero_weight_launch_edges && !launch_added)
+        add_edge(evs[it.runtime].start_node, evs[ev].start_node, CpEdgeType::kKernelLaunchDelay,
+                 true, -1);
+      last_on_stream[key] = static_cast<int32_t>(evs[ev].end_node);
+    }
+  }
+  res.nodes = nodes.size();
+  res.edges = edges.size();
+  for (Edge& e : edges) {
+    if (e.weight < 0 && e.weight >= -1000) e.weight = 0;  // HTA: ignore -1 us (ns rounding)
+    ++res.edges_by_type[static_cast<int>(e.type)];
+  }
+  // ---- longest path in the DAG (Kahn order, then dynamic programming) ----
+  size_t n = nodes.size();
+  std::vector<std::vector<uint32_t>> out(n);
+  std::vector<uint32_t> indeg(n, 0);
+  for (uint32_t k = 0; k < edges.size(); ++k) {
+    out[edges[k].u].push_back(k);
+    ++indeg[edges[k].v];
+  }
+  std::vector<uint32_t> topo;
+  topo.reserve(n);
+  for (uint32_t v = 0; v < n; ++v)
+    if (!indeg[v]) topo.push_back(v);
+  for (size_t h = 0; h < topo.size(); ++h)
+    for (uint32_t k : out[topo[h]])
+      if (--indeg[edges[k].v] == 0) topo.push_back(edges[k].v);
+  if (topo.size() != n) {
+    res.message = "the dependency graph has a cycle (negative edge weights or overlapping events)";
+    return res;
+  }
+  std::vector<int64_t> dist(n, 0);
+  std::vector<int32_t> via(n, -1);  // edge that reached the node's best distance
+  for (uint32_t u : topo)
+    for (uint32_t k : out[u]) {
+      const Edge& e = edges[k];
+      if (dist[u] + e.weight > dist[e.v] || (via[e.v] < 0 && dist[u] + e.weight >= dist[e.v])) {
+        dist[e.v] = dist[u] + e.weight;
+        via[e.v] = static_cast<int32_t>(k);
+      }
+    }
+  uint32_t best = 0;
+  for (uint32_t v = 0; v < n; ++v)
+    if (dist[v] > dist[best]) best = v;
+  std::vector<uint32_t> path_edges;
+  for (uint32_t v = best; via[v] >= 0; v = edges[via[v]].u)
+    path_edges.push_back(static_cast<uint32_t>(via[v]));
+  std::reverse(path_edges.begin(), path_edges.end());
+  res.path_ns = dist[best];
+  res.path_edges = path_edges.size();
+  res.path_nodes = path_edges.empty() ? 1 : path_edges.size() + 1;
+  std::vector<bool> edge_on_path(edges.size(), false);
+  for (uint32_t k : path_edges) edge_on_path[k] = true;
+  for (uint32_t k = 0; k < edges.size(); ++k) {
+    const Edge& e = edges[k];
+    if (e.type != CpEdgeType::kSyncDependency) continue;
+    const Ev& a = evs[nodes[e.u].ev];
+    const Ev& b = evs[nodes[e.v].ev];
+    res.syncs.push_back(CriticalPathSync{std::string(t.str(s.name[a.slice])),
+                                         std::string(t.str(s.name[b.slice])), corr_of(a.slice),
+                                         corr_of(b.slice), b.gpu, edge_on_path[k]});
+  }
+  std::vector<bool> on_path_ev(evs.size(), false);
+  std::map<std::pair<std::string, std::string>, CriticalPathEvent> by_event;
+  auto mark = [&](uint32_t node) { on_path_ev[nodes[node].ev] = true; };
+  if (!path_edges.empty()) mark(edges[path_edges[0]].u);
+  for (uint32_t k : path_edges) {
+    const Edge& e = edges[k];
+    mark(e.v);
+    std::string bound;
+    std::string name;
+    if (e.type == CpEdgeType::kKernelKernelDelay) {
+      bound = "gpu_kernel_kernel_overhead";
+      res.kernel_kernel_overhead_ns += e.weight;
+    } else if (e.type == CpEdgeType::kKernelLaunchDelay) {
+      bound = "gpu_kernel_launch_overhead";
+      res.launch_overhead_ns += e.weight;
+    } else if (e.type == CpEdgeType::kOperatorKernel && e.ev >= 0) {
+      const Ev& ev = evs[e.ev];
+      name = std::string(t.str(s.name[ev.slice]));
+      if (!ev.gpu) {
+        bound = "cpu_bound";
+        res.cpu_bound_ns += e.weight;
+      } else if (is_comm_kernel(name)) {
+        bound = "gpu_communication_bound";
+        res.gpu_comm_ns += e.weight;
+      } else {
+        bound = "gpu_compute_bound";
+        res.gpu_compute_ns += e.weight;
+      }
+    } else if (e.type == CpEdgeType::kOperatorKernel) {
+      bound = "cpu_bound";  // a gap inside a top-level op with no enclosing node event
+      res.cpu_bound_ns += e.weight;
+    }
+    if (e.weight > 0) {
+      res.path.push_back(
+          CriticalPathStep{cp_edge_type_name(e.type), name, bound, nodes[e.u].ts, e.weight});
+      CriticalPathEvent& agg =
+          by_event[{name.empty() ? std::string(cp_edge_type_name(e.type)) : name, bound}];
+      agg.name = name.empty() ? std::string(cp_edge_type_name(e.type)) : name;
+      agg.bound_by = bound;
+      ++agg.edges;
+      agg.ns += e.weight;
+    }
+  }
+  res.path_events = static_cast<uint64_t>(std::count(on_path_ev.begin(), on_path_ev.end(), true));
+  for (auto& [k, v] : by_event) res.top_events.push_back(v);
+  std::sort(res.top_events.begin(), res.top_events.end(),
+            [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  if (res.top_events.size() > o.top) res.top_events.resize(o.top);
+  return res;
+}
+
+}  // namespace mlprof

@@ -1,0 +1,108 @@
+#include "mlprof/render/critical_path_render.h"
+
+#include <cstdio>
+
+#include "mlprof/text_table.h"
+
+namespace mlprof {
+namespace {
+
+std::string ns(int64_t v) { return format_duration_ns(static_cast<double>(v)); }
+
+struct Part {
+  const char* name;
+  int64_t CriticalPathResult::*field;
+};
+constexpr Part kParts[] = {
+    {"cpu_bound", &CriticalPathResult::cpu_bound_ns},
+    {"gpu_compute_bound", &CriticalPathResult::gpu_compute_ns},
+    {"gpu_communication_bound", &CriticalPathResult::gpu_comm_ns},
+    {"gpu_kernel_launch_overhead", &CriticalPathResult::launch_overhead_ns},
+    {"gpu_kernel_kernel_overhead", &CriticalPathResult::kernel_kernel_overhead_ns},
+};
+
+}  // namespace
+
+std::string render_critical_path_text(const CriticalPathResult& r, size_t width) {
+  if (!r.message.empty()) return "critical path: " + r.message + "\n";
+  std::string out;
+  char buf[512];
+  std::snprintf(
+      buf, sizeof buf,
+      "critical path of '%s' [%s .. %s]: %s over %llu edges (%llu events); graph %llu "
+      "nodes, %llu edges%s\n\n",
+      r.annotation.empty() ? "whole trace" : r.annotation.c_str(), ns(r.window_begin_ns).c_str(),
+      ns(r.window_end_ns).c_str(), ns(r.path_ns).c_str(),
+      static_cast<unsigned long long>(r.path_edges), static_cast<unsigned long long>(r.path_events),
+      static_cast<unsigned long long>(r.nodes), static_cast<unsigned long long>(r.edges),
+      r.has_sync_events ? "" : "; no cuda_sync events in the trace: GPU->CPU waits are missing");
+  out += buf;
+  TextTable t;
+  t.add_column("bound by", TextTable::Align::kLeft);
+  t.add_column("time");
+  t.add_column("share");
+  for (const Part& p : kParts) {
+    int64_t v = r.*p.field;
+    t.add_row({p.name, ns(v), format_percent(r.path_ns ? static_cast<double>(v) / r.path_ns : 0)});
+  }
+  out += t.render(width) + "\n";
+  TextTable e;
+  e.add_column("on the path", TextTable::Align::kLeft);
+  e.add_column("bound by", TextTable::Align::kLeft);
+  e.add_column("edges");
+  e.add_column("time");
+  for (const CriticalPathEvent& ev : r.top_events)
+    e.add_row({ev.name, ev.bound_by, std::to_string(ev.edges), ns(ev.ns)});
+  out += e.render(width);
+  return out;
+}
+
+void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
+  w.begin_object().field("kind", "critical_path");
+  if (!r.message.empty()) w.field("message", r.message);
+  w.field("annotation", r.annotation);
+  w.field("window_begin_ns", r.window_begin_ns).field("window_end_ns", r.window_end_ns);
+  w.field("nodes", r.nodes).field("edges", r.edges);
+  w.key("edges_by_type").begin_object();
+  for (int k = 0; k < 5; ++k)
+    w.field(cp_edge_type_name(static_cast<CpEdgeType>(k)), r.edges_by_type[k]);
+  w.end_object();
+  w.field("path_nodes", r.path_nodes).field("path_edges", r.path_edges);
+  w.field("path_events", r.path_events).field("path_ns", r.path_ns);
+  w.field("has_sync_events", r.has_sync_events);
+  w.key("bound_by_ns").begin_object();
+  for (const Part& p : kParts) w.field(p.name, r.*p.field);
+  w.end_object();
+  w.key("top_events").begin_array();
+  for (const CriticalPathEvent& ev : r.top_events)
+    w.begin_object()
+        .field("name", ev.name)
+        .field("bound_by", ev.bound_by)
+        .field("edges", ev.edges)
+        .field("ns", ev.ns)
+        .end_object();
+  w.end_array();
+  w.key("path").begin_array();
+  for (const CriticalPathStep& st : r.path)
+    w.begin_object()
+        .field("type", st.type)
+        .field("event", st.event)
+        .field("bound_by", st.bound_by)
+        .field("ts_ns", st.ts_ns)
+        .field("ns", st.ns)
+        .end_object();
+  w.end_array();
+  w.key("syncs").begin_array();
+  for (const CriticalPathSync& y : r.syncs)
+    w.begin_object()
+        .field("from", y.from)
+        .field("to", y.to)
+        .field("from_correlation", y.from_correlation)
+        .field("to_correlation", y.to_correlation)
+        .field("gpu_to_gpu", y.gpu_to_gpu)
+        .field("on_path", y.on_path)
+        .end_object();
+  w.end_array().end_object();
+}
+
+}  // namespace mlprof
