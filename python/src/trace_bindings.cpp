@@ -1,0 +1,320 @@
+// mlprof._core.Trace: loading (files and rank directories, GIL released), saving, the raw tables
+// as numpy arrays that view the Trace's own columns (no copy: the array keeps the Trace alive),
+// and the analyses' JSON (the same writers, so the same bytes, as the CLI's --json).
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <memory>
+
+#include "bindings.h"
+#include "errors.h"
+#include "mlprof/analyze/compare.h"
+#include "mlprof/analyze/op_stats.h"
+#include "mlprof/analyze/ranks.h"
+#include "mlprof/analyze/summary.h"
+#include "mlprof/chrome_export.h"
+#include "mlprof/import.h"
+#include "mlprof/json_writer.h"
+#include "mlprof/native_format.h"
+#include "mlprof/render/compare_render.h"
+#include "mlprof/render/summary_render.h"
+
+namespace py = pybind11;
+
+namespace mlprof::python {
+namespace {
+
+using Handle = std::shared_ptr<TraceHandle>;
+
+// A numpy array over a column; `owner` (the Python Trace) stays alive while the array does.
+template <typename T>
+py::array column(const std::vector<T>& v, const py::object& owner) {
+  py::array_t<T> a({static_cast<py::ssize_t>(v.size())}, {static_cast<py::ssize_t>(sizeof(T))},
+                   v.data(), owner);
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return a;
+}
+
+Handle load_file(const std::string& path, unsigned threads) {
+  Result<Trace> r = [&] {
+    py::gil_scoped_release release;
+    ImportOptions o;
+    o.threads = threads;
+    return load_trace(path, o);
+  }();
+  if (!r) raise(ErrorKind::kLoad, r.error());
+  auto h = std::make_shared<TraceHandle>();
+  h->traces.push_back(std::move(r.value()));
+  return h;
+}
+
+Handle load_dir(const std::string& dir, unsigned threads) {
+  std::vector<std::string> errors;
+  auto h = std::make_shared<TraceHandle>();
+  {
+    py::gil_scoped_release release;
+    Result<std::vector<Trace>> loaded = load_rank_dir(dir, threads, errors);
+    if (loaded)
+      h->traces = std::move(loaded.value());
+    else
+      errors.insert(errors.begin(), loaded.error());
+  }
+  if (h->traces.empty()) raise(ErrorKind::kLoad, errors.front());
+  h->rank_dir = true;
+  h->rank_errors = std::move(errors);
+  std::vector<const Trace*> ptrs;
+  for (const Trace& t : h->traces) ptrs.push_back(&t);
+  RanksResult ranks = analyze_ranks(ptrs);
+  int64_t slowest_wall = -1;
+  for (const RankStats& rs : ranks.ranks)
+    for (size_t k = 0; k < h->traces.size(); ++k)
+      if (h->traces[k].meta.source == rs.source && rs.wall_ns > slowest_wall) {
+        slowest_wall = rs.wall_ns;
+        h->primary = k;
+      }
+  return h;
+}
+
+Status save(const Trace& t, const std::string& path) {
+  if (path.ends_with(".json")) return save_chrome_json(t, path);
+  return save_native(t, path);
+}
+
+std::string summary_json(const Trace& t, size_t top) {
+  SummaryOptions o;
+  o.top = top;
+  JsonWriter w(true);
+  write_summary_json(w, summarize(t, o));
+  return w.take();
+}
+
+std::string ops_json(const Trace& t, size_t top, const std::string& sort,
+                     const std::string& category, bool host_only) {
+  OpStatsOptions o;
+  o.category = category;
+  o.include_gpu = !host_only;
+  std::vector<OpStats> ops = op_stats(t, o);
+  sort_op_stats(ops, sort == "self"    ? OpSort::kSelf
+                     : sort == "mean"  ? OpSort::kMean
+                     : sort == "count" ? OpSort::kCount
+                                       : OpSort::kTotal);
+  size_t rows = ops.size();
+  if (top > 0 && ops.size() > top) ops.resize(top);
+  JsonWriter w(true);
+  w.begin_object();
+  w.field("rows", static_cast<uint64_t>(rows));
+  w.key("ops").begin_array();
+  for (const OpStats& op : ops) write_op_stats_json(w, op);
+  w.end_array();
+  w.end_object();
+  return w.take();
+}
+
+py::dict slice_columns(TraceHandle& h, const py::object& owner) {
+  const SliceTable& s = h.trace().slices;
+  py::dict d;
+  d["ts"] = column(s.ts, owner);
+  d["dur"] = column(s.dur, owner);
+  d["track"] = column(s.track, owner);
+  d["name"] = column(s.name, owner);
+  d["cat"] = column(s.cat, owner);
+  d["depth"] = column(s.depth, owner);
+  d["parent"] = column(s.parent, owner);
+  d["self"] = column(s.self, owner);
+  d["args_begin"] = column(s.args_begin, owner);
+  d["args_count"] = column(s.args_count, owner);
+  return d;
+}
+
+py::dict instant_columns(TraceHandle& h, const py::object& owner) {
+  const InstantTable& s = h.trace().instants;
+  py::dict d;
+  d["ts"] = column(s.ts, owner);
+  d["track"] = column(s.track, owner);
+  d["name"] = column(s.name, owner);
+  d["cat"] = column(s.cat, owner);
+  d["scope"] = column(s.scope, owner);
+  return d;
+}
+
+py::dict counter_columns(TraceHandle& h, const py::object& owner) {
+  const CounterTable& c = h.trace().counters;
+  py::dict d;
+  d["ts"] = column(c.ts, owner);
+  d["series"] = column(c.series, owner);
+  d["value"] = column(c.value, owner);
+  return d;
+}
+
+py::dict memory_columns(TraceHandle& h, const py::object& owner) {
+  const MemoryTable& m = h.trace().memory;
+  py::dict d;
+  d["ts"] = column(m.ts, owner);
+  d["track"] = column(m.track, owner);
+  d["addr"] = column(m.addr, owner);
+  d["bytes"] = column(m.bytes, owner);
+  d["device_type"] = column(m.device_type, owner);
+  d["device_id"] = column(m.device_id, owner);
+  d["total_allocated"] = column(m.total_allocated, owner);
+  d["total_reserved"] = column(m.total_reserved, owner);
+  d["slice"] = column(m.slice, owner);
+  return d;
+}
+
+py::dict flow_columns(TraceHandle& h, const py::object& owner) {
+  const FlowTable& f = h.trace().flows;
+  py::dict d;
+  d["id"] = column(f.id, owner);
+  d["cat"] = column(f.cat, owner);
+  d["src_ts"] = column(f.src_ts, owner);
+  d["dst_ts"] = column(f.dst_ts, owner);
+  d["src_track"] = column(f.src_track, owner);
+  d["dst_track"] = column(f.dst_track, owner);
+  d["src_slice"] = column(f.src_slice, owner);
+  d["dst_slice"] = column(f.dst_slice, owner);
+  return d;
+}
+
+// Tracks and counter series are small (one row per thread / stream / series): plain lists.
+py::dict track_columns(TraceHandle& h) {
+  const Trace& t = h.trace();
+  py::list kind, pid, tid, device, stream, name, label;
+  for (uint32_t i = 0; i < t.tracks.size(); ++i) {
+    const Track& k = t.tracks[i];
+    kind.append(k.kind == TrackKind::kGpuStream ? "gpu_stream"
+                : k.kind == TrackKind::kAsync   ? "async"
+                                                : "thread");
+    pid.append(k.pid);
+    tid.append(k.tid);
+    device.append(k.device);
+    stream.append(k.stream);
+    name.append(py::str(std::string(t.str(k.name))));
+    label.append(t.track_label(i));
+  }
+  py::dict d;
+  d["kind"] = kind;
+  d["pid"] = pid;
+  d["tid"] = tid;
+  d["device"] = device;
+  d["stream"] = stream;
+  d["name"] = name;
+  d["label"] = label;
+  return d;
+}
+
+py::dict series_columns(TraceHandle& h) {
+  const Trace& t = h.trace();
+  py::list process, name, unit;
+  for (const CounterSeries& s : t.counter_series) {
+    process.append(s.process);
+    name.append(py::str(std::string(t.str(s.name))));
+    unit.append(py::str(std::string(t.str(s.unit))));
+  }
+  py::dict d;
+  d["process"] = process;
+  d["name"] = name;
+  d["unit"] = unit;
+  return d;
+}
+
+py::list strings(TraceHandle& h) {
+  const StringPool& p = h.trace().strings;
+  py::list out(p.size());
+  for (size_t i = 0; i < p.size(); ++i) {
+    std::string_view s = p.get(static_cast<StringId>(i));
+    PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+    if (!o) throw py::error_already_set();
+    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), o);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_trace(py::module_& m) {
+  py::class_<TraceHandle, Handle>(m, "Trace")
+      .def_property_readonly("source", [](TraceHandle& h) { return h.trace().meta.source; })
+      .def_property_readonly("format", [](TraceHandle& h) { return h.trace().meta.format; })
+      .def_property_readonly("rank", [](TraceHandle& h) { return h.trace().meta.rank; })
+      .def_property_readonly("event_count", [](TraceHandle& h) { return h.trace().event_count(); })
+      .def_property_readonly("begin_ns", [](TraceHandle& h) { return h.trace().begin_ns(); })
+      .def_property_readonly("end_ns", [](TraceHandle& h) { return h.trace().end_ns(); })
+      .def_property_readonly("span_ns", [](TraceHandle& h) { return h.trace().span_ns(); })
+      .def_property_readonly("dropped_events",
+                             [](TraceHandle& h) { return h.trace().meta.dropped_events; })
+      .def_property_readonly("is_rank_dir", [](TraceHandle& h) { return h.rank_dir; })
+      .def_property_readonly("rank_count", [](TraceHandle& h) { return h.traces.size(); })
+      .def_property_readonly("rank_errors", [](TraceHandle& h) { return h.rank_errors; })
+      .def("save",
+           [](TraceHandle& h, const std::string& path) {
+             Status s;
+             {
+               py::gil_scoped_release release;
+               s = save(h.trace(), path);
+             }
+             if (!s) raise(ErrorKind::kError, s.message());
+           })
+      .def(
+          "summary_json",
+          [](TraceHandle& h, size_t top) {
+            py::gil_scoped_release release;
+            return summary_json(h.trace(), top);
+          },
+          py::arg("top") = 20)
+      .def(
+          "ops_json",
+          [](TraceHandle& h, size_t top, const std::string& sort, const std::string& category,
+             bool host_only) {
+            py::gil_scoped_release release;
+            return ops_json(h.trace(), top, sort, category, host_only);
+          },
+          py::arg("top") = 50, py::arg("sort") = "total", py::arg("category") = "",
+          py::arg("host_only") = false)
+      .def(
+          "summary_text",
+          [](TraceHandle& h, size_t top) {
+            py::gil_scoped_release release;
+            SummaryOptions o;
+            o.top = top;
+            return render_summary_text(summarize(h.trace(), o));
+          },
+          py::arg("top") = 20)
+      .def("slices", [](py::object self) { return slice_columns(self.cast<TraceHandle&>(), self); })
+      .def("instants",
+           [](py::object self) { return instant_columns(self.cast<TraceHandle&>(), self); })
+      .def("counters",
+           [](py::object self) { return counter_columns(self.cast<TraceHandle&>(), self); })
+      .def("memory",
+           [](py::object self) { return memory_columns(self.cast<TraceHandle&>(), self); })
+      .def("flows", [](py::object self) { return flow_columns(self.cast<TraceHandle&>(), self); })
+      .def("tracks", &track_columns)
+      .def("counter_series", &series_columns)
+      .def("strings", &strings);
+
+  m.def(
+      "compare_json",
+      [](TraceHandle& base, TraceHandle& next, double alpha, double min_effect_pct, bool welch,
+         size_t top) {
+        py::gil_scoped_release release;
+        CompareOptions o;
+        o.alpha = alpha;
+        o.min_effect_pct = min_effect_pct;
+        o.test = welch ? SignificanceTest::kWelch : SignificanceTest::kMannWhitney;
+        o.top = top;
+        JsonWriter w(true);
+        write_compare_json(w, compare_traces(base.trace(), next.trace(), o));
+        return w.take();
+      },
+      py::arg("base"), py::arg("next"), py::arg("alpha") = kCompareAlpha,
+      py::arg("min_effect_pct") = kCompareMinEffectPct, py::arg("welch") = false,
+      py::arg("top") = 40, "`mlprof compare BASE NEW --json`.");
+  m.def("load_file", &load_file, py::arg("path"), py::arg("threads") = 0);
+  m.def("load_dir", &load_dir, py::arg("path"), py::arg("threads") = 0);
+  m.def("is_dir", [](const std::string& p) {
+    std::error_code ec;
+    return std::filesystem::is_directory(p, ec);
+  });
+}
+
+}  // namespace mlprof::python
