@@ -171,7 +171,8 @@ struct Server::Impl {
   TraceStore store;
   HostCheck hosts;
   Body page;
-  WorkerPool workers;
+  WorkerPool workers;    // analyses
+  WorkerPool lister{1};  // /api/traces: never queued behind analyses
   MHD_Daemon* daemon = nullptr;
   std::atomic<bool> stopping{false};
   std::mutex stop_mu;
@@ -196,8 +197,9 @@ struct Server::Impl {
   ~Impl() { shutdown(); }
 
   void shutdown() {
-    stopping = true;                                 // running jobs give up at their next step
-    workers.drain_and_join();                        // every suspended connection is resumed
+    stopping = true;           // running jobs give up at their next step
+    workers.drain_and_join();  // every suspended connection is resumed
+    lister.drain_and_join();
     if (daemon != nullptr) MHD_stop_daemon(daemon);  // closes the listening socket too
     daemon = nullptr;
   }
@@ -271,7 +273,8 @@ struct Server::Impl {
       r.type = "text/html; charset=utf-8";
       return send_reply(c, r);
     }
-    if (path == "/api/traces") return send_reply(c, traces_reply());
+    if (path == "/api/traces")  // off the HTTP thread: a big directory takes ~0.1 s to list
+      return dispatch(c, ex, lister, [this](const StillWanted&) { return traces_reply(); });
     Job job;
     if (path == "/api/profiler/compare") {
       const char* base = query(c, "base");
@@ -297,7 +300,7 @@ struct Server::Impl {
     } else {
       return send_reply(c, error_reply(404, "no such page: " + path));
     }
-    return dispatch(c, ex, std::move(job));
+    return dispatch(c, ex, workers, std::move(job));
   }
 
   Reply traces_reply() const {
@@ -318,12 +321,12 @@ struct Server::Impl {
 
   // Suspends the connection and computes its reply on a worker, which resumes it when done.
   // The worker's job asks `wanted` between its steps and gives up once the client has gone.
-  MHD_Result dispatch(MHD_Connection* c, Exchange* ex, Job job) {
+  MHD_Result dispatch(MHD_Connection* c, Exchange* ex, WorkerPool& pool, Job job) {
     int fd = socket_of(c);
     StillWanted wanted = [this, fd] { return !stopping && (fd < 0 || peer_open(fd)); };
     ex->suspended = true;
     MHD_suspend_connection(c);
-    bool queued = workers.submit([c, ex, job = std::move(job), wanted] {
+    bool queued = pool.submit([c, ex, job = std::move(job), wanted] {
       try {
         ex->reply = job(wanted);
       } catch (const std::exception& e) {

@@ -106,12 +106,22 @@ std::vector<TraceFileInfo> TraceStore::list() const {
       continue;
     }
     if (!de.is_regular_file(ec) || !is_trace_name(fname)) continue;
-    OpenFile f;
-    std::string message;
-    if (open(de.path().lexically_relative(canonical_dir_).generic_string(), f, message) !=
-        LookupError::kNone)
-      continue;  // e.g. a symlink out of the directory
-    out.push_back(f.info);
+    TraceFileInfo info;
+    info.name = de.path().lexically_relative(canonical_dir_).generic_string();
+    struct stat st {};
+    if (de.is_symlink(ec)) {  // listed only if it stays inside the directory
+      OpenFile f;
+      std::string message;
+      if (open(info.name, f, message) != LookupError::kNone) continue;
+      info = f.info;
+    } else if (::fstatat(dir_fd_, info.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISREG(st.st_mode)) {  // a name and a size only: contents are read via open()
+      info.size = static_cast<uint64_t>(st.st_size);
+      info.mtime_ns = mtime_ns_of(st);
+    } else {
+      continue;
+    }
+    out.push_back(std::move(info));
     if (out.size() >= kMaxFiles) break;
   }
   std::sort(out.begin(), out.end(),
