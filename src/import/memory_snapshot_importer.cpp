@@ -37,7 +37,10 @@ int64_t get_int(const PyObj& d, std::string_view key, int64_t fallback = 0) {
   return v && v->as_int(out) ? out : fallback;
 }
 
-uint32_t get_stack(const PyVal* v) { return v && v->type() == PyKind::kStack ? v->obj->stack : 0; }
+uint32_t get_stack(const PyVal* v) {
+  if (!v || v->type() != PyKind::kStack) return 0;
+  return v->obj ? v->obj->stack : static_cast<uint32_t>(v->i);  // inline once compacted
+}
 
 void write_value(JsonWriter& w, const PyVal& v) {
   switch (v.type()) {

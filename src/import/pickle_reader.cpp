@@ -137,8 +137,7 @@ class PickleVm {
           break;
         case 0x94:  // MEMOIZE
           if (stack_.empty()) return fail(at, "MEMOIZE on an empty stack");
-          memo_[memo_next_++] = stack_.back();
-          maybe_prune();
+          if (Status st = memo_put(memo_.size(), at); !st) return st;
           break;
         case 'q':
         case 'r':
@@ -146,8 +145,7 @@ class PickleVm {
           uint64_t idx;
           if (!index_arg(op, idx)) return truncated(at);
           if (stack_.empty()) return fail(at, "PUT on an empty stack");
-          memo_[idx] = stack_.back();
-          maybe_prune();
+          if (Status st = memo_put(idx, at); !st) return st;
           break;
         }
         case 'h':
@@ -155,11 +153,10 @@ class PickleVm {
         case 'g': {  // BINGET, LONG_BINGET, GET
           uint64_t idx;
           if (!index_arg(op, idx)) return truncated(at);
-          auto it = memo_.find(idx);
-          if (it == memo_.end())
+          if (idx >= memo_.size() || memo_[idx].type() == PyKind::kNone)
             return fail(at, "memo index " + std::to_string(idx) +
                                 " not available (never stored, or a record already read)");
-          if (Status s = push(PyVal(it->second)); !s) return s;
+          if (Status s = push(PyVal(memo_[idx])); !s) return s;
           break;
         }
         case 'N':
@@ -266,14 +263,15 @@ class PickleVm {
           if (!in_.bytes(reinterpret_cast<char*>(b), w)) return truncated(at);
           uint64_t n = le(b, w);
           if (n > kMaxString) return fail(at, "string of " + std::to_string(n) + " bytes");
-          PyVal v = make_obj(PyKind::kStr);
+          std::string text;
           // Grown as the bytes arrive: a lying length must not allocate a gigabyte up front.
           for (uint64_t done = 0; done < n;) {
             size_t k = static_cast<size_t>(std::min<uint64_t>(n - done, 1u << 16));
-            v.obj->str.resize(done + k);
-            if (!in_.bytes(v.obj->str.data() + done, k)) return truncated(at);
+            text.resize(done + k);
+            if (!in_.bytes(text.data() + done, k)) return truncated(at);
             done += k;
           }
+          PyVal v = make_string(std::move(text));
           if (Status s = push(std::move(v)); !s) return s;
           break;
         }
@@ -378,13 +376,52 @@ class PickleVm {
     stack_.push_back(std::move(v));
     return Status::ok();
   }
-  // Records the assembler took away are dropped from the memo now and then, so the memo holds
-  // strings, frames and stacks (what later records refer back to), not every record read.
-  void maybe_prune() {
-    if (memo_.size() < prune_at_) return;
-    for (auto it = memo_.begin(); it != memo_.end();)
-      it = it->second.type() == PyKind::kConsumed ? memo_.erase(it) : std::next(it);
-    prune_at_ = std::max<size_t>(2 * memo_.size(), 1u << 16);
+  // The memo is a vector (MEMOIZE numbers objects in order). Now and then the entries added
+  // since the last pass are compacted: records the assembler took away are released, frames
+  // lists already turned into stacks become an inline stack id. So the memo costs one small
+  // slot per object, not the objects.
+  Status memo_put(uint64_t idx, uint64_t at) {
+    if (stack_.empty()) return fail(at, "MEMOIZE/PUT on an empty stack");
+    if (idx > memo_.size() + (1u << 20))
+      return fail(at, "memo index " + std::to_string(idx) + " out of sequence");
+    if (idx >= memo_.size()) memo_.resize(idx + 1);
+    memo_[idx] = stack_.back();
+    if (memo_.size() >= compact_at_) {
+      size_t from = compacted_ > 4096 ? compacted_ - 4096 : 0;  // records finish shortly after
+      for (size_t k = from; k < memo_.size(); ++k) {
+        PyVal& v = memo_[k];
+        if (!v.obj) continue;
+        if (v.obj->kind == PyKind::kConsumed) {
+          v = PyVal();
+        } else if (v.obj->kind == PyKind::kStack) {
+          int64_t id = v.obj->stack;
+          v = PyVal();
+          v.kind = PyKind::kStack;
+          v.i = id;
+        }
+      }
+      compacted_ = memo_.size();
+      compact_at_ = memo_.size() + (1u << 16);
+    }
+    return Status::ok();
+  }
+  // Short strings are shared by content: PyTorch writes e.g. compile_context "N/A" as a new
+  // string object in every trace entry.
+  PyVal make_string(std::string&& text) {
+    if (text.size() <= 64 && strings_.size() < (1u << 20)) {
+      auto it = strings_.find(text);
+      if (it != strings_.end()) {
+        PyVal v;
+        v.kind = PyKind::kStr;
+        v.obj = it->second;
+        return v;
+      }
+    }
+    PyVal v = make_obj(PyKind::kStr);
+    v.obj->str = std::move(text);
+    if (v.obj->str.size() <= 64 && strings_.size() < (1u << 20))
+      strings_.emplace(v.obj->str, v.obj);
+    return v;
   }
   bool pop_mark(size_t& m) {
     if (marks_.empty()) return false;
@@ -424,9 +461,9 @@ class PickleVm {
   PyAssembler& asm_;
   std::vector<PyVal> stack_;
   std::vector<size_t> marks_;
-  std::unordered_map<uint64_t, PyVal> memo_;
-  uint64_t memo_next_ = 0;
-  size_t prune_at_ = 1u << 16;
+  std::vector<PyVal> memo_;
+  size_t compacted_ = 0, compact_at_ = 1u << 16;
+  std::unordered_map<std::string, PyRef> strings_;
 };
 
 }  // namespace
