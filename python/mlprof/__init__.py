@@ -17,6 +17,7 @@ from ._record import (Session, counter, disable, enable, global_session, instant
 from ._bench import BenchmarkResult, benchmark, compare
 from ._memory import MemoryTracker, host_rss_bytes
 from ._trace import Trace, load
+from . import torch  # noqa: E402  (imports torch itself only when used)
 
 __version__ = "0.1.0"
 
