@@ -18,6 +18,7 @@
 
 #include "analyze/addr_map.h"
 #include "mlprof/analyze/heap.h"
+#include "mlprof/analyze/heap_stream.h"
 #include "mlprof/native_format.h"
 #include "record/preload/raw_format.h"
 
@@ -237,6 +238,130 @@ TEST_F(MemoryCaptureTest, BigCaptureSavesAndLoadsExactly) {
   EXPECT_EQ(h.leaked_bytes, leaked);
   EXPECT_EQ(h.leaked_blocks, uint64_t{kThreads} * kChunks * (kPairs / 1000));
   EXPECT_EQ(h.unmatched_frees, 0u);
+}
+
+// mlprof run's bounded post-processing: the heap report computed from the event stream must be
+// exactly analyze_heap() over the trace holding every event (two processes overlapping in time,
+// threads, ties, blocks replaced without their free, frees never matched, temporaries), and the
+// rows it keeps must give the same peak and leaks when the saved trace is analyzed again.
+class StreamSink : public MemoryEventSink {
+ public:
+  explicit StreamSink(const HeapOptions& o) : o_(o) {}
+  void begin(int64_t first, int64_t last, size_t stacks) override {
+    stream = std::make_unique<HeapStream>(o_, first, last, stacks);
+  }
+  void alloc(uint32_t p, uint32_t t, int64_t ts, uint64_t a, uint64_t b, uint32_t s) override {
+    stream->alloc(p, t, ts, a, b, s);
+  }
+  void free(uint32_t p, uint32_t t, int64_t ts, uint64_t a) override { stream->free(p, t, ts, a); }
+  std::unique_ptr<HeapStream> stream;
+
+ private:
+  HeapOptions o_;
+};
+
+void expect_same_stacks(const std::vector<HeapStack>& a, const std::vector<HeapStack>& b,
+                        const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].stack, b[i].stack) << what << " " << i;
+    EXPECT_EQ(a[i].bytes, b[i].bytes) << what << " " << i;
+    EXPECT_EQ(a[i].count, b[i].count) << what << " " << i;
+    EXPECT_EQ(a[i].pids, b[i].pids) << what << " " << i;
+    EXPECT_EQ(a[i].frames, b[i].frames) << what << " " << i;
+  }
+}
+
+TEST_F(MemoryCaptureTest, StreamedHeapEqualsHeapOfEveryEvent) {
+  tricky_file().write(dir_, 0);
+  RawFile g(4343);
+  g.stack(1, {0x1000});
+  g.stack(2, {0x5000, 0x6000});
+  g.stack(3, {0x7000});
+  uint64_t seed = 12345;
+  auto rnd = [&](uint64_t n) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return (seed >> 33) % n;
+  };
+  for (int64_t tid : {21, 22, 23}) {
+    uint64_t tsc = 90 + static_cast<uint64_t>(tid);
+    std::vector<Ev> chunk;
+    for (int i = 0; i < 3000; ++i) {
+      tsc += rnd(3) == 0 ? 0 : 1 + rnd(150000);  // ties, temporaries (< 100 us) and not
+      uint64_t addr = 0x100000 + 16 * rnd(300);
+      if (rnd(5) < 2)
+        chunk.push_back({tid, tsc, addr, 0, 0});
+      else
+        chunk.push_back({tid, tsc, addr, 1 + rnd(5000), static_cast<uint32_t>(rnd(4))});
+      if (chunk.size() == 700) g.events(chunk), chunk.clear();
+    }
+    if (!chunk.empty()) g.events(chunk);
+  }
+  g.exit();
+  g.write(dir_, 1);
+
+  HeapOptions o;
+  o.top = 1000;
+  o.max_frames = 8;
+  MemoryCaptureStats full_stats;
+  Trace full = capture(full_stats);
+  HeapResult want = analyze_heap(full, o);
+
+  MemoryCaptureStats stats;
+  StreamSink sink(o);
+  TraceBuilder b;
+  ASSERT_TRUE(add_memory_captures(dir_, b, {}, stats, &sink).is_ok());
+  ASSERT_TRUE(sink.stream);
+  sink.stream->add_rows(b);
+  Trace kept = std::move(b).finish();
+  HeapResult got = sink.stream->result(kept);
+
+  EXPECT_EQ(got.memory_events, want.memory_events);
+  EXPECT_EQ(got.allocations, want.allocations);
+  EXPECT_EQ(got.frees, want.frees);
+  EXPECT_EQ(stats.frees - got.frees, full_stats.unmatched_frees);
+  EXPECT_EQ(got.bytes_allocated, want.bytes_allocated);
+  EXPECT_EQ(got.processes, want.processes);
+  EXPECT_EQ(got.span_ns, want.span_ns);
+  EXPECT_DOUBLE_EQ(got.allocations_per_second, want.allocations_per_second);
+  EXPECT_EQ(got.peak_bytes, want.peak_bytes);
+  EXPECT_EQ(got.peak_ts_ns, want.peak_ts_ns);
+  EXPECT_EQ(got.peak_offset_ns, want.peak_offset_ns);
+  EXPECT_EQ(got.peak_blocks, want.peak_blocks);
+  expect_same_stacks(got.peak_stacks, want.peak_stacks, "peak");
+  EXPECT_EQ(got.leaked_bytes, want.leaked_bytes);
+  EXPECT_EQ(got.leaked_blocks, want.leaked_blocks);
+  EXPECT_EQ(got.leak_stacks, want.leak_stacks);
+  expect_same_stacks(got.leaks, want.leaks, "leaks");
+  EXPECT_EQ(got.temporary_blocks, want.temporary_blocks);
+  EXPECT_EQ(got.temporary_bytes, want.temporary_bytes);
+  expect_same_stacks(got.temporaries, want.temporaries, "temporaries");
+  ASSERT_EQ(got.rate.size(), want.rate.size());
+  for (size_t k = 0; k < got.rate.size(); ++k) {
+    EXPECT_EQ(got.rate[k].begin_ns, want.rate[k].begin_ns) << k;
+    EXPECT_EQ(got.rate[k].allocations, want.rate[k].allocations) << k;
+    EXPECT_EQ(got.rate[k].frees, want.rate[k].frees) << k;
+    EXPECT_EQ(got.rate[k].bytes_allocated, want.rate[k].bytes_allocated) << k;
+    EXPECT_EQ(got.rate[k].heap_bytes_end, want.rate[k].heap_bytes_end) << k;
+  }
+  EXPECT_GT(want.peak_blocks, 10u);
+  EXPECT_GT(want.temporary_blocks, 10u);
+
+  // The rows kept: far fewer, and the same peak and leaks when analyzed as a saved trace.
+  EXPECT_LT(kept.memory.size(), full.memory.size() / 4);
+  HeapResult again = analyze_heap(kept, o);
+  EXPECT_EQ(again.peak_bytes, want.peak_bytes);
+  EXPECT_EQ(again.peak_ts_ns, want.peak_ts_ns);
+  EXPECT_EQ(again.peak_blocks, want.peak_blocks);
+  expect_same_stacks(again.peak_stacks, want.peak_stacks, "peak, saved");
+  EXPECT_EQ(again.leaked_bytes, want.leaked_bytes);
+  EXPECT_EQ(again.leaked_blocks, want.leaked_blocks);
+  expect_same_stacks(again.leaks, want.leaks, "leaks, saved");
+  // The heap curve: its highest point is the peak.
+  double curve_max = 0;
+  for (size_t i = 0; i < kept.counters.size(); ++i)
+    curve_max = std::max(curve_max, kept.counters.value[i]);
+  EXPECT_EQ(curve_max, static_cast<double>(want.peak_bytes));
 }
 
 TEST(AddrMap, MatchesStdMapUnderChurn) {

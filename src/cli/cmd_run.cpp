@@ -29,6 +29,7 @@
 #include "cli/command.h"
 #include "cli/run_files.h"
 #include "mlprof/analyze/heap.h"
+#include "mlprof/analyze/heap_stream.h"
 #include "mlprof/analyze/summary.h"
 #include "mlprof/native_format.h"
 #include "mlprof/render/heap_render.h"
@@ -63,6 +64,7 @@ struct RunOptions {
   int max_depth = 48;
   std::string out;
   bool keep_raw = false;
+  bool events = false;  // keep every malloc/free as a memory row (memory grows with events)
   bool quiet = false;
   size_t top = 10;
 };
@@ -162,9 +164,30 @@ void remove_tree(const std::string& dir) {
   fs::remove_all(dir, ec);
 }
 
+// The capture's events streamed into the heap report (no row per event): see HeapStream.
+class HeapSink : public MemoryEventSink {
+ public:
+  explicit HeapSink(const HeapOptions& o) : options_(o) {}
+  void begin(int64_t first_ts, int64_t last_ts, size_t stacks) override {
+    stream = std::make_unique<HeapStream>(options_, first_ts, last_ts, stacks);
+  }
+  void alloc(uint32_t process, uint32_t track, int64_t ts, uint64_t addr, uint64_t bytes,
+             uint32_t stack) override {
+    stream->alloc(process, track, ts, addr, bytes, stack);
+  }
+  void free(uint32_t process, uint32_t track, int64_t ts, uint64_t addr) override {
+    stream->free(process, track, ts, addr);
+  }
+  std::unique_ptr<HeapStream> stream;
+
+ private:
+  HeapOptions options_;
+};
+
 // Summary, host heap, memory and bottlenecks reports; each analysis runs once (the memory
-// result is handed to the bottleneck rules instead of being recomputed there).
-std::string render_reports(const Trace& trace, const RunOptions& opt) {
+// result is handed to the bottleneck rules instead of being recomputed there). `heap`: the
+// report computed from the stream (the trace then holds only the peak's and the leaks' rows).
+std::string render_reports(const Trace& trace, const RunOptions& opt, const HeapResult* heap) {
   std::string text = "\n" + render_summary_text(summarize(trace)) + "\n";
 #ifdef MLPROF_RUN_MEMORY_REPORT
   std::optional<MemoryResult> memory;
@@ -172,10 +195,12 @@ std::string render_reports(const Trace& trace, const RunOptions& opt) {
   if (opt.memory) {
     HeapOptions ho;
     ho.top = opt.top;
-    text += render_heap_text(analyze_heap(trace, ho)) + "\n";
+    text += render_heap_text(heap ? *heap : analyze_heap(trace, ho)) + "\n";
 #ifdef MLPROF_RUN_MEMORY_REPORT
-    memory.emplace(analyze_memory(trace));
-    text += "\n" + render_memory_text(*memory) + "\n";
+    if (!heap) {
+      memory.emplace(analyze_memory(trace));
+      text += "\n" + render_memory_text(*memory) + "\n";
+    }
 #endif
   }
 #ifdef MLPROF_RUN_BOTTLENECKS_REPORT
@@ -364,9 +389,14 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   TraceBuilder b;
   MemoryCaptureStats mem_stats;
   GpuCaptureStats gpu_stats;
+  HeapOptions heap_options;
+  heap_options.top = opt.top;
+  HeapSink heap_sink(heap_options);
   if (opt.memory) {
-    Status s = add_memory_captures(run_dir, b, maps_fallback, mem_stats);
+    Status s = add_memory_captures(run_dir, b, maps_fallback, mem_stats,
+                                   opt.events ? nullptr : &heap_sink);
     if (!s.is_ok()) std::fprintf(stderr, "mlprof run: %s\n", s.message().c_str());
+    if (heap_sink.stream) heap_sink.stream->add_rows(b);
   }
   if (!cupti.empty()) {
     Status s = add_gpu_captures(run_dir, b, gpu_stats);
@@ -390,6 +420,13 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   for (const auto& a : cmd) command_line += (command_line.empty() ? "" : " ") + a;
   std::string out = opt.out.empty() ? out_dir + default_output(cmd[0], child) : opt.out;
   Trace trace = std::move(b).finish();
+  std::optional<HeapResult> heap;
+  if (heap_sink.stream) {
+    heap = heap_sink.stream->result(trace);
+    mem_stats.unmatched_frees = mem_stats.frees - heap->frees;  // the raw frees, until here
+    mem_stats.frees = heap->frees;
+    heap_sink.stream.reset();  // its live blocks are in the report and the rows now
+  }
   trace.meta.source = out;
   trace.meta.format = "mlprof";
   {
@@ -400,6 +437,8 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     }
     trace.meta.extra.emplace_back("command", json_cmd + "\"");
     trace.meta.extra.emplace_back("exit_code", std::to_string(exit_code));
+    if (heap)  // which memory rows the file holds (docs/run.md)
+      trace.meta.extra.emplace_back("mlprof_memory_rows", "\"peak and exit\"");
     if (!cupti.empty()) {  // what the GPU capture lost, kept with the trace
       trace.meta.dropped_events += gpu_stats.dropped_records;  // the summary warns of it
       trace.meta.extra.emplace_back("gpu_dropped_records",
@@ -413,7 +452,7 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   Status saved = Status::ok();
   std::thread saver([&] { saved = save_native(trace, out); });
   std::string reports;
-  if (!opt.quiet) reports = render_reports(trace, opt);
+  if (!opt.quiet) reports = render_reports(trace, opt, heap ? &*heap : nullptr);
   saver.join();
   bool keep_raw = opt.keep_raw;
   if (!saved.is_ok()) {  // the path went bad during the run (disk full, directory removed...)
@@ -447,6 +486,12 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
               std::to_string(mem_stats.allocations) + " allocations, " +
               std::to_string(mem_stats.frees) + " frees, " + std::to_string(mem_stats.stacks) +
               " distinct stacks\n";
+      text += "   raw capture: " + format_bytes(static_cast<double>(mem_stats.raw_bytes)) +
+              " written by the program's tracker";
+      if (heap)
+        text += "; the trace keeps the " + std::to_string(trace.memory.size()) +
+                " rows of the blocks live at the peak and at exit (--events: every event)";
+      text += "\n";
       if (mem_stats.unmatched_frees)
         text += "   (" + std::to_string(mem_stats.unmatched_frees) +
                 " frees of blocks allocated before tracking started were ignored)\n";
@@ -487,6 +532,9 @@ std::function<int()> setup_run(CLI::App& sub) {
       ->check(CLI::Range(1, 64));
   sub.add_option("-o,--output", opt->out, "Output .mlprof file (default CMD.PID.mlprof)");
   sub.add_flag("--keep-raw", opt->keep_raw, "Keep the raw per-process capture files");
+  sub.add_flag("--events", opt->events,
+               "Keep every malloc/free in the trace (for the timeline and mlprof memory; memory "
+               "and file size grow with the events)");
   sub.add_flag("-q,--quiet", opt->quiet, "Do not print the reports");
   sub.add_option("--top", opt->top, "Rows per report table (default 10)");
   // Everything from the first positional on is the command, options included.

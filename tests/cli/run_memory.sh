@@ -18,8 +18,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$app" --expect > "$tmp/expect.json"
-"$mlprof" run --memory -q -o "$tmp/run.mlprof" -- "$app" > "$tmp/run.out" 2>&1 || {
+# --events: every malloc/free in the trace, so `mlprof heap` sees the temporaries too.
+"$mlprof" run --memory --events -q -o "$tmp/run.mlprof" -- "$app" > "$tmp/run.out" 2>&1 || {
   echo "FAIL: mlprof run exited $?"; cat "$tmp/run.out"; exit 1; }
+# The default: the reports from the event stream, the trace keeps the peak's and the leaks' rows.
+"$mlprof" run --memory -o "$tmp/kept.mlprof" -- "$app" > "$tmp/kept.out" 2>&1 || {
+  echo "FAIL: mlprof run exited $?"; cat "$tmp/kept.out"; exit 1; }
+"$mlprof" heap --json --top 100000 --frames 12 "$tmp/kept.mlprof" > "$tmp/kept_heap.json"
 # Temporaries: a threshold of 1 s so that a loaded machine cannot push a pair past it.
 "$mlprof" heap --json --top 100000 --frames 12 --temporary-us 1000000 "$tmp/run.mlprof" > "$tmp/heap.json"
 # `mlprof leaks` on the capture (no steps): the blocks never freed, by stack, as in heap.json.
@@ -32,13 +37,15 @@ if grep -q "No steps found" "$tmp/leaks.txt" || ! grep -q "Never freed at exit" 
 fi
 
 python3 - "$tmp/expect.json" "$tmp/heap.json" "$tmp/leaks.json" "$tmp/memory.json" \
-  "$tmp/memory.txt" <<'PY'
+  "$tmp/memory.txt" "$tmp/kept_heap.json" "$tmp/kept.out" <<'PY'
 import json, re, sys
 expect = json.load(open(sys.argv[1]))
 heap = json.load(open(sys.argv[2]))
 leaks = json.load(open(sys.argv[3]))
 memory = json.load(open(sys.argv[4]))
 memory_text = open(sys.argv[5]).read()
+kept = json.load(open(sys.argv[6]))
+kept_out = open(sys.argv[7]).read()
 ALLOCATORS = {"malloc", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
               "valloc"}
 
@@ -116,6 +123,24 @@ check(temps.get("make_temporaries", 0) == expect["temporaries_min"],
 # Frames carry file:line from the debug info.
 check(any("alloc_test.cpp:" in f for s in heap["leaks"]["stacks"] for f in s["frames"]),
       "frames carry alloc_test.cpp:LINE")
+# Without --events: the saved trace has the same leaks by site and a peak within the same bound
+# (another run of the program), with far fewer rows; the run printed the streamed heap report.
+kept_sites = {}
+for s in kept["leaks"]["stacks"]:
+    c, b = kept_sites.get(site(s["frames"]), (0, 0))
+    kept_sites[site(s["frames"])] = (c + s["blocks"], b + s["bytes"])
+for name, (count, nbytes) in list(expect["leaks"].items()) + list(expect["child_leaks"].items()):
+    check(kept_sites.get(name) == (count, nbytes),
+          f"kept rows: leak {name} {count} / {nbytes} B, got {kept_sites.get(name)}")
+check(expect["peak_min"] <= kept["peak"]["bytes"] <= expect["peak_min"] + 512 * 1024,
+      f"kept rows: peak {kept['peak']['bytes']} B within the bound")
+check(site(kept["peak"]["stacks"][0]["frames"]) == "build_peak", "kept rows: build_peak holds the peak")
+check(kept["memory_events"] * 10 < heap["memory_events"],
+      f"kept rows: {kept['memory_events']} rows instead of {heap['memory_events']}")
+check(re.search(r"raw capture: [0-9.]+ [KMG]?i?B written", kept_out) is not None,
+      "the run says how much raw data the tracker wrote")
+check("make_temporaries" in kept_out and "Peak heap" in kept_out,
+      "the run prints the streamed heap report (peak, temporaries)")
 sys.exit(1 if failures else 0)
 PY
 echo "PASS run_memory"

@@ -179,16 +179,36 @@ bool advance(const RawMemoryFile& f, ThreadStream& s) {
   }
 }
 
-// K-way merge of the threads' streams by (time, file position) into the replay. Returns false,
-// having replayed a prefix, when a stream is not in time order.
-bool merge_streams(const RawMemoryFile& f, std::vector<ThreadStream>& streams,
-                   const std::vector<uint32_t>& stack_map, Replay& replay, int64_t& last_ts) {
-  auto before = [&](uint32_t a, uint32_t b) {  // stream a's head comes first
-    const ThreadStream &x = streams[a], &y = streams[b];
+// One thread's stream in a merge, with the file it reads.
+struct Cursor {
+  const RawMemoryFile* file;
+  ThreadStream* stream;
+  uint32_t file_index;
+};
+
+// Drops the pages of a chunk the merge has finished from this process's memory (they are the
+// raw file's, still in the page cache): mapped pages count in the resident set.
+void release_chunk(const RawEventChunk& c) {
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  uintptr_t a = (reinterpret_cast<uintptr_t>(c.words) + page - 1) & ~(page - 1);
+  uintptr_t b = (reinterpret_cast<uintptr_t>(c.words) + size_t{c.count} * 8) & ~(page - 1);
+  if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+}
+
+// K-way merge of the threads' streams by (time, file, position in the file): fn(cursor, event)
+// for each event. A stream going back in time stops the merge (false, a prefix done) unless
+// `tolerate_disorder`, which counts such events in `disorder` and goes on.
+template <typename Fn>
+bool merge_streams(std::vector<Cursor>& cursors, bool tolerate_disorder, bool release,
+                   uint64_t& disorder, Fn&& fn) {
+  auto before = [&](uint32_t a, uint32_t b) {  // cursor a's head comes first
+    const Cursor &ca = cursors[a], &cb = cursors[b];
+    const ThreadStream &x = *ca.stream, &y = *cb.stream;
     if (x.head.ts_ns != y.head.ts_ns) return x.head.ts_ns < y.head.ts_ns;
+    if (ca.file_index != cb.file_index) return ca.file_index < cb.file_index;
     return x.chunk != y.chunk ? x.chunk < y.chunk : x.word < y.word;
   };
-  std::vector<uint32_t> heap;  // a min-heap of stream indices by head
+  std::vector<uint32_t> heap;  // a min-heap of cursor indices by head
   auto sift_down = [&](size_t i) {
     for (;;) {
       size_t l = 2 * i + 1, m = i;
@@ -199,20 +219,23 @@ bool merge_streams(const RawMemoryFile& f, std::vector<ThreadStream>& streams,
       i = m;
     }
   };
-  for (uint32_t s = 0; s < streams.size(); ++s)
-    if (advance(f, streams[s])) heap.push_back(s);
+  for (uint32_t c = 0; c < cursors.size(); ++c)
+    if (advance(*cursors[c].file, *cursors[c].stream)) heap.push_back(c);
   for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
   while (!heap.empty()) {
-    ThreadStream& s = streams[heap[0]];
-    const RawMemoryEvent& e = s.head;
-    int64_t ts = e.ts_ns;
-    last_ts = std::max(last_ts, ts);
-    replay.event(s.track, ts, e.addr, e.size, raw_stack(stack_map, e.stack), e.is_free);
-    if (!advance(f, s)) {
+    Cursor& c = cursors[heap[0]];
+    ThreadStream& s = *c.stream;
+    int64_t ts = s.head.ts_ns;
+    fn(c, s.head);
+    uint32_t chunk = s.chunk;
+    bool more = advance(*c.file, s);
+    if (release && (!more || s.chunk != chunk)) release_chunk(c.file->event_chunks()[chunk]);
+    if (!more) {
       heap[0] = heap.back();
       heap.pop_back();
     } else if (s.head.ts_ns < ts) {
-      return false;
+      if (!tolerate_disorder) return false;
+      ++disorder;
     }
     if (!heap.empty()) sift_down(0);
   }
@@ -233,7 +256,7 @@ bool is_tracker_frame(const std::string& module) {
 
 Status add_memory_captures(const std::string& dir, TraceBuilder& b,
                            const std::unordered_map<int64_t, std::string>& maps_fallback,
-                           MemoryCaptureStats& stats) {
+                           MemoryCaptureStats& stats, MemoryEventSink* sink) {
   namespace fs = std::filesystem;
   std::vector<std::string> paths;
   std::error_code ec;
@@ -247,26 +270,30 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
 
   std::vector<RawMemoryFile> files;
   for (const auto& p : paths) {
-    auto f = RawMemoryFile::open(p);
+    // A sink reads each page once and releases it: no need to map them all up front.
+    auto f = RawMemoryFile::open(p, /*populate=*/sink == nullptr);
     if (!f) {
       stats.notes.push_back("skipped " + f.error());
       continue;
     }
+    if (sink) f.value().release_pages();
     files.push_back(std::move(f.value()));
   }
   std::unordered_map<int64_t, const RawMemoryFile*> by_pid;
   for (const auto& f : files)
     if (!f.maps().empty()) by_pid[f.pid()] = &f;
 
-  // Every event becomes a row (less the frees of blocks never seen): size the columns once
-  // instead of growing them by doubling, and fault their pages in on the other core meanwhile
-  // (fresh pages dominated post-processing of big captures).
+  // Without a sink every event becomes a row (less the frees of blocks never seen): size the
+  // columns once instead of growing them by doubling, and fault their pages in on the other
+  // core meanwhile (fresh pages dominated post-processing of big captures).
   MemoryTable& m = b.trace().memory;
   size_t first_row = m.size(), rows = first_row;
-  for (const auto& f : files) rows += f.event_count();
-  m.ts.reserve(rows), m.track.reserve(rows), m.addr.reserve(rows), m.bytes.reserve(rows);
-  m.device_type.reserve(rows), m.device_id.reserve(rows), m.total_allocated.reserve(rows);
-  m.total_reserved.reserve(rows), m.stack.reserve(rows);
+  if (!sink) {
+    for (const auto& f : files) rows += f.event_count();
+    m.ts.reserve(rows), m.track.reserve(rows), m.addr.reserve(rows), m.bytes.reserve(rows);
+    m.device_type.reserve(rows), m.device_id.reserve(rows), m.total_allocated.reserve(rows);
+    m.total_reserved.reserve(rows), m.stack.reserve(rows);
+  }
   std::atomic<size_t> rows_written{first_row};
   auto col = [](const auto& v) {
     return Prefaulter::Column{v.data(), sizeof(typename std::decay_t<decltype(v)>::value_type)};
@@ -277,9 +304,22 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
       first_row, rows, rows_written);
   std::map<std::vector<StringId>, uint32_t> stack_ids;  // symbolized frames -> trace stack
   StringId cat = b.intern("mlprof.run");
-  for (const RawMemoryFile& f : files) {
+
+  // Per file: its process, stacks and threads' streams.
+  struct FileState {
+    uint32_t proc = 0;
+    std::vector<uint32_t> stack_map;  // raw stack id -> trace stack id
+    std::vector<ThreadStream> streams;
+    int64_t first_ts = 0, last_ts = 0;
+  };
+  std::vector<FileState> states(files.size());
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const RawMemoryFile& f = files[fi];
+    FileState& fs_ = states[fi];
     ++stats.files;
     stats.truncated_bytes += f.truncated_bytes();
+    std::error_code size_ec;
+    stats.raw_bytes += fs::file_size(f.path(), size_ec);
     stats.pids.push_back(f.pid());
     if (f.exited()) ++stats.processes_exited;
     // Maps: the process's own (at exit or fork), else sampled by mlprof, else its parent's.
@@ -297,12 +337,12 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
                             ": no memory map recorded; stacks stay unsymbolized");
     Symbolizer sym(maps);
 
-    uint32_t proc = b.process(f.pid());
-    Process& pr = b.trace().processes[proc];
+    fs_.proc = b.process(f.pid());
+    Process& pr = b.trace().processes[fs_.proc];
     if (pr.name == 0 && !f.exe().empty()) pr.name = b.intern(base_name(f.exe()));
 
     // Raw stack ids -> trace stack ids.
-    std::vector<uint32_t> stack_map(f.stacks().size(), 0);
+    fs_.stack_map.assign(f.stacks().size(), 0);
     std::unordered_map<uint64_t, bool> tracker_pc;
     for (size_t id = 1; id < f.stacks().size(); ++id) {
       const auto& pcs = f.stacks()[id];
@@ -318,62 +358,111 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
         frames.push_back(b.intern(sym.frame_name(pcs[i], /*return_address=*/i > 0)));
       auto [it, fresh] = stack_ids.try_emplace(frames, 0);
       if (fresh) it->second = b.add_stack(frames);
-      stack_map[id] = it->second;
+      fs_.stack_map[id] = it->second;
     }
     stats.stacks = stack_ids.size();
 
-    // Each thread's chunks are already in time order: merge the threads' streams straight into
-    // the columns (no copy of the events, no sort), replaying to know each free's size and
-    // stack. Ties go to the earlier event in the file, as a stable sort of the file would.
-    std::unordered_map<int64_t, uint32_t> track_of_tid;
-    std::vector<ThreadStream> streams;
-    {
-      std::unordered_map<int64_t, size_t> stream_of_tid;
-      RawMemoryEvent probe;
-      const auto& chunks = f.event_chunks();
-      for (uint32_t c = 0; c < chunks.size(); ++c) {
-        if (f.decode(chunks[c], 0, probe) == 0) continue;
-        auto [it, fresh] = stream_of_tid.try_emplace(chunks[c].tid, streams.size());
-        if (fresh) {
-          // Tracks in order of each thread's first event, as before.
-          track_of_tid.emplace(chunks[c].tid, b.thread_track(proc, chunks[c].tid));
-          streams.emplace_back();
-          streams.back().track = track_of_tid[chunks[c].tid];
-        }
-        streams[it->second].chunks.push_back(c);
+    // Each thread's chunks are already in time order: merge the threads' streams (no copy of the
+    // events, no sort). Ties go to the earlier event in the file, as a stable sort would.
+    // (Chunks are told apart by their headers, not by decoding their first event: touching
+    // every chunk's data would map its neighbourhood in too, a fault maps 64 KiB around it.)
+    std::unordered_map<int64_t, size_t> stream_of_tid;
+    const auto& chunks = f.event_chunks();
+    for (uint32_t c = 0; c < chunks.size(); ++c) {
+      if (chunks[c].count < 2) continue;  // no event fits
+      auto [it, fresh] = stream_of_tid.try_emplace(chunks[c].tid, fs_.streams.size());
+      if (fresh) {  // tracks in order of each thread's first event
+        fs_.streams.emplace_back();
+        fs_.streams.back().track = b.thread_track(fs_.proc, chunks[c].tid);
       }
+      fs_.streams[it->second].chunks.push_back(c);
     }
-    int64_t first_ts = f.start_ns(), last_ts = f.exited() ? f.exit_ns() : f.start_ns();
-    Replay replay(b, stats, rows_written);
-    if (!merge_streams(f, streams, stack_map, replay, last_ts)) {
-      // A thread's events out of time order (not seen in practice): sort them all instead.
-      replay.rollback();
-      std::vector<PendingEvent> events;
-      events.reserve(f.event_words() / 3);
-      for (const ThreadStream& st : streams) {
+    fs_.first_ts = f.start_ns();
+    fs_.last_ts = f.exited() ? f.exit_ns() : f.start_ns();
+  }
+
+  if (sink) {
+    // One merge across every process: the heap total is the sum of theirs at each moment.
+    std::vector<Cursor> cursors;
+    int64_t first = INT64_MAX, last = INT64_MIN;
+    for (size_t fi = 0; fi < files.size(); ++fi)
+      for (ThreadStream& st : states[fi].streams) {
+        cursors.push_back(Cursor{&files[fi], &st, static_cast<uint32_t>(fi)});
+        const auto& chunks = files[fi].event_chunks();
         RawMemoryEvent e;
-        for (uint32_t c : st.chunks) {
-          const RawEventChunk& ch = f.event_chunks()[c];
-          for (size_t i = 0, n; (n = f.decode(ch, i, e)) != 0; i += n)
-            events.push_back(PendingEvent{e.ts_ns, e.addr, e.size, c, i, st.track,
-                                          raw_stack(stack_map, e.stack), e.is_free});
+        if (files[fi].decode(chunks[st.chunks.front()], 0, e)) first = std::min(first, e.ts_ns);
+        const RawEventChunk& tail = chunks[st.chunks.back()];
+        for (size_t i = 0, n; (n = files[fi].decode(tail, i, e)) != 0; i += n)
+          last = std::max(last, e.ts_ns);
+      }
+    if (cursors.empty()) first = last = 0;
+    sink->begin(first, last, b.trace().stacks.frames_begin.size());
+
+    merge_streams(cursors, /*tolerate_disorder=*/true, /*release=*/true, stats.out_of_order,
+                  [&](const Cursor& c, const RawMemoryEvent& e) {
+                    FileState& fs_ = states[c.file_index];
+                    fs_.last_ts = std::max(fs_.last_ts, e.ts_ns);
+                    if (e.is_free) {
+                      ++stats.frees;
+                      sink->free(fs_.proc, c.stream->track, e.ts_ns, e.addr);
+                    } else {
+                      ++stats.allocations;
+                      sink->alloc(fs_.proc, c.stream->track, e.ts_ns, e.addr, e.size,
+                                  raw_stack(fs_.stack_map, e.stack));
+                    }
+                  });
+    if (stats.out_of_order)
+      stats.notes.push_back(
+          std::to_string(stats.out_of_order) +
+          " events earlier than their thread's previous one (taken as they came)");
+  } else {
+    for (size_t fi = 0; fi < files.size(); ++fi) {
+      const RawMemoryFile& f = files[fi];
+      FileState& fs_ = states[fi];
+      std::vector<Cursor> cursors;
+      for (ThreadStream& st : fs_.streams) cursors.push_back(Cursor{&f, &st, 0});
+      Replay replay(b, stats, rows_written);
+      uint64_t disorder = 0;
+      auto to_replay = [&](const Cursor& c, const RawMemoryEvent& e) {
+        fs_.last_ts = std::max(fs_.last_ts, e.ts_ns);
+        replay.event(c.stream->track, e.ts_ns, e.addr, e.size, raw_stack(fs_.stack_map, e.stack),
+                     e.is_free);
+      };
+      if (!merge_streams(cursors, false, false, disorder, to_replay)) {
+        // A thread's events out of time order (not seen in practice): sort them all instead.
+        replay.rollback();
+        std::vector<PendingEvent> events;
+        events.reserve(f.event_words() / 3);
+        for (const ThreadStream& st : fs_.streams) {
+          RawMemoryEvent e;
+          for (uint32_t c : st.chunks) {
+            const RawEventChunk& ch = f.event_chunks()[c];
+            for (size_t i = 0, n; (n = f.decode(ch, i, e)) != 0; i += n)
+              events.push_back(PendingEvent{e.ts_ns, e.addr, e.size, c, i, st.track,
+                                            raw_stack(fs_.stack_map, e.stack), e.is_free});
+          }
+        }
+        std::stable_sort(events.begin(), events.end(),
+                         [](const PendingEvent& x, const PendingEvent& y) {
+                           if (x.ts != y.ts) return x.ts < y.ts;
+                           return x.chunk != y.chunk ? x.chunk < y.chunk : x.word < y.word;
+                         });
+        for (const PendingEvent& e : events) {
+          fs_.last_ts = std::max(fs_.last_ts, e.ts);
+          replay.event(e.track, e.ts, e.addr, e.size, e.stack, e.is_free);
         }
       }
-      std::stable_sort(events.begin(), events.end(),
-                       [](const PendingEvent& x, const PendingEvent& y) {
-                         if (x.ts != y.ts) return x.ts < y.ts;
-                         return x.chunk != y.chunk ? x.chunk < y.chunk : x.word < y.word;
-                       });
-      for (const PendingEvent& e : events) {
-        last_ts = std::max(last_ts, e.ts);
-        replay.event(e.track, e.ts, e.addr, e.size, e.stack, e.is_free);
-      }
     }
+  }
+
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    const RawMemoryFile& f = files[fi];
+    const FileState& fs_ = states[fi];
     // The process's lifetime as a slice on its main thread, so every view has an anchor.
-    uint32_t main_track = b.thread_track(proc, f.pid());
+    uint32_t main_track = b.thread_track(fs_.proc, f.pid());
     std::string label = "process " + base_name(f.exe()) + (f.exited() ? "" : " (killed or exec'd)");
-    b.add_slice(main_track, first_ts, std::max<int64_t>(0, last_ts - first_ts), b.intern(label),
-                cat);
+    b.add_slice(main_track, fs_.first_ts, std::max<int64_t>(0, fs_.last_ts - fs_.first_ts),
+                b.intern(label), cat);
     if (!f.exited())
       stats.notes.push_back("pid " + std::to_string(f.pid()) +
                             " ended without running its exit handlers (killed, _exit or exec): "

@@ -21,14 +21,33 @@ struct MemoryCaptureStats {
   uint64_t unmatched_frees = 0;  // frees of blocks allocated before tracking started
   uint64_t stacks = 0;
   uint64_t truncated_bytes = 0;
+  uint64_t raw_bytes = 0;     // size of the raw files read
+  uint64_t out_of_order = 0;  // events of a thread earlier than its previous one (sink mode)
   std::vector<int64_t> pids;
   std::vector<std::string> notes;  // one line each, for the user
 };
 
+// Receives a capture's events instead of memory rows: mlprof run's bounded post-processing
+// (HeapStream), whose memory follows the live blocks, not the events. Events come in one time
+// order across every process (ties: file order, then position in the file), as a stable sort of
+// the rows by time would give them.
+class MemoryEventSink {
+ public:
+  virtual ~MemoryEventSink() = default;
+  // Before the first event: its time and the last one's; trace stack ids are below `stacks`.
+  virtual void begin(int64_t first_ts, int64_t last_ts, size_t stacks) = 0;
+  virtual void alloc(uint32_t process, uint32_t track, int64_t ts, uint64_t addr, uint64_t bytes,
+                     uint32_t stack) = 0;
+  virtual void free(uint32_t process, uint32_t track, int64_t ts, uint64_t addr) = 0;
+};
+
 // Reads every mem.*.bin file in `dir`. `maps_fallback` holds /proc/PID/maps text sampled by
-// mlprof while a process ran, for processes that died without writing their own.
+// mlprof while a process ran, for processes that died without writing their own. With a sink,
+// the events go to it (stats.allocations and frees then count the raw events) and the trace gets
+// the processes, threads, stacks and lifetimes but no memory rows; the raw files' pages are
+// released as the merge passes them.
 Status add_memory_captures(const std::string& dir, TraceBuilder& builder,
                            const std::unordered_map<int64_t, std::string>& maps_fallback,
-                           MemoryCaptureStats& stats);
+                           MemoryCaptureStats& stats, MemoryEventSink* sink = nullptr);
 
 }  // namespace mlprof

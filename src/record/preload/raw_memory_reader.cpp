@@ -44,7 +44,7 @@ double measure_ns_per_tick() {
 
 }  // namespace
 
-Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
+Result<RawMemoryFile> RawMemoryFile::open(const std::string& path, bool populate) {
   RawMemoryFile f;
   f.path_ = path;
   {
@@ -59,7 +59,8 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
     }
     size_t size = static_cast<size_t>(std::max<off_t>(st.st_size, 0));
     if (size > 0) {
-      void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* p =
+          ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | (populate ? MAP_POPULATE : 0), fd, 0);
       if (p == MAP_FAILED) {
         ::close(fd);
         return Status::error(path + ": cannot map");
@@ -76,7 +77,16 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
   std::vector<std::pair<uint64_t, int64_t>> clock;  // (tsc, ns)
   size_t off = 0;
   bool have_header = false;
+  // Unpopulated: what the walk mapped in (a page-cache folio is mapped whole) goes again every
+  // few MiB, so reading the headers does not hold the file in memory.
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  size_t released = 0;
   while (off + sizeof(ChunkHeader) <= dsize) {
+    if (!populate && off - released >= (size_t{8} << 20)) {
+      size_t upto = off & ~(page - 1);
+      ::madvise(const_cast<char*>(d) + released, upto - released, MADV_DONTNEED);
+      released = upto;
+    }
     auto ch = read_at<ChunkHeader>(d, off);
     size_t body = off + sizeof(ChunkHeader);
     if (body + ch.size > dsize) break;
@@ -147,6 +157,10 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path) {
     f.ns_per_tick_ = measure_ns_per_tick();
   }
   return f;
+}
+
+void RawMemoryFile::release_pages() const {
+  if (data_ && size_) ::madvise(const_cast<char*>(data_), size_, MADV_DONTNEED);
 }
 
 size_t RawMemoryFile::event_count() const {

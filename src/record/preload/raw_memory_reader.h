@@ -36,8 +36,9 @@ struct RawEventChunk {
 class RawMemoryFile {
  public:
   // Validates the chunk structure; a truncated last chunk (process killed mid-write) is ignored
-  // and counted in truncated_bytes().
-  static Result<RawMemoryFile> open(const std::string& path);
+  // and counted in truncated_bytes(). `populate`: map every page at once (fastest when the
+  // whole file will be read anyway); false: pages come in as read, and can be released.
+  static Result<RawMemoryFile> open(const std::string& path, bool populate = true);
 
   const std::string& path() const { return path_; }
   int64_t pid() const { return pid_; }
@@ -51,6 +52,10 @@ class RawMemoryFile {
   // Raw stack id -> return addresses, innermost first (index 0 unused).
   const std::vector<std::vector<uint64_t>>& stacks() const { return stacks_; }
   size_t event_words() const { return event_words_; }
+  // Drops the mapped pages from this process's memory (they stay in the page cache and come
+  // back when read): a page-cache folio is mapped whole, so reading the chunk headers maps in
+  // most of the file.
+  void release_pages() const;
   // The events chunks in file order (a thread's chunks appear in its time order).
   const std::vector<RawEventChunk>& event_chunks() const { return event_chunks_; }
 
