@@ -11,6 +11,7 @@
 # Every configuration runs RUNS times, interleaved (so load from other work hits them alike), and
 # the best time of each is kept; slowdowns are against the plain runs of the same invocation.
 # Usage: bench/run_memory_bench.sh [BUILD_DIR=build-run] [THREADS=4] [OPS_PER_THREAD=1000000] [RUNS=3]
+# EVENTS=0 leaves out the --events runs (their memory grows with the events: ~70 B per event).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-run}
@@ -48,7 +49,10 @@ measure() {
 
 ml_stream_q() { measure stream_q "$tmp/a.out" "$mlprof" run --memory -q -o "$tmp/run.mlprof" -- "$tool" "$threads" "$ops"; }
 ml_stream_r() { measure stream_r "$tmp/b.out" "$mlprof" run --memory -o "$tmp/run.mlprof" -- "$tool" "$threads" "$ops"; }
-ml_events_q() { measure events_q "$tmp/c.out" "$mlprof" run --memory --events -q -o "$tmp/ev.mlprof" -- "$tool" "$threads" "$ops"; }
+ml_events_q() {
+  [[ ${EVENTS:-1} == 0 ]] && return
+  measure events_q "$tmp/c.out" "$mlprof" run --memory --events -q -o "$tmp/ev.mlprof" -- "$tool" "$threads" "$ops"
+}
 heaptrack_both() {
   local t0 t1 rss1 rss2
   rm -f "$tmp"/ht*
@@ -97,10 +101,11 @@ row "heaptrack (+ heaptrack_print)" heaptrack
 if [[ -n ${E2E[heaptrack]:-} ]]; then
   ht_added=$(echo "${E2E[heaptrack]} - $plain_e2e" | bc -l)
   for k in stream_q stream_r events_q; do
+    [[ -z ${E2E[$k]:-} ]] && continue
     printf "%-16s added time %.2f of heaptrack's, peak RSS %.2f of heaptrack's\n" "$k" \
       "$(echo "(${E2E[$k]} - $plain_e2e) / $ht_added" | bc -l)" \
       "$(echo "${RSS[$k]} / ${RSS[heaptrack]}" | bc -l)"
   done
 fi
 printf "trace size: %s (default), %s (--events)\n" "$(du -h "$tmp/run.mlprof" | cut -f1)" \
-  "$(du -h "$tmp/ev.mlprof" | cut -f1)"
+  "$( [[ -f $tmp/ev.mlprof ]] && du -h "$tmp/ev.mlprof" | cut -f1 || echo n/a)"

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,6 +153,41 @@ size_t signal_children(int sig) {
   }
   return n;
 }
+
+// Watches the raw capture while the command runs: says when it passes 1 GiB, 2 GiB, 4 GiB...
+// and when the file system holding it has less than 1 GiB left.
+class RawVolumeWatch {
+ public:
+  explicit RawVolumeWatch(std::string dir) : dir_(std::move(dir)) {}
+  void check() {
+    uint64_t bytes = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+      std::error_code size_ec;
+      uint64_t n = e.file_size(size_ec);
+      if (!size_ec) bytes += n;
+    }
+    if (bytes >= next_report_) {
+      std::fprintf(stderr, "mlprof run: the capture has written %s of raw data so far (%s)\n",
+                   format_bytes(static_cast<double>(bytes)).c_str(), dir_.c_str());
+      while (next_report_ <= bytes) next_report_ *= 2;
+    }
+    struct statvfs vfs;
+    if (!warned_space_ && statvfs(dir_.c_str(), &vfs) == 0 &&
+        uint64_t{vfs.f_bavail} * vfs.f_frsize < (uint64_t{1} << 30)) {
+      std::fprintf(stderr,
+                   "mlprof run: less than 1 GiB left on the file system of %s (TMPDIR): the "
+                   "capture may be cut short\n",
+                   dir_.c_str());
+      warned_space_ = true;
+    }
+  }
+
+ private:
+  std::string dir_;
+  uint64_t next_report_ = uint64_t{1} << 30;
+  bool warned_space_ = false;
+};
 
 std::string default_output(const std::string& cmd, pid_t pid) {
   std::string base = fs::path(cmd).filename().string();
@@ -314,7 +350,8 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   int tick_ms = 50;
   if (opt.rss_ms > 0) tick_ms = std::min(tick_ms, opt.rss_ms);
   if (nvml) tick_ms = std::min(tick_ms, opt.gpu_ms);
-  int64_t next_rss = 0, next_gpu = 0, next_maps = 0;
+  int64_t next_rss = 0, next_gpu = 0, next_maps = 0, next_disk = 0;
+  RawVolumeWatch disk_watch(run_dir);
   int status = 0;
   bool main_done = false;
   while (!main_done) {
@@ -335,6 +372,10 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
       std::string m = read_text("/proc/" + std::to_string(child) + "/maps");
       if (!m.empty()) maps_fallback[child] = std::move(m);
       next_maps = now + 500000000;
+    }
+    if (now >= next_disk) {  // a long run must not fill the disk unnoticed
+      disk_watch.check();
+      next_disk = now + 1000000000;
     }
     timespec req{0, static_cast<long>(tick_ms) * 1000000};
     nanosleep(&req, nullptr);
