@@ -49,6 +49,7 @@ struct CompileRecord {
   std::vector<std::pair<std::string, std::string>> cache_events;  // (kind, key) in log order
   std::vector<std::string> kernels;  // triton_*/cpp_fused_* defined in inductor_output_code
   uint32_t autotune_events = 0;      // autotuning artifacts/chromium events
+  double autotune_us = 0;            // compile_time_/runtime_triton_autotune_time_us of its metrics
   CompileRecord();
 };
 
@@ -66,7 +67,8 @@ struct CompileLog {
   // (kind, key, compile id) of fx_graph_cache_{hit,miss,bypass} chromium instants, in order.
   std::vector<std::tuple<std::string, std::string, std::string>> cache_events;
   std::vector<std::pair<std::string, double>> global_phases_us;  // phases with no compile id
-  std::vector<std::string> graph_execution_order;                // graph_execution artifact, if any
+  uint32_t global_autotune_events = 0;             // autotuning/benchmark phases with no compile id
+  std::vector<std::string> graph_execution_order;  // graph_execution artifact, if any
 };
 
 // Reads one log (plain or gzipped). Errors: unreadable file, or no glog line at all.

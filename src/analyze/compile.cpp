@@ -213,6 +213,18 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       s.id_sequence += c.id.text();
     }
     s.frames = static_cast<uint32_t>(frames.size());
+    auto is_autotune = [](const std::string& n) {
+      return n.find("autotun") != std::string::npos || n.find("benchmark") != std::string::npos;
+    };
+    for (const CompileRecord& c : log.compiles) {
+      s.autotune_us += c.autotune_us;
+      s.autotune_events += c.autotune_events;
+      for (const auto& [name, us] : c.phases_us)
+        if (is_autotune(name)) s.autotune_us += us;
+    }
+    for (const auto& [name, us] : log.global_phases_us)
+      if (is_autotune(name)) s.autotune_us += us;
+    s.autotune_events += log.global_autotune_events;
     for (const auto& [kind, key, cid] : log.cache_events) {
       if (is_hit(kind))
         ++s.cache_hits;

@@ -109,6 +109,7 @@ class LogParser {
 
   void finish() {
     finish_entry();
+    log_.global_autotune_events = global_autotune_events_;
     // FX graph cache outcomes: the fx_graph_cache_* artifacts when the log has them (newer
     // PyTorch logs every hit and miss there), else the chromium instants (older logs; newer
     // ones emit instants for misses only).
@@ -206,7 +207,7 @@ class LogParser {
       return;
     }
     if (kind == "chromium_event") return chromium(payload);
-    if (!id.known() && kind != "artifact") return;
+    if (!id.known() && kind != "artifact" && kind != "compilation_metrics_runtime") return;
     if (kind == "dynamo_start") {
       CompileRecord& r = record(id);
       ++r.dynamo_starts;
@@ -240,6 +241,10 @@ class LogParser {
           double_or(body, "inductor_compile_time_s", std::isnan(ind_us) ? NAN : ind_us / 1e6));
       acc(r.code_gen_s, double_or(body, "code_gen_time_s", NAN));
       ++r.metrics_count;
+      for (const char* k : {"compile_time_autotune_time_us", "runtime_triton_autotune_time_us"}) {
+        double v = double_or(body, k, NAN);
+        if (!std::isnan(v)) r.autotune_us += v;
+      }
       r.graph_op_count = int_or(body, "graph_op_count", -1);
       r.guard_count = int_or(body, "guard_count", -1);
       r.fail_type = str_or(body, "fail_type");
@@ -256,6 +261,11 @@ class LogParser {
         }
       std::string rr = str_or(body, "recompile_reason");
       if (!rr.empty() && r.recompile_reasons.empty()) r.recompile_reasons.push_back(rr);
+    } else if (kind == "compilation_metrics_runtime") {
+      CompileRecord* r = id.known() ? &record(id) : record_for_short(str_or(body, "compile_id"));
+      if (!r) return;
+      double v = double_or(body, "runtime_triton_autotune_time_us", NAN);
+      if (!std::isnan(v)) r->autotune_us += v;
     } else if (kind == "artifact") {
       std::string name = str_or(body, "name");
       ++log_.artifacts[name];
@@ -334,7 +344,13 @@ class LogParser {
         phases.emplace_back(name, dur);
       else
         it->second += dur;
-      if (name.find("autotun") != std::string::npos && r) ++r->autotune_events;
+      if ((name.find("autotun") != std::string::npos ||
+           name.find("benchmark") != std::string::npos)) {
+        if (r)
+          ++r->autotune_events;
+        else
+          ++global_autotune_events_;
+      }
     }
   }
 
@@ -362,6 +378,7 @@ class LogParser {
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, size_t> by_id_;
   std::map<std::pair<std::string, std::string>, std::vector<double>> open_;
   std::vector<std::tuple<std::string, std::string, std::string>> artifact_cache_;
+  uint32_t global_autotune_events_ = 0;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>,
            std::vector<std::pair<std::string, std::string>>>
       chromium_cache_;

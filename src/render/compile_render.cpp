@@ -30,12 +30,12 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
     TextTable t;
     t.add_column("log", TextTable::Align::kLeft);
     for (const char* h : {"rank", "ids", "frames", "recompiles", "breaks", "failed", "compile",
-                          "cache hit/miss", "bad md5"})
+                          "autotune", "cache hit/miss", "bad md5"})
       t.add_column(h);
     for (const RankCompileSummary& s : r.ranks)
       t.add_row({s.source, std::to_string(s.rank), std::to_string(s.compile_ids),
                  std::to_string(s.frames), std::to_string(s.recompiles), std::to_string(s.restarts),
-                 std::to_string(s.failures), secs(s.compile_s),
+                 std::to_string(s.failures), secs(s.compile_s), secs(s.autotune_us / 1e6),
                  std::to_string(s.cache_hits) + "/" + std::to_string(s.cache_misses),
                  std::to_string(s.md5_mismatches)});
     out += t.render(width) + "\n";
@@ -135,6 +135,8 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
         .field("cache_hits", s.cache_hits)
         .field("cache_misses", s.cache_misses)
         .field("cache_bypasses", s.cache_bypasses)
+        .field("autotune_events", s.autotune_events)
+        .field("autotune_us", s.autotune_us)
         .field("md5_mismatches", s.md5_mismatches)
         .field("json_failures", s.json_failures)
         .field("unrecognized_lines", s.unrecognized_lines)

@@ -113,6 +113,39 @@ for name, f in tl.items():
     if name == "simple.log.gz":
         check(rows["[0/0]"]["kernels"] == len(f["inductor_kernels"]), f"{name}: kernels")
 
+# Autotuning: benchmarking phases (B/E chromium events named *benchmark* / *autotun*), summed
+# here from the payloads.
+path = os.path.join(DIR, "tlparse", "autotune_with_compile_id.log.gz")
+lines = [l.rstrip("\r") for l in read_text(path).split("\n")]
+events, cur = [], None
+for l in lines:
+    if l.startswith("\t"):
+        if cur is not None:
+            cur.append(l[1:])
+        continue
+    if not l.strip():
+        continue
+    if cur:
+        events.append("\n".join(cur))
+    cur = [] if '"chromium_event"' in l else None
+if cur:
+    events.append("\n".join(cur))
+open_b, total, count = {}, 0.0, 0
+for text in events:
+    e = json.loads(text)
+    if "benchmark" not in e["name"] and "autotun" not in e["name"]:
+        continue
+    if e["ph"] == "B":
+        open_b.setdefault(e["name"], []).append(e["ts"])
+        count += 1
+    elif e["ph"] == "E" and open_b.get(e["name"]):
+        total += e["ts"] - open_b[e["name"]].pop()
+got = run_json("compile", path)
+if got:
+    s = got["ranks"][0]
+    check(count > 0 and s["autotune_events"] == count and abs(s["autotune_us"] - total) < 1e-3,
+          f"autotune: {s['autotune_events']} events {s['autotune_us']} us vs {count} {total}")
+
 # Ranks: tlparse's landing page facts (README): diverging compile ids and cache patterns.
 got = run_json("compile", os.path.join(DIR, "tlparse", "multi_rank_logs"))
 if got:

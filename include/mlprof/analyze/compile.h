@@ -56,6 +56,10 @@ struct RankCompileSummary {
   double compile_s = 0;  // sum of compilation_metrics compile time
   uint32_t cache_hits = 0, cache_misses = 0, cache_bypasses = 0;  // bypassed or disabled
   uint64_t md5_mismatches = 0, json_failures = 0, unrecognized_lines = 0, blank_lines = 0;
+  // Autotuning: benchmarking phases (names with "autotun" or "benchmark", with or without a
+  // compile id) and the autotune times compilation_metrics report.
+  uint32_t autotune_events = 0;
+  double autotune_us = 0;
   bool crlf = false;
   std::string id_sequence;     // compile ids in first-seen order, space separated
   std::string cache_sequence;  // "miss hit bypass disabled ..." in log order
