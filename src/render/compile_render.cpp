@@ -43,12 +43,16 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
   if (!r.compiles.empty()) {
     TextTable t;
     t.add_column("compile id: frame", TextTable::Align::kLeft);
-    for (const char* h : {"status", "compile", "backend", "inductor", "ops", "kernels", "cache"})
+    for (const char* h :
+         {"status", "compile", "backend", "inductor", "ops", "kernels", "ops/kernel", "cache"})
       t.add_column(h);
     for (const CompileRow& c : r.compiles)
       t.add_row(
           {c.id + " " + c.frame, c.status, secs(c.compile_s), secs(c.backend_s), secs(c.inductor_s),
            c.graph_ops < 0 ? "-" : std::to_string(c.graph_ops), std::to_string(c.kernels),
+           c.graph_ops > 0 && c.kernels > 0
+               ? format_fixed(static_cast<double>(c.graph_ops) / c.kernels, 1)
+               : "-",
            c.cache_hits + c.cache_misses == 0 ? "-"
                                               : std::to_string(c.cache_hits) + " hit " +
                                                     std::to_string(c.cache_misses) + " miss"});
@@ -159,7 +163,14 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
     w.key("cache_keys").begin_array();
     for (const std::string& k : c.cache_keys) w.value(k);
     w.end_array();
-    w.field("kernels", c.kernels).field("autotune_events", c.autotune).end_object();
+    w.field("kernels", c.kernels).field("autotune_events", c.autotune);
+    // Fusion: FX graph ops per generated kernel (eager runs about one kernel per op).
+    w.key("ops_per_kernel");
+    if (c.graph_ops > 0 && c.kernels > 0)
+      w.value(static_cast<double>(c.graph_ops) / c.kernels);
+    else
+      w.null();
+    w.end_object();
   }
   w.end_array();
   w.key("global_phases_us");
