@@ -52,19 +52,34 @@ struct HeapStream::State {
   };
   std::vector<CurvePoint> curve = std::vector<CurvePoint>(kCurveBuckets);
 
+  uint32_t last_process = UINT32_MAX;
+  AddrMap<Block>* last_map = nullptr;
+  double curve_scale = 0;  // curve buckets per ns
+
   AddrMap<Block>& map(uint32_t process) {
+    if (process == last_process) return *last_map;  // consecutive events mostly share it
     while (live.size() <= process) live.emplace_back(AddrMap<Block>(1024));
     if (process_seen.size() <= process) process_seen.resize(process + 1, 0);
     process_seen[process] = 1;
-    return live[process];
+    last_process = process;
+    last_map = &live[process];
+    return *last_map;
   }
-  size_t bucket_of(int64_t ts, size_t n) const {
+  // As analyze_heap's (ts - first) * n / span, with the division done once.
+  static size_t bucket_of(int64_t ts, int64_t first, double scale, size_t n) {
+    if (scale <= 0 || ts <= first) return 0;
+    size_t k = static_cast<size_t>(static_cast<double>(ts - first) * scale);
+    return std::min(k, n - 1);
+  }
+  // Exactly analyze_heap's formula (a precomputed scale can round across a bucket boundary).
+  size_t rate_bucket(int64_t ts) const {
     if (span <= 0 || ts <= first) return 0;
+    size_t n = r.rate.size();
     size_t k = static_cast<size_t>(static_cast<double>(ts - first) * n / span);
     return std::min(k, n - 1);
   }
   void note_curve(int64_t ts) {
-    CurvePoint& c = curve[bucket_of(ts, kCurveBuckets)];
+    CurvePoint& c = curve[bucket_of(ts, first, curve_scale, kCurveBuckets)];
     if (total > c.max) c.max = total, c.max_ts = ts;
     c.last = total, c.last_ts = ts;
   }
@@ -91,6 +106,9 @@ HeapStream::HeapStream(const HeapOptions& options, int64_t first_ts, int64_t las
     s.r.rate[k].begin_ns = static_cast<int64_t>(static_cast<double>(s.span) * k / nb);
     s.r.rate[k].end_ns = static_cast<int64_t>(static_cast<double>(s.span) * (k + 1) / nb);
   }
+  if (s.span > 0) {
+    s.curve_scale = static_cast<double>(kCurveBuckets) / static_cast<double>(s.span);
+  }
 }
 
 HeapStream::~HeapStream() = default;
@@ -98,7 +116,7 @@ HeapStream::~HeapStream() = default;
 void HeapStream::alloc(uint32_t process, uint32_t track, int64_t ts, uint64_t addr, uint64_t bytes,
                        uint32_t stack) {
   State& s = *s_;
-  HeapRateBucket& bucket = s.r.rate[s.bucket_of(ts, s.r.rate.size())];
+  HeapRateBucket& bucket = s.r.rate[s.rate_bucket(ts)];
   Block blk{bytes, ts, s.pos, stack, track};
   auto [b, fresh] = s.map(process).try_emplace(addr, blk);
   if (!fresh) {  // the free was not recorded: the old block is gone
@@ -126,7 +144,7 @@ void HeapStream::free(uint32_t process, uint32_t /*track*/, int64_t ts, uint64_t
   State& s = *s_;
   Block blk;
   if (!s.map(process).erase(addr, &blk)) return;  // not a row of the trace either
-  HeapRateBucket& bucket = s.r.rate[s.bucket_of(ts, s.r.rate.size())];
+  HeapRateBucket& bucket = s.r.rate[s.rate_bucket(ts)];
   s.ended(blk, addr, process, ts);
   ++s.r.frees;
   ++bucket.frees;
