@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <libunwind.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -123,9 +124,11 @@ __thread bool t_guard __attribute__((tls_model("initial-exec"))) = false;
 __thread ThreadBuffer* t_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread bool t_thread_done __attribute__((tls_model("initial-exec"))) = false;
 
+// A spinlock that gives the CPU away after a short spin: the holder may be inside write(2) or
+// preempted (more threads than cores), and spinning on then burns the time slice it needs.
 void lock() {
-  while (g_lock.test_and_set(std::memory_order_acquire)) {
-  }
+  for (int spins = 0; g_lock.test_and_set(std::memory_order_acquire); ++spins)
+    if (spins >= 64) sched_yield();
 }
 void unlock() { g_lock.clear(std::memory_order_release); }
 
