@@ -11,7 +11,10 @@
 # Every configuration runs RUNS times, interleaved (so load from other work hits them alike), and
 # the best time of each is kept; slowdowns are against the plain runs of the same invocation.
 # Usage: bench/run_memory_bench.sh [BUILD_DIR=build-run] [THREADS=4] [OPS_PER_THREAD=1000000] [RUNS=3]
-# EVENTS=0 leaves out the --events runs (their memory grows with the events: ~70 B per event).
+# EVENTS=0 leaves out the --events runs (their memory grows with the events: ~70 B per event),
+# HEAPTRACK=0 the heaptrack runs. MAX_RSS_MB=N: exit 1 when the default mlprof runs' peak RSS is
+# above N MB (the bound on a long run, e.g. 50M events:
+# MAX_RSS_MB=100 EVENTS=0 HEAPTRACK=0 bash bench/run_memory_bench.sh build 4 6250000 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-run}
@@ -32,6 +35,7 @@ min() { if [[ -z $1 ]]; then echo "$2"; else echo "if ($2 < $1) $2 else $1" | bc
 max() { if [[ -z $1 ]]; then echo "$2"; else echo "if ($2 > $1) $2 else $1" | bc -l; fi; }
 have_heaptrack=0
 command -v heaptrack > /dev/null && command -v heaptrack_print > /dev/null && have_heaptrack=1
+[[ ${HEAPTRACK:-1} == 0 ]] && have_heaptrack=0
 
 declare -A IN E2E RSS
 # measure NAME OUTFILE CMD...: one timed run; keeps the best time and the largest peak RSS.
@@ -109,3 +113,13 @@ if [[ -n ${E2E[heaptrack]:-} ]]; then
 fi
 printf "trace size: %s (default), %s (--events)\n" "$(du -h "$tmp/run.mlprof" | cut -f1)" \
   "$( [[ -f $tmp/ev.mlprof ]] && du -h "$tmp/ev.mlprof" | cut -f1 || echo n/a)"
+if [[ -n ${MAX_RSS_MB:-} ]]; then
+  for k in stream_q stream_r; do
+    mb=$(echo "${RSS[$k]} / 1024" | bc)
+    if ((mb > MAX_RSS_MB)); then
+      echo "FAIL: $k peak RSS $mb MB > $MAX_RSS_MB MB"
+      exit 1
+    fi
+  done
+  echo "ok: mlprof's peak RSS within $MAX_RSS_MB MB for $((threads * ops * 2)) events"
+fi

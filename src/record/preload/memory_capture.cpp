@@ -222,7 +222,32 @@ bool merge_streams(std::vector<Cursor>& cursors, bool tolerate_disorder, bool re
   for (uint32_t c = 0; c < cursors.size(); ++c)
     if (advance(*cursors[c].file, *cursors[c].stream)) heap.push_back(c);
   for (size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
+  // Each file's prefix before every stream's current chunk is read for good: released now and
+  // then as a whole, which also drops pages mapped in again (a fault maps a page-cache folio
+  // whole) after their own chunk was released.
+  std::vector<size_t> released;
+  auto release_prefixes = [&] {
+    std::vector<size_t> low;
+    for (const Cursor& c : cursors) {
+      if (released.size() <= c.file_index) released.resize(c.file_index + 1, 0);
+      if (low.size() <= c.file_index) low.resize(c.file_index + 1, SIZE_MAX);
+    }
+    for (uint32_t h : heap) {
+      const Cursor& c = cursors[h];
+      size_t at = c.file->offset_of(c.file->event_chunks()[c.stream->chunk].words);
+      low[c.file_index] = std::min(low[c.file_index], at);
+    }
+    for (const Cursor& c : cursors) {
+      size_t upto = std::min(low[c.file_index], c.file->size());
+      if (upto > released[c.file_index] + (size_t{4} << 20)) {
+        c.file->release_pages(released[c.file_index], upto);
+        released[c.file_index] = upto;
+      }
+    }
+  };
+  uint64_t merged = 0;
   while (!heap.empty()) {
+    if (release && (++merged & 0xffff) == 0) release_prefixes();
     Cursor& c = cursors[heap[0]];
     ThreadStream& s = *c.stream;
     int64_t ts = s.head.ts_ns;

@@ -159,8 +159,12 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path, bool populate
   return f;
 }
 
-void RawMemoryFile::release_pages() const {
-  if (data_ && size_) ::madvise(const_cast<char*>(data_), size_, MADV_DONTNEED);
+void RawMemoryFile::release_pages(size_t begin, size_t end) const {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  end = std::min(end, size_);
+  begin = (begin + page - 1) & ~(page - 1);
+  if (end != size_) end &= ~(page - 1);  // the mapping's end may be mid-page
+  if (data_ && end > begin) ::madvise(const_cast<char*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 size_t RawMemoryFile::event_count() const {

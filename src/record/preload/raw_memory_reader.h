@@ -55,7 +55,11 @@ class RawMemoryFile {
   // Drops the mapped pages from this process's memory (they stay in the page cache and come
   // back when read): a page-cache folio is mapped whole, so reading the chunk headers maps in
   // most of the file.
-  void release_pages() const;
+  // [begin, end) of the file only (bytes, rounded inwards to pages).
+  void release_pages(size_t begin = 0, size_t end = SIZE_MAX) const;
+  size_t size() const { return size_; }
+  // Offset of a pointer into the file's bytes (an event chunk's words).
+  size_t offset_of(const char* p) const { return static_cast<size_t>(p - data_); }
   // The events chunks in file order (a thread's chunks appear in its time order).
   const std::vector<RawEventChunk>& event_chunks() const { return event_chunks_; }
 
