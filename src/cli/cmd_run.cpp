@@ -65,7 +65,8 @@ struct RunOptions {
   int max_depth = 48;
   std::string out;
   bool keep_raw = false;
-  bool events = false;  // keep every malloc/free as a memory row (memory grows with events)
+  bool events = false;    // keep every malloc/free as a memory row (memory grows with events)
+  double max_raw_mb = 0;  // per process; 0 = no limit
   bool quiet = false;
   size_t top = 10;
 };
@@ -327,6 +328,9 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     if (getppid() != parent) _exit(127);
     setenv(rawmem::kEnvRunDir, run_dir.c_str(), 1);
     setenv(rawmem::kEnvMaxDepth, std::to_string(opt.max_depth).c_str(), 1);
+    if (opt.max_raw_mb > 0)
+      setenv(rawmem::kEnvMaxRawBytes,
+             std::to_string(static_cast<uint64_t>(opt.max_raw_mb * 1048576.0)).c_str(), 1);
     if (!preload.empty()) {
       const char* old = std::getenv("LD_PRELOAD");
       std::string v = preload + (old && *old ? std::string(":") + old : std::string());
@@ -461,6 +465,7 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   for (const auto& a : cmd) command_line += (command_line.empty() ? "" : " ") + a;
   std::string out = opt.out.empty() ? out_dir + default_output(cmd[0], child) : opt.out;
   Trace trace = std::move(b).finish();
+  trace.meta.dropped_events += mem_stats.dropped;  // the summary warns of them
   std::optional<HeapResult> heap;
   if (heap_sink.stream) {
     heap = heap_sink.stream->result(trace);
@@ -573,6 +578,10 @@ std::function<int()> setup_run(CLI::App& sub) {
       ->check(CLI::Range(1, 64));
   sub.add_option("-o,--output", opt->out, "Output .mlprof file (default CMD.PID.mlprof)");
   sub.add_flag("--keep-raw", opt->keep_raw, "Keep the raw per-process capture files");
+  sub.add_option("--max-raw", opt->max_raw_mb,
+                 "Raw capture limit per process in MiB: events past it are counted, not written "
+                 "(default: no limit)")
+      ->check(CLI::NonNegativeNumber);
   sub.add_flag("--events", opt->events,
                "Keep every malloc/free in the trace (for the timeline and mlprof memory; memory "
                "and file size grow with the events)");

@@ -88,4 +88,19 @@ left=$(ls -d "$TMPDIR"/mlprof-run-* 2>/dev/null | wc -l)
 grep -q "removed 1 raw capture directory left by killed runs" "$tmp/e4" || fail "$(cat "$tmp/e4")"
 ok "SIGKILL: the command died with mlprof; the next run removed the raw directory"
 
+# 5. --max-raw bounds what the tracker writes: past it events are counted, not written.
+heavy=$(dirname "$mlprof")/bench/alloc_heavy_tool
+if [[ -x $heavy ]]; then
+  "$mlprof" run --max-raw 1 -o "$tmp/bounded.mlprof" -- "$heavy" 1 300000 > "$tmp/o5" 2>&1 ||
+    fail "--max-raw: exit $?: $(cat "$tmp/o5")"
+  grep -q "allocation events not recorded (raw capture limit --max-raw reached" "$tmp/o5" ||
+    fail "--max-raw: no note: $(cat "$tmp/o5")"
+  grep -qE "raw capture: [0-9.]+ (B|KiB) written" "$tmp/o5" ||
+    fail "--max-raw: more than 1 MiB written: $(grep 'raw capture' "$tmp/o5")"
+  grep -q "WARNING: the recorder dropped" "$tmp/o5" || fail "--max-raw: the summary does not warn"
+  ok "--max-raw 1: $(grep -o 'raw capture: [^;]*' "$tmp/o5"), the rest counted"
+else
+  echo "skip --max-raw check: $heavy not built"
+fi
+
 echo "PASS run_lifecycle"

@@ -115,6 +115,8 @@ StackSlot* g_stacks = nullptr;
 size_t g_stacks_capacity = 0;
 uint32_t g_next_stack_id = 1;  // 0 = unknown
 std::atomic<uint64_t> g_dropped{0};
+uint64_t g_max_raw_bytes = 0;  // MLPROF_MAX_RAW_BYTES; 0 = no limit
+uint64_t g_raw_bytes = 0;      // events bytes written to this process's file, under g_lock
 pthread_key_t g_thread_key;
 // Stack definitions waiting to be written (flushed with the next events chunk), under g_lock.
 uint64_t g_stack_out[8192];
@@ -174,9 +176,14 @@ void flush_buffer(ThreadBuffer* b) {
   ChunkHeader h{kEvents, static_cast<uint32_t>(sizeof(eh) + b->count * sizeof(uint64_t))};
   lock();
   flush_stack_definitions_locked();
-  write_all(&h, sizeof(h));
-  write_all(&eh, sizeof(eh));
-  write_all(b->words, b->count * sizeof(uint64_t));
+  if (g_max_raw_bytes && g_raw_bytes + h.size > g_max_raw_bytes) {
+    g_dropped += b->events ? b->events : b->count / 3;  // the limit: counted, not written
+  } else {
+    write_all(&h, sizeof(h));
+    write_all(&eh, sizeof(eh));
+    write_all(b->words, b->count * sizeof(uint64_t));
+    g_raw_bytes += h.size;
+  }
   unlock();
   b->count = 0;
   b->events = 0;
@@ -371,6 +378,7 @@ void write_maps() {
 
 // Opens mem.<pid>.<k>.bin: k grows when an exec'd image reuses the pid of the previous one.
 bool open_output(const char* dir) {
+  g_raw_bytes = 0;  // a new file (a forked child's): its own limit
   char path[4096];
   char exe[4096];
   ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -452,6 +460,7 @@ __attribute__((constructor(101))) void start_tracking() {
     int v = atoi(d);
     if (v > 0) g_max_depth = v < kMaxFrames ? v : kMaxFrames;
   }
+  if (const char* m = getenv(kEnvMaxRawBytes)) g_max_raw_bytes = strtoull(m, nullptr, 10);
   t_guard = true;
   if (pthread_key_create(&g_thread_key, release_thread_buffer) != 0) {
     t_guard = false;

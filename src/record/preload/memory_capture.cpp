@@ -347,6 +347,12 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
     stats.raw_bytes += fs::file_size(f.path(), size_ec);
     stats.pids.push_back(f.pid());
     if (f.exited()) ++stats.processes_exited;
+    if (f.dropped()) {
+      stats.dropped += f.dropped();
+      stats.notes.push_back("pid " + std::to_string(f.pid()) + ": " + std::to_string(f.dropped()) +
+                            " allocation events not recorded (raw capture limit --max-raw "
+                            "reached, or no buffer memory): the heap figures undercount");
+    }
     // Maps: the process's own (at exit or fork), else sampled by mlprof, else its parent's.
     std::string maps = f.maps();
     if (maps.empty()) {

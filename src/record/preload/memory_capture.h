@@ -22,6 +22,7 @@ struct MemoryCaptureStats {
   uint64_t stacks = 0;
   uint64_t truncated_bytes = 0;
   uint64_t raw_bytes = 0;     // size of the raw files read
+  uint64_t dropped = 0;       // events the trackers did not write (--max-raw reached, no memory)
   uint64_t out_of_order = 0;  // events of a thread earlier than its previous one (sink mode)
   std::vector<int64_t> pids;
   std::vector<std::string> notes;  // one line each, for the user

@@ -56,7 +56,7 @@ struct StackHeader {
 struct ExitRecord {
   uint64_t tsc;
   int64_t mono_ns;
-  uint64_t dropped;  // events not recorded (no buffer memory)
+  uint64_t dropped;  // events not recorded (no buffer memory, or past MLPROF_MAX_RAW_BYTES)
   uint64_t unique_stacks;
 };
 
@@ -70,5 +70,8 @@ inline constexpr uint64_t kMaxPackedStack = (uint64_t{1} << (64 - kStackShift)) 
 // Environment variables `mlprof run` passes to the child.
 inline constexpr const char* kEnvRunDir = "MLPROF_RUN_DIR";      // where files go; unset = off
 inline constexpr const char* kEnvMaxDepth = "MLPROF_MAX_DEPTH";  // frames per stack (default 48)
+// Bytes of events one process's file may hold (unset or 0: no limit); past it events are counted
+// in ExitRecord::dropped instead of written, so a long run cannot fill the disk.
+inline constexpr const char* kEnvMaxRawBytes = "MLPROF_MAX_RAW_BYTES";
 
 }  // namespace mlprof::rawmem

@@ -135,6 +135,7 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path, bool populate
         auto er = read_at<ExitRecord>(d, body);
         f.exited_ = true;
         f.exit_ns_ = er.mono_ns;
+        f.dropped_ = er.dropped;
         clock.emplace_back(er.tsc, er.mono_ns);
         break;
       }

@@ -48,6 +48,7 @@ class RawMemoryFile {
   bool exited() const { return exited_; }            // false: killed or exec'd
   int64_t start_ns() const { return start_ns_; }
   int64_t exit_ns() const { return exit_ns_; }
+  uint64_t dropped() const { return dropped_; }  // events the tracker counted but did not write
   uint64_t truncated_bytes() const { return truncated_bytes_; }
   // Raw stack id -> return addresses, innermost first (index 0 unused).
   const std::vector<std::vector<uint64_t>>& stacks() const { return stacks_; }
@@ -90,6 +91,7 @@ class RawMemoryFile {
   std::string exe_, maps_;
   bool exited_ = false;
   int64_t start_ns_ = 0, exit_ns_ = 0;
+  uint64_t dropped_ = 0;
   uint64_t truncated_bytes_ = 0;
   std::vector<std::vector<uint64_t>> stacks_;
   std::vector<RawEventChunk> event_chunks_;
