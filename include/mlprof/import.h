@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mlprof/status.h"
 #include "mlprof/trace.h"
@@ -22,12 +23,19 @@ struct ImportOptions {
   // Plain-JSON events read by mlprof's own fast path, the rest by simdjson. Off: everything
   // through simdjson (tests compare the two; MLPROF_SIMDJSON_ONLY=1 turns it off too).
   bool fast_path = true;
+  // Any import problem (a truncated file, a skipped or repaired event: ImportStats) fails the
+  // load instead of being counted in Trace::meta.import_stats (`--strict`, for CI).
+  bool strict = false;
 };
 
 // Reads any trace mlprof understands, chosen by content, not by name: gzip (any of the formats
 // inside), .mlprof native files, Chrome/Kineto JSON (object or bare array), PyTorch's
 // export_memory_timeline raw lists. Errors are one line: "PATH: [byte N: ]what was expected".
 Result<Trace> load_trace(const std::string& path, const ImportOptions& options = {});
+
+// One line per kind of problem the import recovered from, for stderr:
+// "warning: PATH: byte N: what (K times, the first shown); E events read".
+std::vector<std::string> import_warnings(const Trace& trace);
 
 // Chrome trace JSON from memory (tests, fuzzing). `name` is used in error messages.
 Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string& name,

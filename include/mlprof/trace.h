@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "mlprof/import_stats.h"
 #include "mlprof/string_pool.h"
 
 namespace mlprof {
@@ -184,6 +185,7 @@ struct TraceMeta {
   std::vector<std::pair<std::string, std::string>> extra;
   uint64_t dropped_events = 0;   // events a recorder had to drop (never silent)
   uint64_t skipped_events = 0;   // events the importer could not use (unmatched E, bad ph)
+  ImportStats import_stats;      // what the importer skipped or repaired, by kind
 };
 
 // ---- the trace ------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   r.events = t.event_count();
   r.rank = t.meta.rank;
   r.dropped_events = t.meta.dropped_events;
+  r.import_stats = t.meta.import_stats;
 
   std::unordered_map<StringId, uint64_t> per_cat;
   for (StringId c : t.slices.cat) ++per_cat[c];

@@ -31,7 +31,12 @@ struct CommandRegistration {
 
 // Loads a trace (any format load_trace reads, or a directory's traces are the caller's job);
 // on failure prints the one-line error to stderr and returns nullopt (exit with kExitBadInput).
+// Import problems (a truncated file, skipped events) are printed as warnings, one line per kind.
 std::optional<Trace> load_or_report(const std::string& path);
+void print_import_warnings(const Trace& t);
+// `--strict` (any subcommand): an import problem is an error (exit 2) instead of a warning.
+void set_strict_import(bool on);
+bool strict_import();
 
 // Writes `text` to `path` atomically (temporary file + rename); prints an error on failure.
 bool write_file_atomic(const std::string& path, const std::string& text);

@@ -8,12 +8,26 @@
 
 namespace mlprof::cli {
 
+namespace {
+bool g_strict_import = false;
+}
+
+void set_strict_import(bool on) { g_strict_import = on; }
+bool strict_import() { return g_strict_import; }
+
+void print_import_warnings(const Trace& t) {
+  for (const std::string& w : import_warnings(t)) std::fprintf(stderr, "mlprof: %s\n", w.c_str());
+}
+
 std::optional<Trace> load_or_report(const std::string& path) {
-  Result<Trace> r = load_trace(path);
+  ImportOptions options;
+  options.strict = g_strict_import;
+  Result<Trace> r = load_trace(path, options);
   if (!r) {
     std::fprintf(stderr, "mlprof: %s\n", r.error().c_str());
     return std::nullopt;
   }
+  print_import_warnings(*r);
   return std::move(r.value());
 }
 

@@ -75,9 +75,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "mlprof 0.1.0");
   std::vector<std::pair<CLI::App*, std::function<int()>>> runners;
+  bool strict = false;
   for (auto& e : registry()) {
     CLI::App* sub = app.add_subcommand(e.name, e.help);
     runners.emplace_back(sub, e.setup(*sub));
+    sub->add_flag("--strict", strict,
+                  "fail (exit 2) on any import problem instead of warning and reading on (CI)");
   }
   try {
     app.parse(argc, argv);
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
   }
+  set_strict_import(strict);
   for (auto& [sub, run] : runners) {
     if (sub->parsed()) {
       try {

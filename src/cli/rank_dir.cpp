@@ -6,6 +6,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/command.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/import.h"
 
@@ -47,6 +48,7 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
   auto worker = [&] {
     ImportOptions io;
     io.threads = 1;  // parallel across files instead
+    io.strict = cli::strict_import();
     for (size_t i = next++; i < files.size(); i = next++) {
       Result<Trace> t = load_trace(files[i], io);
       if (t.is_ok()) {
@@ -65,6 +67,7 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
   std::vector<Trace> out;
   for (size_t i = 0; i < files.size(); ++i) {
     if (loaded[i]) {
+      cli::print_import_warnings(*loaded[i]);
       out.push_back(std::move(*loaded[i]));
     } else {
       errors.push_back(failure[i].find(files[i]) == std::string::npos ? files[i] + ": " + failure[i]

@@ -100,6 +100,8 @@ class GzipSource : public ByteSource {
     state_.avail_in = static_cast<uint32_t>(in_len_);
   }
 
+  // On an error, returns the bytes inflated before it (the importer keeps the events they
+  // hold); the next call returns 0.
   size_t read(char* dst, size_t n) override {
     if (!status_ || finished_) return 0;
     size_t done = 0;
@@ -140,14 +142,14 @@ class GzipSource : public ByteSource {
         status_ = Status::error(name_ + ": corrupt gzip data near compressed byte " +
                                 std::to_string(compressed_read_ - state_.avail_in) + " (" +
                                 describe(rc) + ")");
-        return 0;
+        return done - produced;  // what came before the bad block is good
       }
       if (produced == 0 && before_in == state_.avail_in &&
           state_.block_state != ISAL_BLOCK_FINISH) {
         if (input_eof_ && state_.avail_in == 0) {
           status_ = Status::error(name_ + ": truncated gzip stream (ends after " +
                                   std::to_string(compressed_read_) + " compressed bytes)");
-          return 0;
+          return done;  // every byte inflated before the cut is good
         }
       }
     }

@@ -15,7 +15,8 @@ namespace mlprof::import {
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
-  // Reads up to n bytes; returns 0 at the end of the data or on error (check status()).
+  // Reads up to n bytes; returns 0 at the end of the data. On an error (check status()) it may
+  // first return the bytes read before the error, then 0.
   virtual size_t read(char* dst, size_t n) = 0;
   const Status& status() const { return status_; }
   // Bytes of the underlying file consumed so far (compressed bytes for gzip).

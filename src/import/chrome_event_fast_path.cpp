@@ -331,6 +331,31 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
       }
       case FieldKind::kId2:
         return bail();
+      case FieldKind::kBindId: {
+        if (*p == '"') {
+          if (!plain_string(p, &s)) return bail();
+          e.bind_id = id_from_text(s);
+        } else {
+          Number n;
+          int64_t v;
+          if (!json_number(p, &n) || !small_integer(n, &v)) return bail();
+          e.bind_id = static_cast<uint64_t>(v);
+        }
+        e.has_bind_id = true;
+        break;
+      }
+      case FieldKind::kFlowIn:
+      case FieldKind::kFlowOut: {
+        bool x;
+        if (literal(p, "true", 4))
+          x = true;
+        else if (literal(p, "false", 5))
+          x = false;
+        else
+          return bail();
+        (kind == FieldKind::kFlowIn ? e.flow_in : e.flow_out) = x;
+        break;
+      }
       case FieldKind::kOther: {
         std::string k = "@";
         k += key;

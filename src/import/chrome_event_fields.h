@@ -20,6 +20,9 @@ enum class FieldKind {
   kScope,
   kArgs,
   kId2,
+  kBindId,  // flow v2: the flow this slice starts, continues or ends
+  kFlowIn,
+  kFlowOut,
   kOther
 };
 
@@ -44,6 +47,13 @@ inline FieldKind classify(std::string_view k) {
     case 4:
       if (k == "name") return FieldKind::kName;
       if (k == "args") return FieldKind::kArgs;
+      break;
+    case 7:
+      if (k == "bind_id") return FieldKind::kBindId;
+      if (k == "flow_in") return FieldKind::kFlowIn;
+      break;
+    case 8:
+      if (k == "flow_out") return FieldKind::kFlowOut;
       break;
   }
   return FieldKind::kOther;

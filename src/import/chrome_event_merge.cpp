@@ -61,6 +61,7 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
     saw_string_pid_ |= P.saw_string_pid_;
     saw_category_ |= P.saw_category_;
     events_ += P.events_;
+    b_.trace().meta.import_stats.merge(L.meta.import_stats);
   }
   std::sort(chunks.begin(), chunks.end(),
             [](const ChunkRef& a, const ChunkRef& b) { return a.seq < b.seq; });
@@ -152,7 +153,7 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
             break;
           }
           if (stack.empty()) {
-            ++b_.trace().meta.skipped_events;  // an end without a begin
+            unmatched_end();
             break;
           }
           Open o = stack.back();
@@ -172,7 +173,7 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
           break;
         }
         case OpKind::kFlow:
-          flow(op.ph, M.str[op.cat], op.id, M.track[op.track], op.ts);
+          flow(op.ph, M.str[op.cat], op.id, M.track[op.track], op.ts, op.value != 0);
           break;
         case OpKind::kMeta:
           apply_meta(op.meta, M.track[op.track], M.str[op.name], M.str[op.cat], op.value);

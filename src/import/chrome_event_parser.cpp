@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "import/chrome_event_fields.h"
 #include "import/error_text.h"
 #include "import/json_chunker.h"
+#include "import/json_repair.h"
 
 namespace mlprof::import {
 
@@ -244,7 +246,6 @@ Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allo
         static_cast<uint32_t>(t.tracks.size()), static_cast<uint32_t>(t.counter_series.size()),
         static_cast<uint32_t>(ops_.size()), row_pos()});
   }
-  if (!fast_path_) return parse_events_simdjson(json, len, allocated, offset);
   // The chunker hands over whole events separated by single commas: walk them, taking each
   // through the fast path when it is plain JSON and through simdjson otherwise.
   const char* p = json + 1;
@@ -257,18 +258,16 @@ Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allo
     p = ws(p);
     if (p >= end) break;
     if (!first) {
-      if (*p != ',') break;  // not from the chunker: let simdjson say what is wrong
+      if (*p != ',') break;  // not from the chunker
       p = ws(p + 1);
     }
     if (*p != '{') break;
     const char* start = p;
-    if (fast_event(p)) continue;
+    if (fast_path_ && fast_event(p)) continue;
     p = scan_value_end(start, end);
     if (!p) break;
     size_t at = static_cast<size_t>(start - json);
-    Status s =
-        parse_one_event(start, static_cast<size_t>(p - start), allocated - at, offset + at - 1);
-    if (!s) return s;
+    parse_one_event(start, static_cast<size_t>(p - start), allocated - at, offset + at - 1);
   }
   if (p < end) {
     size_t at = static_cast<size_t>(p - json);
@@ -278,56 +277,80 @@ Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allo
   return Status::ok();
 }
 
-Status ChromeEventParser::parse_one_event(const char* json, size_t len, size_t allocated,
-                                          uint64_t at) {
+void ChromeEventParser::note(ImportProblem kind, uint64_t at, std::string_view what) {
+  b_.trace().meta.import_stats.note(kind, at, what);
+}
+
+bool ChromeEventParser::try_event(const char* json, size_t len, size_t allocated, uint64_t at,
+                                  Problem* problem) {
   od::document doc;
   od::object obj;
   auto err = parser_->parser.iterate(simdjson::padded_string_view(json, len, allocated)).get(doc);
   if (!err) err = doc.get_object().get(obj);
-  if (err)
-    return Status::error(name_ + ": byte " + std::to_string(at) +
-                         ": invalid JSON: " + simdjson::error_message(err));
+  if (err) {
+    *problem = {ImportProblem::kInvalidJson, at,
+                std::string("invalid JSON: ") + simdjson::error_message(err)};
+    return false;
+  }
+  event_text_ = json;
+  event_len_ = len;
   // [json, json + len) is one balanced value (the chunker's scan): nothing follows it.
   try {
-    return parse_event(&obj, at);
+    return parse_event(&obj, at, problem);
   } catch (const simdjson::simdjson_error& e) {
     // Every access checks its error code; this is the net for a conversion that throws.
-    return Status::error(name_ + ": byte " + std::to_string(at) + ": invalid JSON: " + e.what());
+    *problem = {ImportProblem::kInvalidJson, at, std::string("invalid JSON: ") + e.what()};
+    return false;
   }
 }
 
-Status ChromeEventParser::parse_events_simdjson(const char* json, size_t len, size_t allocated,
-                                                uint64_t offset) {
-  od::document doc;
-  auto err = parser_->parser.iterate(simdjson::padded_string_view(json, len, allocated)).get(doc);
-  if (err)
-    return Status::error(name_ + ": byte " + std::to_string(offset) +
-                         ": invalid JSON: " + simdjson::error_message(err));
-  od::array arr;
-  if ((err = doc.get_array().get(arr)))
-    return Status::error(name_ + ": byte " + std::to_string(offset) +
-                         ": invalid JSON: " + simdjson::error_message(err));
-  for (auto elem : arr) {
-    od::object obj;
-    const char* loc = nullptr;
-    if (doc.current_location().get(loc)) loc = nullptr;
-    uint64_t at = offset + (loc ? static_cast<uint64_t>(loc - json) - 1 : 0);
-    if ((err = elem.get_object().get(obj)))
-      return Status::error(name_ + ": byte " + std::to_string(at) +
-                           ": expected an event object: " + simdjson::error_message(err));
-    Status s = parse_event(&obj, at);
-    if (!s) return s;
+void ChromeEventParser::parse_one_event(const char* json, size_t len, size_t allocated,
+                                        uint64_t at) {
+  uint32_t mark = b_.args_mark();
+  Problem problem;
+  if (try_event(json, len, allocated, at, &problem)) return;
+  b_.trace().args.resize(mark);
+  if (problem.kind == ImportProblem::kMissingField || problem.kind == ImportProblem::kEmptyEvent)
+    return note(problem.kind, problem.at, problem.what);  // valid JSON, read to its end
+  // Is it JSON at all? Trailing commas and raw control characters are repaired, as Perfetto
+  // and Chrome's viewer read them; anything else is skipped, its first bad byte reported.
+  JsonRepair r = repair_json_value(std::string_view(json, len));
+  if (!r.valid)
+    return note(ImportProblem::kInvalidJson, at + r.bad_at,
+                std::string("invalid JSON: ") + r.what + ", event skipped");
+  if (!r.repaired()) return note(problem.kind, problem.at, problem.what);
+  simdjson::padded_string fixed(r.fixed);
+  Problem again;
+  if (!try_event(fixed.data(), fixed.size(), fixed.size() + simdjson::SIMDJSON_PADDING, at,
+                 &again)) {
+    b_.trace().args.resize(mark);
+    return note(again.kind, at, again.what);
   }
-  return Status::ok();
+  if (r.trailing_commas)
+    note(ImportProblem::kTrailingComma, at + r.first_repair_at,
+         "trailing ',' before a closing bracket (ignored)");
+  if (r.control_characters)
+    note(ImportProblem::kControlCharacter, at + r.first_repair_at,
+         "raw control character in a string (read as if escaped)");
 }
 
-Status ChromeEventParser::parse_event(void* object, uint64_t at) {
+bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem) {
   od::object& obj = *static_cast<od::object*>(object);
   Pending e;
   e.args_mark = b_.args_mark();
+  // A field's problem, at its value's first byte when simdjson still points there.
+  od::value* current = nullptr;
   auto bad = [&](std::string_view field, std::string_view what) {
-    return Status::error(name_ + ": byte " + std::to_string(at) + ": event field \"" +
-                         printable(field) + "\": " + std::string(what));
+    uint64_t where = at;
+    if (current) {
+      const char* tok = current->raw_json_token().data();
+      if (tok >= event_text_ && tok < event_text_ + event_len_)
+        where = at + static_cast<uint64_t>(tok - event_text_);
+    }
+    *problem = {
+        ImportProblem::kBadField, where,
+        "event field \"" + printable(field) + "\": " + std::string(what) + ", event skipped"};
+    return false;
   };
   for (auto field_result : obj) {
     od::field field;
@@ -336,6 +359,7 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
     std::string_view key;
     if (!field_key(field, &key)) return bad("?", "invalid JSON key");
     od::value v = field.value();
+    current = &v;
     FieldKind kind = classify(key);
     switch (kind) {
       case FieldKind::kPh: {
@@ -382,14 +406,25 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
       }
       case FieldKind::kTs:
       case FieldKind::kDur: {
-        std::string_view raw;
         od::json_type t;
-        if (v.type().get(t) || (t != od::json_type::number && t != od::json_type::string))
-          return bad(key, "expected a number (microseconds)");
-        raw = v.raw_json_token();
         int64_t ns;
-        if (!parse_us_to_ns(raw, &ns)) return bad(key, "expected a number (microseconds)");
-        e.set_time(kind == FieldKind::kTs, ns);
+        if (v.type().get(t)) return bad(key, "invalid JSON");
+        if ((t == od::json_type::number || t == od::json_type::string) &&
+            parse_us_to_ns(v.raw_json_token(), &ns)) {
+          e.set_time(kind == FieldKind::kTs, ns);
+          break;
+        }
+        // Not a time: fatal for the event unless it is metadata (whose phase may come later).
+        if (!e.bad_time) {
+          e.bad_time = kind == FieldKind::kTs ? "ts" : "dur";
+          const char* tok = v.raw_json_token().data();
+          e.bad_time_at = at;
+          if (tok >= event_text_ && tok < event_text_ + event_len_)
+            e.bad_time_at = at + static_cast<uint64_t>(tok - event_text_);
+        }
+        // The value must still be valid JSON: read it through.
+        if (!read_arg(b_, 0, v)) return bad(key, "invalid JSON value");
+        b_.trace().args.pop_back();
         break;
       }
       case FieldKind::kId: {
@@ -429,6 +464,31 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
         e.has_id = true;
         break;
       }
+      case FieldKind::kBindId: {
+        // Like "id": a number, or a string ("0x402").
+        od::json_type t;
+        if (v.type().get(t)) return bad(key, "invalid JSON");
+        uint64_t u;
+        int64_t i;
+        std::string_view sv;
+        if (t == od::json_type::number && !v.get_uint64().get(u))
+          e.bind_id = u;
+        else if (t == od::json_type::number && !v.get_int64().get(i))
+          e.bind_id = static_cast<uint64_t>(i);
+        else if (t == od::json_type::string && !v.get_string().get(sv))
+          e.bind_id = id_from_text(sv);
+        else
+          return bad(key, "expected an integer or a string");
+        e.has_bind_id = true;
+        break;
+      }
+      case FieldKind::kFlowIn:
+      case FieldKind::kFlowOut: {
+        bool x;
+        if (v.get_bool().get(x)) return bad(key, "expected true or false");
+        (kind == FieldKind::kFlowIn ? e.flow_in : e.flow_out) = x;
+        break;
+      }
       case FieldKind::kBp:
       case FieldKind::kScope: {
         std::string_view s;
@@ -461,11 +521,77 @@ Status ChromeEventParser::parse_event(void* object, uint64_t at) {
       }
     }
   }
+  current = nullptr;
   e.args = b_.args_since(e.args_mark);
-  if (auto m = e.missing(); m.field) return bad(m.field, m.what);
+  if (e.bad_time) {
+    if (e.ph != 'M') {
+      *problem = {ImportProblem::kBadField, e.bad_time_at,
+                  "event field \"" + std::string(e.bad_time) +
+                      "\": expected a number (microseconds), event skipped"};
+      return false;
+    }
+    // Metadata needs no time (Perfetto ignores it): keep the event, count the field.
+    note(ImportProblem::kIgnoredField, e.bad_time_at,
+         "event field \"" + std::string(e.bad_time) +
+             "\" of a metadata event: not a number (ignored)");
+  }
+  if (auto m = e.missing(); m.field) {
+    if (e.ph == 0 && !e.has_ts && !e.has_pid && !e.has_tid && e.name == 0 && e.args.count == 0)
+      *problem = {ImportProblem::kEmptyEvent, at, "empty event {} skipped"};
+    else
+      *problem = {ImportProblem::kMissingField, at,
+                  "event field \"" + std::string(m.field) + "\": " + m.what + ", event skipped"};
+    return false;
+  }
   ++events_;
   emit(e);
-  return Status::ok();
+  return true;
+}
+
+namespace {
+// "123" or "-5": a pid or tid written as a string is that number (old Kineto traces write op
+// events with "tid": "123" and memory events with "tid": 123 for the same thread).
+bool decimal_id(std::string_view s, int64_t* out) {
+  size_t i = !s.empty() && s[0] == '-' ? 1 : 0;
+  if (s.size() <= i || s.size() - i > 18) return false;
+  int64_t v = 0;
+  for (size_t k = i; k < s.size(); ++k) {
+    if (s[k] < '0' || s[k] > '9') return false;
+    v = v * 10 + (s[k] - '0');
+  }
+  *out = i ? -v : v;
+  return true;
+}
+
+// Old Kineto GPU tracks: "tid": "stream 7" (no args.stream) is stream 7; -1 otherwise.
+int64_t stream_from_label(std::string_view s) {
+  constexpr std::string_view kPrefix = "stream ";
+  int64_t v;
+  if (s.substr(0, kPrefix.size()) != kPrefix || !decimal_id(s.substr(kPrefix.size()), &v))
+    return -1;
+  return v;
+}
+
+// Counter values written as strings (".75", "+10.5", "246."): numbers when the whole string is
+// one (as strtod reads it, decimal only), else not a value.
+std::optional<double> number_from_text(std::string_view s) {
+  if (s.empty() || s.size() > 64) return std::nullopt;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || c == '.' || c == '+' || c == '-' || c == 'e' || c == 'E'))
+      return std::nullopt;
+  std::string text(s);
+  char* end = nullptr;
+  double d = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(d)) return std::nullopt;
+  return d;
+}
+}  // namespace
+
+void ChromeEventParser::normalize_ids(Pending& e) {
+  if (e.pid_is_text && decimal_id(e.pid_text, &e.pid)) e.pid_is_text = false;
+  if (e.tid_is_text && decimal_id(e.tid_text, &e.tid)) e.tid_is_text = false;
+  // Perfetto: an event without a tid is on its process's main thread (tid = pid).
+  if (!e.has_tid && !e.pid_is_text) e.tid = e.pid;
 }
 
 uint32_t ChromeEventParser::track_for(const Pending& e) {
@@ -482,16 +608,18 @@ uint32_t ChromeEventParser::track_for(const Pending& e) {
     proc = b_.process(e.pid);
   }
   if (e.tid_is_text) return b_.thread_track_labeled(proc, e.tid_text);
-  return b_.thread_track(proc, e.has_tid ? e.tid : 0);
+  return b_.thread_track(proc, e.tid);
 }
 
-void ChromeEventParser::emit(const Pending& e) {
+void ChromeEventParser::emit(Pending& e) {
+  normalize_ids(e);
   switch (e.ph) {
     case 'X': {
       uint32_t track = track_for(e);
       if (e.cat < gpu_category_.size() && gpu_category_[e.cat]) {
         // Kineto: pid = device, tid = stream. Prefer the args when present.
-        int64_t device = e.pid_is_text ? -1 : e.pid, stream = e.tid_is_text ? -1 : e.tid;
+        int64_t device = e.pid_is_text ? -1 : e.pid;
+        int64_t stream = e.tid_is_text ? stream_from_label(e.tid_text) : e.tid;
         Trace& t = b_.trace();
         if (const Arg* a = t.find_arg(e.args.begin, e.args.count, "device"))
           device = a->as_int().value_or(device);
@@ -500,6 +628,7 @@ void ChromeEventParser::emit(const Pending& e) {
         gpu_track(track, static_cast<int32_t>(device), stream);
       }
       b_.add_slice(track, e.ts, e.dur, e.name, e.cat, e.args);
+      flow_v2(e, track);
       break;
     }
     case 'B':
@@ -554,6 +683,7 @@ void ChromeEventParser::emit_begin_end(const Pending& e) {
     track = b_.async_track(proc, e.cat, e.has_id ? e.id : 0);
   }
   begin_end(e.ph, track, e.ts, e.name, e.cat, e.args);
+  if (e.ph == 'B' || e.ph == 'b') flow_v2(e, track);
 }
 
 void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat,
@@ -581,7 +711,7 @@ void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId 
     return;
   }
   if (stack.empty()) {
-    ++b_.trace().meta.skipped_events;  // an end without a begin
+    unmatched_end();
     return;
   }
   Open o = stack.back();
@@ -596,13 +726,20 @@ void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId 
   b_.add_slice(track, o.ts, e.ts - o.ts, o.name ? o.name : e.name, o.cat ? o.cat : e.cat, args);
 }
 
+void ChromeEventParser::unmatched_end() {
+  ++b_.trace().meta.skipped_events;
+  note(ImportProblem::kUnmatchedEnd, UINT64_MAX,
+       "an end event ('E', 'e') without its begin (skipped)");
+}
+
 void ChromeEventParser::emit_counter(const Pending& e) {
   Trace& t = b_.trace();
   uint32_t proc = t.tracks[track_for(e)].process;
   std::string base(t.str(e.name));
   for (uint32_t i = 0; i < e.args.count; ++i) {
     const Arg a = t.args[e.args.begin + i];
-    std::optional<double> v = a.as_double();
+    std::optional<double> v =
+        a.type == ArgType::kString ? number_from_text(t.str(a.s)) : a.as_double();
     if (!v) continue;
     std::string_view key = t.str(a.key);
     // One series per arg key; a lone "value" key (or one named like the counter) is the counter.
@@ -623,9 +760,10 @@ void ChromeEventParser::emit_memory(const Pending& e) {
     return a->as_int().value_or(dflt);
   };
   int64_t dev_type = get("Device Type", 0);
-  DeviceType type = dev_type == 0   ? DeviceType::kCpu
-                    : dev_type == 1 ? DeviceType::kCuda
-                                    : DeviceType::kOther;
+  // c10::DeviceType: 0 CPU, 1 CUDA, 6 HIP (ROCm GPUs, whose memory is GPU memory too).
+  DeviceType type = dev_type == 0                    ? DeviceType::kCpu
+                    : dev_type == 1 || dev_type == 6 ? DeviceType::kCuda
+                                                     : DeviceType::kOther;
   uint32_t track = track_for(e);
   b_.add_memory(track, e.ts, static_cast<uint64_t>(get("Addr", 0)), get("Bytes", 0), type,
                 static_cast<int16_t>(get("Device Id", dev_type == 0 ? -1 : 0)),
@@ -636,32 +774,69 @@ void ChromeEventParser::emit_memory(const Pending& e) {
 void ChromeEventParser::emit_flow(const Pending& e) {
   uint32_t track = track_for(e);
   b_.trace().args.resize(e.args_mark);
-  flow(e.ph, e.cat, e.id, track, e.ts);
+  flow(e.ph, e.cat, e.id, track, e.ts, e.ph == 'f' && e.bp != 'e');
 }
 
-void ChromeEventParser::flow(char ph, StringId cat, uint64_t id, uint32_t track, int64_t ts) {
+namespace {
+// v2 flow ids live apart from v1's (cat, id) keys.
+constexpr StringId kFlowV2Key = UINT32_MAX;
+}  // namespace
+
+void ChromeEventParser::flow_v2(const Pending& e, uint32_t track) {
+  if (!e.has_bind_id) return;
+  char ph = e.flow_in && e.flow_out ? 'S' : e.flow_out ? 'O' : e.flow_in ? 'I' : 0;
+  if (ph) flow(ph, e.cat, e.bind_id, track, e.ts, false);
+}
+
+void ChromeEventParser::flow(char ph, StringId cat, uint64_t id, uint32_t track, int64_t ts,
+                             bool bind_next) {
   if (mode_ == Mode::kPart) {
-    ops_.push_back(
-        Op{.kind = OpKind::kFlow, .ph = ph, .track = track, .ts = ts, .cat = cat, .id = id});
+    ops_.push_back(Op{.kind = OpKind::kFlow,
+                      .ph = ph,
+                      .track = track,
+                      .ts = ts,
+                      .cat = cat,
+                      .id = id,
+                      .value = bind_next ? 1 : 0});
     return;
   }
-  std::pair<StringId, uint64_t> key{cat, id};
-  if (ph == 's' || ph == 't') {
-    auto it = flow_ends_.find(key);
-    if (it != flow_ends_.end()) {  // Kineto sometimes writes the finish first
-      b_.add_flow(id, cat, track, ts, it->second.track, it->second.ts);
-      flow_ends_.erase(it);
-      if (ph == 's') return;
-    }
-    flow_starts_[key] = FlowEnd{track, ts};
-  } else {
+  bool v2 = ph == 'O' || ph == 'S' || ph == 'I';
+  std::pair<StringId, uint64_t> key{v2 ? kFlowV2Key : cat, id};
+  auto add = [&](const FlowEnd& from, uint32_t to_track, int64_t to_ts, bool next) {
+    if (next) bind_next_flows_.push_back(static_cast<uint32_t>(b_.trace().flows.size()));
+    b_.add_flow(id, v2 ? from.cat : cat, from.track, from.ts, to_track, to_ts);
+  };
+  if (ph == 's' || ph == 't' || ph == 'O' || ph == 'S') {
     auto it = flow_starts_.find(key);
-    if (it != flow_starts_.end()) {
-      b_.add_flow(id, cat, it->second.track, it->second.ts, track, ts);
-      flow_starts_.erase(it);
-    } else {
-      flow_ends_[key] = FlowEnd{track, ts};
+    if (ph == 't' || ph == 'S') {
+      // A step ends the hop that came here and starts the next one from here.
+      if (it != flow_starts_.end()) add(it->second, track, ts, false);
+    } else if (!v2) {
+      auto end = flow_ends_.find(key);
+      if (end != flow_ends_.end()) {  // Kineto sometimes writes the finish first
+        add(FlowEnd{track, ts}, end->second.track, end->second.ts, end->second.bind_next);
+        flow_ends_.erase(end);
+        return;
+      }
     }
+    flow_starts_[key] = FlowEnd{track, ts, cat};
+    return;
+  }
+  auto it = flow_starts_.find(key);
+  if (ph == 'I') {
+    if (it == flow_starts_.end()) {
+      unmatched_flow_ends_++;
+    } else {
+      add(it->second, track, ts, false);
+      it->second.used = true;
+    }
+    return;
+  }
+  if (it != flow_starts_.end()) {
+    add(it->second, track, ts, bind_next);
+    flow_starts_.erase(it);
+  } else {
+    flow_ends_[key] = FlowEnd{track, ts, cat, bind_next};
   }
 }
 
@@ -724,7 +899,8 @@ void ChromeEventParser::apply_meta(MetaKind kind, uint32_t track, StringId a, St
   }
 }
 
-Status ChromeEventParser::parse_top_level(const std::string& key, const std::string& raw) {
+void ChromeEventParser::parse_top_level(const std::string& key, const std::string& raw,
+                                        uint64_t offset) {
   TraceMeta& m = b_.trace().meta;
   m.extra.emplace_back(key, raw);
   if (key == "schemaVersion" || key == "deviceProperties" || key == "distributedInfo" ||
@@ -734,9 +910,13 @@ Status ChromeEventParser::parse_top_level(const std::string& key, const std::str
   od::parser p;
   od::document doc;
   auto fail = [&](const char* what) {
-    return Status::error(name_ + ": top-level key \"" + printable(key) + "\": " + what);
+    note(ImportProblem::kBadTopLevel, offset,
+         "top-level key \"" + printable(key) + "\": " + what + " (ignored)");
   };
-  if (p.iterate(ps).get(doc)) return fail("invalid JSON");
+  if (p.iterate(ps).get(doc)) {
+    m.extra.pop_back();  // not written back by export either
+    return fail("invalid JSON");
+  }
   if (key == "schemaVersion") {
     int64_t v;
     if (!doc.get_int64().get(v)) m.schema_version = static_cast<int32_t>(v);
@@ -808,7 +988,6 @@ Status ChromeEventParser::parse_top_level(const std::string& key, const std::str
       m.devices.push_back(std::move(d));
     }
   }
-  return Status::ok();
 }
 
 void ChromeEventParser::reserve_for(uint64_t parsed, uint64_t total) {
@@ -838,12 +1017,35 @@ Trace ChromeEventParser::finish(bool bare_array) && {
                    b_.args_since(mark));
     }
   }
-  t.meta.skipped_events += flow_starts_.size() + flow_ends_.size();
+  size_t open_starts = 0;
+  for (const auto& [key, start] : flow_starts_) open_starts += start.used ? 0 : 1;
+  if (size_t n = open_starts + flow_ends_.size() + unmatched_flow_ends_) {
+    t.meta.skipped_events += n;
+    t.meta.import_stats.note(ImportProblem::kUnmatchedFlow, UINT64_MAX,
+                             "flow endpoints without their partner (skipped)", n);
+  }
   if (saw_string_pid_ && !saw_category_ && bare_array)
     t.meta.format = "pytorch-legacy";
   else
     t.meta.format = kineto_keys_ ? "kineto" : "chrome";
-  return std::move(b_).finish();
+  Trace out = std::move(b_).finish();
+  // v1 'f' without "bp": "e": the flow ends at the next slice that begins on its track at or
+  // after its time (the outermost, if several begin then), as in Perfetto.
+  FlowTable& f = out.flows;
+  for (uint32_t i : bind_next_flows_) {
+    uint32_t track = f.dst_track[i];
+    if (track + 1 >= out.track_slice_begin.size()) continue;
+    auto first = out.slices.ts.begin() + out.track_slice_begin[track];
+    auto last = out.slices.ts.begin() + out.track_slice_begin[track + 1];
+    auto it = std::lower_bound(first, last, f.dst_ts[i]);
+    if (it == last) {
+      f.dst_slice[i] = -1;
+      continue;
+    }
+    f.dst_slice[i] = static_cast<int32_t>(it - out.slices.ts.begin());
+    f.dst_ts[i] = *it;
+  }
+  return out;
 }
 
 }  // namespace mlprof::import

@@ -36,7 +36,10 @@ class ChromeEventParser {
   Status parse_events(const char* json, size_t len, size_t allocated, uint64_t offset,
                       uint64_t seq = 0);
   // A top-level key other than traceEvents, with its value as JSON text.
-  Status parse_top_level(const std::string& key, const std::string& raw);
+  // Never fails: a value of the wrong type is counted (kBadTopLevel) and ignored.
+  void parse_top_level(const std::string& key, const std::string& raw, uint64_t offset);
+  // Events read so far (after merge_parts: by every part).
+  uint64_t events() const { return events_; }
 
   Trace finish(bool bare_array) &&;
   // After the first chunk: sizes the tables for `total_bytes` of JSON at the density seen so far.
@@ -58,6 +61,10 @@ class ChromeEventParser {
     StringId name = 0, cat = 0;
     uint64_t id = 0;
     char bp = 0, scope = 0;
+    bool has_bind_id = false, flow_in = false, flow_out = false;  // flow v2
+    uint64_t bind_id = 0;
+    const char* bad_time = nullptr;  // "ts" or "dur" when it was not a time (ok for 'M')
+    uint64_t bad_time_at = 0;
     uint32_t args_mark = 0;
     ArgRange args;
 
@@ -99,30 +106,44 @@ class ChromeEventParser {
     StringId name = 0, cat = 0;  // kMeta: the name (or label key, value) in name, cat
     ArgRange args = {};
     uint64_t id = 0;    // kFlow: flow id; kGpuTrack: stream
-    int64_t value = 0;  // kMeta sorts; kGpuTrack: device
+    int64_t value = 0;  // kMeta sorts; kGpuTrack: device; kFlow: 1 = bind to the next slice
     RowPos rows = {};   // kBeginEnd: table sizes just after its args were pushed
   };
   RowPos row_pos() const;
   void drop_json_parser();
   void begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat, ArgRange args);
-  void flow(char ph, StringId cat, uint64_t id, uint32_t track, int64_t ts);
+  // Flow endpoints. v1: 's' begin, 't' step, 'f' end (`bind_next`: to the next slice that
+  // begins on the track, unless "bp": "e"). v2 (bind_id on a slice): 'O' out, 'S' in and out,
+  // 'I' in; an 'I' leaves the flow open, as Perfetto's FlowTracker does.
+  void flow(char ph, StringId cat, uint64_t id, uint32_t track, int64_t ts, bool bind_next);
+  void flow_v2(const Pending& e, uint32_t track);
   void meta(MetaKind kind, uint32_t track, StringId a, StringId b, int64_t value);
   void apply_meta(MetaKind kind, uint32_t track, StringId a, StringId b, int64_t value);
   void gpu_track(uint32_t track, int32_t device, int64_t stream);
 
-  Status parse_event(void* object, uint64_t offset);
-  // simdjson On-Demand over a whole run of events (ImportOptions::fast_path off).
-  Status parse_events_simdjson(const char* json, size_t len, size_t allocated, uint64_t offset);
-  // One event through simdjson: what the fast path does not take, and every error message.
-  Status parse_one_event(const char* json, size_t len, size_t allocated, uint64_t offset);
+  // Why an event was skipped: the kind, the byte, what was wrong.
+  struct Problem {
+    ImportProblem kind = ImportProblem::kInvalidJson;
+    uint64_t at = 0;
+    std::string what;
+  };
+  void note(ImportProblem kind, uint64_t at, std::string_view what);
+  // One event through simdjson: what the fast path does not take, and every malformed event
+  // (repaired when it only has trailing commas or raw control characters, else skipped and
+  // counted). Never fails the import.
+  void parse_one_event(const char* json, size_t len, size_t allocated, uint64_t offset);
+  bool try_event(const char* json, size_t len, size_t allocated, uint64_t at, Problem* problem);
+  bool parse_event(void* object, uint64_t offset, Problem* problem);
   // chrome_event_fast_path.cpp: an event of plain JSON (no escapes, ASCII strings, no number
   // simdjson and std::from_chars might read differently) parsed and emitted directly; false
   // (nothing emitted) for anything else, which then goes through simdjson.
   bool fast_event(const char*& p);
   bool fast_arg(StringId key, const char*& p);
-  void emit(const Pending& e);
+  void emit(Pending& e);
+  void normalize_ids(Pending& e);
   void emit_metadata(const Pending& e);
   void emit_counter(const Pending& e);
+  void unmatched_end();
   void emit_memory(const Pending& e);
   void emit_flow(const Pending& e);
   void emit_begin_end(const Pending& e);
@@ -157,7 +178,13 @@ class ChromeEventParser {
   struct FlowEnd {
     uint32_t track;
     int64_t ts;
+    StringId cat = 0;
+    bool bind_next = false;  // a v1 'f' without "bp": "e" waiting for its start
+    bool used = false;       // a start some flow came from (v2 starts stay open)
   };
+  // Flows whose end binds to the next slice on its track (fixed up after the sort).
+  std::vector<uint32_t> bind_next_flows_;
+  uint64_t unmatched_flow_ends_ = 0;  // v2 flow_in without a flow_out before it
   struct FlowKeyHash {
     size_t operator()(const std::pair<StringId, uint64_t>& k) const {
       return std::hash<uint64_t>()(k.second * 0x9e3779b97f4a7c15ull ^ k.first);
@@ -171,6 +198,8 @@ class ChromeEventParser {
   bool saw_category_ = false;
   bool kineto_keys_ = false;
   uint64_t events_ = 0;
+  const char* event_text_ = nullptr;  // the event simdjson is reading (error offsets)
+  size_t event_len_ = 0;
 };
 
 }  // namespace mlprof::import

@@ -308,7 +308,9 @@ bool JsonChunker::refill(const std::function<bool(Chunk&&)>& sink, Status* error
     buf_->grow(buf_->capacity() * 2, len_);
   }
   size_t n = src_.read(buf_->data() + len_, buf_->capacity() - len_);
-  if (!src_.status()) {
+  // A failing source (a cut gzip stream) may still hand over what it inflated before the
+  // failure: use it first; the next read reports the error.
+  if (!src_.status() && n == 0) {
     *error = src_.status();
     return false;
   }
@@ -316,10 +318,27 @@ bool JsonChunker::refill(const std::function<bool(Chunk&&)>& sink, Status* error
   return n > 0;
 }
 
+void JsonChunker::end_out(const std::function<bool(Chunk&&)>& sink) {
+  if (buf_) pool_.release(buf_);
+  buf_ = nullptr;
+  Chunk c;
+  c.kind = Chunk::Kind::kEnd;
+  c.bare_array = bare_;
+  c.problems = problems_;
+  sink(std::move(c));
+}
+
+void JsonChunker::end_early(const std::function<bool(Chunk&&)>& sink, ImportProblem kind,
+                            uint64_t at, const std::string& what) {
+  problems_.note(kind, at, what);
+  if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
+  end_out(sink);
+}
+
 void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
   buf_ = pool_.acquire();
   State st = State::kTop;
-  bool bare = false;
+  bool& bare = bare_;
   bool saw_events = false;
   std::string key;
   auto error_out = [&](Status s) {
@@ -329,6 +348,11 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
     if (buf_) pool_.release(buf_);
     buf_ = nullptr;
     sink(std::move(c));
+  };
+  // A structural error: fatal before the first whole event, the end of the events after it.
+  auto stop = [&](const std::string& what, uint64_t at) {
+    if (!saw_event_) return error_out(fail(what, at));
+    end_early(sink, ImportProblem::kInvalidJson, at, what + "; the rest of the file is not read");
   };
   for (;;) {
     char* d = buf_->data();
@@ -360,7 +384,15 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
           }
           [[fallthrough]];
         case State::kKey: {
-          if (*p != '"') return error_out(fail("expected a quoted key", at));
+          if (*p == '}' && st == State::kKey) {  // {"traceEvents": [...],}
+            problems_.note(ImportProblem::kTrailingComma, comma_at_,
+                           "trailing ',' before a closing bracket (ignored)");
+            ++pos_;
+            st = State::kDone;
+            step_done = true;
+            break;
+          }
+          if (*p != '"') return stop("expected a quoted key", at);
           const char* e = scan_value_end(p, end);
           if (!e) break;
           key.assign(p + 1, e - 1);
@@ -370,15 +402,14 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
           break;
         }
         case State::kColon:
-          if (*p != ':')
-            return error_out(fail("expected ':' after key \"" + printable(key) + "\"", at));
+          if (*p != ':') return stop("expected ':' after key \"" + printable(key) + "\"", at);
           ++pos_;
           st = State::kValue;
           step_done = true;
           break;
         case State::kValue: {
           if (key == "traceEvents") {
-            if (*p != '[') return error_out(fail("\"traceEvents\" must be an array", at));
+            if (*p != '[') return stop("\"traceEvents\" must be an array", at);
             saw_events = true;
             ++pos_;
             st = State::kEventsFirst;
@@ -400,11 +431,12 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
         }
         case State::kAfterValue:
           if (*p == ',') {
+            comma_at_ = at;
             st = State::kKey;
           } else if (*p == '}') {
             st = State::kDone;
           } else {
-            return error_out(fail("expected ',' or '}' in the top-level object", at));
+            return stop("expected ',' or '}' in the top-level object", at);
           }
           ++pos_;
           step_done = true;
@@ -419,10 +451,20 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
           st = State::kEventsElement;
           [[fallthrough]];
         case State::kEventsElement: {
-          if (*p != '{') return error_out(fail("expected an event object '{' in traceEvents", at));
+          if (*p == ']') {  // [..., {...},]
+            problems_.note(ImportProblem::kTrailingComma, comma_at_,
+                           "trailing ',' before a closing bracket (ignored)");
+            ++pos_;
+            st = bare ? State::kDone : State::kAfterValue;
+            if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
+            step_done = true;
+            break;
+          }
+          if (*p != '{') return stop("expected an event object '{' in traceEvents", at);
           // As many whole events as the buffer holds, in one pass.
           const char* e = scan_events(p, end);
           if (!e) break;
+          saw_event_ = true;
           if (ev_begin_ == SIZE_MAX) ev_begin_ = pos_;
           pos_ = static_cast<size_t>(e - d);
           ev_end_ = pos_;
@@ -432,19 +474,29 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
         }
         case State::kEventsAfter:
           if (*p == ',') {
+            comma_at_ = at;
             ++pos_;
             st = State::kEventsElement;
           } else if (*p == ']') {
             ++pos_;
             st = bare ? State::kDone : State::kAfterValue;
             if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
+          } else if (*p == '{') {
+            // Two events without a ',' between them: read on from a new run of events.
+            problems_.note(ImportProblem::kInvalidJson, at, "missing ',' between events");
+            st = State::kEventsElement;
+            if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
           } else {
-            return error_out(fail("expected ',' or ']' after an event", at));
+            return stop("expected ',' or ']' after an event", at);
           }
           step_done = true;
           break;
         case State::kDone:
-          return error_out(fail("unexpected data after the end of the JSON document", at));
+          if (!saw_event_)
+            return error_out(fail("unexpected data after the end of the JSON document", at));
+          problems_.note(ImportProblem::kTrailingData, at,
+                         "data after the end of the JSON document (ignored)");
+          return end_out(sink);
       }
     }
     if (step_done) continue;
@@ -452,23 +504,25 @@ void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
     Status err;
     if (!refill(sink, &err)) {
       if (sink_stopped_) return;
-      if (!err.is_ok()) return error_out(err);
+      uint64_t total = buf_offset_ + len_;
+      if (!err.is_ok()) {
+        // A read error or a cut gzip stream: the events read so far are kept.
+        if (!saw_event_) return error_out(err);
+        std::string what = err.message();
+        if (what.compare(0, name_.size() + 2, name_ + ": ") == 0) what.erase(0, name_.size() + 2);
+        return end_early(sink, ImportProblem::kTruncated, total, what);
+      }
       if (st == State::kDone) {
         if (!bare && !saw_events)
           return error_out(Status::error(
               name_ + ": not a trace: a JSON object without a \"traceEvents\" array"));
-        pool_.release(buf_);
-        buf_ = nullptr;
-        Chunk c;
-        c.kind = Chunk::Kind::kEnd;
-        c.bare_array = bare;
-        sink(std::move(c));
-        return;
+        return end_out(sink);
       }
-      uint64_t total = buf_offset_ + len_;
       if (total == 0)
         return error_out(Status::error(name_ + ": empty file, expected a JSON trace"));
-      return error_out(fail("unexpected end of file (truncated JSON?)", total));
+      if (!saw_event_) return error_out(fail("unexpected end of file (truncated JSON?)", total));
+      return end_early(sink, ImportProblem::kTruncated, total,
+                       "unexpected end of file (truncated JSON?)");
     }
   }
 }

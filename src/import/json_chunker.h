@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "import/byte_source.h"
+#include "mlprof/import_stats.h"
 #include "mlprof/status.h"
 
 namespace mlprof::import {
@@ -52,6 +53,7 @@ struct Chunk {
   std::string raw;          // ... and its value as JSON text
   Status error;             // kError
   bool bare_array = false;  // set on kEnd: the file was a bare array of events
+  ImportStats problems;     // set on kEnd: what the chunker recovered from (truncation...)
 };
 
 // Fixed set of reusable buffers shared by the producer (chunker) and the consumer (parser).
@@ -87,6 +89,9 @@ class ChunkQueue {
 
 // Produces chunks from `source` until the end of the document (kEnd) or an error (kError).
 // `sink` is called for each chunk; kEvents chunks own their buffer until the consumer releases it.
+// Once a whole event has been seen, what cannot be followed (the input ends, or bytes that are
+// not the events array's syntax) ends the events there instead of failing: the kEnd chunk then
+// counts the problem. Trailing commas and data after the document are counted and skipped.
 class JsonChunker {
  public:
   JsonChunker(ByteSource& source, BufferPool& pool, std::string name, uint64_t max_value_bytes);
@@ -110,6 +115,10 @@ class JsonChunker {
   bool refill(const std::function<bool(Chunk&&)>& sink, Status* error);
   bool emit_events(const std::function<bool(Chunk&&)>& sink);
   Status fail(const std::string& what, uint64_t at) const;
+  // Ends the document early after a problem (events already seen are kept).
+  void end_early(const std::function<bool(Chunk&&)>& sink, ImportProblem kind, uint64_t at,
+                 const std::string& what);
+  void end_out(const std::function<bool(Chunk&&)>& sink);
 
   ByteSource& src_;
   BufferPool& pool_;
@@ -120,6 +129,10 @@ class JsonChunker {
   uint64_t buf_offset_ = 0;  // absolute offset of buf_->data()[0]
   size_t ev_begin_ = SIZE_MAX, ev_end_ = 0;
   bool sink_stopped_ = false;
+  bool bare_ = false;
+  bool saw_event_ = false;  // a whole event was found: from then on, problems are recoverable
+  uint64_t comma_at_ = 0;   // the last ',' between events or top-level values
+  ImportStats problems_;
 };
 
 // Finds the end of the JSON value starting at p (p < end, p at the value's first byte).

@@ -19,6 +19,10 @@
 
 namespace mlprof {
 
+namespace import {
+Status strict_error(const Trace& t);  // import_warnings.cpp
+}
+
 namespace {
 
 // Small: simdjson indexes a chunk with 4 bytes per byte. A little under 2 MiB, so that a buffer
@@ -67,6 +71,23 @@ Status parse_chunk(import::ChromeEventParser& parser, const import::Chunk& c) {
   return parser.parse_events(d + c.begin - 1, c.end - c.begin + 2, allocated, c.offset, c.seq);
 }
 
+// The chunker's problems join the parsers'. A file where nothing could be read is not a trace:
+// its first problem is the error.
+Result<Trace> finish_import(Trace t, const std::string& name, uint64_t events,
+                            const ImportStats& chunker_problems) {
+  ImportStats& stats = t.meta.import_stats;
+  stats.merge(chunker_problems);
+  stats.events_read = events;
+  t.meta.source = name;
+  if (events == 0 && stats.damaged()) {
+    const ImportStats::Entry& e = stats[stats.first()];
+    std::string at =
+        e.first_offset == UINT64_MAX ? "" : "byte " + std::to_string(e.first_offset) + ": ";
+    return Status::error(name + ": " + at + e.first_what + "; no event could be read");
+  }
+  return t;
+}
+
 // One parser: inflate + scan on a worker thread (unless threads == 1), parse + build here.
 Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& name,
                                    size_t chunk_bytes, unsigned threads, bool fast_path) {
@@ -75,6 +96,7 @@ Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& n
   parser.set_fast_path(fast_path);
   Status result;
   bool bare = false;
+  ImportStats problems;
   bool reserved = false;
   auto consume = [&](import::Chunk&& c) -> bool {
     switch (c.kind) {
@@ -88,10 +110,11 @@ Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& n
         return result.is_ok();
       }
       case import::Chunk::Kind::kTopLevelValue:
-        result = parser.parse_top_level(c.key, c.raw);
-        return result.is_ok();
+        parser.parse_top_level(c.key, c.raw, c.offset);
+        return true;
       case import::Chunk::Kind::kEnd:
         bare = c.bare_array;
+        problems = std::move(c.problems);
         return false;
       case import::Chunk::Kind::kError:
         result = c.error;
@@ -127,9 +150,9 @@ Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& n
     producer.join();
   }
   if (!result.is_ok()) return result;
+  uint64_t events = parser.events();
   Trace t = std::move(parser).finish(bare);
-  t.meta.source = name;
-  return t;
+  return finish_import(std::move(t), name, events, problems);
 }
 
 // Several parsers on alternate chunks (one per core), inflate + scan on one more thread; the
@@ -161,6 +184,7 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
     Status status;
     uint64_t error_seq = UINT64_MAX;
     bool bare = false;
+    ImportStats problems;  // the chunker's, from kEnd
   };
   std::vector<PartResult> results(parsers);
 
@@ -216,17 +240,12 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
           break;
         }
         case Chunk::Kind::kTopLevelValue:
-          if (!skip) {  // only part 0 gets these: `merged` is touched by one thread
-            Status s = merged.parse_top_level(c.key, c.raw);
-            if (!s) {
-              r.status = s;
-              r.error_seq = c.seq;
-              note_error(c.seq);
-            }
-          }
+          // Only part 0 gets these: `merged` is touched by one thread.
+          if (!skip) merged.parse_top_level(c.key, c.raw, c.offset);
           break;
         case Chunk::Kind::kEnd:
           r.bare = c.bare_array;
+          if (i == 0) r.problems = std::move(c.problems);
           return;
         case Chunk::Kind::kError:
           if (r.status.is_ok()) {
@@ -251,6 +270,7 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
   auto t1 = std::chrono::steady_clock::now();
   merged.merge_parts(parts);
   auto t2 = std::chrono::steady_clock::now();
+  uint64_t events = merged.events();
   Trace t = std::move(merged).finish(results[0].bare);
   if (std::getenv("MLPROF_TIMING")) {
     auto t3 = std::chrono::steady_clock::now();
@@ -260,8 +280,7 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
     std::fprintf(stderr, "import: parse %.1f ms, merge %.1f ms, finish %.1f ms\n", ms(t0, t1),
                  ms(t1, t2), ms(t2, t3));
   }
-  t.meta.source = name;
-  return t;
+  return finish_import(std::move(t), name, events, results[0].problems);
 }
 
 Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& name,
@@ -278,8 +297,13 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
   }
   bool fast_path = options.fast_path;
   if (const char* env = std::getenv("MLPROF_SIMDJSON_ONLY"); env && *env == '1') fast_path = false;
-  if (parsers <= 1) return import_chrome_serial(src, name, chunk_bytes, threads, fast_path);
-  return import_chrome_parallel(src, name, chunk_bytes, parsers, fast_path);
+  Result<Trace> t = parsers <= 1
+                        ? import_chrome_serial(src, name, chunk_bytes, threads, fast_path)
+                        : import_chrome_parallel(src, name, chunk_bytes, parsers, fast_path);
+  if (t && options.strict) {
+    if (Status s = import::strict_error(*t); !s) return s;
+  }
+  return t;
 }
 
 }  // namespace

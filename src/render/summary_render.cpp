@@ -6,6 +6,24 @@
 
 namespace mlprof {
 
+void write_import_stats_json(JsonWriter& w, const ImportStats& s) {
+  // {"events_read": N, "problems": {"truncated": {"count", "first_byte", "first"}, ...}}
+  w.key("import").begin_object();
+  w.field("events_read", s.events_read);
+  w.key("problems").begin_object();
+  for (size_t k = 0; k < s.kinds.size(); ++k) {
+    const ImportStats::Entry& e = s.kinds[k];
+    if (!e.count) continue;
+    w.key(std::string(import_problem_name(static_cast<ImportProblem>(k)))).begin_object();
+    w.field("count", e.count);
+    if (e.first_offset != UINT64_MAX) w.field("first_byte", e.first_offset);
+    w.field("first", e.first_what);
+    w.end_object();
+  }
+  w.end_object();
+  w.end_object();
+}
+
 std::string render_summary_text(const SummaryResult& r, size_t width) {
   std::string out;
   char buf[512];
@@ -31,6 +49,17 @@ std::string render_summary_text(const SummaryResult& r, size_t width) {
   if (r.dropped_events)
     out += "WARNING: the recorder dropped " + std::to_string(r.dropped_events) +
            " events (buffer limit reached)\n";
+  if (r.import_stats.damaged()) {
+    // The details went to stderr as warnings at load time; here, the counts by kind.
+    out += "import problems (recovered):";
+    for (size_t k = 0; k < r.import_stats.kinds.size(); ++k) {
+      uint64_t n = r.import_stats.kinds[k].count;
+      if (n && import_problem_is_damage(static_cast<ImportProblem>(k)))
+        out += " " + std::string(import_problem_name(static_cast<ImportProblem>(k))) + " " +
+               std::to_string(n);
+    }
+    out += "\n";
+  }
   // Identical devices (8 x A100) on one line.
   for (size_t i = 0; i < r.devices.size();) {
     std::string desc = r.devices[i].substr(r.devices[i].find(": ") + 2);
@@ -123,6 +152,7 @@ void write_summary_json(JsonWriter& w, const SummaryResult& r) {
   for (const std::string& d : r.devices) w.value(d);
   w.end_array();
   w.field("dropped_events", r.dropped_events);
+  write_import_stats_json(w, r.import_stats);
   w.field("distinct_ops", r.distinct_ops);
   w.key("top_ops").begin_array();
   for (const OpStats& op : r.top_ops) write_op_stats_json(w, op);

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bad input through the CLI: one line on stderr naming the file, exit code 2, no output file.
+# Bad input through the CLI: one line on stderr naming the file, exit code 2, no output file;
+# or, when events could be read, one warning line per kind of problem and exit 0 (2 with --strict).
 #   usage: import_errors.sh MLPROF DATA_DIR
 set -u
 MLPROF=$1; DATA=$2
@@ -15,8 +16,33 @@ expect_error() {  # name, file, expected substring
     fail=$((fail + 1)); echo "FAIL $name: rc=$rc lines=$lines: $(cat "$tmp/err")"
   fi
 }
+expect_recovered() {  # name, file, expected warning substring, expected "events read" count
+  local name=$1 file=$2 want=$3 events=$4
+  "$MLPROF" summary "$file" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  if [ "$rc" = 0 ] && grep -q "^mlprof: warning: $file: " "$tmp/err" && grep -qF -- "$want" "$tmp/err" \
+     && grep -qF "; $events events read" "$tmp/err" && grep -q "import problems (recovered)" "$tmp/out"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL $name: rc=$rc: $(cat "$tmp/err")"
+  fi
+  "$MLPROF" summary "$file" --strict > "$tmp/out" 2> "$tmp/err"; rc=$?
+  if [ "$rc" = 2 ] && [ "$(wc -l < "$tmp/err")" = 1 ] && grep -qF -- "--strict" "$tmp/err"; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL $name --strict: rc=$rc: $(cat "$tmp/err")"
+  fi
+}
 printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"X"' > "$tmp/truncated.json"
-expect_error truncated "$tmp/truncated.json" "unexpected end of file"
+expect_recovered truncated "$tmp/truncated.json" "byte 78: unexpected end of file" 1
+printf '{"traceEvents":[{"ph":"X"' > "$tmp/truncated_first.json"
+expect_error truncated-before-any-event "$tmp/truncated_first.json" "unexpected end of file"
+printf '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},\n]' > "$tmp/comma.json"
+expect_recovered trailing-comma "$tmp/comma.json" "byte 53: trailing ','" 1
+printf '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2},{"ph":"X","name":"b","pid":1,"tid":1,"ts":1}]' > "$tmp/nodur.json"
+expect_recovered missing-dur "$tmp/nodur.json" 'event field "dur": missing' 1
+"$MLPROF" summary "$tmp/truncated.json" --json 2>/dev/null > "$tmp/summary.json"
+if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p=d['import']['problems']['truncated']; sys.exit(0 if p['count']==1 and p['first_byte']==78 and d['import']['events_read']==1 else 1)" "$tmp/summary.json"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL summary --json has no import problems"; fi
 : > "$tmp/empty.json"
 expect_error empty "$tmp/empty.json" "empty file"
 echo '{"rows": [1, 2]}' > "$tmp/notatrace.json"
@@ -26,7 +52,10 @@ expect_error wrong-type "$tmp/badfield.json" '"ts"'
 echo '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1}]}' > "$tmp/missing.json"
 expect_error missing-field "$tmp/missing.json" '"dur"'
 head -c 20000 "$DATA/mlp_bs64.json.gz" > "$tmp/cut.json.gz"
-expect_error truncated-gzip "$tmp/cut.json.gz" "truncated gzip"
+"$MLPROF" summary "$tmp/cut.json.gz" > "$tmp/out" 2> "$tmp/err"; rc=$?
+if [ "$rc" = 0 ] && grep -qF "truncated gzip" "$tmp/err"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL truncated-gzip recovered: rc=$rc $(cat "$tmp/err")"; fi
+head -c 200 "$DATA/mlp_bs64.json.gz" > "$tmp/cut_early.json.gz"
+expect_error truncated-gzip-no-event "$tmp/cut_early.json.gz" "truncated gzip"
 expect_error missing-path "$tmp/does-not-exist.json" "cannot open"
 expect_error directory "$tmp" "directory"
 # 5 GB files (sparse: no disk used): garbage, and a trace whose events are garbage.
@@ -35,7 +64,7 @@ expect_error huge-garbage "$tmp/huge_zeros.json" "expected '{' or '['"
 printf '{"traceEvents":[' > "$tmp/huge_events.json"; truncate -s 5G "$tmp/huge_events.json"
 expect_error huge-events "$tmp/huge_events.json" "expected an event object"
 # export must not leave a file behind on failure.
-"$MLPROF" export "$tmp/truncated.json" -o "$tmp/out.json" 2>/dev/null; rc=$?
+"$MLPROF" export "$tmp/truncated_first.json" -o "$tmp/out.json" 2>/dev/null; rc=$?
 if [ "$rc" = 2 ] && [ ! -e "$tmp/out.json" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL export left output (rc=$rc)"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -18,13 +18,22 @@ mlprof::Result<mlprof::Trace> load(std::string_view in, bool fast, unsigned pars
   return mlprof::import_chrome_json_buffer(in, "fuzz.json", options);
 }
 
+bool same_problems(const mlprof::ImportStats& a, const mlprof::ImportStats& b) {
+  if (a.events_read != b.events_read) return false;
+  for (size_t k = 0; k < a.kinds.size(); ++k)
+    if (a.kinds[k].count != b.kinds[k].count || a.kinds[k].first_offset != b.kinds[k].first_offset)
+      return false;
+  return true;
+}
+
 bool same(const mlprof::Trace& a, const mlprof::Trace& b) {
   return a.slices.size() == b.slices.size() && a.instants.size() == b.instants.size() &&
          a.counters.size() == b.counters.size() && a.flows.size() == b.flows.size() &&
          a.memory.size() == b.memory.size() && a.args.size() == b.args.size() &&
          a.strings.size() == b.strings.size() && a.tracks.size() == b.tracks.size() &&
          a.slices.ts == b.slices.ts && a.slices.dur == b.slices.dur &&
-         a.slices.name == b.slices.name && a.meta.skipped_events == b.meta.skipped_events;
+         a.slices.name == b.slices.name && a.meta.skipped_events == b.meta.skipped_events &&
+         same_problems(a.meta.import_stats, b.meta.import_stats);
 }
 }  // namespace
 
@@ -41,10 +50,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // compared with one parser on the same small chunks.
   auto one_small = load(in, true, 1, 512);
   auto split = load(in, true, 2, 512);
-  if (fast.is_ok() != slow.is_ok() || fast.is_ok() != split.is_ok() ||
-      fast.is_ok() != one_small.is_ok())
-    __builtin_trap();
-  if (fast.is_ok() && (!same(*fast, *slow) || !same(*fast, *split))) __builtin_trap();
+  // A cut or corrupt gzip stream ends the text where the inflater stops, which depends on the
+  // buffer size: paths with different chunk sizes are compared on plain text only.
+  bool gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+  if (fast.is_ok() != slow.is_ok() || split.is_ok() != one_small.is_ok()) __builtin_trap();
+  if (!gzip && fast.is_ok() != split.is_ok()) __builtin_trap();
+  if (fast.is_ok() && !same(*fast, *slow)) __builtin_trap();
+  if (split.is_ok() && !same(*split, *one_small)) __builtin_trap();
+  if (!gzip && fast.is_ok() && !same(*fast, *split)) __builtin_trap();
   if (!split.is_ok() && one_small.error() != split.error()) __builtin_trap();
+  // A recovered import never reports more events than the input holds: each needs a '{'.
+  if (fast.is_ok() && !gzip) {
+    uint64_t objects = 0;
+    for (char c : in) objects += c == '{';
+    if (fast->meta.import_stats.events_read > objects) __builtin_trap();
+  }
   return 0;
 }

@@ -22,6 +22,9 @@ for f in tests/data/*.json tests/data/*.json.gz "$shared"/critical_path/simple_a
 done
 printf '{"traceEvents":[{"ph":"B","name":"a","pid":1,"tid":1,"ts":1},{"ph":"E","pid":1,"tid":1,"ts":2}]}' > "$corpus/be.json"
 printf '[[1,2,3,4],[-1,1,5,7]]' > "$corpus/timeline.json"
+# Recoverable damage: a cut file, trailing commas, a raw newline, flows v1/v2.
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"ts":1,"dur":2,"args":{"k":1,}},{"ph":"X","name":"b\nc","tid":"7","ts":2' > "$corpus/recover.json"
+printf '[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5,"bind_id":"0x1","flow_out":true},{"ph":"s","id":2,"pid":1,"tid":1,"ts":2},{"ph":"f","id":2,"pid":1,"tid":2,"ts":3},{"ph":"X","name":"b","pid":1,"tid":2,"ts":4,"dur":1,"bind_id":"0x1","flow_in":true},]' > "$corpus/flows.json"
 ASAN_OPTIONS=detect_leaks=1 ./build-fuzz/import_fuzz -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 \
   -max_len=262144 -timeout=20 "$corpus" 2>&1 | tail -5
 echo "run_fuzz: no crash in ${SECONDS_TO_RUN}s"

@@ -34,6 +34,7 @@ struct SummaryResult {
   uint64_t distinct_ops = 0;
   std::vector<OpStats> top_ops;           // sorted and cut to `top`
   uint64_t dropped_events = 0;
+  ImportStats import_stats;  // what the importer skipped or repaired
 };
 
 SummaryResult summarize(const Trace& trace, const SummaryOptions& options = {});

@@ -10,5 +10,8 @@ namespace mlprof {
 std::string render_summary_text(const SummaryResult& r, size_t width = 100);
 void write_summary_json(JsonWriter& w, const SummaryResult& r);
 void write_op_stats_json(JsonWriter& w, const OpStats& op);
+// "import": {"events_read", "problems": {kind: {"count", "first_byte", "first"}}} (the report
+// can show the same block).
+void write_import_stats_json(JsonWriter& w, const ImportStats& s);
 
 }  // namespace mlprof

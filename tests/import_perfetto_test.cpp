@@ -1,0 +1,226 @@
+// The importer against Perfetto's JSON parser tests (its trace processor is the reference reader
+// of Chrome/Kineto JSON) and the TensorBoard plugin's old Kineto traces. The expected slices,
+// flows and counters follow Perfetto's documented semantics (json_trace_parser_impl.cc,
+// FlowTracker, and the expected outputs of its JSON diff tests), not mlprof's output.
+// Shared data: $MLPROF_SHARED_DIR (default ../shared beside the repository); skipped if absent.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "mlprof/import.h"
+
+namespace mlprof {
+namespace {
+
+std::string shared_dir() {
+  const char* env = std::getenv("MLPROF_SHARED_DIR");
+  return env && *env ? env : std::string(MLPROF_SOURCE_DIR) + "/../shared";
+}
+
+std::string peer(const std::string& rel) { return shared_dir() + "/peers/" + rel; }
+
+#define LOAD_PEER(var, rel)                                                        \
+  if (!std::filesystem::exists(peer(rel)))                                         \
+    GTEST_SKIP() << "shared data absent: " << peer(rel) << " (MLPROF_SHARED_DIR)"; \
+  auto var##_r = load_trace(peer(rel));                                            \
+  ASSERT_TRUE(var##_r.is_ok()) << var##_r.error();                                 \
+  Trace& var = *var##_r
+
+int32_t slice_named(const Trace& t, std::string_view name) {
+  for (size_t i = 0; i < t.slices.size(); ++i)
+    if (t.str(t.slices.name[i]) == name) return static_cast<int32_t>(i);
+  return -1;
+}
+
+std::set<std::pair<std::string, std::string>> flow_pairs(const Trace& t) {
+  std::set<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < t.flows.size(); ++i) {
+    auto name = [&](int32_t s) {
+      return s < 0 ? std::string("-") : std::string(t.str(t.slices.name[s]));
+    };
+    out.emplace(name(t.flows.src_slice[i]), name(t.flows.dst_slice[i]));
+  }
+  return out;
+}
+
+// ---- 1. recovery ------------------------------------------------------------------------------
+
+TEST(PerfettoTraces, TrailingCommaAfterLastEvent) {
+  LOAD_PEER(t, "perfetto/traces/json_trailing_comma.json");
+  EXPECT_GE(slice_named(t, "Foo"), 0);
+  EXPECT_GE(slice_named(t, "Bar"), 0);
+  EXPECT_EQ(t.slices.size(), 2u);
+  EXPECT_EQ(t.meta.import_stats.count(ImportProblem::kTrailingComma), 1u);
+}
+
+TEST(PerfettoTraces, IncompleteArrayKeepsTheWholeEvent) {
+  LOAD_PEER(t, "perfetto/traces/json_incomplete.json");
+  ASSERT_EQ(t.slices.size(), 1u);
+  EXPECT_EQ(t.str(t.slices.name[0]), "typecheck");
+  EXPECT_EQ(t.slices.dur[0], 8000000);  // 8000.000 us
+  EXPECT_EQ(t.meta.import_stats.count(ImportProblem::kTruncated), 1u);
+}
+
+TEST(PerfettoTraces, TrailingEmptyEventIsSkipped) {
+  LOAD_PEER(t, "perfetto/traces/trailing_empty_event.json");
+  ASSERT_EQ(t.slices.size(), 1u);
+  EXPECT_EQ(t.str(t.slices.name[0]), "real_event");
+  EXPECT_EQ(t.meta.import_stats.count(ImportProblem::kEmptyEvent), 1u);
+}
+
+TEST(PerfettoTraces, MetadataWithMissingOrInvalidTs) {
+  LOAD_PEER(t, "perfetto/traces/json_metadata_missing_or_invalid_ts.json");
+  std::map<int64_t, std::string> names;
+  for (const Process& p : t.processes) names[p.pid] = std::string(t.str(p.name));
+  EXPECT_EQ(names[100], "MissingTs");
+  EXPECT_EQ(names[101], "NullTs");
+  EXPECT_EQ(names[102], "InvalidTs");
+  EXPECT_EQ(t.meta.import_stats.count(ImportProblem::kIgnoredField), 2u);
+}
+
+TEST(PerfettoTraces, InvalidStringTimesSkipTheirEvents) {
+  // Perfetto drops an 'X' whose dur (or ts) is not a number; mlprof too, and counts them.
+  LOAD_PEER(t, "perfetto/traces/string_ts_and_dur.json");
+  EXPECT_GT(t.slices.size(), 0u);
+  auto bad = load_trace(peer("perfetto/traces/invalid_string_ts_and_dur.json"));
+  ASSERT_FALSE(bad.is_ok());  // both events unusable: nothing to read
+  EXPECT_NE(bad.error().find("no event could be read"), std::string::npos) << bad.error();
+}
+
+// ---- 2. a missing tid is the pid --------------------------------------------------------------
+
+TEST(PerfettoSemantics, MissingTidIsThePid) {
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"X","name":"outer","pid":7,"tid":7,"ts":1,"dur":10},
+          {"ph":"X","name":"inner","pid":7,"ts":2,"dur":3}])",
+      "t.json");
+  ASSERT_TRUE(r.is_ok()) << r.error();
+  const Trace& t = *r;
+  ASSERT_EQ(t.slices.size(), 2u);
+  EXPECT_EQ(t.slices.track[0], t.slices.track[1]);  // one thread: they nest
+  int32_t inner = slice_named(t, "inner");
+  EXPECT_EQ(t.slices.parent[inner], slice_named(t, "outer"));
+  EXPECT_EQ(t.tracks[t.slices.track[inner]].tid, 7);
+}
+
+// ---- 3. numeric-string ids are numbers --------------------------------------------------------
+
+TEST(PerfettoSemantics, NumericStringIdIsTheNumber) {
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"X","name":"op","pid":"5","tid":"123","ts":1,"dur":10},
+          {"ph":"i","name":"[memory]","pid":5,"tid":123,"ts":4,
+           "args":{"Bytes":64,"Addr":1,"Device Type":0}}])",
+      "t.json");
+  ASSERT_TRUE(r.is_ok()) << r.error();
+  const Trace& t = *r;
+  ASSERT_EQ(t.memory.size(), 1u);
+  EXPECT_EQ(t.memory.track[0], t.slices.track[0]);
+  EXPECT_EQ(t.memory.slice[0], 0);  // charged to the op
+  EXPECT_EQ(t.tracks[t.slices.track[0]].tid, 123);
+  EXPECT_FALSE(t.tracks[t.slices.track[0]].labeled);
+}
+
+TEST(TbPluginTraces, MemoryEventsLandOnTheirOps) {
+  // Old Kineto: ops carry "tid": "N", [memory] events "tid": N. Every memory event of a CPU
+  // thread that runs inside an op must now find it.
+  LOAD_PEER(t, "tb_plugin/unit/memory_view.json");
+  ASSERT_GT(t.memory.size(), 0u);
+  size_t charged = 0;
+  for (size_t i = 0; i < t.memory.size(); ++i) charged += t.memory.slice[i] >= 0;
+  EXPECT_GT(charged, 0u);
+  for (const Track& tr : t.tracks)
+    if (tr.labeled) {
+      int64_t v;
+      std::string_view l = t.str(tr.label);
+      EXPECT_FALSE(!l.empty() &&
+                   std::all_of(l.begin(), l.end(), [](char c) { return c >= '0' && c <= '9'; }))
+          << "numeric label kept as text: " << l;
+      (void)v;
+    }
+}
+
+// ---- 4. flows ---------------------------------------------------------------------------------
+
+TEST(PerfettoTraces, FlowsV1BindToNextSliceAndChainSteps) {
+  LOAD_PEER(t, "perfetto/traces/flow_events_json_v1.json");
+  // 0x403: s in SenderB, f (no bp) -> the next slice on its thread: Blergh.
+  // 0x402: s in SenderA, t in OtherSlice, f (no bp) -> SomeSlice: one flow per hop.
+  std::set<std::pair<std::string, std::string>> want = {
+      {"SenderB", "Blergh"}, {"SenderA", "OtherSlice"}, {"OtherSlice", "SomeSlice"}};
+  EXPECT_EQ(flow_pairs(t), want);
+  EXPECT_EQ(t.meta.import_stats.count(ImportProblem::kUnmatchedFlow), 0u);
+}
+
+TEST(PerfettoTraces, FlowsV2FromBindId) {
+  LOAD_PEER(t, "perfetto/traces/flow_events_json_v2.json");
+  // flow_out begins, flow_in + flow_out steps, flow_in ends without closing (FlowTracker).
+  std::set<std::pair<std::string, std::string>> want = {{"SenderB", "Blergh"},
+                                                        {"SenderA", "OtherSlice"},
+                                                        {"OtherSlice", "SomeSlice"},
+                                                        {"OtherSlice", "SomeOtherSlice"}};
+  EXPECT_EQ(flow_pairs(t), want);
+  EXPECT_EQ(t.flows.size(), 4u);
+  for (size_t i = 0; i < t.slices.size(); ++i) {
+    EXPECT_EQ(t.slice_arg(i, "@bind_id"), nullptr);
+    EXPECT_EQ(t.slice_arg(i, "@flow_in"), nullptr);
+  }
+}
+
+TEST(PerfettoSemantics, FlowEndWithBpEBindsTheEnclosingSlice) {
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"X","name":"src","pid":1,"tid":1,"ts":0,"dur":10},
+          {"ph":"s","id":1,"cat":"c","pid":1,"tid":1,"ts":1},
+          {"ph":"X","name":"encl","pid":1,"tid":2,"ts":0,"dur":10},
+          {"ph":"f","id":1,"cat":"c","bp":"e","pid":1,"tid":2,"ts":5},
+          {"ph":"X","name":"next","pid":1,"tid":2,"ts":12,"dur":1}])",
+      "t.json");
+  ASSERT_TRUE(r.is_ok()) << r.error();
+  std::set<std::pair<std::string, std::string>> want = {{"src", "encl"}};
+  EXPECT_EQ(flow_pairs(*r), want);
+}
+
+// ---- 5. counter values given as strings ------------------------------------------------------
+
+TEST(PerfettoTraces, CounterStringValues) {
+  LOAD_PEER(t, "perfetto/traces/json_counter_args.json");
+  std::map<std::string, double> got;
+  for (size_t i = 0; i < t.counters.size(); ++i)
+    got[std::string(t.str(t.counter_series[t.counters.series[i]].name))] = t.counters.value[i];
+  std::map<std::string, double> want = {{"CounterStringEdgeCases leading_dot", 0.75},
+                                        {"CounterStringEdgeCases trailing_dot", 246},
+                                        {"CounterStringEdgeCases leading_zero_float", 1.23},
+                                        {"CounterStringEdgeCases leading_zero_int_str", 50},
+                                        {"CounterStringEdgeCases plus_val", 10.5}};
+  EXPECT_EQ(got, want);
+}
+
+// ---- 7. old GPU tracks, ROCm memory -----------------------------------------------------------
+
+TEST(PerfettoSemantics, OldStyleStreamLabelIsTheStream) {
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"X","cat":"Kernel","name":"k","pid":0,"tid":"stream 7","ts":1,"dur":2}])",
+      "t.json");
+  ASSERT_TRUE(r.is_ok()) << r.error();
+  const Track& tr = r->tracks[r->slices.track[0]];
+  EXPECT_EQ(tr.kind, TrackKind::kGpuStream);
+  EXPECT_EQ(tr.stream, 7);
+  EXPECT_EQ(tr.device, 0);
+}
+
+TEST(PerfettoSemantics, RocmMemoryIsGpuMemory) {
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"i","name":"[memory]","pid":1,"tid":1,"ts":1,
+           "args":{"Bytes":1024,"Addr":99,"Device Type":6,"Device Id":2}}])",
+      "t.json");
+  ASSERT_TRUE(r.is_ok()) << r.error();
+  ASSERT_EQ(r->memory.size(), 1u);
+  EXPECT_EQ(r->memory.device_type[0], static_cast<int8_t>(DeviceType::kCuda));
+  EXPECT_EQ(r->memory.device_id[0], 2);
+}
+
+}  // namespace
+}  // namespace mlprof
