@@ -66,6 +66,17 @@ Result<std::string> json_table_csv(std::string_view json, std::string_view key) 
   if (!key.empty()) {
     if (doc.type() != dom::element_type::OBJECT || doc.at_key(key).get(table))
       return Status::error("result has no table \"" + std::string(key) + "\"");
+  } else if (doc.type() == dom::element_type::OBJECT) {
+    bool found = false;
+    for (auto [k, v] : dom::object(doc)) {
+      if (v.type() != dom::element_type::ARRAY) continue;
+      dom::array a = v;
+      if (a.size() == 0 || (*a.begin()).type() != dom::element_type::OBJECT) continue;
+      table = v;
+      found = true;
+      break;
+    }
+    if (!found) return Status::error("result has no table");
   }
   Table t;
   auto add_row = [&](dom::element e) {

@@ -9,9 +9,9 @@
 
 namespace mlprof {
 
-// The array of objects at `key` of the top-level JSON object (or the whole document when `key`
-// is empty) as CSV: one row per element, columns the union of the elements' fields in
-// first-seen order. Nested objects become dotted columns ("phase_ns.forward"), arrays their
+// The array of objects at `key` of the top-level JSON object as CSV (`key` empty: the first
+// field holding an array of objects, or the document itself when it is an array): one row per
+// element, columns the union of the elements' fields in first-seen order. Nested objects become dotted columns ("phase_ns.forward"), arrays their
 // JSON text, null an empty field. An object in place of the array is a one-row table.
 Result<std::string> json_table_csv(std::string_view json, std::string_view key);
 
