@@ -74,3 +74,17 @@ TEST(Stats, MedianAndMad) {
   EXPECT_DOUBLE_EQ(median({4, 1, 3, 2}), 2.5);
   EXPECT_DOUBLE_EQ(mad({1, 2, 3, 4, 100}), 1);
 }
+
+// numpy.percentile(v, q) (method "linear"): [1, 2, 3, 4] -> p25 1.75, p50 2.5, p90 3.7, p99 3.97.
+TEST(Stats, OnePercentileRule) {
+  std::vector<int64_t> v = {1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.25), 1.75);
+  EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.5), 2.5);
+  EXPECT_NEAR(quantile_sorted(v, 0.9), 3.7, 1e-12);
+  EXPECT_NEAR(quantile_sorted(v, 0.99), 3.97, 1e-12);
+  EXPECT_DOUBLE_EQ(quantile_sorted(v, 0.0), 1);
+  EXPECT_DOUBLE_EQ(quantile_sorted(v, 1.0), 4);
+  EXPECT_DOUBLE_EQ(quantile_sorted(std::vector<double>{}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(quantile_sorted(std::vector<double>{4, 5, 6, 7, 8}, 0.5),
+                   median({8, 4, 6, 5, 7}));
+}

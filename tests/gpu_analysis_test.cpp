@@ -8,6 +8,7 @@
 #include "mlprof/analyze/kernel_class.h"
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/ranks.h"
+#include "mlprof/analyze/steps.h"
 #include "mlprof/json_writer.h"
 #include "mlprof/render/gpu_render.h"
 #include "mlprof/render/kernels_render.h"
@@ -93,9 +94,9 @@ TEST(KernelClass, HtaTypesAndTensorCores) {
   EXPECT_TRUE(uses_tensor_cores("sm90_xmma_gemm_bf16bf16_bf16f32"));
   EXPECT_FALSE(uses_tensor_cores("volta_sgemm_64x64_nt"));
   EXPECT_FALSE(uses_tensor_cores("void at::native::vectorized_elementwise_kernel<4>"));
-  EXPECT_EQ(profiler_step_number("ProfilerStep#12"), 12);
-  EXPECT_EQ(profiler_step_number("ProfilerStep # 7"), 7);
-  EXPECT_EQ(profiler_step_number("ProfilerStep"), -1);
+  EXPECT_EQ(step_number("ProfilerStep#12"), 12);
+  EXPECT_EQ(step_number("ProfilerStep # 7"), 7);
+  EXPECT_EQ(step_number("ProfilerStep"), std::nullopt);
 }
 
 // Stream 7: k1 [100,110) launched at 90; k2 [112,120) launched at 95 (queued: gap 2 us is

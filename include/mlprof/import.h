@@ -41,4 +41,12 @@ std::vector<std::string> import_warnings(const Trace& trace);
 Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string& name,
                                         const ImportOptions& options = {});
 
+// Loads every trace file (*.json, *.json.gz, *.mlprof) in `dir` in parallel on `threads`
+// threads (0 = all cores), one Trace per rank. Files that fail are reported in `errors`
+// ("path: why"), not fatal; an unreadable directory or one without traces is an error.
+// `options` apply to each file (its thread count is 1: the files load in parallel instead).
+Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned threads,
+                                         std::vector<std::string>& errors,
+                                         const ImportOptions& options = {});
+
 }  // namespace mlprof

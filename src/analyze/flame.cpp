@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "mlprof/analyze/kernel_class.h"
+#include "mlprof/analyze/steps.h"
 #include "mlprof/analyze/summary.h"
 #include "mlprof/analyze/timeline.h"
 
@@ -44,7 +45,7 @@ class FlameTreeBuilder {
   // Slice frames, with step slices merged into one frame per step-name prefix when asked.
   uint32_t slice_child(uint32_t parent, StringId name, bool merge_steps) {
     std::string_view n = trace_.str(name);
-    if (merge_steps && is_step_slice_name(n)) {
+    if (merge_steps && step_number(n)) {
       size_t hash = n.find('#');
       std::string merged = hash == std::string_view::npos ? std::string(n) + " (all steps)"
                                                           : std::string(n.substr(0, hash)) + "#*";

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "mlprof/analyze/interval_set.h"
+#include "mlprof/analyze/stats.h"
 
 namespace mlprof {
 
@@ -16,14 +17,6 @@ constexpr int64_t kMaxQueueLength = 1024;
 
 double pct(int64_t part, int64_t whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
-}
-
-double quantile_sorted(const std::vector<double>& v, double q) {
-  double x = q * static_cast<double>(v.size() - 1);
-  size_t i = static_cast<size_t>(std::floor(x));
-  double f = x - static_cast<double>(i);
-  if (i + 1 >= v.size()) return v.back();
-  return v[i] + (v[i + 1] - v[i]) * f;
 }
 
 bool on_device(const GpuEvent& e, int32_t device) { return device < 0 || e.device == device; }
@@ -318,9 +311,9 @@ Describe describe(std::vector<double> v) {
   }
   d.min = v.front();
   d.max = v.back();
-  d.p25 = quantile_sorted(v, 0.25);
-  d.p50 = quantile_sorted(v, 0.50);
-  d.p75 = quantile_sorted(v, 0.75);
+  d.p25 = stats::quantile_sorted(v, 0.25);
+  d.p50 = stats::quantile_sorted(v, 0.50);
+  d.p75 = stats::quantile_sorted(v, 0.75);
   return d;
 }
 

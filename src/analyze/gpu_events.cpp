@@ -4,7 +4,15 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "mlprof/analyze/steps.h"
+
 namespace mlprof {
+
+bool has_gpu(const Trace& trace) {
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t)
+    if (trace.is_gpu_track(t)) return true;
+  return false;
+}
 
 namespace {
 
@@ -45,23 +53,6 @@ void hta_interval(int64_t ts_ns, int64_t dur_ns, int64_t& start, int64_t& end) {
 
 }  // namespace
 
-int64_t profiler_step_number(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep";
-  if (name.substr(0, kPrefix.size()) != kPrefix) return -1;
-  size_t i = kPrefix.size();
-  auto skip_space = [&] {
-    while (i < name.size() && (name[i] == ' ' || name[i] == '\t')) ++i;
-  };
-  skip_space();
-  if (i >= name.size() || name[i] != '#') return -1;
-  ++i;
-  skip_space();
-  if (i >= name.size() || name[i] < '0' || name[i] > '9') return -1;
-  int64_t n = 0;
-  while (i < name.size() && name[i] >= '0' && name[i] <= '9') n = n * 10 + (name[i++] - '0');
-  return n;
-}
-
 GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options) {
   GpuEvents out;
   out.hta_compatible = options.hta_compatible;
@@ -83,7 +74,7 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
   std::vector<std::pair<int64_t, int64_t>> steps;  // (start, number)
   for (size_t i = 0; i < s.size(); ++i) {
     if (trace.is_gpu_track(s.track[i])) continue;
-    int64_t n = profiler_step_number(trace.str(s.name[i]));
+    int64_t n = step_number(trace.str(s.name[i])).value_or(-1);
     if (n >= 0) steps.emplace_back(s.ts[i], n);
   }
   if (options.hta_compatible && steps.size() >= 2) {

@@ -7,6 +7,7 @@
 
 #include "analyze/addr_map.h"
 #include "analyze/heap_stacks.h"
+#include "analyze/memory_order.h"
 
 namespace mlprof {
 
@@ -26,8 +27,8 @@ struct Block {
 
 class LiveBlocks {
  public:
-  analyze_detail::AddrMap<Block>& map(uint32_t process, int16_t device) {
-    uint64_t key = uint64_t{process} << 16 | static_cast<uint16_t>(device);
+  // `key`: the event's analyze_detail::address_space.
+  analyze_detail::AddrMap<Block>& map(uint64_t key, uint32_t process) {
     if (key == last_key_ && last_ != nullptr) return *last_;
     auto [it, fresh] = index_.try_emplace(key, maps_.size());
     if (fresh) maps_.emplace_back(process, analyze_detail::AddrMap<Block>());
@@ -99,7 +100,8 @@ HeapResult analyze_heap(const Trace& t, const HeapOptions& o) {
     HeapRateBucket& bucket = r.rate[bucket_of(m.ts[i])];
     if (m.bytes[i] > 0) {
       Block blk{m.bytes[i], m.ts[i], m.stack[i], static_cast<uint32_t>(pos)};
-      auto [b, fresh] = live.map(process, m.device_id[i]).try_emplace(m.addr[i], blk);
+      auto [b, fresh] =
+          live.map(analyze_detail::address_space(t, i), process).try_emplace(m.addr[i], blk);
       if (!fresh) {  // the free was not recorded: the old block is gone
         total -= b->bytes;
         end_pos[b->pos] = static_cast<uint32_t>(pos);
@@ -116,7 +118,7 @@ HeapResult analyze_heap(const Trace& t, const HeapOptions& o) {
       }
     } else if (m.bytes[i] < 0) {
       Block blk;
-      if (!live.map(process, m.device_id[i]).erase(m.addr[i], &blk)) {
+      if (!live.map(analyze_detail::address_space(t, i), process).erase(m.addr[i], &blk)) {
         ++r.unmatched_frees;
         continue;
       }

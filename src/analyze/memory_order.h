@@ -15,6 +15,14 @@ inline int32_t device_key(int8_t type, int16_t id) {
   return static_cast<int32_t>(type) * 65536 + static_cast<int32_t>(id) + 32768;
 }
 
+// The address space an event's address belongs to: one per (process, device). The one rule for
+// matching a free to its allocation (memory, leaks and heap all pair through it).
+inline uint64_t address_space(const Trace& trace, uint32_t event) {
+  const MemoryTable& m = trace.memory;
+  return uint64_t{trace.tracks[m.track[event]].process} << 32 |
+         static_cast<uint32_t>(device_key(m.device_type[event], m.device_id[event]));
+}
+
 // Memory event indices in time order (input order among equal times). The table is not sorted.
 inline std::vector<uint32_t> memory_time_order(const Trace& trace) {
   const MemoryTable& m = trace.memory;
@@ -48,17 +56,18 @@ inline std::vector<int64_t> allocated_totals(const Trace& trace,
   return out;
 }
 
-// For each allocation event, 1 when a later free of the same (device, address) releases it.
+// For each allocation event, 1 when a later free at the same address of the same address space
+// releases it.
 // One walk in time order (ties: input order) with a flat map of the open allocation per
 // address: O(n). A second allocation at an open address replaces it (its free was not seen).
 inline std::vector<uint8_t> pair_allocations(const Trace& trace,
                                              const std::vector<uint32_t>& order) {
   const MemoryTable& m = trace.memory;
   std::vector<uint8_t> freed(m.size(), 0);
-  std::vector<std::pair<int32_t, AddrMap<uint32_t>>> open;  // per device: address -> allocation
+  std::vector<std::pair<uint64_t, AddrMap<uint32_t>>> open;  // per space: address -> allocation
   size_t cur = SIZE_MAX;
   for (uint32_t i : order) {
-    int32_t dev = device_key(m.device_type[i], m.device_id[i]);
+    uint64_t dev = address_space(trace, i);
     if (cur == SIZE_MAX || open[cur].first != dev) {
       cur = 0;
       while (cur < open.size() && open[cur].first != dev) ++cur;

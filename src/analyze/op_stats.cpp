@@ -4,17 +4,9 @@
 #include <cmath>
 #include <unordered_map>
 
-namespace mlprof {
+#include "mlprof/analyze/stats.h"
 
-double percentile_sorted(const std::vector<int64_t>& v, double q) {
-  if (v.empty()) return 0;
-  double pos = q / 100.0 * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  double frac = pos - static_cast<double>(lo);
-  return static_cast<double>(v[lo]) +
-         (static_cast<double>(v[hi]) - static_cast<double>(v[lo])) * frac;
-}
+namespace mlprof {
 
 std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOptions& o,
                                              std::vector<std::vector<int64_t>>& durations) {
@@ -73,17 +65,14 @@ namespace {
 // sorting durations than computing anything else). `from`: v[from..] holds every rank >= the
 // previous call's, so increasing q narrow the range each time.
 double percentile_select(std::vector<int64_t>& v, double q, size_t& from) {
-  double pos = q / 100.0 * static_cast<double>(v.size() - 1);
-  size_t lo = static_cast<size_t>(std::floor(pos));
-  size_t hi = std::min(lo + 1, v.size() - 1);
-  double frac = pos - static_cast<double>(lo);
+  auto [lo, hi, frac] = stats::quantile_position(v.size(), q / 100.0);
   std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from),
                    v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
   int64_t a = v[lo];
   int64_t b =
       hi == lo ? a : *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
   from = lo;
-  return static_cast<double>(a) + (static_cast<double>(b) - static_cast<double>(a)) * frac;
+  return stats::interpolate(static_cast<double>(a), static_cast<double>(b), frac);
 }
 }  // namespace
 

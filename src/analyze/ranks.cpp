@@ -6,6 +6,8 @@
 #include <map>
 
 #include "mlprof/analyze/interval_set.h"
+#include "mlprof/analyze/stats.h"
+#include "mlprof/analyze/steps.h"
 
 namespace mlprof {
 
@@ -39,13 +41,6 @@ double bus_factor(std::string_view op, int64_t n) {
     return (r - 1) / r;
   }
   return 1.0;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -94,7 +89,7 @@ RanksResult analyze_ranks(const std::vector<const Trace*>& traces, const RanksOp
     const SliceTable& s = t.slices;
     int64_t step_total = 0;
     for (size_t i = 0; i < s.size(); ++i) {
-      if (t.is_gpu_track(s.track[i]) || profiler_step_number(t.str(s.name[i])) < 0) continue;
+      if (t.is_gpu_track(s.track[i]) || !step_number(t.str(s.name[i]))) continue;
       ++rs.steps;
       step_total += s.dur[i];
       rs.step_max_ns = std::max(rs.step_max_ns, s.dur[i]);
@@ -177,7 +172,7 @@ RanksResult analyze_ranks(const std::vector<const Trace*>& traces, const RanksOp
     };
     r.load_imbalance = max_over_mean(wall);
     r.compute_imbalance = max_over_mean(compute);
-    double med = median(wall);
+    double med = stats::median(wall);
     for (size_t i = 0; i < r.ranks.size(); ++i) {
       if (r.ranks.size() > 1 && wall[i] > med * (1.0 + o.straggler_threshold)) {
         r.ranks[i].straggler = true;

@@ -89,6 +89,17 @@ double variance(std::span<const double> v) {
   return s / static_cast<double>(v.size() - 1);
 }
 
+QuantilePosition quantile_position(size_t n, double q) {
+  QuantilePosition p;
+  if (n == 0) return p;
+  q = std::clamp(q, 0.0, 1.0);
+  double pos = q * static_cast<double>(n - 1);
+  p.lo = static_cast<size_t>(std::floor(pos));
+  p.hi = std::min(p.lo + 1, n - 1);
+  p.frac = pos - static_cast<double>(p.lo);
+  return p;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   size_t n = v.size(), mid = n / 2;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "analyze/name_rules.h"
+#include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/stats.h"
 
 namespace mlprof {
@@ -27,13 +28,20 @@ std::string_view gpu_step_class_name(GpuStepClass c) {
 }
 
 std::optional<int64_t> step_number(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (name.size() <= kPrefix.size() || name.substr(0, kPrefix.size()) != kPrefix)
-    return std::nullopt;
+  constexpr std::string_view kPrefix = "ProfilerStep";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  size_t i = kPrefix.size();
+  auto skip_space = [&] {
+    while (i < name.size() && (name[i] == ' ' || name[i] == '\t')) ++i;
+  };
+  skip_space();
+  if (i >= name.size() || name[i] != '#') return std::nullopt;
+  ++i;
+  skip_space();
   int64_t n = 0;
-  auto digits = name.substr(kPrefix.size());
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
+  auto [ptr, ec] = std::from_chars(name.data() + i, name.data() + name.size(), n);
+  if (ec != std::errc() || ptr != name.data() + name.size() || name[i] == '-' || name[i] == '+')
+    return std::nullopt;
   return n;
 }
 
@@ -247,8 +255,7 @@ StepsResult analyze_steps(const Trace& trace) {
     split_cpu_phases(trace, i, cache, st, bounds);
     r.steps.push_back(std::move(st));
   }
-  for (uint32_t t = 0; t < trace.tracks.size(); ++t)
-    if (trace.is_gpu_track(t)) r.has_gpu = true;
+  r.has_gpu = has_gpu(trace);
   if (r.has_gpu) split_gpu_classes(trace, step_slices, r);
 
   std::vector<double> durs;

@@ -6,9 +6,14 @@
 #include <cstdio>
 #include <unordered_map>
 
-namespace mlprof {
+#include "mlprof/analyze/steps.h"
 
-bool is_step_slice_name(std::string_view name) { return name.rfind("ProfilerStep#", 0) == 0; }
+namespace mlprof {
+namespace {
+
+bool is_step_name(std::string_view name) { return step_number(name).has_value(); }
+
+}  // namespace
 
 SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   SummaryResult r;
@@ -50,7 +55,7 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   for (size_t i = 0; i < t.slices.size(); ++i) {
     StringId n = t.slices.name[i];
     auto it = step_names.find(n);
-    if (it == step_names.end()) it = step_names.emplace(n, is_step_slice_name(t.str(n))).first;
+    if (it == step_names.end()) it = step_names.emplace(n, is_step_name(t.str(n))).first;
     (void)it;
   }
   for (auto& [id, is_step] : step_names) r.steps += is_step ? 1 : 0;
@@ -71,7 +76,7 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   std::unordered_map<std::string, size_t> step_row;                 // category -> row in merged
   std::unordered_map<size_t, std::vector<int64_t>> step_durations;  // row -> durations
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (!is_step_slice_name(ops[i].name)) {
+    if (!is_step_name(ops[i].name)) {
       merged.push_back(std::move(ops[i]));
       continue;
     }

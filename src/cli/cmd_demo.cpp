@@ -9,17 +9,10 @@
 #include <string>
 
 #include "cli/command.h"
-#include "mlprof/analyze/bottlenecks.h"
-#include "mlprof/analyze/leaks.h"
-#include "mlprof/analyze/memory.h"
-#include "mlprof/analyze/steps.h"
-#include "mlprof/analyze/summary.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/json_writer.h"
 #include "mlprof/mlprof.h"
 #include "mlprof/native_format.h"
-#include "mlprof/render/bottlenecks_render.h"
-#include "mlprof/render/summary_render.h"
 #include "record/demo_workload.h"
 
 namespace mlprof::cli {
@@ -65,19 +58,11 @@ int run_demo(const DemoArgs& a) {
     return kExitFailure;
   }
 
-  SummaryResult summary = summarize(trace);
-  StepsResult steps = analyze_steps(trace);
-  MemoryResult memory = analyze_memory(trace);
-  LeakResult leaks = analyze_leaks(trace);
-  BottleneckInputs inputs;
-  inputs.steps = &steps;
-  inputs.memory = &memory;
-  inputs.leaks = &leaks;
-  BottleneckResult bottlenecks = find_bottlenecks(trace, inputs);
-
-  std::string summary_text = render_summary_text(summary);
-  std::string bottleneck_text = render_bottlenecks_text(bottlenecks);
-  JsonWriter w(true);
+  AnalysisSet set(trace);
+  set.compute({AnalysisId::kSummary, AnalysisId::kBottlenecks});
+  std::string summary_text = render_analysis_text(set, AnalysisId::kSummary);
+  std::string bottleneck_text = render_analysis_text(set, AnalysisId::kBottlenecks);
+  JsonWriter w;
   w.begin_object();
   w.key("workload").begin_object();
   w.field("steps", outcome.steps);
@@ -86,16 +71,17 @@ int run_demo(const DemoArgs& a) {
   w.field("leaked_bytes", outcome.leaked_bytes);
   w.end_object();
   w.key("summary");
-  write_summary_json(w, summary);
+  write_analysis_json(w, set, AnalysisId::kSummary);
   w.key("bottlenecks");
-  write_bottlenecks_json(w, bottlenecks);
+  write_analysis_json(w, set, AnalysisId::kBottlenecks);
   w.end_object();
+  std::string json = pretty_json(w.str());
   if (!write_file_atomic(a.out + "/summary.txt", summary_text + "\n" + bottleneck_text) ||
-      !write_file_atomic(a.out + "/analysis.json", w.str() + "\n"))
+      !write_file_atomic(a.out + "/analysis.json", json + "\n"))
     return kExitFailure;
 
   if (a.json) {
-    std::printf("%s\n", w.str().c_str());
+    std::printf("%s\n", json.c_str());
     return kExitOk;
   }
   std::printf("%s\n", summary_text.c_str());

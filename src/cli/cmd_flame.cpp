@@ -40,24 +40,19 @@ int run_flame(const FlameArgs& a) {
       return kExitBadInput;
     }
   }
-  auto trace = load_or_report(a.path);
-  if (!trace) return kExitBadInput;
-  FlameOptions o;
-  o.include_gpu = !a.no_gpu;
-  o.split_threads = !a.merge_threads;
-  o.merge_steps = !a.per_step;
-  FlameGraph g = build_flame_graph(*trace, o);
+  AnalysisOptions o;
+  o.flame.include_gpu = !a.no_gpu;
+  o.flame.split_threads = !a.merge_threads;
+  o.flame.merge_steps = !a.per_step;
+  auto set = open_analysis(a.path, o);
+  if (!set) return kExitBadInput;
+  const FlameGraph& g = set->flame();
   if (a.out.empty()) {
-    if (a.json) {
-      JsonWriter w(true);
-      write_flame_json(w, g);
-      std::cout << w.str() << "\n";
-    } else if (format == "collapsed") {
+    if (format == "collapsed" && !a.json) {
       std::cout << render_flame_collapsed(g);
-    } else {
-      std::cout << render_flame_text(g);
+      return kExitOk;
     }
-    return kExitOk;
+    return print_analysis(*set, AnalysisId::kFlame, a.json);
   }
   std::string text = format == "html"         ? render_flame_html(g, base_name(a.path))
                      : format == "speedscope" ? render_flame_speedscope(g, base_name(a.path))

@@ -6,11 +6,6 @@
 #include "cli/command.h"
 #include "mlprof/render/report.h"
 
-#if __has_include("mlprof/analyze/ranks.h")
-#include "mlprof/analyze/ranks.h"
-#define MLPROF_REPORT_RANK_DIR 1
-#endif
-
 namespace mlprof::cli {
 namespace {
 
@@ -38,38 +33,21 @@ int run_report(const ReportArgs& a) {
     std::fprintf(stderr, "mlprof report: give one trace (or a directory of ranks), or BASE NEW\n");
     return kExitBadInput;
   }
-  std::vector<Trace> rank_traces;
-  std::optional<Trace> trace, base;
-  ReportInput in;
   const std::string& main_path = a.paths.back();
-  if (a.paths.size() == 1 && is_directory(main_path)) {
-#ifdef MLPROF_REPORT_RANK_DIR
-    std::vector<std::string> errors;
-    auto loaded = load_rank_dir(main_path, 0, errors);
-    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
-    if (!loaded) {
-      std::fprintf(stderr, "mlprof: %s\n", loaded.error().c_str());
-      return kExitBadInput;
-    }
-    rank_traces = std::move(loaded.value());
-    for (const Trace& t : rank_traces) in.ranks.push_back(&t);
-    in.trace = in.ranks.front();  // the tabs show the first rank; Ranks compares them all
-#else
-    std::fprintf(stderr,
-                 "mlprof report: %s is a directory; rank directories need the ranks analysis\n",
-                 main_path.c_str());
+  if (a.paths.size() == 2 && is_directory(main_path)) {
+    std::fprintf(stderr, "mlprof report: %s: compare takes two trace files\n", main_path.c_str());
     return kExitBadInput;
-#endif
-  } else {
-    trace = load_or_report(main_path);
-    if (!trace) return kExitBadInput;
-    in.trace = &*trace;
-    if (a.paths.size() == 2) {
-      base = load_or_report(a.paths[0]);
-      if (!base) return kExitBadInput;
-      in.base = &*base;
-      in.base_name = base_name(a.paths[0]);
-    }
+  }
+  auto set = open_analysis(main_path);
+  if (!set) return kExitBadInput;
+  std::optional<Trace> base;
+  ReportInput in;
+  in.set = set.get();
+  if (a.paths.size() == 2) {
+    base = load_or_report(a.paths[0]);
+    if (!base) return kExitBadInput;
+    in.base = &*base;
+    in.base_name = base_name(a.paths[0]);
   }
   in.name = base_name(main_path);
   in.include_events = !a.no_events;

@@ -29,25 +29,10 @@
 
 #include "cli/command.h"
 #include "cli/run_files.h"
-#include "mlprof/analyze/heap.h"
 #include "mlprof/analyze/heap_stream.h"
-#include "mlprof/analyze/summary.h"
 #include "mlprof/native_format.h"
-#include "mlprof/render/heap_render.h"
-#include "mlprof/render/summary_render.h"
 #include "mlprof/text_table.h"
 #include "record/cupti/gpu_capture.h"
-#if __has_include("mlprof/render/memory_render.h") && __has_include("mlprof/analyze/memory.h")
-#include "mlprof/analyze/memory.h"
-#include "mlprof/render/memory_render.h"
-#define MLPROF_RUN_MEMORY_REPORT 1
-#endif
-#if __has_include("mlprof/render/bottlenecks_render.h") && \
-                  __has_include("mlprof/analyze/bottlenecks.h")
-#include "mlprof/analyze/bottlenecks.h"
-#include "mlprof/render/bottlenecks_render.h"
-#define MLPROF_RUN_BOTTLENECKS_REPORT 1
-#endif
 #include "record/nvml/nvml_sampler.h"
 #include "record/preload/memory_capture.h"
 #include "record/preload/raw_format.h"
@@ -221,33 +206,27 @@ class HeapSink : public MemoryEventSink {
   HeapOptions options_;
 };
 
-// Summary, host heap, memory and bottlenecks reports; each analysis runs once (the memory
-// result is handed to the bottleneck rules instead of being recomputed there). `heap`: the
-// report computed from the stream (the trace then holds only the peak's and the leaks' rows).
+// Summary, host heap, memory and bottlenecks reports from one analysis stage. `heap`: the
+// report computed from the capture stream (the trace then holds only the peak's and the leaks'
+// rows), handed to the stage instead of being recomputed from the trace.
 std::string render_reports(const Trace& trace, const RunOptions& opt, const HeapResult* heap) {
-  std::string text = "\n" + render_summary_text(summarize(trace)) + "\n";
-#ifdef MLPROF_RUN_MEMORY_REPORT
-  std::optional<MemoryResult> memory;
-#endif
+  AnalysisOptions o;
+  o.heap.top = opt.top;
+  AnalysisSet set(trace, o);
+  if (heap) set.provide_heap(*heap);
+  std::vector<AnalysisId> ids;
+  ids.push_back(AnalysisId::kSummary);
   if (opt.memory) {
-    HeapOptions ho;
-    ho.top = opt.top;
-    text += render_heap_text(heap ? *heap : analyze_heap(trace, ho)) + "\n";
-#ifdef MLPROF_RUN_MEMORY_REPORT
-    if (!heap) {
-      memory.emplace(analyze_memory(trace));
-      text += "\n" + render_memory_text(*memory) + "\n";
-    }
-#endif
+    ids.push_back(AnalysisId::kHeap);
+    if (!heap) ids.push_back(AnalysisId::kMemory);
   }
-#ifdef MLPROF_RUN_BOTTLENECKS_REPORT
-  BottleneckInputs in;
-#ifdef MLPROF_RUN_MEMORY_REPORT
-  if (memory) in.memory = &*memory;
-#endif
-  text += "\n" + render_bottlenecks_text(find_bottlenecks(trace, in)) + "\n";
-#endif
+  ids.push_back(AnalysisId::kBottlenecks);
+  set.compute(ids);
+  std::string text;
+  for (AnalysisId id : ids) text += "\n" + render_analysis_text(set, id) + "\n";
   return text;
+}
+return text;
 }
 
 int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {

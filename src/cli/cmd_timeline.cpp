@@ -2,7 +2,6 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "mlprof/analyze/timeline.h"
 #include "mlprof/render/timeline_render.h"
 
 namespace mlprof::cli {
@@ -22,26 +21,20 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("-o,--output", a->out, "write an interactive HTML timeline here");
       sub.add_flag("--json", a->json, "machine-readable output");
       return [a]() {
-        auto trace = load_or_report(a->path);
-        if (!trace) return kExitBadInput;
-        TimelineResult r = analyze_timeline(*trace);
+        AnalysisArgs in{a->path, a->json, 0};
+        auto set = open_analysis(in.path);
+        if (!set) return kExitBadInput;
+        const TimelineResult& r = set->timeline();
         if (!a->out.empty()) {
           size_t slash = a->path.find_last_of('/');
           std::string title = slash == std::string::npos ? a->path : a->path.substr(slash + 1);
-          if (!write_file_atomic(a->out, render_timeline_html(*trace, r, title)))
+          if (!write_file_atomic(a->out, render_timeline_html(set->trace(), r, title)))
             return kExitFailure;
           std::fprintf(stderr, "mlprof timeline: wrote %s (%zu lanes, %llu slices)\n",
                        a->out.c_str(), r.lanes.size(), static_cast<unsigned long long>(r.slices));
           if (!a->json) return kExitOk;
         }
-        if (a->json) {
-          JsonWriter w(true);
-          write_timeline_json(w, r);
-          std::cout << w.str() << "\n";
-        } else {
-          std::cout << render_timeline_text(r);
-        }
-        return kExitOk;
+        return print_analysis(*set, AnalysisId::kTimeline, a->json);
       };
     });
 

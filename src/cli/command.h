@@ -3,10 +3,13 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "mlprof/analysis_set.h"
 #include "mlprof/trace.h"
+#include "render/analysis_output.h"
 
 namespace mlprof::cli {
 
@@ -25,9 +28,10 @@ struct CommandRegistration {
 
 #define MLPROF_CLI_CONCAT2(a, b) a##b
 #define MLPROF_CLI_CONCAT(a, b) MLPROF_CLI_CONCAT2(a, b)
-#define MLPROF_REGISTER_COMMAND(name, help, setup)                                   \
-  static ::mlprof::cli::CommandRegistration MLPROF_CLI_CONCAT(mlprof_command_, \
-                                                              __LINE__)(name, help, setup)
+// Variadic so that a setup lambda may contain top-level commas (capture lists).
+#define MLPROF_REGISTER_COMMAND(name, help, ...)                                          \
+  static ::mlprof::cli::CommandRegistration MLPROF_CLI_CONCAT(mlprof_command_, __LINE__)( \
+      name, help, __VA_ARGS__)
 
 // Loads a trace (any format load_trace reads, or a directory's traces are the caller's job);
 // on failure prints the one-line error to stderr and returns nullopt (exit with kExitBadInput).
@@ -37,6 +41,27 @@ void print_import_warnings(const Trace& t);
 // `--strict` (any subcommand): an import problem is an error (exit 2) instead of a warning.
 void set_strict_import(bool on);
 bool strict_import();
+
+// Loads PATH (a trace file, or a directory of per-rank traces: the slowest rank in depth plus the
+// cross-rank results) into the analysis stage. On failure prints the one-line error and returns
+// null (exit with kExitBadInput); files of a directory that fail are reported and skipped.
+std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options = {},
+                                           unsigned threads = 0);
+
+// What every analysis subcommand takes: the input, --json, --threads (rank directories).
+struct AnalysisArgs {
+  std::string path;
+  bool json = false;
+  unsigned threads = 0;
+};
+void add_analysis_args(CLI::App& sub, AnalysisArgs& a);
+
+// Prints one analysis the way its subcommand does: pretty JSON with --json, else text.
+int print_analysis(AnalysisSet& set, AnalysisId id, bool json, const TextOptions& text = {});
+
+// `mlprof NAME PATH`: load, analyze, print; the body of most analysis subcommands.
+int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOptions& options,
+                         const TextOptions& text = {});
 
 // Writes `text` to `path` atomically (temporary file + rename); prints an error on failure.
 bool write_file_atomic(const std::string& path, const std::string& text);

@@ -1,7 +1,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <system_error>
 
 #include "cli/command.h"
 #include "mlprof/import.h"
@@ -29,6 +32,51 @@ std::optional<Trace> load_or_report(const std::string& path) {
   }
   print_import_warnings(*r);
   return std::move(r.value());
+}
+
+std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options,
+                                           unsigned threads) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::vector<std::string> errors;
+    ImportOptions io;
+    io.strict = strict_import();
+    auto loaded = load_rank_dir(path, threads, errors, io);
+    if (!loaded) {
+      std::fprintf(stderr, "mlprof: %s\n", loaded.error().c_str());
+      for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
+      return nullptr;
+    }
+    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+    for (const Trace& t : *loaded) print_import_warnings(t);
+    return std::make_unique<AnalysisSet>(std::move(loaded.value()), std::move(options),
+                                         std::move(errors));
+  }
+  auto trace = load_or_report(path);
+  if (!trace) return nullptr;
+  return std::make_unique<AnalysisSet>(std::move(*trace), std::move(options));
+}
+
+void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {
+  sub.add_option("path", a.path, "trace file (.json, .json.gz, .mlprof) or rank directory")
+      ->required();
+  sub.add_flag("--json", a.json, "machine-readable output");
+  sub.add_option("--threads", a.threads, "rank traces loaded at once (0 = all cores)");
+}
+
+int print_analysis(AnalysisSet& set, AnalysisId id, bool json, const TextOptions& text) {
+  if (json)
+    std::cout << pretty_json(analysis_json(set, id)) << "\n";
+  else
+    std::cout << render_analysis_text(set, id, text);
+  return kExitOk;
+}
+
+int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOptions& options,
+                         const TextOptions& text) {
+  auto set = open_analysis(a.path, options, a.threads);
+  if (!set) return kExitBadInput;
+  return print_analysis(*set, id, a.json, text);
 }
 
 bool write_file_atomic(const std::string& path, const std::string& text) {

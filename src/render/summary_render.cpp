@@ -1,5 +1,6 @@
 #include "mlprof/render/summary_render.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "mlprof/text_table.h"
@@ -29,20 +30,19 @@ std::string render_summary_text(const SummaryResult& r, size_t width) {
   char buf[512];
   std::snprintf(buf, sizeof buf, "%s  (%s)\n", r.source.c_str(), r.format.c_str());
   out += buf;
-  std::snprintf(buf, sizeof buf,
-                "span %s   events %llu (slices %llu, instants %llu, counters %llu, flows %llu, "
-                "memory %llu)\n",
-                format_duration_ns(static_cast<double>(r.span_ns)).c_str(),
-                static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.slices),
-                static_cast<unsigned long long>(r.instants),
-                static_cast<unsigned long long>(r.counters), static_cast<unsigned long long>(r.flows),
-                static_cast<unsigned long long>(r.memory_events));
+  std::snprintf(
+      buf, sizeof buf,
+      "span %s   events %llu (slices %llu, instants %llu, counters %llu, flows %llu, "
+      "memory %llu)\n",
+      format_duration_ns(static_cast<double>(r.span_ns)).c_str(),
+      static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.slices),
+      static_cast<unsigned long long>(r.instants), static_cast<unsigned long long>(r.counters),
+      static_cast<unsigned long long>(r.flows), static_cast<unsigned long long>(r.memory_events));
   out += buf;
-  std::snprintf(buf, sizeof buf, "processes %llu   threads %llu   GPU streams %llu   steps %llu",
-                static_cast<unsigned long long>(r.processes),
-                static_cast<unsigned long long>(r.threads),
-                static_cast<unsigned long long>(r.gpu_streams),
-                static_cast<unsigned long long>(r.steps));
+  std::snprintf(
+      buf, sizeof buf, "processes %llu   threads %llu   GPU streams %llu   steps %llu",
+      static_cast<unsigned long long>(r.processes), static_cast<unsigned long long>(r.threads),
+      static_cast<unsigned long long>(r.gpu_streams), static_cast<unsigned long long>(r.steps));
   out += buf;
   if (r.rank >= 0) out += "   rank " + std::to_string(r.rank);
   out += "\n";
@@ -87,8 +87,8 @@ std::string render_summary_text(const SummaryResult& r, size_t width) {
   out += "\n";
   TextTable t;
   t.add_column("operation ", TextTable::Align::kLeft);
-  for (const char* h : {"count", "total", "self", "mean", "std", "min", "max", "p50", "p90", "p99",
-                        "%span"})
+  for (const char* h :
+       {"count", "total", "self", "mean", "std", "min", "max", "p50", "p90", "p99", "%span"})
     t.add_column(h);
   t.set_gap(1);
   auto d = [](double ns) { return format_duration_compact(ns); };
@@ -158,6 +158,33 @@ void write_summary_json(JsonWriter& w, const SummaryResult& r) {
   for (const OpStats& op : r.top_ops) write_op_stats_json(w, op);
   w.end_array();
   w.end_object();
+}
+
+std::string render_ops_text(const std::vector<OpStats>& all, uint64_t total_rows, size_t max_rows) {
+  std::vector<OpStats> ops(all.begin(),
+                           all.begin() + std::min(all.size(), max_rows ? max_rows : all.size()));
+  TextTable t;
+  t.add_column("op", TextTable::Align::kLeft);
+  t.add_column("category", TextTable::Align::kLeft);
+  t.add_column("calls");
+  t.add_column("total");
+  t.add_column("self");
+  t.add_column("mean");
+  t.add_column("p50");
+  t.add_column("p99");
+  t.add_column("max");
+  t.add_column("% span");
+  for (const OpStats& o : ops)
+    t.add_row({o.name, o.category, std::to_string(o.count),
+               format_duration_ns(static_cast<double>(o.total_ns)),
+               format_duration_ns(static_cast<double>(o.self_ns)), format_duration_ns(o.mean_ns),
+               format_duration_ns(o.p50_ns), format_duration_ns(o.p99_ns),
+               format_duration_ns(static_cast<double>(o.max_ns)),
+               format_percent(o.percent_of_span / 100)});
+  std::string out = t.render(120);
+  if (total_rows > ops.size())
+    out += "(" + std::to_string(total_rows - ops.size()) + " more rows; --top 0 shows all)\n";
+  return out;
 }
 
 }  // namespace mlprof

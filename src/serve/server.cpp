@@ -23,6 +23,7 @@
 #include "mlprof/json_writer.h"
 #include "mlprof/render/report.h"
 #include "mlprof/render/web_page.h"
+#include "render/analysis_output.h"
 #include "serve/host_check.h"
 #include "serve/trace_store.h"
 #include "serve/worker_pool.h"
@@ -88,8 +89,8 @@ Reply reply_of(Lookup l, const char* type) {
 
 // Endpoints of /api/profiler/NAME that map to one analysis of one trace.
 bool is_trace_analysis(const std::string& name) {
-  for (const std::string& n : report_analysis_names())
-    if (n == name) return true;
+  for (AnalysisId id : report_analyses())
+    if (analysis_info(id).name == name) return true;
   return false;
 }
 

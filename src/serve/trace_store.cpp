@@ -10,10 +10,11 @@
 #include <cstring>
 #include <filesystem>
 
-#include "mlprof/analyze/timeline.h"
 #include "mlprof/import.h"
+#include "mlprof/json_writer.h"
 #include "mlprof/render/report.h"
 #include "mlprof/render/timeline_render.h"
+#include "render/analysis_output.h"
 #include "serve/open_beneath.h"
 
 namespace fs = std::filesystem;
@@ -57,10 +58,15 @@ Lookup found(Body body) { return Lookup{LookupError::kNone, "", std::move(body)}
 
 Body shared(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
 
-// The one place serve computes a single-trace analysis.
-std::string compute_analysis(const Trace& t, const std::string& analysis) {
-  if (analysis == "events") return encode_timeline_events(t, analyze_timeline(t));
-  return analysis_json(t, analysis);
+// The one place serve computes a single-trace analysis: from the trace's analysis stage, so
+// results one analysis needs from another are computed once per trace (concurrent requests
+// for the same trace wait for each other's shared inputs).
+std::string compute_analysis(AnalysisSet& set, const std::string& analysis) {
+  if (analysis == "events") return encode_timeline_events(set.trace(), set.timeline());
+  if (auto id = analysis_id(analysis)) return analysis_json(set, *id);
+  JsonWriter w;
+  w.begin_object().field("unavailable", "unknown analysis '" + analysis + "'").end_object();
+  return w.take();
 }
 
 }  // namespace
@@ -210,7 +216,7 @@ std::optional<Result<TraceStore::SharedTrace>> TraceStore::trace_of(const OpenFi
         if (!still(wanted)) return std::nullopt;
         Result<Trace> r = load(f);
         if (!r) return Result<SharedTrace>(r.status());
-        auto t = std::make_shared<const Trace>(std::move(r.value()));
+        auto t = std::make_shared<AnalysisSet>(std::move(r.value()));
         keep(key, t);
         return Result<SharedTrace>(t);
       },
@@ -274,7 +280,7 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next,
           return Lookup{LookupError::kLoadFailed, !*bt ? bt->error() : nt->error(), nullptr};
         if (!still(wanted)) return std::nullopt;
         Lookup done;
-        done.body = shared(compare_json(***bt, ***nt));
+        done.body = shared(compare_json((**bt)->trace(), (**nt)->trace()));
         results_.put(key, done.body);
         return done;
       },
@@ -303,10 +309,9 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
           Result<Trace> t = load(f);
           if (t) traces.push_back(std::move(t.value()));
         }
-        std::vector<const Trace*> ptrs;
-        for (const Trace& t : traces) ptrs.push_back(&t);
+        AnalysisSet set(std::move(traces));
         Lookup done;
-        done.body = shared(ranks_json(ptrs));
+        done.body = shared(analysis_json(set, AnalysisId::kRanks));
         results_.put(key, done.body);
         return done;
       },

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "mlprof/analysis_set.h"
 #include "mlprof/status.h"
 #include "mlprof/trace.h"
 #include "serve/result_cache.h"
@@ -66,7 +67,7 @@ class TraceStore {
   // hidden files and folders are left out.
   std::vector<TraceFileInfo> list() const;
 
-  // `analysis` is a report_analysis_names() entry or "events" (the timeline's encoded events).
+  // `analysis` is a report_analyses() name or "events" (the timeline's encoded events).
   Lookup get(const std::string& name, const std::string& analysis, const StillWanted& wanted = {});
   Lookup compare(const std::string& base, const std::string& next, const StillWanted& wanted = {});
   // Over every listed trace; cached by the list of names, sizes and mtimes.
@@ -76,7 +77,7 @@ class TraceStore {
 
  private:
   struct OpenFile;
-  using SharedTrace = std::shared_ptr<const Trace>;
+  using SharedTrace = std::shared_ptr<AnalysisSet>;  // a trace and its analysis stage
   LookupError open(const std::string& name, OpenFile& f, std::string& message) const;
   // The parsed trace of an opened file: kept, being parsed by another request, or parsed here.
   // nullopt: abandoned.

@@ -12,6 +12,10 @@
 
 namespace mlprof {
 
+// Whether any track is a GPU stream: the one rule for "this trace has GPU data" (GPU analyses,
+// the GPU step classes, the report's GPU tabs all ask this).
+bool has_gpu(const Trace& trace);
+
 struct GpuEventsOptions {
   // Reproduce Holistic Trace Analysis' event selection and time base exactly:
   //  * with >= 2 ProfilerStep#N, CPU events at or after the last step's start are dropped, and
@@ -55,8 +59,5 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
 // start rounded up, end rounded down).
 int64_t time_base_start(const GpuEvents& ev, int64_t ts_ns);
 int64_t time_base_end(const GpuEvents& ev, int64_t end_ns);
-
-// "ProfilerStep#12" -> 12 (HTA's `ProfilerStep\s*#\s*(\d+)`), -1 otherwise.
-int64_t profiler_step_number(std::string_view name);
 
 }  // namespace mlprof

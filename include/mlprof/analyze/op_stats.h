@@ -46,7 +46,4 @@ void sort_op_stats(std::vector<OpStats>& ops, OpSort by);
 // (reordered in place: percentiles by selection). Self time is left to the caller.
 void fill_duration_stats(OpStats& op, std::vector<int64_t>& durations, int64_t span_ns);
 
-// Percentile of sorted values with linear interpolation (numpy's default), q in [0, 100].
-double percentile_sorted(const std::vector<int64_t>& sorted, double q);
-
 }  // namespace mlprof

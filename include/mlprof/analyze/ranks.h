@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "mlprof/analyze/gpu.h"
-#include "mlprof/status.h"
 #include "mlprof/trace.h"
 
 namespace mlprof {
@@ -63,12 +62,5 @@ RanksResult analyze_ranks(const std::vector<const Trace*>& traces,
 
 // The rank of a trace: meta.rank, else a number in the file name ("rank-3", "rank3", "_3.json").
 int32_t rank_of(const Trace& trace, const std::string& path);
-
-// Loads every trace file (*.json, *.json.gz, *.mlprof) in `dir` in parallel on `threads`
-// threads (0 = all cores). Files that fail are reported in `errors` ("path: why"), not fatal;
-// an unreadable directory or one without traces is an error. Defined in src/cli/rank_dir.cpp
-// (it reads files; the analyses stay pure), so it links into the mlprof binary.
-Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned threads,
-                                         std::vector<std::string>& errors);
 
 }  // namespace mlprof

@@ -4,6 +4,7 @@
 // in docs/analysis.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -20,7 +21,22 @@ double student_t_cdf(double t, double df);
 double mean(std::span<const double> v);
 // Sample variance (n - 1 denominator); 0 for fewer than 2 values.
 double variance(std::span<const double> v);
-// Median of a copy of v (average of the two middle values for even n); 0 when empty.
+// The one percentile rule (numpy's default "linear" method, pandas' quantile, HTA's describe()):
+// the q-quantile (q in [0, 1]) of n sorted values sits at position q * (n - 1), interpolated
+// linearly between the two closest ranks. Every percentile and median mlprof reports uses it.
+struct QuantilePosition {
+  size_t lo = 0, hi = 0;  // the closest ranks (hi == lo at the ends)
+  double frac = 0;        // weight of hi
+};
+QuantilePosition quantile_position(size_t n, double q);
+inline double interpolate(double lo, double hi, double frac) { return lo + (hi - lo) * frac; }
+template <typename T>
+double quantile_sorted(const std::vector<T>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  QuantilePosition p = quantile_position(sorted.size(), q);
+  return interpolate(static_cast<double>(sorted[p.lo]), static_cast<double>(sorted[p.hi]), p.frac);
+}
+// The 0.5 quantile of a copy of v (the two middle values averaged for even n); 0 when empty.
 double median(std::vector<double> v);
 // Median absolute deviation (unscaled); multiply by 1.4826 to estimate sigma for normal data.
 double mad(const std::vector<double>& v);

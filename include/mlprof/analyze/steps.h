@@ -47,7 +47,9 @@ enum class GpuStepClass : uint8_t {
 inline constexpr size_t kGpuStepClassCount = 8;
 std::string_view gpu_step_class_name(GpuStepClass c);  // "kernel", "memcpy", ...
 
-// Step number from "ProfilerStep#12" (12); nullopt when the name is not a step marker.
+// Step number from "ProfilerStep#12" (12; HTA's "ProfilerStep # 12" too); nullopt when the name is
+// not a step marker. The one rule for "this slice is a step" (steps, summary, flame, leaks,
+// compare, GPU analyses, ranks).
 std::optional<int64_t> step_number(std::string_view name);
 
 // Outlier rule: |duration - median| > kStepOutlierMads * 1.4826 * MAD (a robust 3-sigma; the

@@ -28,18 +28,15 @@ struct SummaryResult {
   uint64_t events = 0, slices = 0, instants = 0, counters = 0, flows = 0, memory_events = 0;
   std::vector<CategoryCount> categories;  // slices + instants per category, most first
   uint64_t processes = 0, threads = 0, gpu_streams = 0;
-  uint64_t steps = 0;                     // ProfilerStep#N slices (or mlprof steps)
+  uint64_t steps = 0;  // ProfilerStep#N slices (or mlprof steps)
   int32_t rank = -1;
-  std::vector<std::string> devices;       // "0: NVIDIA A100 (108 SMs, 40.0 GiB)"
+  std::vector<std::string> devices;  // "0: NVIDIA A100 (108 SMs, 40.0 GiB)"
   uint64_t distinct_ops = 0;
-  std::vector<OpStats> top_ops;           // sorted and cut to `top`
+  std::vector<OpStats> top_ops;  // sorted and cut to `top`
   uint64_t dropped_events = 0;
   ImportStats import_stats;  // what the importer skipped or repaired
 };
 
 SummaryResult summarize(const Trace& trace, const SummaryOptions& options = {});
-
-// True for PyTorch's "ProfilerStep#N" and mlprof's step slices.
-bool is_step_slice_name(std::string_view name);
 
 }  // namespace mlprof

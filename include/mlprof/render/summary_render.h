@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "mlprof/analyze/summary.h"
 #include "mlprof/json_writer.h"
@@ -13,5 +14,9 @@ void write_op_stats_json(JsonWriter& w, const OpStats& op);
 // "import": {"events_read", "problems": {kind: {"count", "first_byte", "first"}}} (the report
 // can show the same block).
 void write_import_stats_json(JsonWriter& w, const ImportStats& s);
+// The `mlprof ops` table: the first `max_rows` of `ops` (0 = all), noting rows left out of the
+// `total_rows` the analysis found.
+std::string render_ops_text(const std::vector<OpStats>& ops, uint64_t total_rows,
+                            size_t max_rows);
 
 }  // namespace mlprof

@@ -1,13 +1,10 @@
-// Loading a directory of per-rank traces (declared in mlprof/analyze/ranks.h). It lives with the
-// CLI because it reads files: the analysis library stays pure (Trace -> Result).
+// Loading a directory of per-rank traces: one Trace per file, loaded on several threads.
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <optional>
 #include <thread>
 
-#include "cli/command.h"
-#include "mlprof/analyze/ranks.h"
 #include "mlprof/import.h"
 
 namespace mlprof {
@@ -26,7 +23,8 @@ bool is_trace_file(const std::filesystem::path& p) {
 }  // namespace
 
 Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned threads,
-                                         std::vector<std::string>& errors) {
+                                         std::vector<std::string>& errors,
+                                         const ImportOptions& options) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::error(dir + ": not a directory");
@@ -46,9 +44,8 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
   std::vector<std::string> failure(files.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    ImportOptions io;
+    ImportOptions io = options;
     io.threads = 1;  // parallel across files instead
-    io.strict = cli::strict_import();
     for (size_t i = next++; i < files.size(); i = next++) {
       Result<Trace> t = load_trace(files[i], io);
       if (t.is_ok()) {
@@ -67,7 +64,6 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
   std::vector<Trace> out;
   for (size_t i = 0; i < files.size(); ++i) {
     if (loaded[i]) {
-      cli::print_import_warnings(*loaded[i]);
       out.push_back(std::move(*loaded[i]));
     } else {
       errors.push_back(failure[i].find(files[i]) == std::string::npos ? files[i] + ": " + failure[i]

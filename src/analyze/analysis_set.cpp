@@ -1,0 +1,302 @@
+#include "mlprof/analysis_set.h"
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <thread>
+#include <tuple>
+
+#include "mlprof/analyze/gpu_events.h"
+
+namespace mlprof {
+
+// ---- the table: what each analysis needs --------------------------------------------------------
+
+const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
+  using A = AnalysisId;
+  static const std::array<AnalysisInfo, kAnalysisCount> table = {{
+      {A::kSummary, "summary", {}},
+      {A::kOps, "ops", {}},
+      {A::kSteps, "steps", {}},
+      {A::kKernels, "kernels", {}, /*needs_gpu=*/true},
+      {A::kGpu, "gpu", {}, /*needs_gpu=*/true},
+      {A::kMemory, "memory", {}},
+      {A::kLeaks, "leaks", {A::kSteps}},
+      {A::kHeap, "heap", {}},
+      // GPU results only when the trace has GPU streams, ranks only for a rank set.
+      {A::kBottlenecks,
+       "bottlenecks",
+       {A::kSteps, A::kMemory, A::kLeaks, A::kGpu, A::kKernels, A::kRanks}},
+      {A::kFlops, "flops", {A::kSteps}},
+      {A::kFlame, "flame", {}},
+      {A::kTimeline, "timeline", {}},
+      {A::kRanks, "ranks", {}, false, /*needs_ranks=*/true},
+  }};
+  return table;
+}
+
+const AnalysisInfo& analysis_info(AnalysisId id) {
+  return analysis_table()[static_cast<size_t>(id)];
+}
+
+std::optional<AnalysisId> analysis_id(std::string_view name) {
+  for (const AnalysisInfo& a : analysis_table())
+    if (a.name == name) return a.id;
+  return std::nullopt;
+}
+
+void AnalysisOptions::set_hta_compatible(bool on) {
+  gpu.hta_compatible = on;
+  kernels.hta_compatible = on;
+  ranks.hta_compatible = on;
+}
+
+// ---- result slots -------------------------------------------------------------------------------
+
+struct AnalysisSet::Slots {
+  std::array<std::once_flag, kAnalysisCount> once;
+  std::array<std::atomic<bool>, kAnalysisCount> done{};
+  std::tuple<std::optional<SummaryResult>, std::optional<OpsResult>, std::optional<StepsResult>,
+             std::optional<KernelsResult>, std::optional<GpuResult>, std::optional<MemoryResult>,
+             std::optional<LeakResult>, std::optional<HeapResult>, std::optional<BottleneckResult>,
+             std::optional<FlopsResult>, std::optional<FlameGraph>, std::optional<TimelineResult>,
+             std::optional<RanksResult>>
+      results;
+};
+
+template <typename T, typename F>
+const T& AnalysisSet::get(AnalysisId id, F&& compute) {
+  std::optional<T>& slot = std::get<std::optional<T>>(slots_->results);
+  std::call_once(slots_->once[static_cast<size_t>(id)], [&] {
+    slot.emplace(compute());
+    slots_->done[static_cast<size_t>(id)] = true;
+  });
+  return *slot;
+}
+
+AnalysisSet::AnalysisSet(const Trace& trace, AnalysisOptions options)
+    : options_(std::move(options)) {
+  ranks_.push_back(&trace);
+  init();
+}
+
+AnalysisSet::AnalysisSet(Trace&& trace, AnalysisOptions options) : options_(std::move(options)) {
+  owned_.push_back(std::move(trace));
+  ranks_.push_back(&owned_.front());
+  init();
+}
+
+AnalysisSet::AnalysisSet(std::vector<Trace>&& ranks, AnalysisOptions options,
+                         std::vector<std::string> errors)
+    : options_(std::move(options)), owned_(std::move(ranks)), rank_errors_(std::move(errors)) {
+  for (const Trace& t : owned_) ranks_.push_back(&t);
+  rank_set_ = true;
+  init();
+}
+
+AnalysisSet::AnalysisSet(const std::vector<const Trace*>& ranks, AnalysisOptions options,
+                         std::vector<std::string> errors)
+    : options_(std::move(options)), ranks_(ranks), rank_errors_(std::move(errors)) {
+  rank_set_ = true;
+  init();
+}
+
+AnalysisSet::~AnalysisSet() = default;
+
+void AnalysisSet::init() {
+  slots_ = std::make_unique<Slots>();
+  static const Trace kEmpty;
+  if (ranks_.empty()) ranks_.push_back(&kEmpty);
+  focus_ = ranks_.front();
+  if (rank_set_ && ranks_.size() > 1) {
+    // The slowest rank sets the job's pace: it is the one analyzed in depth.
+    const RanksResult& r = ranks();
+    int64_t slowest_wall = -1;
+    for (const RankStats& rs : r.ranks)
+      for (const Trace* t : ranks_)
+        if (t->meta.source == rs.source && rs.wall_ns > slowest_wall) {
+          slowest_wall = rs.wall_ns;
+          focus_ = t;
+        }
+  }
+  has_gpu_ = ::mlprof::has_gpu(*focus_);
+}
+
+bool AnalysisSet::computed(AnalysisId id) const { return slots_->done[static_cast<size_t>(id)]; }
+
+std::optional<std::string> AnalysisSet::unavailable(AnalysisId id) const {
+  const AnalysisInfo& info = analysis_info(id);
+  if (info.needs_gpu && !has_gpu_) return "no GPU streams in this trace (a CPU-only profile)";
+  if (info.needs_ranks && !(rank_set_ && ranks_.size() > 1))
+    return "one trace: rank analysis needs several (a directory with one trace per rank)";
+  return std::nullopt;
+}
+
+// ---- the analyses, each reading its inputs from the set -----------------------------------------
+
+const SummaryResult& AnalysisSet::summary() {
+  return get<SummaryResult>(AnalysisId::kSummary,
+                            [&] { return summarize(trace(), options_.summary); });
+}
+
+const OpsResult& AnalysisSet::ops() {
+  return get<OpsResult>(AnalysisId::kOps, [&] {
+    OpsResult r;
+    r.ops = op_stats(trace(), options_.ops.stats);
+    sort_op_stats(r.ops, options_.ops.sort);
+    r.rows = r.ops.size();
+    if (options_.ops.top > 0 && r.ops.size() > options_.ops.top) r.ops.resize(options_.ops.top);
+    return r;
+  });
+}
+
+const StepsResult& AnalysisSet::steps() {
+  return get<StepsResult>(AnalysisId::kSteps, [&] { return analyze_steps(trace()); });
+}
+
+const KernelsResult& AnalysisSet::kernels() {
+  return get<KernelsResult>(AnalysisId::kKernels, [&] {
+    return has_gpu_ ? analyze_kernels(trace(), options_.kernels) : KernelsResult{};
+  });
+}
+
+const GpuResult& AnalysisSet::gpu() {
+  return get<GpuResult>(AnalysisId::kGpu, [&] {
+    return has_gpu_ ? analyze_gpu(trace(), options_.gpu) : GpuResult{};
+  });
+}
+
+const MemoryResult& AnalysisSet::memory() {
+  return get<MemoryResult>(AnalysisId::kMemory,
+                           [&] { return analyze_memory(trace(), options_.memory); });
+}
+
+const LeakResult& AnalysisSet::leaks() {
+  return get<LeakResult>(AnalysisId::kLeaks,
+                         [&] { return analyze_leaks(trace(), steps(), options_.leaks); });
+}
+
+const HeapResult& AnalysisSet::heap() {
+  return get<HeapResult>(AnalysisId::kHeap, [&] { return analyze_heap(trace(), options_.heap); });
+}
+
+void AnalysisSet::provide_heap(HeapResult heap) {
+  get<HeapResult>(AnalysisId::kHeap, [&] { return std::move(heap); });
+}
+
+const BottleneckResult& AnalysisSet::bottlenecks() {
+  return get<BottleneckResult>(AnalysisId::kBottlenecks, [&] {
+    BottleneckInputs in;
+    in.steps = &steps();
+    in.memory = &memory();
+    in.leaks = &leaks();
+    if (has_gpu_) {
+      in.gpu = &gpu();
+      in.kernels = &kernels();
+    }
+    if (!unavailable(AnalysisId::kRanks)) in.ranks = &ranks();
+    return find_bottlenecks(trace(), in);
+  });
+}
+
+const FlopsResult& AnalysisSet::flops() {
+  return get<FlopsResult>(AnalysisId::kFlops,
+                          [&] { return analyze_flops(trace(), steps(), options_.flops); });
+}
+
+const FlameGraph& AnalysisSet::flame() {
+  return get<FlameGraph>(AnalysisId::kFlame,
+                         [&] { return build_flame_graph(trace(), options_.flame); });
+}
+
+const TimelineResult& AnalysisSet::timeline() {
+  return get<TimelineResult>(AnalysisId::kTimeline,
+                             [&] { return analyze_timeline(trace(), options_.timeline); });
+}
+
+const RanksResult& AnalysisSet::ranks() {
+  return get<RanksResult>(AnalysisId::kRanks, [&] {
+    RanksResult r = analyze_ranks(ranks_, options_.ranks);
+    r.errors = rank_errors_;
+    return r;
+  });
+}
+
+namespace {
+
+void compute_one(AnalysisSet& s, AnalysisId id) {
+  switch (id) {
+    case AnalysisId::kSummary:
+      s.summary();
+      break;
+    case AnalysisId::kOps:
+      s.ops();
+      break;
+    case AnalysisId::kSteps:
+      s.steps();
+      break;
+    case AnalysisId::kKernels:
+      s.kernels();
+      break;
+    case AnalysisId::kGpu:
+      s.gpu();
+      break;
+    case AnalysisId::kMemory:
+      s.memory();
+      break;
+    case AnalysisId::kLeaks:
+      s.leaks();
+      break;
+    case AnalysisId::kHeap:
+      s.heap();
+      break;
+    case AnalysisId::kBottlenecks:
+      s.bottlenecks();
+      break;
+    case AnalysisId::kFlops:
+      s.flops();
+      break;
+    case AnalysisId::kFlame:
+      s.flame();
+      break;
+    case AnalysisId::kTimeline:
+      s.timeline();
+      break;
+    case AnalysisId::kRanks:
+      s.ranks();
+      break;
+  }
+}
+
+}  // namespace
+
+void AnalysisSet::compute(const std::vector<AnalysisId>& ids) {
+  // Every requested analysis and its inputs, inputs first.
+  std::array<bool, kAnalysisCount> wanted{};
+  std::vector<AnalysisId> order;
+  auto visit = [&](auto& self, AnalysisId id) -> void {
+    if (wanted[static_cast<size_t>(id)] || unavailable(id)) return;
+    wanted[static_cast<size_t>(id)] = true;
+    for (AnalysisId need : analysis_info(id).needs) self(self, need);
+    order.push_back(id);
+  };
+  for (AnalysisId id : ids) visit(visit, id);
+  unsigned workers = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()),
+                                        static_cast<unsigned>(order.size()));
+  if (workers <= 1) {
+    for (AnalysisId id : order) compute_one(*this, id);
+    return;
+  }
+  // Workers take analyses in dependency order; one that needs a result another worker is
+  // computing waits for it inside call_once, so the order only affects speed.
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < order.size(); i = next++) compute_one(*this, order[i]);
+  };
+  std::vector<std::future<void>> pool;
+  for (unsigned w = 1; w < workers; ++w) pool.push_back(std::async(std::launch::async, work));
+  work();
+  for (auto& f : pool) f.get();
+}
+
+}  // namespace mlprof

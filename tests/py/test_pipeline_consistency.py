@@ -1,0 +1,175 @@
+"""One analysis stage under every consumer: for every trace in our tests/data and in the shared
+traces folder, the JSON of each analysis is the same whether it comes from `mlprof NAME --json`,
+`mlprof analyze --json`, the report's embedded data (`report --data-json`) or `serve`'s
+/api/profiler/NAME. "The same" is token for token: numbers are compared as the text mlprof wrote
+(parse_float/parse_int=str), objects with their key order; only whitespace may differ (the CLI
+pretty-prints). Also the three disagreements the pipeline issue named: rank directories give the
+report the slowest rank and the ranks result reaches its bottlenecks, and "no GPU" is one object
+everywhere.
+
+Usage: test_pipeline_consistency.py MLPROF DATA_DIR  (shared traces: $MLPROF_SHARED_DIR/traces,
+default ../shared next to the repository; skipped with a message when absent)."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHARED = os.environ.get("MLPROF_SHARED_DIR", os.path.join(REPO, "..", "shared"))
+# Each analysis of the report, and the subcommand that prints it alone.
+REPORT = ["summary", "ops", "steps", "kernels", "gpu", "memory", "leaks", "bottlenecks", "flops",
+          "flame", "timeline"]
+ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks"]
+NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
+failures = checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what, flush=True)
+
+
+def exact(text):
+    """JSON parsed keeping the number text and key order: equal iff equal token for token."""
+    return json.loads(text, parse_float=str, parse_int=str, object_pairs_hook=list)
+
+
+def run(*args):
+    out = subprocess.run([MLPROF, *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"mlprof {' '.join(args)}: exit {out.returncode}: {out.stderr.strip()}")
+    return out.stdout
+
+
+def traces_under(root):
+    found = []
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            if f.endswith((".json", ".json.gz", ".mlprof")) and f != "EXPECTED.json":
+                found.append(os.path.join(d, f))
+    return found
+
+
+def is_trace(path):
+    try:
+        run("summary", "--json", path)
+        return True
+    except RuntimeError:
+        return False  # reference numbers, snapshots, logs: not traces
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Serve:
+    def __init__(self, root):
+        self.port = free_port()
+        self.proc = subprocess.Popen([MLPROF, "serve", root, "--port", str(self.port)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                self.get("/api/traces")
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("serve did not start")
+
+    def get(self, path):
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=120) as r:
+            return r.read().decode()
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def check_trace(path, serve, rel):
+    name = os.path.relpath(path, REPO) if path.startswith(REPO) else path
+    singles = {a: exact(run(a, "--json", path)) for a in REPORT}
+    analyze = dict(exact(run("analyze", "--json", path)))
+    report = dict(dict(exact(run("report", "--data-json", path)))["analyses"])
+    for a in REPORT:
+        check(report.get(a) == singles[a], f"{name}: report.{a} == {a} --json")
+        if a in ANALYZE:
+            check(analyze.get(a) == singles[a], f"{name}: analyze.{a} == {a} --json")
+        if serve:
+            from urllib.parse import quote
+            body = serve.get(f"/api/profiler/{a}?trace={quote(rel)}")
+            check(exact(body) == singles[a], f"{name}: serve /api/profiler/{a} == {a} --json")
+    gpu = json.loads(run("gpu", "--json", path))
+    if "unavailable" in gpu:
+        check(gpu == NO_GPU, f"{name}: gpu without GPU streams is {NO_GPU}")
+        check(json.loads(run("kernels", "--json", path)) == NO_GPU, f"{name}: kernels too")
+
+
+def check_rank_dir(ranks_dir):
+    """report DIR and analyze DIR describe the same (slowest) rank, with the ranks result in both
+    and in the bottleneck rules."""
+    analyze = json.loads(run("analyze", "--json", ranks_dir))
+    report = json.loads(run("report", "--data-json", ranks_dir))
+    ranks = analyze["ranks"]
+    slowest = max(ranks["ranks"], key=lambda r: r["wall_ns"])
+    check(analyze["source"] == slowest["source"], "analyze DIR: in depth = the slowest rank")
+    check(report["analyses"]["summary"]["source"] == slowest["source"],
+          f"report DIR: tabs show the slowest rank ({slowest['source']}), "
+          f"not {report['analyses']['summary']['source']}")
+    check(report["ranks"] == ranks, "report DIR: ranks == analyze DIR ranks")
+    check(report["analyses"]["bottlenecks"] == analyze["bottlenecks"],
+          "report DIR: bottlenecks == analyze DIR bottlenecks (rank results included)")
+    check(json.loads(run("bottlenecks", "--json", ranks_dir)) == analyze["bottlenecks"],
+          "bottlenecks DIR == analyze DIR bottlenecks")
+
+
+own = [p for p in traces_under(DATA) if is_trace(p)]
+for p in own:
+    check_trace(p, None, None)
+
+shared_traces = os.path.join(SHARED, "traces")
+if not os.path.isdir(shared_traces):
+    print(f"SKIP shared traces: {shared_traces} not found (set MLPROF_SHARED_DIR)")
+else:
+    serve = Serve(shared_traces)
+    try:
+        for p in traces_under(shared_traces):
+            if is_trace(p):
+                check_trace(p, serve, os.path.relpath(p, shared_traces))
+    finally:
+        serve.close()
+    rank_dir = os.path.join(shared_traces, "kineto-gpu", "trace_filter")
+    if os.path.isdir(rank_dir):
+        # Make the first file the faster rank so "first" and "slowest" differ when they can.
+        check_rank_dir(rank_dir)
+
+# A rank directory of our own data: two copies of a trace, one slowed down by scaling its times.
+tmp = tempfile.mkdtemp()
+try:
+    src = os.path.join(DATA, "mlp_bs64.json.gz")
+    if os.path.exists(src):
+        import gzip
+        events = json.load(gzip.open(src))
+        slow = [dict(e, ts=e["ts"] * 2, dur=e.get("dur", 0) * 2) for e in events]
+        json.dump({"traceEvents": events, "distributedInfo": {"rank": 0}},
+                  open(os.path.join(tmp, "rank0.json"), "w"))
+        json.dump({"traceEvents": slow, "distributedInfo": {"rank": 1}},
+                  open(os.path.join(tmp, "rank1.json"), "w"))
+        check_rank_dir(tmp)
+        analyze = json.loads(run("analyze", "--json", tmp))
+        check(analyze["source"].endswith("rank1.json"), "the slowed-down rank is analyzed in depth")
+finally:
+    shutil.rmtree(tmp)
+
+print(f"{checked - failures}/{checked} checks passed")
+sys.exit(1 if failures else 0)
