@@ -8,7 +8,7 @@ report the slowest rank and the ranks result reaches its bottlenecks, and "no GP
 everywhere.
 
 Usage: test_pipeline_consistency.py MLPROF DATA_DIR  (shared traces: $MLPROF_SHARED_DIR/traces,
-default ../shared next to the repository; skipped with a message when absent)."""
+see shared_data.py; skipped with a message when absent)."""
 import json
 import os
 import shutil
@@ -19,9 +19,11 @@ import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(__file__))
+import shared_data  # noqa: E402
+
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARED = os.environ.get("MLPROF_SHARED_DIR", os.path.join(REPO, "..", "shared"))
 # Each analysis of the report, and the subcommand that prints it alone.
 REPORT = ["summary", "ops", "steps", "kernels", "gpu", "memory", "leaks", "bottlenecks", "flops",
           "flame", "timeline"]
@@ -137,10 +139,8 @@ own = [p for p in traces_under(DATA) if is_trace(p)]
 for p in own:
     check_trace(p, None, None)
 
-shared_traces = os.path.join(SHARED, "traces")
-if not os.path.isdir(shared_traces):
-    print(f"SKIP shared traces: {shared_traces} not found (set MLPROF_SHARED_DIR)")
-else:
+shared_traces = shared_data.shared_path("traces")
+if shared_traces is not None:
     serve = Serve(shared_traces)
     try:
         for p in traces_under(shared_traces):
@@ -150,7 +150,6 @@ else:
         serve.close()
     rank_dir = os.path.join(shared_traces, "kineto-gpu", "trace_filter")
     if os.path.isdir(rank_dir):
-        # Make the first file the faster rank so "first" and "slowest" differ when they can.
         check_rank_dir(rank_dir)
 
 # A rank directory of our own data: two copies of a trace, one slowed down by scaling its times.
@@ -172,4 +171,4 @@ finally:
     shutil.rmtree(tmp)
 
 print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+sys.exit(shared_data.exit_code(failures))
