@@ -97,15 +97,14 @@ TEST(AnalysisSet, UnavailableAnalysesSayWhy) {
   EXPECT_FALSE(s.has_gpu());
   ASSERT_TRUE(s.unavailable(AnalysisId::kGpu));
   EXPECT_EQ(analysis_json(s, AnalysisId::kGpu),
-            R"({"unavailable":"no GPU streams in this trace (a CPU-only profile)"
-})");
+            "{\"unavailable\":\"no GPU streams in this trace (a CPU-only profile)\"}");
   EXPECT_EQ(analysis_json(s, AnalysisId::kKernels), analysis_json(s, AnalysisId::kGpu));
-EXPECT_TRUE(s.unavailable(AnalysisId::kRanks));
-EXPECT_FALSE(s.unavailable(AnalysisId::kSteps));
-Trace gpu = make_trace(1, true);
-AnalysisSet g(gpu);
-EXPECT_TRUE(g.has_gpu());
-EXPECT_FALSE(g.unavailable(AnalysisId::kGpu));
+  EXPECT_TRUE(s.unavailable(AnalysisId::kRanks));
+  EXPECT_FALSE(s.unavailable(AnalysisId::kSteps));
+  Trace gpu = make_trace(1, true);
+  AnalysisSet g(gpu);
+  EXPECT_TRUE(g.has_gpu());
+  EXPECT_FALSE(g.unavailable(AnalysisId::kGpu));
 }
 
 TEST(AnalysisSet, RankSetAnalyzesTheSlowestRankAndFeedsBottlenecks) {

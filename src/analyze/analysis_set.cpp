@@ -127,7 +127,7 @@ bool AnalysisSet::computed(AnalysisId id) const { return slots_->done[static_cas
 std::optional<std::string> AnalysisSet::unavailable(AnalysisId id) const {
   const AnalysisInfo& info = analysis_info(id);
   if (info.needs_gpu && !has_gpu_) return "no GPU streams in this trace (a CPU-only profile)";
-  if (info.needs_ranks && !(rank_set_ && ranks_.size() > 1))
+  if (info.needs_ranks && !rank_set_)
     return "one trace: rank analysis needs several (a directory with one trace per rank)";
   return std::nullopt;
 }

@@ -9,6 +9,7 @@
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/interval_set.h"
+#include "mlprof/analyze/steps.h"
 
 namespace mlprof {
 namespace {
@@ -243,8 +244,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
   }
   // Step time: ProfilerStep# ranges, else the trace span.
   for (size_t i = 0; i < s.size(); ++i)
-    if (profiler_step_number(t.str(s.name[i])) >= 0 && !t.is_gpu_track(s.track[i]))
-      res.step_ns += s.dur[i];
+    if (step_number(t.str(s.name[i])) && !t.is_gpu_track(s.track[i])) res.step_ns += s.dur[i];
   if (res.step_ns == 0) res.step_ns = t.span_ns();
   for (size_t r = 0; r < res.rows.size(); ++r) {
     ModuleRow& row = res.rows[r];

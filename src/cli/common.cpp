@@ -42,9 +42,11 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
     ImportOptions io;
     io.strict = strict_import();
     auto loaded = load_rank_dir(path, threads, errors, io);
-    if (!loaded) {
-      std::fprintf(stderr, "mlprof: %s\n", loaded.error().c_str());
-      for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
+    if (!loaded) {  // one line: the directory, and the first file's problem
+      std::string why = loaded.error() + " (a directory of rank traces";
+      if (!errors.empty())
+        why += "; " + std::to_string(errors.size()) + " failed, the first: " + errors.front();
+      std::fprintf(stderr, "mlprof: %s)\n", why.c_str());
       return nullptr;
     }
     for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());

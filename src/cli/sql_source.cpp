@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "mlprof/analyze/ranks.h"
+#include "mlprof/import.h"
 #include "mlprof/sql/result_sinks.h"
 
 namespace mlprof::cli {

@@ -100,10 +100,14 @@ class Serve:
 
 def check_trace(path, serve, rel):
     name = os.path.relpath(path, REPO) if path.startswith(REPO) else path
-    singles = {a: exact(run(a, "--json", path)) for a in REPORT}
+    # `mlprof memory SNAPSHOT` shows the CUDA allocator's own view (segments, blocks), not the
+    # memory analysis of the events the snapshot loads as: compared only for traces.
+    snapshot = "memory-snapshot" in path.split(os.sep)
+    names = [a for a in REPORT if not (snapshot and a == "memory")]
+    singles = {a: exact(run(a, "--json", path)) for a in names}
     analyze = dict(exact(run("analyze", "--json", path)))
     report = dict(dict(exact(run("report", "--data-json", path)))["analyses"])
-    for a in REPORT:
+    for a in names:
         check(report.get(a) == singles[a], f"{name}: report.{a} == {a} --json")
         if a in ANALYZE:
             check(analyze.get(a) == singles[a], f"{name}: analyze.{a} == {a} --json")

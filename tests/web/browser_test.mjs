@@ -120,7 +120,7 @@ async function reportTests(browser) {
     await page.screenshot({ path: path.join(outDir, `${tag}-operators.png`) });
 
     await openTab(page, 'kernels');
-    if (analyze.kernels) {
+    if (analyze.kernels && !analyze.kernels.unavailable) {
       n = await compareScalars(page, 'kernels', analyze.kernels, name);
       check(n >= 3, `${name}: ${n} kernel numbers`);
     } else {
@@ -194,7 +194,7 @@ async function reportTests(browser) {
     await page.screenshot({ path: path.join(outDir, `${tag}-memory.png`) });
 
     await openTab(page, 'gpu');
-    if (analyze.gpu) {
+    if (analyze.gpu && !analyze.gpu.unavailable) {
       n = await compareScalars(page, 'gpu', analyze.gpu, name);
       check(n >= 3, `${name}: ${n} GPU numbers`);
     } else {
