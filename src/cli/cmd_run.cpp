@@ -226,8 +226,6 @@ std::string render_reports(const Trace& trace, const RunOptions& opt, const Heap
   for (AnalysisId id : ids) text += "\n" + render_analysis_text(set, id) + "\n";
   return text;
 }
-return text;
-}
 
 int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   if (cmd.empty()) {
