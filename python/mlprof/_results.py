@@ -49,6 +49,10 @@ class Result:
     def to_json(self, indent=2):
         return json.dumps(self._data, indent=indent)
 
+    def table(self, key):
+        """A list field of the result (e.g. steps().table("steps")) as a DataFrame."""
+        return table(self._data[key] or [])
+
     def __getitem__(self, key):
         return self._data[key]
 
@@ -77,4 +81,4 @@ class Result:
         return f"<mlprof {self._name} result: {keys}{', ...' if len(self._data) > 8 else ''}>"
 
     def __str__(self):
-        return self._text if self._text is not None else self.to_json()
+        return str(self._text) if self._text is not None else self.to_json()

@@ -88,13 +88,40 @@ class Trace:
     def __str__(self):
         return self.summary_text()
 
-    # ---- analyses ----------------------------------------------------------------------
+    # ---- analyses (the one analysis stage: same JSON as `mlprof NAME --json`) ---------------
+    @staticmethod
+    def analysis_names():
+        """Every analysis the stage computes ('summary', 'ops', 'steps', 'kernels', 'gpu', ...)."""
+        return _core.analysis_names()
+
+    def unavailable(self, name):
+        """Why an analysis cannot run on this trace (no GPU streams; one trace for 'ranks'), or
+        None."""
+        return _core.unavailable(self._core, name)
+
+    def analysis_json(self, name, **options):
+        """`mlprof NAME --json` as a string (compact). Options are the subcommand's switches
+        (top, sort, category, host_only, peak_tflops, hta_compatible, ...)."""
+        return _core.analysis_json(self._core, name, options)
+
+    def analysis(self, name, **options):
+        """Any analysis by name as a Result: .to_dict() is `mlprof NAME --json`, str() its text."""
+        doc = json.loads(_core.analysis_json(self._core, name, options))
+        return Result(name, doc, _LazyText(self._core, name, options))
+
+    def analyze(self, names=None):
+        """Several analyses at once (independent ones computed in parallel): {name: Result}.
+        Default: everything `mlprof analyze` shows."""
+        names = list(names) if names else [n for n in _ANALYZE if self.unavailable(n) is None]
+        doc = json.loads(_core.analyses_json(self._core, names))
+        return {n: Result(n, doc[n]) for n in names}
+
     def summary(self, top=20):
-        """`mlprof summary --json` as a Result (span, event counts, categories, top_ops...)."""
-        return Result("summary", json.loads(self._core.summary_json(top)), self._core.summary_text(top))
+        """`mlprof summary`: span, event counts, categories, steps, top ops."""
+        return self.analysis("summary", top=top)
 
     def summary_text(self, top=20):
-        return self._core.summary_text(top)
+        return _core.analysis_text(self._core, "summary", {"top": top})
 
     def ops(self, top=0, sort="total", category="", host_only=False):
         """`mlprof ops --json` rows: name, category, count, total_ns, self_ns, mean_ns, std_ns,
@@ -103,23 +130,162 @@ class Trace:
             from ._errors import AnalysisError
 
             raise AnalysisError(f"ops: sort must be one of {', '.join(_OP_SORTS)} (got {sort!r})")
-        doc = json.loads(self._core.ops_json(top, sort, category, host_only))
+        opts = {}
+        if top:
+            opts["top"] = top
+        if sort != "total":
+            opts["sort"] = sort
+        if category:
+            opts["category"] = category
+        if host_only:
+            opts["host_only"] = True
+        doc = json.loads(_core.analysis_json(self._core, "ops", opts))
         return table(doc["ops"], _OP_COLUMNS)
 
     def op_stats(self, name):
         """Statistics of one op by name (a dict: count, total_ns, mean_ns, std_ns, min_ns,
         max_ns, p50_ns, p90_ns, p99_ns...), None when no slice has that name."""
-        doc = json.loads(self._core.ops_json(0, "total", "", False))
+        doc = json.loads(_core.analysis_json(self._core, "ops", {}))
         rows = [r for r in doc["ops"] if r["name"] == name]
         if not rows:
             return None
-        if len(rows) == 1:
-            return rows[0]
-        return rows  # the same name under several categories
+        return rows[0] if len(rows) == 1 else rows  # one name under several categories
 
     def top(self, n=10, by="total"):
         """The n most expensive ops (by total, self, mean or count): the seeds' get_bottlenecks."""
         return self.ops(top=n, sort=by)
+
+    def steps(self):
+        """`mlprof steps`: per-step times and phases, outliers. .table("steps") for rows."""
+        return self.analysis("steps")
+
+    def kernels(self, **options):
+        """`mlprof kernels`: GPU kernels by time (kernels, kernel_type_breakdown, ...)."""
+        return self.analysis("kernels", **options)
+
+    def gpu(self, **options):
+        """`mlprof gpu`: temporal breakdown, idle time, overlap, queue length, launch stats."""
+        return self.analysis("gpu", **options)
+
+    def memory(self):
+        return self.analysis("memory")
+
+    def leaks(self):
+        return self.analysis("leaks")
+
+    def heap(self):
+        return self.analysis("heap")
+
+    def bottlenecks(self):
+        """`mlprof bottlenecks`: ranked findings with evidence and recommendations."""
+        return self.analysis("bottlenecks")
+
+    def flops(self, **options):
+        """`mlprof flops`: FLOPs per op and step, achieved TFLOP/s, MFU (peak_tflops=...)."""
+        return self.analysis("flops", **options)
+
+    def ranks(self):
+        """`mlprof ranks` (a rank directory): per-rank times, stragglers, collectives."""
+        return self.analysis("ranks")
+
+    # ---- HTA's questions under HTA's names (docs/python.md maps them) ------------------------
+    def temporal_breakdown(self, **options):
+        """HTA get_temporal_breakdown: per device, idle/compute/non-compute time and shares."""
+        return table([d["temporal_breakdown"] for d in self._gpu_doc(options).get("devices", [])])
+
+    def idle_time_breakdown(self, **options):
+        """HTA get_idle_time_breakdown: per stream, idle time split into host wait, kernel wait
+        and other (time_ns and ratio each)."""
+        rows = []
+        for r in self._gpu_doc(options).get("idle_time_breakdown", []):
+            row = {"device": r["device"], "stream": r["stream"], "idle_ns": r["idle_ns"]}
+            for k in ("host_wait", "kernel_wait", "other"):
+                row[f"{k}_ns"] = r[k]["time_ns"]
+                row[f"{k}_ratio"] = r[k]["ratio"]
+            rows.append(row)
+        return table(rows)
+
+    def kernel_breakdown(self, **options):
+        """HTA get_gpu_kernel_breakdown: (kernel type breakdown, per-kernel breakdown)."""
+        doc = json.loads(_core.analysis_json(self._core, "kernels", options))
+        return (table(doc.get("kernel_type_breakdown", [])), table(doc.get("kernel_breakdown", [])))
+
+    def comm_comp_overlap(self, **options):
+        """HTA get_comm_comp_overlap: % of communication time overlapped with computation (per
+        rank for a rank directory)."""
+        if _core.unavailable(self._core, "ranks") is None:
+            return table([{"rank": r["rank"], "comp_comm_overlap_pctg": r.get("comm_comp_overlap_pct")}
+                          for r in self.ranks().ranks])
+        doc = self._gpu_doc(options)
+        return table([{"rank": doc.get("rank"), "comp_comm_overlap_pctg": doc.get("comm_comp_overlap_pct")}])
+
+    def queue_length_summary(self, **options):
+        """HTA get_queue_length_summary: per stream, count/mean/std/min/p25/p50/p75/max of the
+        launch queue length."""
+        rows = []
+        for r in self._gpu_doc(options).get("queue_length", []):
+            row = {"device": r["device"], "stream": r["stream"]}
+            row.update(r["hta_summary"])
+            rows.append(row)
+        return table(rows)
+
+    def cuda_kernel_launch_stats(self, **options):
+        """HTA get_cuda_kernel_launch_stats: CPU launch vs GPU duration, launch delays."""
+        return Result("launch_stats", self._gpu_doc(options).get("launch_stats", {}))
+
+    def memory_bw_summary(self, **options):
+        """HTA get_memory_bw_summary: memcpy/memset kinds with bytes, time and GB/s."""
+        return table(self._gpu_doc(options).get("memory_bandwidth", []))
+
+    def _gpu_doc(self, options):
+        from ._errors import AnalysisError
+
+        why = _core.unavailable(self._core, "gpu")
+        if why:
+            raise AnalysisError(f"{self.source}: {why}")
+        return json.loads(_core.analysis_json(self._core, "gpu", options))
+
+    # ---- outputs --------------------------------------------------------------------------
+    def report(self, path, events=True):
+        """The HTML report (`mlprof report`): every analysis, one self-contained file."""
+        _core.report_html(self._core, os.fspath(path), os.path.basename(self.source), events)
+        return os.fspath(path)
+
+    def flame(self, path=None, format="html", **options):
+        """The flame graph: html (interactive page), json, collapsed (flamegraph.pl),
+        speedscope, text. Written to `path` when given, else returned."""
+        out = _core.flame(self._core, format, os.path.basename(self.source), options)
+        if path is None:
+            return out
+        _core.write_file(os.fspath(path), out)
+        return os.fspath(path)
+
+    def timeline(self, path=None, format="html"):
+        """The CPU/GPU timeline: html (standalone page), json, text."""
+        out = _core.timeline(self._core, format, os.path.basename(self.source))
+        if path is None:
+            return out
+        _core.write_file(os.fspath(path), out)
+        return os.fspath(path)
+
+    def export(self, path, format=None):
+        """Writes the trace as Chrome trace JSON (format='chrome' or a .json path: Perfetto,
+        chrome://tracing) or .mlprof (format='mlprof', any other path)."""
+        path = os.fspath(path)
+        if format not in (None, "chrome", "mlprof"):
+            from ._errors import AnalysisError
+
+            raise AnalysisError(f"export: format must be chrome or mlprof (got {format!r})")
+        if format == "chrome" and not path.endswith(".json"):
+            from ._errors import Error
+
+            raise Error(f"{path}: Chrome trace JSON is written to a .json path")
+        if format == "mlprof" and path.endswith(".json"):
+            from ._errors import Error
+
+            raise Error(f"{path}: .mlprof is not written to a .json path")
+        self._core.save(path)
+        return path
 
     def save(self, path):
         """Writes the trace: *.json as Chrome trace JSON (Perfetto, chrome://tracing), anything
@@ -215,6 +381,18 @@ def _unique(strings):
         seen.add(out[-1])
     return out
 
+
+class _LazyText:
+    """The analysis's terminal text, rendered only when printed."""
+
+    def __init__(self, core, name, options):
+        self._args = (core, name, options)
+
+    def __str__(self):
+        return _core.analysis_text(*self._args)
+
+
+_ANALYZE = ["summary", "steps", "gpu", "kernels", "memory", "leaks", "flops", "bottlenecks", "ranks"]
 
 _OP_COLUMNS = ["name", "category", "count", "total_ns", "self_ns", "mean_ns", "std_ns", "min_ns",
                "max_ns", "p50_ns", "p90_ns", "p99_ns", "percent_of_span"]

@@ -36,11 +36,10 @@ class PySession {
   }
   std::shared_ptr<TraceHandle> stop() {
     auto handle = std::make_shared<TraceHandle>();
-    {
-      py::gil_scoped_release release;
-      handle->traces.push_back(session_->stop());
-    }
-    handle->trace().meta.source = "<mlprof session>";
+    py::gil_scoped_release release;
+    Trace t = session_->stop();
+    t.meta.source = "<mlprof session>";
+    handle->set = std::make_unique<AnalysisSet>(std::move(t));
     return handle;
   }
   bool running() const { return session_->running(); }

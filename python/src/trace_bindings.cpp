@@ -10,15 +10,11 @@
 #include "bindings.h"
 #include "errors.h"
 #include "mlprof/analyze/compare.h"
-#include "mlprof/analyze/op_stats.h"
-#include "mlprof/analyze/ranks.h"
-#include "mlprof/analyze/summary.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/import.h"
 #include "mlprof/json_writer.h"
 #include "mlprof/native_format.h"
 #include "mlprof/render/compare_render.h"
-#include "mlprof/render/summary_render.h"
 
 namespace py = pybind11;
 
@@ -37,42 +33,40 @@ py::array column(const std::vector<T>& v, const py::object& owner) {
 }
 
 Handle load_file(const std::string& path, unsigned threads) {
-  Result<Trace> r = [&] {
+  auto h = std::make_shared<TraceHandle>();
+  std::string error;
+  {
     py::gil_scoped_release release;
     ImportOptions o;
     o.threads = threads;
-    return load_trace(path, o);
-  }();
-  if (!r) raise(ErrorKind::kLoad, r.error());
-  auto h = std::make_shared<TraceHandle>();
-  h->traces.push_back(std::move(r.value()));
+    Result<Trace> r = load_trace(path, o);
+    if (r)
+      h->set = std::make_unique<AnalysisSet>(std::move(r.value()));
+    else
+      error = r.error();
+  }
+  if (!h->set) raise(ErrorKind::kLoad, error);
   return h;
 }
 
+// A directory of rank traces, as `mlprof analyze DIR` opens it.
 Handle load_dir(const std::string& dir, unsigned threads) {
-  std::vector<std::string> errors;
   auto h = std::make_shared<TraceHandle>();
+  std::vector<std::string> errors;
+  std::string error;
   {
     py::gil_scoped_release release;
     Result<std::vector<Trace>> loaded = load_rank_dir(dir, threads, errors);
-    if (loaded)
-      h->traces = std::move(loaded.value());
-    else
-      errors.insert(errors.begin(), loaded.error());
+    if (loaded) {
+      h->rank_errors = errors;
+      h->set = std::make_unique<AnalysisSet>(std::move(loaded.value()), AnalysisOptions{},
+                                             std::move(errors));
+    } else {
+      error = loaded.error();
+      if (!errors.empty()) error += " (" + errors.front() + ")";
+    }
   }
-  if (h->traces.empty()) raise(ErrorKind::kLoad, errors.front());
-  h->rank_dir = true;
-  h->rank_errors = std::move(errors);
-  std::vector<const Trace*> ptrs;
-  for (const Trace& t : h->traces) ptrs.push_back(&t);
-  RanksResult ranks = analyze_ranks(ptrs);
-  int64_t slowest_wall = -1;
-  for (const RankStats& rs : ranks.ranks)
-    for (size_t k = 0; k < h->traces.size(); ++k)
-      if (h->traces[k].meta.source == rs.source && rs.wall_ns > slowest_wall) {
-        slowest_wall = rs.wall_ns;
-        h->primary = k;
-      }
+  if (!h->set) raise(ErrorKind::kLoad, error);
   return h;
 }
 
@@ -81,37 +75,7 @@ Status save(const Trace& t, const std::string& path) {
   return save_native(t, path);
 }
 
-std::string summary_json(const Trace& t, size_t top) {
-  SummaryOptions o;
-  o.top = top;
-  JsonWriter w(true);
-  write_summary_json(w, summarize(t, o));
-  return w.take();
-}
-
-std::string ops_json(const Trace& t, size_t top, const std::string& sort,
-                     const std::string& category, bool host_only) {
-  OpStatsOptions o;
-  o.category = category;
-  o.include_gpu = !host_only;
-  std::vector<OpStats> ops = op_stats(t, o);
-  sort_op_stats(ops, sort == "self"    ? OpSort::kSelf
-                     : sort == "mean"  ? OpSort::kMean
-                     : sort == "count" ? OpSort::kCount
-                                       : OpSort::kTotal);
-  size_t rows = ops.size();
-  if (top > 0 && ops.size() > top) ops.resize(top);
-  JsonWriter w(true);
-  w.begin_object();
-  w.field("rows", static_cast<uint64_t>(rows));
-  w.key("ops").begin_array();
-  for (const OpStats& op : ops) write_op_stats_json(w, op);
-  w.end_array();
-  w.end_object();
-  return w.take();
-}
-
-py::dict slice_columns(TraceHandle& h, const py::object& owner) {
+py::dict slice_columns(const TraceHandle& h, const py::object& owner) {
   const SliceTable& s = h.trace().slices;
   py::dict d;
   d["ts"] = column(s.ts, owner);
@@ -127,7 +91,7 @@ py::dict slice_columns(TraceHandle& h, const py::object& owner) {
   return d;
 }
 
-py::dict instant_columns(TraceHandle& h, const py::object& owner) {
+py::dict instant_columns(const TraceHandle& h, const py::object& owner) {
   const InstantTable& s = h.trace().instants;
   py::dict d;
   d["ts"] = column(s.ts, owner);
@@ -138,7 +102,7 @@ py::dict instant_columns(TraceHandle& h, const py::object& owner) {
   return d;
 }
 
-py::dict counter_columns(TraceHandle& h, const py::object& owner) {
+py::dict counter_columns(const TraceHandle& h, const py::object& owner) {
   const CounterTable& c = h.trace().counters;
   py::dict d;
   d["ts"] = column(c.ts, owner);
@@ -147,7 +111,7 @@ py::dict counter_columns(TraceHandle& h, const py::object& owner) {
   return d;
 }
 
-py::dict memory_columns(TraceHandle& h, const py::object& owner) {
+py::dict memory_columns(const TraceHandle& h, const py::object& owner) {
   const MemoryTable& m = h.trace().memory;
   py::dict d;
   d["ts"] = column(m.ts, owner);
@@ -162,7 +126,7 @@ py::dict memory_columns(TraceHandle& h, const py::object& owner) {
   return d;
 }
 
-py::dict flow_columns(TraceHandle& h, const py::object& owner) {
+py::dict flow_columns(const TraceHandle& h, const py::object& owner) {
   const FlowTable& f = h.trace().flows;
   py::dict d;
   d["id"] = column(f.id, owner);
@@ -177,7 +141,7 @@ py::dict flow_columns(TraceHandle& h, const py::object& owner) {
 }
 
 // Tracks and counter series are small (one row per thread / stream / series): plain lists.
-py::dict track_columns(TraceHandle& h) {
+py::dict track_columns(const TraceHandle& h) {
   const Trace& t = h.trace();
   py::list kind, pid, tid, device, stream, name, label;
   for (uint32_t i = 0; i < t.tracks.size(); ++i) {
@@ -203,7 +167,7 @@ py::dict track_columns(TraceHandle& h) {
   return d;
 }
 
-py::dict series_columns(TraceHandle& h) {
+py::dict series_columns(const TraceHandle& h) {
   const Trace& t = h.trace();
   py::list process, name, unit;
   for (const CounterSeries& s : t.counter_series) {
@@ -218,7 +182,7 @@ py::dict series_columns(TraceHandle& h) {
   return d;
 }
 
-py::list strings(TraceHandle& h) {
+py::list strings(const TraceHandle& h) {
   const StringPool& p = h.trace().strings;
   py::list out(p.size());
   for (size_t i = 0; i < p.size(); ++i) {
@@ -243,8 +207,9 @@ void bind_trace(py::module_& m) {
       .def_property_readonly("span_ns", [](TraceHandle& h) { return h.trace().span_ns(); })
       .def_property_readonly("dropped_events",
                              [](TraceHandle& h) { return h.trace().meta.dropped_events; })
-      .def_property_readonly("is_rank_dir", [](TraceHandle& h) { return h.rank_dir; })
-      .def_property_readonly("rank_count", [](TraceHandle& h) { return h.traces.size(); })
+      .def_property_readonly("is_rank_dir", [](TraceHandle& h) { return h.set->is_rank_set(); })
+      .def_property_readonly("rank_count",
+                             [](TraceHandle& h) { return h.set->rank_traces().size(); })
       .def_property_readonly("rank_errors", [](TraceHandle& h) { return h.rank_errors; })
       .def("save",
            [](TraceHandle& h, const std::string& path) {
@@ -255,31 +220,6 @@ void bind_trace(py::module_& m) {
              }
              if (!s) raise(ErrorKind::kError, s.message());
            })
-      .def(
-          "summary_json",
-          [](TraceHandle& h, size_t top) {
-            py::gil_scoped_release release;
-            return summary_json(h.trace(), top);
-          },
-          py::arg("top") = 20)
-      .def(
-          "ops_json",
-          [](TraceHandle& h, size_t top, const std::string& sort, const std::string& category,
-             bool host_only) {
-            py::gil_scoped_release release;
-            return ops_json(h.trace(), top, sort, category, host_only);
-          },
-          py::arg("top") = 50, py::arg("sort") = "total", py::arg("category") = "",
-          py::arg("host_only") = false)
-      .def(
-          "summary_text",
-          [](TraceHandle& h, size_t top) {
-            py::gil_scoped_release release;
-            SummaryOptions o;
-            o.top = top;
-            return render_summary_text(summarize(h.trace(), o));
-          },
-          py::arg("top") = 20)
       .def("slices", [](py::object self) { return slice_columns(self.cast<TraceHandle&>(), self); })
       .def("instants",
            [](py::object self) { return instant_columns(self.cast<TraceHandle&>(), self); })

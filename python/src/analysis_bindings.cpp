@@ -1,0 +1,204 @@
+// Analyses from Python through the one analysis stage (mlprof::AnalysisSet) and its render side
+// (render/analysis_output.h): an analysis by name gives the same JSON bytes as
+// `mlprof NAME --json`, and its text what the terminal shows. No analysis is dispatched here.
+#include <pybind11/stl.h>
+
+#include <fstream>
+
+#include "bindings.h"
+#include "errors.h"
+#include "mlprof/render/flame_render.h"
+#include "mlprof/render/report.h"
+#include "mlprof/render/timeline_render.h"
+#include "render/analysis_output.h"
+
+namespace py = pybind11;
+
+namespace mlprof::python {
+namespace {
+
+AnalysisId id_of(const std::string& name) {
+  std::optional<AnalysisId> id = analysis_id(name);
+  if (!id) {
+    std::string known;
+    for (const AnalysisInfo& a : analysis_table())
+      known += (known.empty() ? "" : ", ") + std::string(a.name);
+    raise(ErrorKind::kAnalysis, "unknown analysis '" + name + "' (one of: " + known + ")");
+  }
+  return *id;
+}
+
+OpSort sort_of(const std::string& s) {
+  if (s == "total") return OpSort::kTotal;
+  if (s == "self") return OpSort::kSelf;
+  if (s == "mean") return OpSort::kMean;
+  if (s == "count") return OpSort::kCount;
+  raise(ErrorKind::kAnalysis, "sort must be one of total, self, mean, count (got '" + s + "')");
+}
+
+// Options as keyword arguments, each applied to the analysis it belongs to (the same switches
+// as the subcommand's flags). A key the analysis does not take is an error, not ignored.
+AnalysisOptions options_of(AnalysisId id, const py::dict& kw) {
+  AnalysisOptions o;
+  for (auto item : kw) {
+    std::string key = py::str(item.first);
+    py::handle v = item.second;
+    bool used = true;
+    if (key == "hta_compatible") {
+      o.set_hta_compatible(v.cast<bool>());
+    } else if (key == "top" && id == AnalysisId::kSummary) {
+      o.summary.top = v.cast<size_t>();
+    } else if (key == "top" && id == AnalysisId::kOps) {
+      o.ops.top = v.cast<size_t>();
+    } else if (key == "top" && id == AnalysisId::kFlops) {
+      o.flops.top = v.cast<size_t>();
+    } else if (key == "sort" && id == AnalysisId::kSummary) {
+      o.summary.sort = sort_of(v.cast<std::string>());
+    } else if (key == "sort" && id == AnalysisId::kOps) {
+      o.ops.sort = sort_of(v.cast<std::string>());
+    } else if (key == "category" && id == AnalysisId::kSummary) {
+      o.summary.category = v.cast<std::string>();
+    } else if (key == "category" && id == AnalysisId::kOps) {
+      o.ops.stats.category = v.cast<std::string>();
+    } else if (key == "host_only" && id == AnalysisId::kOps) {
+      o.ops.stats.include_gpu = !v.cast<bool>();
+    } else if (key == "peak_tflops" && id == AnalysisId::kFlops) {
+      o.flops.peak_tflops = v.cast<double>();
+    } else if (key == "include_memory" && id == AnalysisId::kKernels) {
+      o.kernels.include_memory = v.cast<bool>();
+    } else if (key == "include_gpu" && id == AnalysisId::kFlame) {
+      o.flame.include_gpu = v.cast<bool>();
+    } else if (key == "split_threads" && id == AnalysisId::kFlame) {
+      o.flame.split_threads = v.cast<bool>();
+    } else if (key == "merge_steps" && id == AnalysisId::kFlame) {
+      o.flame.merge_steps = v.cast<bool>();
+    } else {
+      used = false;
+    }
+    if (!used)
+      raise(ErrorKind::kAnalysis,
+            std::string(analysis_info(id).name) + ": unknown option '" + key + "'");
+  }
+  return o;
+}
+
+// Runs fn on the handle's cached set (default options) or on a set with these options over the
+// same traces, with the GIL released.
+template <typename Fn>
+auto with_set(TraceHandle& h, AnalysisId id, const py::dict& kw, Fn&& fn) {
+  if (kw.empty()) {
+    py::gil_scoped_release release;
+    return fn(*h.set);
+  }
+  AnalysisOptions o = options_of(id, kw);
+  py::gil_scoped_release release;
+  if (h.set->is_rank_set()) {
+    AnalysisSet set(h.set->rank_traces(), std::move(o), h.rank_errors);
+    return fn(set);
+  }
+  AnalysisSet set(h.set->trace(), std::move(o));
+  return fn(set);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::string tmp = path + ".tmp";
+  bool ok = false;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (out) {
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      out.flush();
+      ok = static_cast<bool>(out);
+    }
+  }
+  if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) return;
+  std::remove(tmp.c_str());
+  raise(ErrorKind::kError, path + ": cannot write");
+}
+
+}  // namespace
+
+void bind_analysis(py::module_& m) {
+  m.def("analysis_names", [] {
+    std::vector<std::string> names;
+    for (const AnalysisInfo& a : analysis_table()) names.emplace_back(a.name);
+    return names;
+  });
+  m.def(
+      "unavailable",
+      [](TraceHandle& h, const std::string& name) { return h.set->unavailable(id_of(name)); },
+      "Why this analysis cannot run on this trace (no GPU streams, a single trace), or None.");
+  m.def(
+      "analysis_json",
+      [](TraceHandle& h, const std::string& name, const py::dict& kw) {
+        AnalysisId id = id_of(name);
+        return with_set(h, id, kw, [&](AnalysisSet& s) { return analysis_json(s, id); });
+      },
+      py::arg("trace"), py::arg("name"), py::arg("options") = py::dict(),
+      "`mlprof NAME --json` (compact): the analysis's JSON from the analysis stage.");
+  m.def(
+      "analyses_json",
+      [](TraceHandle& h, const std::vector<std::string>& names) {
+        std::vector<AnalysisId> ids;
+        for (const std::string& n : names) ids.push_back(id_of(n));
+        py::gil_scoped_release release;
+        return analyses_json(*h.set, ids);
+      },
+      "Several analyses computed in parallel: one JSON object {name: result}.");
+  m.def(
+      "analysis_text",
+      [](TraceHandle& h, const std::string& name, const py::dict& kw) {
+        AnalysisId id = id_of(name);
+        return with_set(h, id, kw, [&](AnalysisSet& s) { return render_analysis_text(s, id); });
+      },
+      py::arg("trace"), py::arg("name"), py::arg("options") = py::dict());
+  m.def(
+      "report_html",
+      [](TraceHandle& h, const std::string& path, const std::string& name, bool events) {
+        std::string html;
+        {
+          py::gil_scoped_release release;
+          ReportInput in;
+          in.set = h.set.get();
+          in.name = name;
+          in.include_events = events;
+          html = render_report_html(in);
+        }
+        write_file(path, html);
+      },
+      py::arg("trace"), py::arg("path"), py::arg("name"), py::arg("events") = true);
+  m.def(
+      "flame",
+      [](TraceHandle& h, const std::string& format, const std::string& title, const py::dict& kw) {
+        if (format != "html" && format != "json" && format != "collapsed" &&
+            format != "speedscope" && format != "text")
+          raise(ErrorKind::kAnalysis,
+                "flame: format must be html, json, collapsed, speedscope or text (got '" + format +
+                    "')");
+        return with_set(h, AnalysisId::kFlame, kw, [&](AnalysisSet& s) -> std::string {
+          const FlameGraph& g = s.flame();
+          if (format == "html") return render_flame_html(g, title);
+          if (format == "collapsed") return render_flame_collapsed(g);
+          if (format == "speedscope") return render_flame_speedscope(g, title);
+          if (format == "text") return render_flame_text(g);
+          return analysis_json(s, AnalysisId::kFlame);
+        });
+      },
+      py::arg("trace"), py::arg("format"), py::arg("title"), py::arg("options") = py::dict());
+  m.def(
+      "timeline",
+      [](TraceHandle& h, const std::string& format, const std::string& title) {
+        if (format != "html" && format != "json" && format != "text")
+          raise(ErrorKind::kAnalysis,
+                "timeline: format must be html, json or text (got '" + format + "')");
+        py::gil_scoped_release release;
+        AnalysisSet& s = *h.set;
+        if (format == "html") return render_timeline_html(s.trace(), s.timeline(), title);
+        if (format == "text") return render_timeline_text(s.timeline());
+        return analysis_json(s, AnalysisId::kTimeline);
+      },
+      py::arg("trace"), py::arg("format"), py::arg("title"));
+  m.def("write_file", &write_file, py::arg("path"), py::arg("text"));
+}
+
+}  // namespace mlprof::python
