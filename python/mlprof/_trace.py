@@ -325,13 +325,19 @@ class Trace:
         return columns_frame(self._named(self._core.slices(), "name", "cat"))
 
     def kernels_table(self):
-        """Slices on GPU stream tracks (kernels, memcpys, memsets) with device and stream."""
+        """Device work on GPU stream tracks (kernels, memcpys, memsets; not the gpu_user_annotation
+        or cuda_sync ranges) with device and stream."""
         import numpy as np
 
         cols = self._core.slices()
         tracks = self._core.tracks()
         is_gpu = np.array([k == "gpu_stream" for k in tracks["kind"]], dtype=bool)
         mask = is_gpu[cols["track"]] if len(is_gpu) else np.zeros(len(cols["ts"]), dtype=bool)
+        # Annotations and sync markers share the streams' tracks but are not device work.
+        strings = self.strings
+        for i, name in enumerate(strings):
+            if name in ("gpu_user_annotation", "cuda_sync"):
+                mask &= cols["cat"] != i
         out = {k: v[mask] for k, v in cols.items() if k in ("ts", "dur", "track", "name", "cat")}
         out["device"] = np.asarray(tracks["device"], dtype=np.int32)[out["track"]]
         out["stream"] = np.asarray(tracks["stream"], dtype=np.int64)[out["track"]]
