@@ -54,6 +54,12 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("--peak-tflops", a->peak, "device peak TFLOP/s for MFU (default: table)");
       sub.add_option("--html", a->html, "also write the HTML report to this file");
       return [a]() {
+        if (a->in.csv) {  // many tables: each subcommand's --csv writes one
+          std::fprintf(stderr,
+                       "mlprof analyze: --csv: use one analysis' subcommand (mlprof ops "
+                       "PATH --csv) or mlprof export PATH -o out.sqlite\n");
+          return kExitBadInput;
+        }
         AnalysisOptions o;
         TextOptions text;
         if (a->top) {

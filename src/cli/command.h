@@ -52,6 +52,7 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
 struct AnalysisArgs {
   std::string path;
   bool json = false;
+  bool csv = false;  // the analysis's main table as CSV (render/analysis_csv.h)
   unsigned threads = 0;
 };
 void add_analysis_args(CLI::App& sub, AnalysisArgs& a);

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "mlprof/import.h"
+#include "render/analysis_csv.h"
 
 namespace mlprof::cli {
 
@@ -63,6 +64,7 @@ void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {
   sub.add_option("path", a.path, "trace file (.json, .json.gz, .mlprof) or rank directory")
       ->required();
   sub.add_flag("--json", a.json, "machine-readable output");
+  sub.add_flag("--csv", a.csv, "the main table as CSV")->excludes("--json");
   sub.add_option("--threads", a.threads, "rank traces loaded at once (0 = all cores)");
 }
 
@@ -78,6 +80,15 @@ int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOpt
                          const TextOptions& text) {
   auto set = open_analysis(a.path, options, a.threads);
   if (!set) return kExitBadInput;
+  if (a.csv) {
+    Result<std::string> csv = analysis_csv(*set, id);
+    if (!csv) {
+      std::fprintf(stderr, "mlprof: %s\n", csv.error().c_str());
+      return kExitBadInput;
+    }
+    std::cout << csv.value();
+    return kExitOk;
+  }
   return print_analysis(*set, id, a.json, text);
 }
 
