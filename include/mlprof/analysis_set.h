@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "mlprof/analyze/bottlenecks.h"
+#include "mlprof/analyze/critical_path.h"
 #include "mlprof/analyze/flame.h"
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/gpu.h"
@@ -28,6 +29,7 @@
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/leaks.h"
 #include "mlprof/analyze/memory.h"
+#include "mlprof/analyze/modules.h"
 #include "mlprof/analyze/op_stats.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/analyze/steps.h"
@@ -51,9 +53,11 @@ enum class AnalysisId : uint8_t {
   kFlops,
   kFlame,
   kTimeline,
+  kModules,
+  kCriticalPath,
   kRanks,
 };
-inline constexpr size_t kAnalysisCount = 13;
+inline constexpr size_t kAnalysisCount = 15;
 
 // The per-operation table (`mlprof ops`): every op (or the top `top`) in `sort` order.
 struct OpsOptions {
@@ -79,6 +83,8 @@ struct AnalysisOptions {
   FlopsOptions flops;
   FlameOptions flame;
   TimelineOptions timeline;
+  ModulesOptions modules;
+  CriticalPathOptions critical_path;
   RanksOptions ranks;
   // Holistic Trace Analysis' event window and time base for every analysis that has the switch.
   void set_hta_compatible(bool on);
@@ -135,6 +141,8 @@ class AnalysisSet {
   const FlopsResult& flops();
   const FlameGraph& flame();
   const TimelineResult& timeline();
+  const ModulesResult& modules();
+  const CriticalPathResult& critical_path();
   const RanksResult& ranks();
 
   // Hands in a heap report computed elsewhere (`mlprof run` streams it from the capture, whose

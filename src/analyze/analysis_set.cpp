@@ -30,6 +30,8 @@ const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
       {A::kFlops, "flops", {A::kSteps}},
       {A::kFlame, "flame", {}},
       {A::kTimeline, "timeline", {}},
+      {A::kModules, "modules", {}},
+      {A::kCriticalPath, "critical_path", {}},
       {A::kRanks, "ranks", {}, false, /*needs_ranks=*/true},
   }};
   return table;
@@ -60,6 +62,7 @@ struct AnalysisSet::Slots {
              std::optional<KernelsResult>, std::optional<GpuResult>, std::optional<MemoryResult>,
              std::optional<LeakResult>, std::optional<HeapResult>, std::optional<BottleneckResult>,
              std::optional<FlopsResult>, std::optional<FlameGraph>, std::optional<TimelineResult>,
+             std::optional<ModulesResult>, std::optional<CriticalPathResult>,
              std::optional<RanksResult>>
       results;
 };
@@ -214,6 +217,17 @@ const TimelineResult& AnalysisSet::timeline() {
                              [&] { return analyze_timeline(trace(), options_.timeline); });
 }
 
+const ModulesResult& AnalysisSet::modules() {
+  return get<ModulesResult>(AnalysisId::kModules,
+                            [&] { return analyze_modules(trace(), options_.modules); });
+}
+
+const CriticalPathResult& AnalysisSet::critical_path() {
+  return get<CriticalPathResult>(AnalysisId::kCriticalPath, [&] {
+    return analyze_critical_path(trace(), options_.critical_path);
+  });
+}
+
 const RanksResult& AnalysisSet::ranks() {
   return get<RanksResult>(AnalysisId::kRanks, [&] {
     RanksResult r = analyze_ranks(ranks_, options_.ranks);
@@ -261,6 +275,12 @@ void compute_one(AnalysisSet& s, AnalysisId id) {
       break;
     case AnalysisId::kTimeline:
       s.timeline();
+      break;
+    case AnalysisId::kModules:
+      s.modules();
+      break;
+    case AnalysisId::kCriticalPath:
+      s.critical_path();
       break;
     case AnalysisId::kRanks:
       s.ranks();

@@ -1,12 +1,14 @@
 #include "render/analysis_output.h"
 
 #include "mlprof/render/bottlenecks_render.h"
+#include "mlprof/render/critical_path_render.h"
 #include "mlprof/render/flame_render.h"
 #include "mlprof/render/flops_render.h"
 #include "mlprof/render/gpu_render.h"
 #include "mlprof/render/heap_render.h"
 #include "mlprof/render/kernels_render.h"
 #include "mlprof/render/memory_render.h"
+#include "mlprof/render/modules_render.h"
 #include "mlprof/render/ranks_render.h"
 #include "mlprof/render/steps_render.h"
 #include "mlprof/render/summary_render.h"
@@ -58,6 +60,10 @@ void write_analysis_json(JsonWriter& w, AnalysisSet& s, AnalysisId id) {
       return write_flame_json(w, s.flame());
     case AnalysisId::kTimeline:
       return write_timeline_json(w, s.timeline());
+    case AnalysisId::kModules:
+      return write_modules_json(w, s.modules());
+    case AnalysisId::kCriticalPath:
+      return write_critical_path_json(w, s.critical_path());
     case AnalysisId::kRanks:
       return write_ranks_json(w, s.ranks());
   }
@@ -108,6 +114,10 @@ std::string render_analysis_text(AnalysisSet& s, AnalysisId id, const TextOption
       return render_flame_text(s.flame(), o.width, rows_or(o, 40));
     case AnalysisId::kTimeline:
       return render_timeline_text(s.timeline(), o.width);
+    case AnalysisId::kModules:
+      return render_modules_text(s.modules(), o.depth, o.width);
+    case AnalysisId::kCriticalPath:
+      return render_critical_path_text(s.critical_path(), o.width);
     case AnalysisId::kRanks:
       return render_ranks_text(s.ranks(), o.width);
   }
@@ -116,9 +126,9 @@ std::string render_analysis_text(AnalysisSet& s, AnalysisId id, const TextOption
 
 const std::vector<AnalysisId>& report_analyses() {
   using A = AnalysisId;
-  static const std::vector<AnalysisId> ids = {A::kSummary, A::kOps,    A::kSteps,   A::kKernels,
-                                              A::kGpu,     A::kMemory, A::kLeaks,   A::kBottlenecks,
-                                              A::kFlops,   A::kFlame,  A::kTimeline};
+  static const std::vector<AnalysisId> ids = {
+      A::kSummary,     A::kOps,   A::kSteps, A::kKernels,  A::kGpu,     A::kMemory,      A::kLeaks,
+      A::kBottlenecks, A::kFlops, A::kFlame, A::kTimeline, A::kModules, A::kCriticalPath};
   return ids;
 }
 

@@ -15,6 +15,7 @@ namespace mlprof {
 struct TextOptions {
   size_t width = 100;  // terminal columns
   size_t rows = 0;     // rows per table (0 = each table's default)
+  size_t depth = 3;    // tree levels shown (modules)
 };
 
 // The analysis's JSON value; {"unavailable": "why"} when the input has no data for it.

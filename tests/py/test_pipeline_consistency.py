@@ -26,7 +26,8 @@ MLPROF, DATA = sys.argv[1], sys.argv[2]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Each analysis of the report, and the subcommand that prints it alone.
 REPORT = ["summary", "ops", "steps", "kernels", "gpu", "memory", "leaks", "bottlenecks", "flops",
-          "flame", "timeline"]
+          "flame", "timeline", "modules", "critical_path"]
+COMMAND = {"critical_path": "critical-path"}  # JSON key -> subcommand
 ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks"]
 NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
 failures = checked = 0
@@ -104,7 +105,7 @@ def check_trace(path, serve, rel):
     # memory analysis of the events the snapshot loads as: compared only for traces.
     snapshot = "memory-snapshot" in path.split(os.sep)
     names = [a for a in REPORT if not (snapshot and a == "memory")]
-    singles = {a: exact(run(a, "--json", path)) for a in names}
+    singles = {a: exact(run(COMMAND.get(a, a), "--json", path)) for a in names}
     analyze = dict(exact(run("analyze", "--json", path)))
     report = dict(dict(exact(run("report", "--data-json", path)))["analyses"])
     for a in names:
