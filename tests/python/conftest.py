@@ -20,7 +20,9 @@ def mlprof_bin():
 
 
 def cli_json(*args):
-    """`mlprof ARGS --json` parsed: what the CLI says, for comparing with the module."""
+    """`mlprof ARGS --json` parsed: what the CLI says, for comparing with the module. An
+    analysis name with "_" is the subcommand with "-" (critical_path -> critical-path)."""
+    args = (args[0].replace("_", "-"), *args[1:]) if args else args
     out = subprocess.run([mlprof_bin(), *args, "--json"], check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
