@@ -31,11 +31,16 @@ std::string render_text(AnalysisSet& set, const TextOptions& text) {
     out += section("Ranks") + render_analysis_text(set, A::kRanks, text);
     out += "\nIn depth: the slowest rank, " + set.trace().meta.source + "\n";
   }
-  const std::pair<const char*, A> sections[] = {
-      {"Summary", A::kSummary}, {"Steps", A::kSteps},
-      {"GPU", A::kGpu},         {"Kernels", A::kKernels},
-      {"Memory", A::kMemory},   {"Leaks", A::kLeaks},
-      {"FLOPs", A::kFlops},     {"Bottlenecks", A::kBottlenecks}};
+  const std::pair<const char*, A> sections[] = {{"Summary", A::kSummary},
+                                                {"Steps", A::kSteps},
+                                                {"GPU", A::kGpu},
+                                                {"Kernels", A::kKernels},
+                                                {"Memory", A::kMemory},
+                                                {"Leaks", A::kLeaks},
+                                                {"FLOPs", A::kFlops},
+                                                {"Modules", A::kModules},
+                                                {"Critical path", A::kCriticalPath},
+                                                {"Bottlenecks", A::kBottlenecks}};
   for (const auto& [title, id] : sections) {
     if ((id == A::kGpu || id == A::kKernels) && set.unavailable(id)) continue;
     out += section(title) + render_analysis_text(set, id, text);

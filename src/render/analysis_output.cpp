@@ -134,8 +134,9 @@ const std::vector<AnalysisId>& report_analyses() {
 
 const std::vector<AnalysisId>& analyze_analyses() {
   using A = AnalysisId;
-  static const std::vector<AnalysisId> ids = {A::kSummary, A::kSteps, A::kGpu,   A::kKernels,
-                                              A::kMemory,  A::kLeaks, A::kFlops, A::kBottlenecks};
+  static const std::vector<AnalysisId> ids = {
+      A::kSummary, A::kSteps, A::kGpu,         A::kKernels, A::kMemory,
+      A::kLeaks,   A::kFlops, A::kBottlenecks, A::kModules, A::kCriticalPath};
   return ids;
 }
 

@@ -28,7 +28,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 REPORT = ["summary", "ops", "steps", "kernels", "gpu", "memory", "leaks", "bottlenecks", "flops",
           "flame", "timeline", "modules", "critical_path"]
 COMMAND = {"critical_path": "critical-path"}  # JSON key -> subcommand
-ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks"]
+ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks",
+           "modules", "critical_path"]
 NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
 failures = checked = 0
 
