@@ -14,6 +14,7 @@
 #include "import/json_chunker.h"
 #include "mlprof/import.h"
 #include "shared_data.h"
+#include "trace_equality.h"
 
 namespace mlprof {
 namespace {
@@ -34,13 +35,6 @@ ImportOptions parallel(unsigned parsers, size_t chunk) {
   return o;
 }
 
-template <typename T>
-void expect_column(const std::vector<T>& a, const std::vector<T>& b, const char* what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(a[i] == b[i])) FAIL() << what << " differs at row " << i;
-}
-
 void expect_same_problems(const ImportStats& a, const ImportStats& b) {
   EXPECT_EQ(a.events_read, b.events_read);
   for (size_t k = 0; k < a.kinds.size(); ++k) {
@@ -53,90 +47,7 @@ void expect_same_problems(const ImportStats& a, const ImportStats& b) {
 
 void expect_same(const Trace& a, const Trace& b) {
   expect_same_problems(a.meta.import_stats, b.meta.import_stats);
-  ASSERT_EQ(a.strings.size(), b.strings.size());
-  for (StringId i = 0; i < a.strings.size(); ++i) ASSERT_EQ(a.str(i), b.str(i)) << "string " << i;
-  ASSERT_EQ(a.processes.size(), b.processes.size());
-  for (size_t i = 0; i < a.processes.size(); ++i) {
-    const Process &p = a.processes[i], &q = b.processes[i];
-    EXPECT_EQ(p.pid, q.pid);
-    EXPECT_EQ(p.label, q.label);
-    EXPECT_EQ(p.labeled, q.labeled);
-    EXPECT_EQ(p.name, q.name);
-    EXPECT_EQ(p.sort_index, q.sort_index);
-    EXPECT_EQ(p.is_gpu, q.is_gpu);
-    EXPECT_EQ(p.labels, q.labels);
-  }
-  ASSERT_EQ(a.tracks.size(), b.tracks.size());
-  for (size_t i = 0; i < a.tracks.size(); ++i) {
-    const Track &s = a.tracks[i], &t = b.tracks[i];
-    EXPECT_EQ(s.kind, t.kind) << "track " << i;
-    EXPECT_EQ(s.process, t.process);
-    EXPECT_EQ(s.pid, t.pid);
-    EXPECT_EQ(s.tid, t.tid);
-    EXPECT_EQ(s.label, t.label);
-    EXPECT_EQ(s.labeled, t.labeled);
-    EXPECT_EQ(s.name, t.name);
-    EXPECT_EQ(s.sort_index, t.sort_index);
-    EXPECT_EQ(s.device, t.device);
-    EXPECT_EQ(s.stream, t.stream);
-  }
-  ASSERT_EQ(a.args.size(), b.args.size());
-  for (size_t i = 0; i < a.args.size(); ++i) {
-    ASSERT_EQ(a.args[i].key, b.args[i].key) << "arg " << i;
-    ASSERT_EQ(a.args[i].type, b.args[i].type) << "arg " << i;
-    ASSERT_EQ(a.args[i].u, b.args[i].u) << "arg " << i;
-  }
-  expect_column(a.slices.ts, b.slices.ts, "slice ts");
-  expect_column(a.slices.dur, b.slices.dur, "slice dur");
-  expect_column(a.slices.track, b.slices.track, "slice track");
-  expect_column(a.slices.name, b.slices.name, "slice name");
-  expect_column(a.slices.cat, b.slices.cat, "slice cat");
-  expect_column(a.slices.args_begin, b.slices.args_begin, "slice args_begin");
-  expect_column(a.slices.args_count, b.slices.args_count, "slice args_count");
-  expect_column(a.slices.depth, b.slices.depth, "slice depth");
-  expect_column(a.slices.parent, b.slices.parent, "slice parent");
-  expect_column(a.slices.self, b.slices.self, "slice self");
-  expect_column(a.track_slice_begin, b.track_slice_begin, "track_slice_begin");
-  expect_column(a.instants.ts, b.instants.ts, "instant ts");
-  expect_column(a.instants.track, b.instants.track, "instant track");
-  expect_column(a.instants.name, b.instants.name, "instant name");
-  expect_column(a.instants.cat, b.instants.cat, "instant cat");
-  expect_column(a.instants.args_begin, b.instants.args_begin, "instant args_begin");
-  expect_column(a.instants.args_count, b.instants.args_count, "instant args_count");
-  expect_column(a.instants.scope, b.instants.scope, "instant scope");
-  ASSERT_EQ(a.counter_series.size(), b.counter_series.size());
-  for (size_t i = 0; i < a.counter_series.size(); ++i) {
-    EXPECT_EQ(a.counter_series[i].process, b.counter_series[i].process);
-    EXPECT_EQ(a.counter_series[i].name, b.counter_series[i].name);
-  }
-  expect_column(a.counters.ts, b.counters.ts, "counter ts");
-  expect_column(a.counters.series, b.counters.series, "counter series");
-  expect_column(a.counters.value, b.counters.value, "counter value");
-  expect_column(a.flows.id, b.flows.id, "flow id");
-  expect_column(a.flows.cat, b.flows.cat, "flow cat");
-  expect_column(a.flows.src_ts, b.flows.src_ts, "flow src_ts");
-  expect_column(a.flows.dst_ts, b.flows.dst_ts, "flow dst_ts");
-  expect_column(a.flows.src_track, b.flows.src_track, "flow src_track");
-  expect_column(a.flows.dst_track, b.flows.dst_track, "flow dst_track");
-  expect_column(a.flows.src_slice, b.flows.src_slice, "flow src_slice");
-  expect_column(a.flows.dst_slice, b.flows.dst_slice, "flow dst_slice");
-  expect_column(a.memory.ts, b.memory.ts, "memory ts");
-  expect_column(a.memory.track, b.memory.track, "memory track");
-  expect_column(a.memory.addr, b.memory.addr, "memory addr");
-  expect_column(a.memory.bytes, b.memory.bytes, "memory bytes");
-  expect_column(a.memory.device_type, b.memory.device_type, "memory device_type");
-  expect_column(a.memory.device_id, b.memory.device_id, "memory device_id");
-  expect_column(a.memory.total_allocated, b.memory.total_allocated, "memory total_allocated");
-  expect_column(a.memory.total_reserved, b.memory.total_reserved, "memory total_reserved");
-  expect_column(a.memory.slice, b.memory.slice, "memory slice");
-  EXPECT_EQ(a.meta.format, b.meta.format);
-  EXPECT_EQ(a.meta.skipped_events, b.meta.skipped_events);
-  EXPECT_EQ(a.meta.rank, b.meta.rank);
-  EXPECT_EQ(a.meta.base_time_ns, b.meta.base_time_ns);
-  EXPECT_EQ(a.meta.devices.size(), b.meta.devices.size());
-  EXPECT_EQ(a.meta.extra, b.meta.extra);
-  EXPECT_EQ(a.begin_ns(), b.begin_ns());
-  EXPECT_EQ(a.end_ns(), b.end_ns());
+  test::expect_same_trace(a, b);
 }
 
 // Kineto GPU traces from Holistic Trace Analysis's test data, in the shared data folder.

@@ -15,6 +15,7 @@
 #include "mlprof/import.h"
 #include "mlprof/mlprof.h"
 #include "mlprof/native_format.h"
+#include "trace_equality.h"
 
 namespace {
 
@@ -91,106 +92,9 @@ mlprof::Trace sample_trace() {
   return std::move(b).finish();
 }
 
+// Every table and column (tests/trace_equality.h); .mlprof files do not keep `labeled`.
 void expect_same_trace(const mlprof::Trace& a, const mlprof::Trace& b) {
-  using namespace mlprof;
-  ASSERT_EQ(a.strings.size(), b.strings.size());
-  for (StringId i = 0; i < a.strings.size(); ++i) EXPECT_EQ(a.str(i), b.str(i));
-  ASSERT_EQ(a.processes.size(), b.processes.size());
-  for (size_t i = 0; i < a.processes.size(); ++i) {
-    EXPECT_EQ(a.processes[i].pid, b.processes[i].pid);
-    EXPECT_EQ(a.processes[i].label, b.processes[i].label);
-    EXPECT_EQ(a.processes[i].name, b.processes[i].name);
-    EXPECT_EQ(a.processes[i].sort_index, b.processes[i].sort_index);
-    EXPECT_EQ(a.processes[i].is_gpu, b.processes[i].is_gpu);
-    EXPECT_EQ(a.processes[i].labels, b.processes[i].labels);
-  }
-  ASSERT_EQ(a.tracks.size(), b.tracks.size());
-  for (size_t i = 0; i < a.tracks.size(); ++i) {
-    const Track &x = a.tracks[i], &y = b.tracks[i];
-    EXPECT_EQ(x.kind, y.kind);
-    EXPECT_EQ(x.process, y.process);
-    EXPECT_EQ(x.pid, y.pid);
-    EXPECT_EQ(x.tid, y.tid);
-    EXPECT_EQ(x.label, y.label);
-    EXPECT_EQ(x.name, y.name);
-    EXPECT_EQ(x.sort_index, y.sort_index);
-    EXPECT_EQ(x.device, y.device);
-    EXPECT_EQ(x.stream, y.stream);
-  }
-  ASSERT_EQ(a.args.size(), b.args.size());
-  for (size_t i = 0; i < a.args.size(); ++i) {
-    EXPECT_EQ(a.args[i].key, b.args[i].key);
-    EXPECT_EQ(a.args[i].type, b.args[i].type);
-    EXPECT_EQ(a.arg_text(a.args[i]), b.arg_text(b.args[i]));
-  }
-  const SliceTable &s = a.slices, &r = b.slices;
-  EXPECT_EQ(s.ts, r.ts);
-  EXPECT_EQ(s.dur, r.dur);
-  EXPECT_EQ(s.track, r.track);
-  EXPECT_EQ(s.name, r.name);
-  EXPECT_EQ(s.cat, r.cat);
-  EXPECT_EQ(s.args_begin, r.args_begin);
-  EXPECT_EQ(s.args_count, r.args_count);
-  EXPECT_EQ(s.depth, r.depth);
-  EXPECT_EQ(s.parent, r.parent);
-  EXPECT_EQ(s.self, r.self);
-  EXPECT_EQ(a.track_slice_begin, b.track_slice_begin);
-  EXPECT_EQ(a.instants.ts, b.instants.ts);
-  EXPECT_EQ(a.instants.track, b.instants.track);
-  EXPECT_EQ(a.instants.name, b.instants.name);
-  EXPECT_EQ(a.instants.cat, b.instants.cat);
-  EXPECT_EQ(a.instants.args_begin, b.instants.args_begin);
-  EXPECT_EQ(a.instants.args_count, b.instants.args_count);
-  EXPECT_EQ(a.instants.scope, b.instants.scope);
-  ASSERT_EQ(a.counter_series.size(), b.counter_series.size());
-  for (size_t i = 0; i < a.counter_series.size(); ++i) {
-    EXPECT_EQ(a.counter_series[i].process, b.counter_series[i].process);
-    EXPECT_EQ(a.counter_series[i].name, b.counter_series[i].name);
-    EXPECT_EQ(a.counter_series[i].unit, b.counter_series[i].unit);
-  }
-  EXPECT_EQ(a.counters.ts, b.counters.ts);
-  EXPECT_EQ(a.counters.series, b.counters.series);
-  EXPECT_EQ(a.counters.value, b.counters.value);
-  EXPECT_EQ(a.flows.id, b.flows.id);
-  EXPECT_EQ(a.flows.cat, b.flows.cat);
-  EXPECT_EQ(a.flows.src_ts, b.flows.src_ts);
-  EXPECT_EQ(a.flows.dst_ts, b.flows.dst_ts);
-  EXPECT_EQ(a.flows.src_track, b.flows.src_track);
-  EXPECT_EQ(a.flows.dst_track, b.flows.dst_track);
-  EXPECT_EQ(a.flows.src_slice, b.flows.src_slice);
-  EXPECT_EQ(a.flows.dst_slice, b.flows.dst_slice);
-  const MemoryTable &m = a.memory, &n = b.memory;
-  EXPECT_EQ(m.ts, n.ts);
-  EXPECT_EQ(m.track, n.track);
-  EXPECT_EQ(m.addr, n.addr);
-  EXPECT_EQ(m.bytes, n.bytes);
-  EXPECT_EQ(m.device_type, n.device_type);
-  EXPECT_EQ(m.device_id, n.device_id);
-  EXPECT_EQ(m.total_allocated, n.total_allocated);
-  EXPECT_EQ(m.total_reserved, n.total_reserved);
-  EXPECT_EQ(m.stack, n.stack);
-  EXPECT_EQ(m.slice, n.slice);
-  EXPECT_EQ(a.stacks.frames_begin, b.stacks.frames_begin);
-  EXPECT_EQ(a.stacks.frames_count, b.stacks.frames_count);
-  EXPECT_EQ(a.stacks.frames, b.stacks.frames);
-  EXPECT_EQ(a.meta.format, b.meta.format);
-  EXPECT_EQ(a.meta.base_time_ns, b.meta.base_time_ns);
-  EXPECT_EQ(a.meta.rank, b.meta.rank);
-  EXPECT_EQ(a.meta.world_size, b.meta.world_size);
-  EXPECT_EQ(a.meta.schema_version, b.meta.schema_version);
-  EXPECT_EQ(a.meta.display_time_unit, b.meta.display_time_unit);
-  ASSERT_EQ(a.meta.devices.size(), b.meta.devices.size());
-  for (size_t i = 0; i < a.meta.devices.size(); ++i) {
-    EXPECT_EQ(a.meta.devices[i].name, b.meta.devices[i].name);
-    EXPECT_EQ(a.meta.devices[i].total_global_mem, b.meta.devices[i].total_global_mem);
-    EXPECT_EQ(a.meta.devices[i].num_sms, b.meta.devices[i].num_sms);
-    EXPECT_EQ(a.meta.devices[i].shared_mem_per_sm, b.meta.devices[i].shared_mem_per_sm);
-  }
-  EXPECT_EQ(a.meta.extra, b.meta.extra);
-  EXPECT_EQ(a.meta.dropped_events, b.meta.dropped_events);
-  EXPECT_EQ(a.meta.skipped_events, b.meta.skipped_events);
-  EXPECT_EQ(a.begin_ns(), b.begin_ns());
-  EXPECT_EQ(a.end_ns(), b.end_ns());
+  mlprof::test::expect_same_trace(a, b, {.labeled = false});
 }
 
 TEST(recorder_native_format, EveryTableRoundTrips) {

@@ -16,6 +16,7 @@
 
 #include "mlprof/import_stats.h"
 #include "mlprof/string_pool.h"
+#include "mlprof/table_schema.h"
 
 namespace mlprof {
 
@@ -78,31 +79,43 @@ struct ArgRange {
 };
 
 // ---- event tables (columnar) ----------------------------------------------------------------
+//
+// Each table's columns are declared once, in its MLPROF_*_COLUMNS list:
+//   X(value type, name, what it references (schema::Ref), kInput | kComputed, default)
+// MLPROF_TABLE (mlprof/table_schema.h) makes the members, Table::Row (the input columns) and
+// Table::for_each_column from it; the builder, the merge, the .mlprof writer/reader and the
+// tests walk the columns through that, so a new column is one line here. kInput columns must
+// come first in each list (the first is the table's row count).
+
+#define MLPROF_SLICE_COLUMNS(X)                                                         \
+  X(int64_t, ts, kNone, kInput, 0)  /* start, ns */                                     \
+  X(int64_t, dur, kNone, kInput, 0) /* duration, ns (>= 0) */                           \
+  X(uint32_t, track, kTrack, kInput, 0)                                                 \
+  X(StringId, name, kString, kInput, 0)                                                 \
+  X(StringId, cat, kString, kInput, 0)                                                  \
+  X(uint32_t, args_begin, kArgs, kInput, 0)                                             \
+  X(uint32_t, args_count, kNone, kInput, 0)                                             \
+  X(uint16_t, depth, kNone, kComputed, 0)   /* 0 = top level on its track */            \
+  X(int32_t, parent, kSlice, kComputed, -1) /* enclosing slice on the track, -1 none */ \
+  X(int64_t, self, kNone, kComputed, 0)     /* dur minus the union of children's time */
 
 struct SliceTable {
-  std::vector<int64_t> ts;        // start, ns
-  std::vector<int64_t> dur;       // duration, ns (>= 0)
-  std::vector<uint32_t> track;
-  std::vector<StringId> name;
-  std::vector<StringId> cat;
-  std::vector<uint32_t> args_begin;
-  std::vector<uint32_t> args_count;
-  // Computed by TraceBuilder::finish():
-  std::vector<uint16_t> depth;    // 0 = top level on its track
-  std::vector<int32_t> parent;    // enclosing slice on the same track, -1 if none
-  std::vector<int64_t> self;      // dur minus the union of children's time
+  MLPROF_TABLE(SliceTable, MLPROF_SLICE_COLUMNS)
   size_t size() const { return ts.size(); }
   int64_t end(size_t i) const { return ts[i] + dur[i]; }
 };
 
+#define MLPROF_INSTANT_COLUMNS(X)           \
+  X(int64_t, ts, kNone, kInput, 0)          \
+  X(uint32_t, track, kTrack, kInput, 0)     \
+  X(StringId, name, kString, kInput, 0)     \
+  X(StringId, cat, kString, kInput, 0)      \
+  X(uint32_t, args_begin, kArgs, kInput, 0) \
+  X(uint32_t, args_count, kNone, kInput, 0) \
+  X(uint8_t, scope, kNone, kInput, 't') /* 't' thread, 'p' process, 'g' global */
+
 struct InstantTable {
-  std::vector<int64_t> ts;
-  std::vector<uint32_t> track;
-  std::vector<StringId> name;
-  std::vector<StringId> cat;
-  std::vector<uint32_t> args_begin;
-  std::vector<uint32_t> args_count;
-  std::vector<uint8_t> scope;  // 't' thread, 'p' process, 'g' global
+  MLPROF_TABLE(InstantTable, MLPROF_INSTANT_COLUMNS)
   size_t size() const { return ts.size(); }
 };
 
@@ -114,21 +127,30 @@ struct CounterSeries {
   StringId unit = 0;
 };
 
+#define MLPROF_COUNTER_COLUMNS(X)         \
+  X(int64_t, ts, kNone, kInput, 0)        \
+  X(uint32_t, series, kSeries, kInput, 0) \
+  X(double, value, kNone, kInput, 0)
+
 struct CounterTable {
-  std::vector<int64_t> ts;
-  std::vector<uint32_t> series;
-  std::vector<double> value;
+  MLPROF_TABLE(CounterTable, MLPROF_COUNTER_COLUMNS)
   size_t size() const { return ts.size(); }
 };
 
 // Launch -> kernel links and other flows. Endpoints are bound to the deepest enclosing slice on
 // their track at finish(); -1 when no slice encloses the endpoint.
+#define MLPROF_FLOW_COLUMNS(X)                 \
+  X(uint64_t, id, kNone, kInput, 0)            \
+  X(StringId, cat, kString, kInput, 0)         \
+  X(int64_t, src_ts, kNone, kInput, 0)         \
+  X(int64_t, dst_ts, kNone, kInput, 0)         \
+  X(uint32_t, src_track, kTrack, kInput, 0)    \
+  X(uint32_t, dst_track, kTrack, kInput, 0)    \
+  X(int32_t, src_slice, kSlice, kComputed, -1) \
+  X(int32_t, dst_slice, kSlice, kComputed, -1)
+
 struct FlowTable {
-  std::vector<uint64_t> id;
-  std::vector<StringId> cat;
-  std::vector<int64_t> src_ts, dst_ts;
-  std::vector<uint32_t> src_track, dst_track;
-  std::vector<int32_t> src_slice, dst_slice;
+  MLPROF_TABLE(FlowTable, MLPROF_FLOW_COLUMNS)
   size_t size() const { return id.size(); }
 };
 
@@ -136,25 +158,40 @@ enum class DeviceType : int8_t { kCpu = 0, kCuda = 1, kOther = 2 };
 
 // One allocation (bytes > 0) or free (bytes < 0), as Kineto's [memory] events and mlprof's
 // track_alloc/track_free record them. Totals are -1 when the source did not record them.
+#define MLPROF_MEMORY_COLUMNS(X)                                                             \
+  X(int64_t, ts, kNone, kInput, 0)                                                           \
+  X(uint32_t, track, kTrack, kInput, 0)                                                      \
+  X(uint64_t, addr, kNone, kInput, 0)                                                        \
+  X(int64_t, bytes, kNone, kInput, 0)                                                        \
+  X(int8_t, device_type, kNone, kInput, 0) /* DeviceType */                                  \
+  X(int16_t, device_id, kNone, kInput, 0)                                                    \
+  X(int64_t, total_allocated, kNone, kInput, -1)                                             \
+  X(int64_t, total_reserved, kNone, kInput, -1)                                              \
+  X(uint32_t, stack, kStack, kInput, 0)    /* call-stack id into Trace::stacks, 0 unknown */ \
+  X(int32_t, slice, kSlice, kComputed, -1) /* innermost enclosing slice on the track */
+
 struct MemoryTable {
-  std::vector<int64_t> ts;
-  std::vector<uint32_t> track;
-  std::vector<uint64_t> addr;
-  std::vector<int64_t> bytes;
-  std::vector<int8_t> device_type;
-  std::vector<int16_t> device_id;
-  std::vector<int64_t> total_allocated;
-  std::vector<int64_t> total_reserved;
-  std::vector<uint32_t> stack;     // call-stack id into Trace::stacks, 0 = unknown
-  std::vector<int32_t> slice;      // innermost enclosing slice on the same track (finish()), -1
+  MLPROF_TABLE(MemoryTable, MLPROF_MEMORY_COLUMNS)
   size_t size() const { return ts.size(); }
 };
 
-// Call stacks (from mlprof run's malloc hooks): stack id -> frames, innermost first.
+// Call stacks (from mlprof run's malloc hooks): stack id -> its frames in Trace::stack_frames,
+// innermost first. Row 0 is the empty "unknown" stack.
+#define MLPROF_STACK_COLUMNS(X)                 \
+  X(uint32_t, frames_begin, kFrames, kInput, 0) \
+  X(uint32_t, frames_count, kNone, kInput, 0)
+
 struct StackTable {
-  std::vector<uint32_t> frames_begin;  // index 0 is the empty "unknown" stack
-  std::vector<uint32_t> frames_count;
-  std::vector<StringId> frames;        // symbolized frame names
+  MLPROF_TABLE(StackTable, MLPROF_STACK_COLUMNS)
+  size_t size() const { return frames_begin.size(); }
+};
+
+#define MLPROF_STACK_FRAME_COLUMNS(X) \
+  X(StringId, name, kString, kInput, 0) /* symbolized frame name */
+
+struct StackFrameTable {
+  MLPROF_TABLE(StackFrameTable, MLPROF_STACK_FRAME_COLUMNS)
+  size_t size() const { return name.size(); }
 };
 
 // ---- metadata -------------------------------------------------------------------------------
@@ -203,9 +240,22 @@ class Trace {
   FlowTable flows;
   MemoryTable memory;
   StackTable stacks;
+  StackFrameTable stack_frames;
   TraceMeta meta;
   // Computed by finish(): slices of track t are [track_slice_begin[t], track_slice_begin[t+1]).
   std::vector<uint32_t> track_slice_begin;
+
+  // Calls f(name, &Trace::table) for every event table, in .mlprof file order.
+  template <typename F>
+  static constexpr void for_each_table(F&& f) {
+    f("slices", &Trace::slices);
+    f("instants", &Trace::instants);
+    f("counters", &Trace::counters);
+    f("flows", &Trace::flows);
+    f("memory", &Trace::memory);
+    f("stacks", &Trace::stacks);
+    f("stack_frames", &Trace::stack_frames);
+  }
 
   std::string_view str(StringId id) const { return strings.get(id); }
   size_t event_count() const {
@@ -269,6 +319,8 @@ class TraceBuilder {
 
   void add_slice(uint32_t track, int64_t ts, int64_t dur, StringId name, StringId cat,
                  ArgRange args = {});
+  // Every input column of a slice (SliceTable::Row: the schema's list, with its defaults).
+  void add_slice(SliceTable::Row row);
   void add_instant(uint32_t track, int64_t ts, StringId name, StringId cat, ArgRange args = {},
                    uint8_t scope = 't');
   void add_counter(uint32_t series, int64_t ts, double value);

@@ -72,7 +72,7 @@ inline std::vector<HeapStack> top_stacks(const Trace& t, const StackAggs& agg, c
     if (s.stack == 0 || s.stack >= st.frames_begin.size()) continue;
     uint32_t n = std::min<uint32_t>(st.frames_count[s.stack], static_cast<uint32_t>(o.max_frames));
     for (uint32_t i = 0; i < n; ++i)
-      s.frames.emplace_back(t.str(st.frames[st.frames_begin[s.stack] + i]));
+      s.frames.emplace_back(t.str(t.stack_frames.name[st.frames_begin[s.stack] + i]));
   }
   return out;
 }

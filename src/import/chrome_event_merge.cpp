@@ -73,10 +73,8 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
   std::vector<Maps> maps(parts.size());
   std::vector<Group> groups;
   struct OpSlice {
-    uint32_t dest, track;
-    int64_t ts, dur;
-    StringId name, cat;
-    ArgRange args;
+    uint32_t dest;
+    SliceTable::Row row;
   };
   std::vector<OpSlice> op_slices;
   struct ArgCopy {
@@ -166,9 +164,14 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
             dest[kArgs] += o.args.count;
             slice_args = ArgRange{args.begin, args.count + o.args.count};
           }
-          op_slices.push_back(OpSlice{dest[kSlices], track, o.ts, op.ts - o.ts,
-                                      o.name ? o.name : M.str[op.name],
-                                      o.cat ? o.cat : M.str[op.cat], slice_args});
+          op_slices.push_back(
+              OpSlice{dest[kSlices], SliceTable::Row{.ts = o.ts,
+                                                     .dur = std::max<int64_t>(0, op.ts - o.ts),
+                                                     .track = track,
+                                                     .name = o.name ? o.name : M.str[op.name],
+                                                     .cat = o.cat ? o.cat : M.str[op.cat],
+                                                     .args_begin = slice_args.begin,
+                                                     .args_count = slice_args.count}});
           ++dest[kSlices];
           break;
         }
@@ -202,42 +205,32 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
     for (auto& part : parts) sources.push_back(&((part->b_.trace().*table).*col));
     gather((T.*table).*col, dest[which], groups, which, sources, map);
   };
-  column(&Trace::slices, &SliceTable::ts, kSlices, same);
-  column(&Trace::slices, &SliceTable::dur, kSlices, same);
-  column(&Trace::slices, &SliceTable::track, kSlices, track);
-  column(&Trace::slices, &SliceTable::name, kSlices, str);
-  column(&Trace::slices, &SliceTable::cat, kSlices, str);
-  column(&Trace::slices, &SliceTable::args_begin, kSlices, args_begin);
-  column(&Trace::slices, &SliceTable::args_count, kSlices, same);
-  SliceTable& s = T.slices;
-  for (const OpSlice& o : op_slices) {
-    s.ts[o.dest] = o.ts;
-    s.dur[o.dest] = o.dur < 0 ? 0 : o.dur;
-    s.track[o.dest] = o.track;
-    s.name[o.dest] = o.name;
-    s.cat[o.dest] = o.cat;
-    s.args_begin[o.dest] = o.args.begin;
-    s.args_count[o.dest] = o.args.count;
-  }
-  column(&Trace::instants, &InstantTable::ts, kInstants, same);
-  column(&Trace::instants, &InstantTable::track, kInstants, track);
-  column(&Trace::instants, &InstantTable::name, kInstants, str);
-  column(&Trace::instants, &InstantTable::cat, kInstants, str);
-  column(&Trace::instants, &InstantTable::args_begin, kInstants, args_begin);
-  column(&Trace::instants, &InstantTable::args_count, kInstants, same);
-  column(&Trace::instants, &InstantTable::scope, kInstants, same);
-  column(&Trace::counters, &CounterTable::ts, kCounters, same);
-  column(&Trace::counters, &CounterTable::series, kCounters, series);
-  column(&Trace::counters, &CounterTable::value, kCounters, same);
-  column(&Trace::memory, &MemoryTable::ts, kMemory, same);
-  column(&Trace::memory, &MemoryTable::track, kMemory, track);
-  column(&Trace::memory, &MemoryTable::addr, kMemory, same);
-  column(&Trace::memory, &MemoryTable::bytes, kMemory, same);
-  column(&Trace::memory, &MemoryTable::device_type, kMemory, same);
-  column(&Trace::memory, &MemoryTable::device_id, kMemory, same);
-  column(&Trace::memory, &MemoryTable::total_allocated, kMemory, same);
-  column(&Trace::memory, &MemoryTable::total_reserved, kMemory, same);
-  column(&Trace::memory, &MemoryTable::stack, kMemory, same);
+  // Every input column of the tables parts fill row by row, remapped by what it references
+  // (the schema in mlprof/trace.h). Flows are rebuilt by the replayed ops; stacks never come
+  // from Chrome JSON.
+  auto table = [&](auto table_member, Table which) {
+    using Rows = std::remove_reference_t<decltype(T.*table_member)>;
+    schema::for_each_input_column<Rows>([&](auto c) {
+      constexpr schema::Ref ref = decltype(c)::ref;
+      if constexpr (ref == schema::Ref::kNone || ref == schema::Ref::kStack)
+        column(table_member, c.member, which, same);
+      else if constexpr (ref == schema::Ref::kString)
+        column(table_member, c.member, which, str);
+      else if constexpr (ref == schema::Ref::kTrack)
+        column(table_member, c.member, which, track);
+      else if constexpr (ref == schema::Ref::kSeries)
+        column(table_member, c.member, which, series);
+      else if constexpr (ref == schema::Ref::kArgs)
+        column(table_member, c.member, which, args_begin);
+      else
+        static_assert(ref == schema::Ref::kNone, "merge: no remapping for this reference kind");
+    });
+  };
+  table(&Trace::slices, kSlices);
+  for (const OpSlice& o : op_slices) schema::set_row(T.slices, o.dest, o.row);
+  table(&Trace::instants, kInstants);
+  table(&Trace::counters, kCounters);
+  table(&Trace::memory, kMemory);
 
   std::vector<std::vector<Arg>*> arg_sources;
   for (auto& part : parts) arg_sources.push_back(&part->b_.trace().args);

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -68,6 +69,23 @@ class PayloadReader {
     if (n) std::memcpy(v.data(), p_, n * sizeof(T));
     p_ += n * sizeof(T);
   }
+  // n values (n checked against the bytes left first).
+  template <typename T>
+  void values(std::vector<T>& v, uint64_t n) {
+    if (failed()) return;
+    if (n > static_cast<uint64_t>(end_ - p_) / sizeof(T)) {
+      fail("column of " + std::to_string(n) + " values exceeds the data left");
+      return;
+    }
+    v.resize(n);
+    if (n) std::memcpy(v.data(), p_, n * sizeof(T));
+    p_ += n * sizeof(T);
+  }
+  uint32_t peek_tag() const {
+    uint32_t v = 0;
+    if (static_cast<size_t>(end_ - p_) >= sizeof(v)) std::memcpy(&v, p_, sizeof(v));
+    return v;
+  }
   std::string str() {
     uint32_t n = pod<uint32_t>();
     if (failed()) return {};
@@ -91,15 +109,101 @@ class PayloadReader {
   std::string error_;
 };
 
-template <typename... Vs>
-bool same_size(size_t n, const Vs&... vs) {
-  return ((vs.size() == n) && ...);
+// Calls f(column descriptor, column) for the input column `name` of `table`; false if none.
+template <typename Table, typename F>
+bool visit_input_column(Table& table, std::string_view name, F&& f) {
+  bool found = false;
+  schema::for_each_input_column<Table>([&](auto c) {
+    if (!found && name == c.name) {
+      found = true;
+      f(c, table.*c.member);
+    }
+  });
+  return found;
+}
+
+// Calls f(table) for the event table `name` of `t`; false if none.
+template <typename F>
+bool visit_table(Trace& t, std::string_view name, F&& f) {
+  bool found = false;
+  Trace::for_each_table([&](std::string_view n, auto member) {
+    if (!found && n == name) {
+      found = true;
+      f(t.*member);
+    }
+  });
+  return found;
+}
+
+// Input columns a file did not hold (written before they were added to the schema) get the
+// schema's default for each row; `rows` is the table's row count in the file.
+template <typename Table>
+void fill_absent_columns(Table& table, size_t rows) {
+  const typename Table::Row defaults{};
+  schema::for_each_input_column<Table>([&](auto c) {
+    auto& column = table.*c.member;
+    if (column.empty()) column.assign(rows, defaults.*c.row_member);
+  });
+}
+
+// One table's columns: equal lengths, and every reference inside what it points into.
+template <typename Table>
+std::string check_table(const Trace& t, std::string_view name, const Table& table) {
+  using schema::Ref;
+  const size_t rows = schema::rows(table);
+  std::string error;
+  schema::for_each_input_column<Table>([&](auto c) {
+    if (!error.empty()) return;
+    const auto& column = table.*c.member;
+    if (column.size() != rows) {
+      error = std::string(name) + " columns differ in length";
+      return;
+    }
+    constexpr Ref ref = decltype(c)::ref;
+    size_t limit = SIZE_MAX;
+    if constexpr (ref == Ref::kString) limit = t.strings.size();
+    if constexpr (ref == Ref::kTrack) limit = t.tracks.size();
+    if constexpr (ref == Ref::kSeries) limit = t.counter_series.size();
+    if constexpr (ref == Ref::kStack) limit = std::max<size_t>(1, t.stacks.size());
+    if constexpr (ref == Ref::kSlice) limit = rows;  // never stored today
+    if (limit == SIZE_MAX) return;
+    for (auto v : column) {
+      if constexpr (std::is_signed_v<std::remove_cvref_t<decltype(v)>>) {
+        if (v < 0) {
+          error = std::string(name) + "." + c.name + " is negative";
+          return;
+        }
+      }
+      if (static_cast<uint64_t>(v) >= limit) {
+        error = std::string(name) + "." + c.name + " out of range";
+        return;
+      }
+    }
+  });
+  if (!error.empty()) return error;
+  // Ranges: [begin, begin + count) inside what they point into.
+  auto check_range = [&](const auto& begin, const auto& count, size_t size, const char* what) {
+    for (size_t i = 0; i < rows; ++i)
+      if (uint64_t{begin[i]} + count[i] > size)
+        return std::string(name) + " " + what + " out of range";
+    return std::string();
+  };
+  if constexpr (requires {
+                  table.args_begin;
+                  table.args_count;
+                })
+    error = check_range(table.args_begin, table.args_count, t.args.size(), "args");
+  if constexpr (requires {
+                  table.frames_begin;
+                  table.frames_count;
+                })
+    error = check_range(table.frames_begin, table.frames_count, t.stack_frames.size(), "frames");
+  return error;
 }
 
 // Every cross-reference must point inside its table before TraceBuilder::finish() touches it.
 std::string validate(const Trace& t) {
-  const size_t nstr = t.strings.size(), ntracks = t.tracks.size(), nproc = t.processes.size();
-  const size_t nargs = t.args.size();
+  const size_t nstr = t.strings.size(), nproc = t.processes.size();
   auto bad_str = [&](StringId id) { return id >= nstr; };
   for (const Process& p : t.processes) {
     if (bad_str(p.label) || bad_str(p.name)) return "process string id out of range";
@@ -118,58 +222,80 @@ std::string validate(const Trace& t) {
     if ((a.type == ArgType::kString || a.type == ArgType::kJson) && bad_str(a.s))
       return "arg string id out of range";
   }
-  auto bad_args = [&](uint32_t b, uint32_t c) { return uint64_t{b} + c > nargs; };
-  const SliceTable& s = t.slices;
-  const size_t ns = s.ts.size();
-  if (!same_size(ns, s.dur, s.track, s.name, s.cat, s.args_begin, s.args_count))
-    return "slice columns differ in length";
-  for (size_t i = 0; i < ns; ++i) {
-    if (s.track[i] >= ntracks) return "slice track out of range";
-    if (bad_str(s.name[i]) || bad_str(s.cat[i])) return "slice string id out of range";
-    if (bad_args(s.args_begin[i], s.args_count[i])) return "slice args out of range";
-    if (s.dur[i] < 0) return "negative slice duration";
-  }
-  const InstantTable& in = t.instants;
-  if (!same_size(in.ts.size(), in.track, in.name, in.cat, in.args_begin, in.args_count, in.scope))
-    return "instant columns differ in length";
-  for (size_t i = 0; i < in.ts.size(); ++i) {
-    if (in.track[i] >= ntracks) return "instant track out of range";
-    if (bad_str(in.name[i]) || bad_str(in.cat[i])) return "instant string id out of range";
-    if (bad_args(in.args_begin[i], in.args_count[i])) return "instant args out of range";
-  }
   for (const CounterSeries& cs : t.counter_series)
     if (cs.process >= nproc || bad_str(cs.name) || bad_str(cs.unit)) return "bad counter series";
-  const CounterTable& c = t.counters;
-  if (!same_size(c.ts.size(), c.series, c.value)) return "counter columns differ in length";
-  for (uint32_t x : c.series)
-    if (x >= t.counter_series.size()) return "counter series out of range";
-  const FlowTable& f = t.flows;
-  if (!same_size(f.id.size(), f.cat, f.src_ts, f.dst_ts, f.src_track, f.dst_track))
-    return "flow columns differ in length";
-  for (size_t i = 0; i < f.id.size(); ++i)
-    if (bad_str(f.cat[i]) || f.src_track[i] >= ntracks || f.dst_track[i] >= ntracks)
-      return "flow reference out of range";
-  const StackTable& st = t.stacks;
-  if (st.frames_begin.size() != st.frames_count.size()) return "stack columns differ in length";
-  for (size_t i = 0; i < st.frames_begin.size(); ++i)
-    if (uint64_t{st.frames_begin[i]} + st.frames_count[i] > st.frames.size())
-      return "stack frames out of range";
-  for (StringId id : st.frames)
-    if (bad_str(id)) return "stack frame string id out of range";
-  const MemoryTable& m = t.memory;
-  if (!same_size(m.ts.size(), m.track, m.addr, m.bytes, m.device_type, m.device_id,
-                 m.total_allocated, m.total_reserved, m.stack))
-    return "memory columns differ in length";
-  const size_t nstacks = std::max<size_t>(1, st.frames_begin.size());
-  for (size_t i = 0; i < m.ts.size(); ++i) {
-    if (m.track[i] >= ntracks) return "memory track out of range";
-    if (m.stack[i] >= nstacks) return "memory stack out of range";
-    if (m.device_type[i] < 0 || m.device_type[i] > 2) return "bad memory device type";
-  }
+  std::string error;
+  Trace::for_each_table([&](std::string_view name, auto member) {
+    if (error.empty()) error = check_table(t, name, t.*member);
+  });
+  if (!error.empty()) return error;
+  // Value rules the column types do not express.
+  for (int64_t d : t.slices.dur)
+    if (d < 0) return "negative slice duration";
+  for (int8_t d : t.memory.device_type)
+    if (d < 0 || d > static_cast<int8_t>(DeviceType::kOther)) return "bad memory device type";
   return {};
 }
 
-Result<Trace> decode_payload(std::string_view payload, const std::string& name) {
+// Version 2 tables: TABL sections until META (layout: mlprof/detail/native_layout.h).
+void read_tables(PayloadReader& r, Trace& t) {
+  using namespace native;
+  std::vector<std::string> seen_tables;
+  while (!r.failed() && r.peek_tag() == kTagTable) {
+    r.pod<uint32_t>();
+    std::string name = r.str();
+    uint64_t rows = r.pod<uint64_t>();
+    uint32_t columns = r.pod<uint32_t>();
+    if (r.failed()) return;
+    if (std::find(seen_tables.begin(), seen_tables.end(), name) != seen_tables.end())
+      return r.fail("table " + name + " appears twice");
+    seen_tables.push_back(name);
+    bool known = visit_table(t, name, [&](auto& table) {
+      using Table = std::remove_cvref_t<decltype(table)>;
+      std::vector<std::string> seen;
+      for (uint32_t i = 0; i < columns && !r.failed(); ++i) {
+        std::string column = r.str();
+        uint8_t type = r.pod<uint8_t>();
+        uint8_t bytes = r.pod<uint8_t>();
+        if (r.failed()) return;
+        if (std::find(seen.begin(), seen.end(), column) != seen.end())
+          return r.fail("column " + name + "." + column + " appears twice");
+        seen.push_back(column);
+        bool found = visit_input_column(table, column, [&](auto c, auto& values) {
+          using Value = typename decltype(c)::Value;
+          if (type != type_code<Value>() || bytes != sizeof(Value))
+            return r.fail("column " + name + "." + column + " has the wrong type");
+          r.values(values, rows);
+        });
+        if (!found) return r.fail("unknown column " + name + "." + column);
+      }
+      if (r.failed()) return;
+      // A row count only backed by the columns read (each checked against the bytes left).
+      if (rows > 0 && seen.empty()) return r.fail("table " + name + " has rows but no columns");
+      fill_absent_columns<Table>(table, rows);
+    });
+    if (!known) r.fail("unknown table " + name);
+  }
+}
+
+// Version 1 tables: fixed columns, each count-prefixed (native::kV1Columns).
+void read_v1_table(PayloadReader& r, Trace& t, const native::V1Table& spec) {
+  if (spec.tag != 0) r.expect_tag(spec.tag, std::string(spec.table).c_str());
+  visit_table(t, spec.table, [&](auto& table) {
+    using Table = std::remove_cvref_t<decltype(table)>;
+    for (std::string_view column : spec.columns) {
+      if (column.empty()) break;
+      visit_input_column(table, column, [&](auto, auto& values) { r.column(values); });
+    }
+    if (r.failed()) return;
+    // The first column's length is the row count; unequal ones fail validation.
+    size_t rows = 0;
+    visit_input_column(table, spec.columns[0], [&](auto, auto& values) { rows = values.size(); });
+    fill_absent_columns<Table>(table, rows);
+  });
+}
+
+Result<Trace> decode_payload(std::string_view payload, uint32_t version, const std::string& name) {
   using namespace native;
   PayloadReader r(payload);
   TraceBuilder b;
@@ -239,65 +365,27 @@ Result<Trace> decode_payload(std::string_view payload, const std::string& name) 
     t.args.push_back(a);
   }
 
-  SliceTable& s = t.slices;
-  r.expect_tag(kTagSlices, "slices");
-  r.column(s.ts);
-  r.column(s.dur);
-  r.column(s.track);
-  r.column(s.name);
-  r.column(s.cat);
-  r.column(s.args_begin);
-  r.column(s.args_count);
-
-  InstantTable& in = t.instants;
-  r.expect_tag(kTagInstants, "instants");
-  r.column(in.ts);
-  r.column(in.track);
-  r.column(in.name);
-  r.column(in.cat);
-  r.column(in.args_begin);
-  r.column(in.args_count);
-  r.column(in.scope);
-
-  r.expect_tag(kTagCounterSeries, "counter series");
-  uint64_t nseries = r.count(12);
-  for (uint64_t i = 0; i < nseries && !r.failed(); ++i) {
-    CounterSeries cs;
-    cs.process = r.pod<uint32_t>();
-    cs.name = r.pod<uint32_t>();
-    cs.unit = r.pod<uint32_t>();
-    t.counter_series.push_back(cs);
+  auto counter_series = [&] {
+    r.expect_tag(kTagCounterSeries, "counter series");
+    uint64_t nseries = r.count(12);
+    for (uint64_t i = 0; i < nseries && !r.failed(); ++i) {
+      CounterSeries cs;
+      cs.process = r.pod<uint32_t>();
+      cs.name = r.pod<uint32_t>();
+      cs.unit = r.pod<uint32_t>();
+      t.counter_series.push_back(cs);
+    }
+  };
+  if (version == kNativeVersionV1) {
+    // slices, instants, counter series, then counters, flows, memory, stacks and their frames.
+    read_v1_table(r, t, kV1Columns[0]);
+    read_v1_table(r, t, kV1Columns[1]);
+    counter_series();
+    for (size_t i = 2; i < std::size(kV1Columns); ++i) read_v1_table(r, t, kV1Columns[i]);
+  } else {
+    counter_series();
+    read_tables(r, t);
   }
-  r.expect_tag(kTagCounters, "counters");
-  r.column(t.counters.ts);
-  r.column(t.counters.series);
-  r.column(t.counters.value);
-
-  FlowTable& f = t.flows;
-  r.expect_tag(kTagFlows, "flows");
-  r.column(f.id);
-  r.column(f.cat);
-  r.column(f.src_ts);
-  r.column(f.dst_ts);
-  r.column(f.src_track);
-  r.column(f.dst_track);
-
-  MemoryTable& m = t.memory;
-  r.expect_tag(kTagMemory, "memory");
-  r.column(m.ts);
-  r.column(m.track);
-  r.column(m.addr);
-  r.column(m.bytes);
-  r.column(m.device_type);
-  r.column(m.device_id);
-  r.column(m.total_allocated);
-  r.column(m.total_reserved);
-  r.column(m.stack);
-
-  r.expect_tag(kTagStacks, "stacks");
-  r.column(t.stacks.frames_begin);
-  r.column(t.stacks.frames_count);
-  r.column(t.stacks.frames);
 
   TraceMeta& md = t.meta;
   r.expect_tag(kTagMeta, "metadata");
@@ -352,9 +440,10 @@ Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name
   uint64_t declared;
   std::memcpy(&version, bytes.data() + 8, 4);
   std::memcpy(&declared, bytes.data() + 16, 8);
-  if (version != native::kNativeVersion)
+  if (version != native::kNativeVersion && version != native::kNativeVersionV1)
     return Status::error(name + ": .mlprof format version " + std::to_string(version) +
-                         " is not supported (this mlprof reads version " +
+                         " is not supported (this mlprof reads versions " +
+                         std::to_string(native::kNativeVersionV1) + " to " +
                          std::to_string(native::kNativeVersion) + ")");
   if (declared > kMaxPayloadBytes)
     return Status::error(name + ": declared payload size " + std::to_string(declared) +
@@ -378,7 +467,7 @@ Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name
     if (n != declared)
       return Status::error(name + ": payload is " + std::to_string(n) + " bytes, header says " +
                            std::to_string(declared));
-    return decode_payload(std::string_view(buf.get(), declared), name);
+    return decode_payload(std::string_view(buf.get(), declared), version, name);
   }
   // Streamed, so a lying size field costs no more memory than the data actually inflates to;
   // sized up front for the declared size when the compressed size makes it plausible, so the
@@ -417,7 +506,7 @@ Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name
     error = "payload is " + std::to_string(payload.size()) + " bytes, header says " +
             std::to_string(declared);
   if (!error.empty()) return Status::error(name + ": " + error);
-  return decode_payload(payload, name);
+  return decode_payload(payload, version, name);
 }
 
 Result<Trace> load_native(const std::string& path) {

@@ -24,8 +24,8 @@ class CountingWriter {
     size_ += sizeof(T);
   }
   template <typename T>
-  void column(const std::vector<T>& v) {
-    size_ += sizeof(uint64_t) + v.size() * sizeof(T);
+  void values(const std::vector<T>& v) {
+    size_ += v.size() * sizeof(T);
   }
   void str(std::string_view s) { size_ += sizeof(uint32_t) + s.size(); }
   uint64_t size() const { return size_; }
@@ -48,8 +48,7 @@ class ZstdWriter {
     small(&v, sizeof(T));
   }
   template <typename T>
-  void column(const std::vector<T>& v) {
-    pod<uint64_t>(v.size());
+  void values(const std::vector<T>& v) {
     bytes(v.data(), v.size() * sizeof(T));
   }
   void str(std::string_view s) {
@@ -156,26 +155,6 @@ void encode_payload(const Trace& t, Writer& w) {
     w.pod(bits);
   }
 
-  const SliceTable& s = t.slices;
-  w.pod(kTagSlices);
-  w.column(s.ts);
-  w.column(s.dur);
-  w.column(s.track);
-  w.column(s.name);
-  w.column(s.cat);
-  w.column(s.args_begin);
-  w.column(s.args_count);
-
-  const InstantTable& in = t.instants;
-  w.pod(kTagInstants);
-  w.column(in.ts);
-  w.column(in.track);
-  w.column(in.name);
-  w.column(in.cat);
-  w.column(in.args_begin);
-  w.column(in.args_count);
-  w.column(in.scope);
-
   w.pod(kTagCounterSeries);
   w.pod(static_cast<uint64_t>(t.counter_series.size()));
   for (const CounterSeries& cs : t.counter_series) {
@@ -183,36 +162,26 @@ void encode_payload(const Trace& t, Writer& w) {
     w.pod(cs.name);
     w.pod(cs.unit);
   }
-  w.pod(kTagCounters);
-  w.column(t.counters.ts);
-  w.column(t.counters.series);
-  w.column(t.counters.value);
 
-  const FlowTable& f = t.flows;
-  w.pod(kTagFlows);
-  w.column(f.id);
-  w.column(f.cat);
-  w.column(f.src_ts);
-  w.column(f.dst_ts);
-  w.column(f.src_track);
-  w.column(f.dst_track);
-
-  const MemoryTable& m = t.memory;
-  w.pod(kTagMemory);
-  w.column(m.ts);
-  w.column(m.track);
-  w.column(m.addr);
-  w.column(m.bytes);
-  w.column(m.device_type);
-  w.column(m.device_id);
-  w.column(m.total_allocated);
-  w.column(m.total_reserved);
-  w.column(m.stack);
-
-  w.pod(kTagStacks);
-  w.column(t.stacks.frames_begin);
-  w.column(t.stacks.frames_count);
-  w.column(t.stacks.frames);
+  // The event tables: every input column the schema (mlprof/trace.h) lists, named.
+  Trace::for_each_table([&](std::string_view name, auto table_member) {
+    const auto& table = t.*table_member;
+    using Table = std::remove_cvref_t<decltype(table)>;
+    const uint64_t rows = schema::rows(table);
+    uint32_t columns = 0;
+    schema::for_each_input_column<Table>([&](auto) { ++columns; });
+    w.pod(kTagTable);
+    w.str(name);
+    w.pod(rows);
+    w.pod(columns);
+    schema::for_each_input_column<Table>([&](auto c) {
+      using Value = typename decltype(c)::Value;
+      w.str(c.name);
+      w.pod(type_code<Value>());
+      w.pod(static_cast<uint8_t>(sizeof(Value)));
+      w.values(table.*c.member);
+    });
+  });
 
   const TraceMeta& md = t.meta;
   w.pod(kTagMeta);

@@ -6,6 +6,18 @@
 
 namespace mlprof {
 
+// Every event table is exactly its declared column list (mlprof/table_schema.h).
+static_assert(
+    [] {
+      bool ok = true;
+      Trace::for_each_table([&](std::string_view, auto member) {
+        ok = ok && schema::well_formed<typename schema::MemberOf<decltype(member)>::Type>();
+      });
+      return ok;
+    }(),
+    "a Trace table declares a member outside its MLPROF_*_COLUMNS list, or lists a computed "
+    "column before an input column");
+
 std::optional<int64_t> Arg::as_int() const {
   switch (type) {
     case ArgType::kInt:

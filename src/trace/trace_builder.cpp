@@ -44,8 +44,7 @@ uint32_t TraceBuilder::process_labeled(std::string_view pid_label) {
 uint32_t TraceBuilder::thread_track(uint32_t process, int64_t tid) {
   if (last_track_ != UINT32_MAX && last_track_process_ == process && last_tid_ == tid)
     return last_track_;
-  auto [it, inserted] =
-      thread_by_tid_.try_emplace({process, static_cast<uint64_t>(tid)}, 0);
+  auto [it, inserted] = thread_by_tid_.try_emplace({process, static_cast<uint64_t>(tid)}, 0);
   if (inserted) {
     it->second = static_cast<uint32_t>(trace_.tracks.size());
     Track t;
@@ -151,108 +150,76 @@ void TraceBuilder::arg_null(StringId key) {
 
 void TraceBuilder::add_slice(uint32_t track, int64_t ts, int64_t dur, StringId name, StringId cat,
                              ArgRange args) {
-  SliceTable& s = trace_.slices;
-  s.ts.push_back(ts);
-  s.dur.push_back(dur < 0 ? 0 : dur);
-  s.track.push_back(track);
-  s.name.push_back(name);
-  s.cat.push_back(cat);
-  s.args_begin.push_back(args.begin);
-  s.args_count.push_back(args.count);
+  add_slice(SliceTable::Row{.ts = ts,
+                            .dur = dur,
+                            .track = track,
+                            .name = name,
+                            .cat = cat,
+                            .args_begin = args.begin,
+                            .args_count = args.count});
+}
+
+void TraceBuilder::add_slice(SliceTable::Row row) {
+  if (row.dur < 0) row.dur = 0;
+  schema::push_row(trace_.slices, row);
 }
 
 void TraceBuilder::add_instant(uint32_t track, int64_t ts, StringId name, StringId cat,
                                ArgRange args, uint8_t scope) {
-  InstantTable& t = trace_.instants;
-  t.ts.push_back(ts);
-  t.track.push_back(track);
-  t.name.push_back(name);
-  t.cat.push_back(cat);
-  t.args_begin.push_back(args.begin);
-  t.args_count.push_back(args.count);
-  t.scope.push_back(scope);
+  schema::push_row(trace_.instants, InstantTable::Row{.ts = ts,
+                                                      .track = track,
+                                                      .name = name,
+                                                      .cat = cat,
+                                                      .args_begin = args.begin,
+                                                      .args_count = args.count,
+                                                      .scope = scope});
 }
 
 void TraceBuilder::add_counter(uint32_t series, int64_t ts, double value) {
-  trace_.counters.ts.push_back(ts);
-  trace_.counters.series.push_back(series);
-  trace_.counters.value.push_back(value);
+  schema::push_row(trace_.counters, CounterTable::Row{.ts = ts, .series = series, .value = value});
 }
 
 void TraceBuilder::add_flow(uint64_t id, StringId cat, uint32_t src_track, int64_t src_ts,
                             uint32_t dst_track, int64_t dst_ts) {
-  FlowTable& f = trace_.flows;
-  f.id.push_back(id);
-  f.cat.push_back(cat);
-  f.src_ts.push_back(src_ts);
-  f.dst_ts.push_back(dst_ts);
-  f.src_track.push_back(src_track);
-  f.dst_track.push_back(dst_track);
+  schema::push_row(trace_.flows, FlowTable::Row{.id = id,
+                                                .cat = cat,
+                                                .src_ts = src_ts,
+                                                .dst_ts = dst_ts,
+                                                .src_track = src_track,
+                                                .dst_track = dst_track});
 }
 
 void TraceBuilder::add_memory(uint32_t track, int64_t ts, uint64_t addr, int64_t bytes,
                               DeviceType type, int16_t device_id, int64_t total_allocated,
                               int64_t total_reserved, uint32_t stack) {
-  MemoryTable& m = trace_.memory;
-  m.ts.push_back(ts);
-  m.track.push_back(track);
-  m.addr.push_back(addr);
-  m.bytes.push_back(bytes);
-  m.device_type.push_back(static_cast<int8_t>(type));
-  m.device_id.push_back(device_id);
-  m.total_allocated.push_back(total_allocated);
-  m.total_reserved.push_back(total_reserved);
-  m.stack.push_back(stack);
+  schema::push_row(trace_.memory, MemoryTable::Row{.ts = ts,
+                                                   .track = track,
+                                                   .addr = addr,
+                                                   .bytes = bytes,
+                                                   .device_type = static_cast<int8_t>(type),
+                                                   .device_id = device_id,
+                                                   .total_allocated = total_allocated,
+                                                   .total_reserved = total_reserved,
+                                                   .stack = stack});
 }
 
 uint32_t TraceBuilder::add_stack(const std::vector<StringId>& frames) {
   StackTable& st = trace_.stacks;
-  if (st.frames_begin.empty()) {  // stack 0: unknown
-    st.frames_begin.push_back(0);
-    st.frames_count.push_back(0);
-  }
-  st.frames_begin.push_back(static_cast<uint32_t>(st.frames.size()));
-  st.frames_count.push_back(static_cast<uint32_t>(frames.size()));
-  st.frames.insert(st.frames.end(), frames.begin(), frames.end());
-  return static_cast<uint32_t>(st.frames_begin.size() - 1);
+  if (st.size() == 0) schema::push_row(st, StackTable::Row{});  // stack 0: unknown
+  schema::push_row(
+      st, StackTable::Row{.frames_begin = static_cast<uint32_t>(trace_.stack_frames.size()),
+                          .frames_count = static_cast<uint32_t>(frames.size())});
+  for (StringId f : frames) schema::push_row(trace_.stack_frames, StackFrameTable::Row{.name = f});
+  return static_cast<uint32_t>(st.size() - 1);
 }
 
 void TraceBuilder::reserve(size_t slices, size_t instants, size_t args, size_t flows,
                            size_t memory) {
-  SliceTable& s = trace_.slices;
-  s.ts.reserve(slices);
-  s.dur.reserve(slices);
-  s.track.reserve(slices);
-  s.name.reserve(slices);
-  s.cat.reserve(slices);
-  s.args_begin.reserve(slices);
-  s.args_count.reserve(slices);
-  InstantTable& in = trace_.instants;
-  in.ts.reserve(instants);
-  in.track.reserve(instants);
-  in.name.reserve(instants);
-  in.cat.reserve(instants);
-  in.args_begin.reserve(instants);
-  in.args_count.reserve(instants);
-  in.scope.reserve(instants);
+  schema::reserve_rows(trace_.slices, slices);
+  schema::reserve_rows(trace_.instants, instants);
   trace_.args.reserve(args);
-  FlowTable& f = trace_.flows;
-  f.id.reserve(flows);
-  f.cat.reserve(flows);
-  f.src_ts.reserve(flows);
-  f.dst_ts.reserve(flows);
-  f.src_track.reserve(flows);
-  f.dst_track.reserve(flows);
-  MemoryTable& m = trace_.memory;
-  m.ts.reserve(memory);
-  m.track.reserve(memory);
-  m.addr.reserve(memory);
-  m.bytes.reserve(memory);
-  m.device_type.reserve(memory);
-  m.device_id.reserve(memory);
-  m.total_allocated.reserve(memory);
-  m.total_reserved.reserve(memory);
-  m.stack.reserve(memory);
+  schema::reserve_rows(trace_.flows, flows);
+  schema::reserve_rows(trace_.memory, memory);
 }
 
 void TraceBuilder::mark_gpu_track(uint32_t track, int32_t device, int64_t stream) {
@@ -325,21 +292,18 @@ Trace TraceBuilder::finish() && {
     }
     if (sorted) continue;
     keys.clear();
-    for (uint32_t j = b; j < e; ++j) keys.push_back(Key{s.ts[order[j]], -s.dur[order[j]], order[j]});
+    for (uint32_t j = b; j < e; ++j)
+      keys.push_back(Key{s.ts[order[j]], -s.dur[order[j]], order[j]});
     std::sort(keys.begin(), keys.end());
     for (uint32_t j = b; j < e; ++j) order[j] = keys[j - b].idx;
   }
   bool identity = true;
   for (size_t i = 0; i < n && identity; ++i) identity = order[i] == i;
   if (!identity) {
+    // Every input column (the computed ones are derived below, after the sort).
     std::vector<bool> done;
-    permute(s.ts, order, done);
-    permute(s.dur, order, done);
-    permute(s.track, order, done);
-    permute(s.name, order, done);
-    permute(s.cat, order, done);
-    permute(s.args_begin, order, done);
-    permute(s.args_count, order, done);
+    schema::for_each_input_column<SliceTable>(
+        [&](auto column) { permute(s.*column.member, order, done); });
   }
   std::vector<uint32_t>().swap(order);
   t.track_slice_begin = begin;
@@ -380,10 +344,7 @@ Trace TraceBuilder::finish() && {
   MemoryTable& m = t.memory;
   m.slice.resize(m.size());
   for (size_t i = 0; i < m.size(); ++i) m.slice[i] = t.enclosing_slice(m.track[i], m.ts[i]);
-  if (t.stacks.frames_begin.empty()) {
-    t.stacks.frames_begin.push_back(0);
-    t.stacks.frames_count.push_back(0);
-  }
+  if (t.stacks.size() == 0) schema::push_row(t.stacks, StackTable::Row{});  // 0: unknown
 
   // 4. Span.
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();

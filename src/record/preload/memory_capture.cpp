@@ -135,11 +135,7 @@ class Replay {
 
   // Forgets every row and count since construction.
   void rollback() {
-    MemoryTable& m = b_.trace().memory;
-    size_t n = start_rows_;
-    m.ts.resize(n), m.track.resize(n), m.addr.resize(n), m.bytes.resize(n);
-    m.device_type.resize(n), m.device_id.resize(n), m.total_allocated.resize(n);
-    m.total_reserved.resize(n), m.stack.resize(n);
+    schema::truncate_rows(b_.trace().memory, start_rows_);
     stats_.allocations = saved_.allocations;
     stats_.frees = saved_.frees;
     stats_.unmatched_frees = saved_.unmatched_frees;
@@ -315,18 +311,14 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
   size_t first_row = m.size(), rows = first_row;
   if (!sink) {
     for (const auto& f : files) rows += f.event_count();
-    m.ts.reserve(rows), m.track.reserve(rows), m.addr.reserve(rows), m.bytes.reserve(rows);
-    m.device_type.reserve(rows), m.device_id.reserve(rows), m.total_allocated.reserve(rows);
-    m.total_reserved.reserve(rows), m.stack.reserve(rows);
+    schema::reserve_rows(m, rows);
   }
   std::atomic<size_t> rows_written{first_row};
-  auto col = [](const auto& v) {
-    return Prefaulter::Column{v.data(), sizeof(typename std::decay_t<decltype(v)>::value_type)};
-  };
-  Prefaulter prefault(
-      {col(m.ts), col(m.track), col(m.addr), col(m.bytes), col(m.device_type), col(m.device_id),
-       col(m.total_allocated), col(m.total_reserved), col(m.stack)},
-      first_row, rows, rows_written);
+  std::vector<Prefaulter::Column> columns;
+  schema::for_each_input_column<MemoryTable>([&](auto c) {
+    columns.push_back({(m.*c.member).data(), sizeof(typename decltype(c)::Value)});
+  });
+  Prefaulter prefault(std::move(columns), first_row, rows, rows_written);
   std::map<std::vector<StringId>, uint32_t> stack_ids;  // symbolized frames -> trace stack
   StringId cat = b.intern("mlprof.run");
 
