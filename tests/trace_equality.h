@@ -17,10 +17,12 @@ template <typename T>
 void expect_same_column(const std::vector<T>& a, const std::vector<T>& b, std::string_view table,
                         const char* column) {
   ASSERT_EQ(a.size(), b.size()) << table << "." << column << " length";
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!(a[i] == b[i]))
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!(a[i] == b[i])) {
       FAIL() << table << "." << column << " differs at row " << i << ": " << +a[i] << " vs "
              << +b[i];
+    }
+  }
 }
 
 // Every column of every event table.
@@ -47,7 +49,9 @@ inline void expect_same_trace(const Trace& a, const Trace& b, SameTraceOptions o
     const Process &p = a.processes[i], &q = b.processes[i];
     EXPECT_EQ(p.pid, q.pid) << "process " << i;
     EXPECT_EQ(p.label, q.label) << "process " << i;
-    if (o.labeled) EXPECT_EQ(p.labeled, q.labeled) << "process " << i;
+    if (o.labeled) {
+      EXPECT_EQ(p.labeled, q.labeled) << "process " << i;
+    }
     EXPECT_EQ(p.name, q.name) << "process " << i;
     EXPECT_EQ(p.sort_index, q.sort_index) << "process " << i;
     EXPECT_EQ(p.is_gpu, q.is_gpu) << "process " << i;
@@ -61,7 +65,9 @@ inline void expect_same_trace(const Trace& a, const Trace& b, SameTraceOptions o
     EXPECT_EQ(s.pid, t.pid) << "track " << i;
     EXPECT_EQ(s.tid, t.tid) << "track " << i;
     EXPECT_EQ(s.label, t.label) << "track " << i;
-    if (o.labeled) EXPECT_EQ(s.labeled, t.labeled) << "track " << i;
+    if (o.labeled) {
+      EXPECT_EQ(s.labeled, t.labeled) << "track " << i;
+    }
     EXPECT_EQ(s.name, t.name) << "track " << i;
     EXPECT_EQ(s.sort_index, t.sort_index) << "track " << i;
     EXPECT_EQ(s.device, t.device) << "track " << i;
@@ -80,7 +86,9 @@ inline void expect_same_trace(const Trace& a, const Trace& b, SameTraceOptions o
     EXPECT_EQ(a.counter_series[i].unit, b.counter_series[i].unit) << "series " << i;
   }
   expect_same_tables(a, b);
-  if (o.source) EXPECT_EQ(a.meta.source, b.meta.source);
+  if (o.source) {
+    EXPECT_EQ(a.meta.source, b.meta.source);
+  }
   EXPECT_EQ(a.meta.format, b.meta.format);
   EXPECT_EQ(a.meta.base_time_ns, b.meta.base_time_ns);
   EXPECT_EQ(a.meta.rank, b.meta.rank);

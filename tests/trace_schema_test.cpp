@@ -4,10 +4,12 @@
 // written by version 1 still load.
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -109,8 +111,11 @@ TEST(TraceSchema, EveryInputColumnKeepsItsRowThroughTheSort) {
   std::vector<std::string> before;
   Trace t = every_column_trace(&before);
   EXPECT_EQ(row_images(t.slices), before);
-  for (size_t i = 1; i < t.slices.size(); ++i)
-    if (t.slices.track[i] == t.slices.track[i - 1]) ASSERT_LE(t.slices.ts[i - 1], t.slices.ts[i]);
+  for (size_t i = 1; i < t.slices.size(); ++i) {
+    if (t.slices.track[i] == t.slices.track[i - 1]) {
+      ASSERT_LE(t.slices.ts[i - 1], t.slices.ts[i]);
+    }
+  }
   // Computed columns are sized by finish().
   Trace::for_each_table([&](std::string_view name, auto member) {
     const auto& table = t.*member;
@@ -184,6 +189,84 @@ TEST(TraceSchema, Version1StacksStillLoad) {
   std::remove(path.c_str());
   ASSERT_TRUE(v2.is_ok()) << v2.error();
   test::expect_same_trace(*v1, *v2, {.labeled = false});
+}
+
+// The payload of a .mlprof file, and the file rebuilt around a changed payload.
+std::string payload_of(const std::string& file) {
+  const size_t header = native::kHeaderBytes;
+  std::string p(ZSTD_getFrameContentSize(file.data() + header, file.size() - header), '\0');
+  EXPECT_EQ(ZSTD_decompress(p.data(), p.size(), file.data() + header, file.size() - header),
+            p.size());
+  return p;
+}
+std::string with_payload(const std::string& file, const std::string& p) {
+  std::string out = file.substr(0, native::kHeaderBytes);
+  uint64_t size = p.size();
+  std::memcpy(out.data() + 16, &size, 8);
+  std::string z(ZSTD_compressBound(p.size()), '\0');
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(c, ZSTD_c_checksumFlag, 1);
+  z.resize(ZSTD_compress2(c, z.data(), z.size(), p.data(), p.size()));
+  ZSTD_freeCCtx(c);
+  return out + z;
+}
+
+// Removes column `column` of table `table` from a version 2 payload, as if the file had been
+// written before that column existed.
+std::string without_column(std::string p, std::string_view table, std::string_view column) {
+  auto u32 = [&](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, p.data() + at, 4);
+    return v;
+  };
+  auto name_at = [&](size_t at) { return std::string_view(p).substr(at + 4, u32(at)); };
+  std::string tag = "TABL" + std::string(1, char(table.size())) + std::string(3, '\0');
+  size_t at = p.find(tag + std::string(table));
+  if (at == std::string::npos) return p;
+  at += 4;
+  size_t rows_at = at + 4 + table.size();
+  uint64_t rows;
+  std::memcpy(&rows, p.data() + rows_at, 8);
+  size_t count_at = rows_at + 8, col = count_at + 4;
+  for (uint32_t i = 0, n = u32(count_at); i < n; ++i) {
+    size_t name_len = u32(col);
+    size_t bytes = static_cast<uint8_t>(p[col + 4 + name_len + 1]);
+    size_t end = col + 4 + name_len + 2 + rows * bytes;
+    if (name_at(col) == column) {
+      p.erase(col, end - col);
+      uint32_t left = n - 1;
+      std::memcpy(p.data() + count_at, &left, 4);
+      return p;
+    }
+    col = end;
+  }
+  return p;
+}
+
+TEST(TraceSchema, AColumnAbsentFromAFileGetsItsDefault) {
+  std::vector<std::string> before;
+  Trace t = every_column_trace(&before);
+  std::string path = temp_path("absent.mlprof");
+  ASSERT_TRUE(save_native(t, path).is_ok());
+  std::ifstream f(path, std::ios::binary);
+  std::string file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  std::string payload = payload_of(file);
+  std::string older = without_column(payload, "memory", "total_reserved");
+  ASSERT_LT(older.size(), payload.size());  // the column was found and removed
+  auto back = load_native_buffer(with_payload(file, older), "older.mlprof");
+  ASSERT_TRUE(back.is_ok()) << back.error();
+  EXPECT_EQ(back->memory.total_reserved, std::vector<int64_t>(t.memory.size(), -1));
+  EXPECT_EQ(back->memory.total_allocated, t.memory.total_allocated);
+  // A column this mlprof does not know is an error, not silently dropped.
+  std::string renamed = payload;
+  size_t at = renamed.find("total_reserved");
+  ASSERT_NE(at, std::string::npos);
+  renamed[at] = 'T';
+  auto bad = load_native_buffer(with_payload(file, renamed), "newer.mlprof");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.error().find("unknown column memory.Total_reserved"), std::string::npos)
+      << bad.error();
 }
 
 // What "adding a column" means: one line in a table's list. A test-only table shows the Row,

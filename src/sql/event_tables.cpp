@@ -180,7 +180,7 @@ void frame_cell(sqlite3_context* ctx, const TraceSet& set, size_t p, uint64_t ro
       break;
     }
     case 3:
-      result_string(ctx, t, s.frames[row]);
+      result_string(ctx, t, t.stack_frames.name[row]);
       break;
   }
 }
@@ -190,7 +190,7 @@ uint64_t frame_count(const Trace& t) {
   const StackTable& s = t.stacks;
   if (s.frames_begin.empty() || !std::is_sorted(s.frames_begin.begin(), s.frames_begin.end()))
     return 0;
-  return s.frames.size();
+  return t.stack_frames.size();
 }
 
 }  // namespace

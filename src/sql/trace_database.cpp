@@ -90,7 +90,7 @@ Result<std::unique_ptr<TraceDatabase>> TraceDatabase::open(std::vector<TracePart
     next.stack += static_cast<int64_t>(t.stacks.frames_begin.size());
     next.arg += static_cast<int64_t>(t.args.size());
     next.counter += static_cast<int64_t>(t.counters.size());
-    next.frame += static_cast<int64_t>(t.stacks.frames.size());
+    next.frame += static_cast<int64_t>(t.stack_frames.size());
   }
 
   if (sqlite3_open_v2(":memory:", &d->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=

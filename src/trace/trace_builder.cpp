@@ -150,13 +150,13 @@ void TraceBuilder::arg_null(StringId key) {
 
 void TraceBuilder::add_slice(uint32_t track, int64_t ts, int64_t dur, StringId name, StringId cat,
                              ArgRange args) {
-  add_slice(SliceTable::Row{.ts = ts,
-                            .dur = dur,
-                            .track = track,
-                            .name = name,
-                            .cat = cat,
-                            .args_begin = args.begin,
-                            .args_count = args.count});
+  schema::push_row(trace_.slices, SliceTable::Row{.ts = ts,
+                                                  .dur = dur < 0 ? 0 : dur,
+                                                  .track = track,
+                                                  .name = name,
+                                                  .cat = cat,
+                                                  .args_begin = args.begin,
+                                                  .args_count = args.count});
 }
 
 void TraceBuilder::add_slice(SliceTable::Row row) {
