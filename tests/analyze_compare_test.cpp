@@ -85,3 +85,42 @@ TEST(Compare, ManyTracesAgainstTheFirst) {
   ASSERT_FALSE(r.rows.empty());
   EXPECT_EQ(r.rows[0].total_ns.size(), 3u);
 }
+
+// Run-specific tokens are replaced in the match key; everything else is kept.
+TEST(Compare, MatchKeyDropsRunSpecificTokens) {
+  EXPECT_EQ(compare_match_key("<built-in method relu of type object at 0x7f1f3132d1e0>"),
+            "<built-in method relu of type object at 0x*>");
+  EXPECT_EQ(compare_match_key("/tmp/ipykernel_4242/123.py(3): f"), "/tmp/ipykernel_*/123.py(3): f");
+  EXPECT_EQ(compare_match_key("<ipython-input-12-abc>(1): g"), "<ipython-input-*-abc>(1): g");
+  // Short hex literals (template arguments) and line numbers are not run-specific.
+  EXPECT_EQ(compare_match_key("kernel<0x10>"), "kernel<0x10>");
+  EXPECT_EQ(compare_match_key("model.py(42): forward"), "model.py(42): forward");
+}
+
+// Python events of two runs whose names differ only by the object's address are one row,
+// shown under the base's name, in the python table; ops stay in theirs.
+TEST(Compare, MatchesPythonFunctionsAcrossAddresses) {
+  auto make_run = [](const std::string& address) {
+    TraceBuilder b;
+    uint32_t cpu = b.thread_track(b.process(1), 1);
+    StringId py = b.intern("python_function"), op = b.intern("cpu_op");
+    StringId relu = b.intern("<built-in method relu of type object at " + address + ">");
+    for (int i = 0; i < 10; ++i) {
+      b.add_slice(cpu, i * 100, 50, relu, py);
+      b.add_slice(cpu, i * 100 + 10, 30, b.intern("aten::relu"), op);
+    }
+    return std::move(b).finish();
+  };
+  Trace base = make_run("0x7fa25cb2d1e0"), next = make_run("0x7fb4c992d1e0");
+  CompareResult r = compare_traces(base, next);
+  ASSERT_EQ(r.python.size(), 1u);
+  EXPECT_EQ(r.python[0].name, "<built-in method relu of type object at 0x7fa25cb2d1e0>");
+  EXPECT_EQ(r.python[0].base_count, 10u);  // 10 calls on each side, none added or removed
+  EXPECT_EQ(r.python[0].new_count, 10u);
+  EXPECT_EQ(r.python[0].verdict, DiffVerdict::kUnchanged);
+  ASSERT_EQ(r.ops.size(), 1u);
+  EXPECT_EQ(r.ops[0].name, "aten::relu");
+  CompareOptions together;
+  together.python_with_ops = true;
+  EXPECT_EQ(compare_traces(base, next, together).ops.size(), 2u);
+}

@@ -198,14 +198,14 @@ def compare(a, b, alpha=0.05, welch=False):
         }
         if a.trace is not None and b.trace is not None and a.ops is not None and b.ops is not None:
             doc["ops"] = json.loads(_core.compare_json(a.trace._core, b.trace._core, alpha, 5.0,
-                                                       welch, 40))["ops"]
+                                                       welch, 0))["ops"]
         verdict = ("faster" if doc["speedup"] > 1 else "slower") if doc["significant"] else "no significant change"
         text = (f"{b.name} vs {a.name}: speedup {doc['speedup']:.3f}x ({verdict}, p = {p:.3g}, "
                 f"{doc['test']})")
         return Result("compare", doc, text)
     ta, tb = trace_of(a), trace_of(b)
     if isinstance(ta, Trace) and isinstance(tb, Trace):
-        doc = json.loads(_core.compare_json(ta._core, tb._core, alpha, 5.0, welch, 40))
+        doc = json.loads(_core.compare_json(ta._core, tb._core, alpha, 5.0, welch, 0))
         return Result("compare", doc)
     raise TypeError("compare() takes two BenchmarkResults, or two Traces/Sessions")
 

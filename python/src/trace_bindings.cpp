@@ -248,7 +248,7 @@ void bind_trace(py::module_& m) {
       },
       py::arg("base"), py::arg("next"), py::arg("alpha") = kCompareAlpha,
       py::arg("min_effect_pct") = kCompareMinEffectPct, py::arg("welch") = false,
-      py::arg("top") = 40, "`mlprof compare BASE NEW --json`.");
+      py::arg("top") = 0, "`mlprof compare BASE NEW --json`.");
   m.def("load_file", &load_file, py::arg("path"), py::arg("threads") = 0);
   m.def("load_dir", &load_dir, py::arg("path"), py::arg("threads") = 0);
   m.def("is_dir", [](const std::string& p) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <string_view>
 #include <unordered_map>
 
 #include "mlprof/analyze/memory.h"
@@ -32,16 +34,72 @@ std::string_view diff_verdict_name(DiffVerdict v) {
 
 namespace {
 
+bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Length of the run of characters from `i` satisfying `pred`.
+template <class Pred>
+size_t run_length(std::string_view s, size_t i, Pred pred) {
+  size_t j = i;
+  while (j < s.size() && pred(s[j])) ++j;
+  return j - i;
+}
+
+constexpr size_t kMinAddressDigits = 6;  // addresses of a 64-bit process are above 0x400000
+
+}  // namespace
+
+std::string compare_match_key(std::string_view name) {
+  static constexpr std::string_view kIpykernel = "ipykernel_", kIpythonInput = "<ipython-input-";
+  std::string key;
+  key.reserve(name.size());
+  for (size_t i = 0; i < name.size();) {
+    if (name[i] == '0' && i + 1 < name.size() && (name[i + 1] == 'x' || name[i + 1] == 'X') &&
+        (i == 0 || !is_hex(name[i - 1]))) {
+      size_t n = run_length(name, i + 2, is_hex);
+      if (n >= kMinAddressDigits) {
+        key += "0x*";
+        i += 2 + n;
+        continue;
+      }
+    }
+    if (name.substr(i, kIpykernel.size()) == kIpykernel) {
+      size_t n = run_length(name, i + kIpykernel.size(), is_digit);
+      if (n > 0) {
+        key += "ipykernel_*";
+        i += kIpykernel.size() + n;
+        continue;
+      }
+    }
+    if (name.substr(i, kIpythonInput.size()) == kIpythonInput) {
+      size_t j = i + kIpythonInput.size();
+      size_t n = run_length(name, j, is_digit);
+      if (n > 0 && j + n < name.size() && name[j + n] == '-') {
+        key += "<ipython-input-*-";
+        i = j + n + 1;
+        continue;
+      }
+    }
+    key += name[i++];
+  }
+  return key;
+}
+
+namespace {
+
 // Per (name, category) durations of one side (host or GPU) of a trace.
 struct Group {
   std::string name, category;
+  std::string key;  // compare_match_key(name) + '\x1f' + category
   std::vector<double> durations;
   int64_t total_ns = 0;
 };
 
 struct Side {
   std::vector<Group> groups;
-  std::unordered_map<std::string, size_t> index;  // name + '\x1f' + category
+  std::unordered_map<std::string, size_t> index;  // compare_match_key(name) + '\x1f' + category
 };
 
 void collect(const Trace& t, bool gpu, Side& side) {
@@ -57,14 +115,21 @@ void collect(const Trace& t, bool gpu, Side& side) {
     int8_t& st = is_step[s.name[i]];
     if (st < 0) st = step_number(t.str(s.name[i])) ? 1 : 0;
     if (st == 1) continue;
-    uint64_t key = (static_cast<uint64_t>(s.name[i]) << 32) | s.cat[i];
-    auto [it, inserted] = by_ids.emplace(key, side.groups.size());
+    uint64_t ids = (static_cast<uint64_t>(s.name[i]) << 32) | s.cat[i];
+    auto [it, inserted] = by_ids.emplace(ids, 0);
     if (inserted) {
-      Group g;
-      g.name = std::string(t.str(s.name[i]));
-      g.category = std::string(t.str(s.cat[i]));
-      side.index.emplace(g.name + '\x1f' + g.category, side.groups.size());
-      side.groups.push_back(std::move(g));
+      // Names differing only in run-specific tokens share a group (the first name is shown).
+      std::string_view name = t.str(s.name[i]), category = t.str(s.cat[i]);
+      std::string key = compare_match_key(name) + '\x1f' + std::string(category);
+      auto [k, new_group] = side.index.emplace(std::move(key), side.groups.size());
+      if (new_group) {
+        Group g;
+        g.name = std::string(name);
+        g.category = std::string(category);
+        g.key = k->first;
+        side.groups.push_back(std::move(g));
+      }
+      it->second = k->second;
     }
     Group& g = side.groups[it->second];
     g.durations.push_back(static_cast<double>(s.dur[i]));
@@ -147,12 +212,12 @@ void diff_side(const Side& base, const Side& next, int64_t base_span, int64_t ne
     OpDiff d;
     d.name = b.name;
     d.category = b.category;
-    auto it = next.index.find(b.name + '\x1f' + b.category);
+    auto it = next.index.find(b.key);
     fill(d, &b, it == next.index.end() ? nullptr : &next.groups[it->second]);
     out.push_back(std::move(d));
   }
   for (const Group& n : next.groups) {
-    if (base.index.count(n.name + '\x1f' + n.category)) continue;
+    if (base.index.count(n.key)) continue;
     OpDiff d;
     d.name = n.name;
     d.category = n.category;
@@ -176,7 +241,10 @@ void diff_side(const Side& base, const Side& next, int64_t base_span, int64_t ne
     int64_t da = std::llabs(a.delta_total_ns), db = std::llabs(b.delta_total_ns);
     return da != db ? da > db : a.name < b.name;
   });
-  if (o.top > 0 && out.size() > o.top) out.resize(o.top);
+}
+
+void keep_top(std::vector<OpDiff>& rows, size_t top) {
+  if (top > 0 && rows.size() > top) rows.resize(top);
 }
 
 }  // namespace
@@ -205,6 +273,16 @@ CompareResult compare_traces(const Trace& base, const Trace& next, const Compare
     collect(next, gpu, n);
     diff_side(b, n, r.base.span_ns, r.next.span_ns, o, gpu ? r.kernels : r.ops, r);
   }
+  if (!o.python_with_ops) {
+    auto python = std::stable_partition(r.ops.begin(), r.ops.end(), [](const OpDiff& d) {
+      return d.category != "python_function";
+    });
+    r.python.assign(std::make_move_iterator(python), std::make_move_iterator(r.ops.end()));
+    r.ops.erase(python, r.ops.end());
+  }
+  keep_top(r.ops, o.top);
+  keep_top(r.python, o.top);
+  keep_top(r.kernels, o.top);
   if (r.step_regression && r.step_delta_pct > r.worst_regression_pct) {
     r.worst_regression_pct = r.step_delta_pct;
     r.worst_regression = "(step time)";
@@ -223,7 +301,7 @@ MultiCompareResult compare_many(const std::vector<const Trace*>& traces, const C
       Side side;
       collect(*traces[k], gpu, side);
       for (const Group& g : side.groups) {
-        auto [it, inserted] = index.emplace(g.name + '\x1f' + g.category, r.rows.size());
+        auto [it, inserted] = index.emplace(g.key, r.rows.size());
         if (inserted) {
           MultiRow row;
           row.name = g.name;

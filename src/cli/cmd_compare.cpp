@@ -16,7 +16,8 @@ struct CompareArgs {
   double alpha = kCompareAlpha;
   double min_effect = kCompareMinEffectPct;
   double min_share = kCompareMinSharePct;
-  size_t top = 40;
+  size_t top = 0;
+  bool python_with_ops = false;
 };
 
 MLPROF_REGISTER_COMMAND(
@@ -36,8 +37,11 @@ MLPROF_REGISTER_COMMAND(
                      "smallest mean change in percent called a regression (default 5)");
       sub.add_option("--min-share", a->min_share,
                      "ops under this percent of the span in both traces are not judged (0.5)");
-      sub.add_option("--top", a->top, "rows per table (0 = all)");
-      return [a]() {
+      CLI::Option* top =
+          sub.add_option("--top", a->top, "rows per table (0 = all; default: all in --json, 40)");
+      sub.add_flag("--python-in-ops", a->python_with_ops,
+                   "python_function rows in the host-op table (default: their own table)");
+      return [a, top]() {
         // Load the traces two at a time (2 cores; each load is itself pipelined).
         std::vector<std::future<std::optional<Trace>>> loads;
         for (const std::string& p : a->paths)
@@ -57,7 +61,10 @@ MLPROF_REGISTER_COMMAND(
         o.min_effect_pct = a->min_effect;
         o.min_share_pct = a->min_share;
         o.test = a->test == "welch" ? SignificanceTest::kWelch : SignificanceTest::kMannWhitney;
-        o.top = a->top;
+        // The JSON holds every row unless --top is given; the text shows 40 unless it is.
+        o.top = top->count() ? a->top : 0;
+        size_t text_top = top->count() ? a->top : kCompareTextTop;
+        o.python_with_ops = a->python_with_ops;
         std::vector<const CompareResult*> pairs;
         CompareResult two;
         MultiCompareResult many;
@@ -78,8 +85,8 @@ MLPROF_REGISTER_COMMAND(
             write_multi_compare_json(w, many);
           std::cout << w.str() << "\n";
         } else {
-          std::cout << (traces.size() == 2 ? render_compare_text(two)
-                                           : render_multi_compare_text(many));
+          std::cout << (traces.size() == 2 ? render_compare_text(two, 100, text_top)
+                                           : render_multi_compare_text(many, 100, text_top));
         }
         if (a->fail_pct >= 0) {
           for (const CompareResult* p : pairs) {

@@ -23,9 +23,11 @@ std::string short_name(const std::string& s) {
 
 std::string signed_duration(double ns) { return (ns > 0 ? "+" : "") + format_duration_ns(ns); }
 
-void diff_table(std::string& out, const std::vector<OpDiff>& rows, const char* title,
-                size_t width) {
-  if (rows.empty()) return;
+void diff_table(std::string& out, const std::vector<OpDiff>& all, const char* title, size_t width,
+                size_t top) {
+  if (all.empty()) return;
+  size_t shown = top > 0 ? std::min(top, all.size()) : all.size();
+  std::vector<OpDiff> rows(all.begin(), all.begin() + static_cast<ptrdiff_t>(shown));
   out += std::string("\n") + title + "\n";
   TextTable t;
   t.add_column("name", TextTable::Align::kLeft);
@@ -50,6 +52,8 @@ void diff_table(std::string& out, const std::vector<OpDiff>& rows, const char* t
   }
   // Names need room beside nine numeric columns.
   out += t.render(std::max<size_t>(width, 150));
+  if (shown < all.size())
+    out += "(" + std::to_string(all.size() - shown) + " more rows: --top 0 or --json)\n";
 }
 
 void write_totals(JsonWriter& w, const TraceTotals& t) {
@@ -89,7 +93,7 @@ void write_diffs(JsonWriter& w, const std::vector<OpDiff>& rows) {
 
 }  // namespace
 
-std::string render_compare_text(const CompareResult& r, size_t width) {
+std::string render_compare_text(const CompareResult& r, size_t width, size_t top) {
   std::string out;
   out += "base: " + r.base.source + "\nnew:  " + r.next.source + "\n";
   out += "overall speedup " + fmt("%.3fx", r.overall_speedup) + " (" + r.speedup_basis + ")";
@@ -110,8 +114,9 @@ std::string render_compare_text(const CompareResult& r, size_t width) {
     out +=
         "; worst: " + short_name(r.worst_regression) + " " + fmt("%+.1f%%", r.worst_regression_pct);
   out += "\n";
-  diff_table(out, r.ops, "Host ops (by |total delta|):", width);
-  diff_table(out, r.kernels, "GPU kernels (by |total delta|):", width);
+  diff_table(out, r.ops, "Host ops (by |total delta|):", width, top);
+  diff_table(out, r.python, "Python functions (by |total delta|):", width, top);
+  diff_table(out, r.kernels, "GPU kernels (by |total delta|):", width, top);
   return out;
 }
 
@@ -134,12 +139,14 @@ void write_compare_json(JsonWriter& w, const CompareResult& r) {
   w.field("worst_regression_pct", r.worst_regression_pct);
   w.key("ops");
   write_diffs(w, r.ops);
+  w.key("python_functions");
+  write_diffs(w, r.python);
   w.key("kernels");
   write_diffs(w, r.kernels);
   w.end_object();
 }
 
-std::string render_multi_compare_text(const MultiCompareResult& r, size_t width) {
+std::string render_multi_compare_text(const MultiCompareResult& r, size_t width, size_t top) {
   std::string out;
   for (size_t k = 0; k < r.sources.size(); ++k)
     out += "[" + std::to_string(k) + "] " + r.sources[k] + "\n";
@@ -147,7 +154,9 @@ std::string render_multi_compare_text(const MultiCompareResult& r, size_t width)
   t.add_column("name", TextTable::Align::kLeft);
   for (size_t k = 0; k < r.sources.size(); ++k) t.add_column("[" + std::to_string(k) + "] total");
   for (size_t k = 1; k < r.sources.size(); ++k) t.add_column("[" + std::to_string(k) + "]/[0]");
-  for (const MultiRow& row : r.rows) {
+  size_t shown = top > 0 ? std::min(top, r.rows.size()) : r.rows.size();
+  for (size_t i = 0; i < shown; ++i) {
+    const MultiRow& row = r.rows[i];
     std::vector<std::string> cells{row.name};
     for (size_t k = 0; k < row.total_ns.size(); ++k)
       cells.push_back(row.count[k] ? format_duration_ns(static_cast<double>(row.total_ns[k]))
@@ -160,7 +169,9 @@ std::string render_multi_compare_text(const MultiCompareResult& r, size_t width)
     t.add_row(std::move(cells));
   }
   out += t.render(width);
-  for (const CompareResult& p : r.pairs) out += "\n" + render_compare_text(p, width);
+  if (shown < r.rows.size())
+    out += "(" + std::to_string(r.rows.size() - shown) + " more rows: --top 0 or --json)\n";
+  for (const CompareResult& p : r.pairs) out += "\n" + render_compare_text(p, width, top);
   return out;
 }
 

@@ -28,14 +28,27 @@ struct CompareOptions {
   double min_effect_pct = kCompareMinEffectPct;
   double min_share_pct = kCompareMinSharePct;
   SignificanceTest test = SignificanceTest::kMannWhitney;
-  size_t top = 40;  // rows kept per table (by |total delta|); 0 = all
+  size_t top = 0;  // rows kept per table (by |total delta|); 0 = all (the text shows 40)
+  // python_function rows (the Python tracer's frames) in their own table: they nest around the
+  // ops they call, so mixing them into the op table counts the same time twice.
+  bool python_with_ops = false;
 };
+
+// The key rows are matched by across traces: the name with its run-specific tokens replaced,
+// so the same function matches though the process differs (see docs/analysis.md, compare):
+//  - "0x" + at least 6 hex digits (an object or code address: "<built-in method relu of type
+//    object at 0x7f1f3132d1e0>") -> "0x*";
+//  - Jupyter's per-kernel names: "ipykernel_<pid>" -> "ipykernel_*", "<ipython-input-<n>-"
+//    (n: the cell's execution count) -> "<ipython-input-*-".
+// Line numbers ("model.py(42): forward") are kept: two functions of one name in one file
+// differ only by them.
+std::string compare_match_key(std::string_view name);
 
 enum class DiffVerdict { kUnchanged, kRegression, kImprovement, kNoise, kAdded, kRemoved, kMinor };
 std::string_view diff_verdict_name(DiffVerdict v);  // "unchanged", "regression", ...
 
 struct OpDiff {
-  std::string name;
+  std::string name;  // as the base spells it (the new trace's when only there)
   std::string category;
   uint64_t base_count = 0, new_count = 0;
   int64_t base_total_ns = 0, new_total_ns = 0;
@@ -67,6 +80,7 @@ struct CompareResult {
   bool step_regression = false;   // significant slowdown of at least min_effect_pct
   int64_t peak_memory_delta = 0;  // new - base (0 when either lacks memory events)
   std::vector<OpDiff> ops;        // host ops, by |delta total| descending, cut to top
+  std::vector<OpDiff> python;     // python_function rows (empty with python_with_ops), same order
   std::vector<OpDiff> kernels;    // GPU kernels/memcpy/memset, same order
   uint64_t regressions = 0, improvements = 0, noise = 0;  // over all rows, before the cut
   double worst_regression_pct = 0;  // largest mean increase among regressions (and steps)
@@ -78,7 +92,7 @@ CompareResult compare_traces(const Trace& base, const Trace& next,
 
 // N traces (e.g. one per backend): totals side by side, and each trace against the first.
 struct MultiRow {
-  std::string name;
+  std::string name;  // as the first trace holding it spells it; matched by compare_match_key
   std::string category;
   std::vector<uint64_t> count;
   std::vector<int64_t> total_ns;
