@@ -285,6 +285,31 @@ TEST(KernelsAnalysis, StatsLaunchConfigAndTypeBreakdown) {
   EXPECT_EQ(types["MEMORY"], 10 * us);
 }
 
+// Blocks per SM is the duration-weighted mean over the calls, sum(bps * dur) / sum(dur) (the
+// TensorBoard plugin's KernelParser): calls of 10, 30 and 60 us with 2, 4 and 0.5 blocks per
+// SM give (2*10 + 4*30 + 0.5*60) / 100 = 170 / 100 = 1.7 (the first call says 2, the plain mean
+// 2.17). Occupancy 40, 60, 10 % likewise: (400 + 1800 + 600) / 100 = 28 %.
+TEST(KernelsAnalysis, BlocksPerSmIsDurationWeighted) {
+  TraceBuilder b;
+  uint32_t gpu = b.thread_track(b.process(0), 7);
+  b.mark_gpu_track(gpu, 0, 7);
+  StringId bps = b.intern("blocks per SM"), occ = b.intern("est. achieved occupancy %");
+  const int64_t start[3] = {0, 20, 60}, dur[3] = {10, 30, 60};
+  const double blocks[3] = {2, 4, 0.5}, occupancy[3] = {40, 60, 10};
+  for (int i = 0; i < 3; ++i) {
+    uint32_t m = b.args_mark();
+    b.arg_double(bps, blocks[i]);
+    b.arg_double(occ, occupancy[i]);
+    b.add_slice(gpu, start[i] * us, dur[i] * us, b.intern("k"), b.intern("kernel"),
+                b.args_since(m));
+  }
+  Trace t = std::move(b).finish();
+  KernelsResult r = analyze_kernels(t);
+  ASSERT_EQ(r.kernels.size(), 1u);
+  EXPECT_NEAR(r.kernels[0].launch.blocks_per_sm, 1.7, 1e-12);
+  EXPECT_NEAR(r.kernels[0].launch.achieved_occupancy, 28, 1e-12);
+}
+
 TEST(RanksAnalysis, ImbalanceAndStragglers) {
   std::vector<Trace> traces;
   for (int rank = 0; rank < 4; ++rank) {

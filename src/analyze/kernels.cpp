@@ -23,6 +23,8 @@ struct Accum {
   bool varies = false;
   double occupancy_weighted = 0;
   int64_t occupancy_ns = 0;
+  double blocks_per_sm_weighted = 0;
+  int64_t blocks_per_sm_ns = 0;
 };
 
 std::string arg_string(const Trace& t, const Arg* a) {
@@ -208,6 +210,10 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
         a.occupancy_weighted += occ->as_double().value_or(0) * static_cast<double>(d);
         a.occupancy_ns += d;
       }
+      if (const Arg* bps = find(e.slice, k_bps)) {
+        a.blocks_per_sm_weighted += bps->as_double().value_or(0) * static_cast<double>(d);
+        a.blocks_per_sm_ns += d;
+      }
     }
   }
 
@@ -230,7 +236,8 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
       if (const Arg* x = find(a.first_slice, k_regs))
         l.registers_per_thread = x->as_int().value_or(-1);
       if (const Arg* x = find(a.first_slice, k_smem)) l.shared_memory = x->as_int().value_or(-1);
-      if (const Arg* x = find(a.first_slice, k_bps)) l.blocks_per_sm = x->as_double().value_or(-1);
+      if (a.blocks_per_sm_ns > 0)
+        l.blocks_per_sm = a.blocks_per_sm_weighted / static_cast<double>(a.blocks_per_sm_ns);
       if (const Arg* x = find(a.first_slice, k_wps)) l.warps_per_sm = x->as_double().value_or(-1);
       if (a.occupancy_ns > 0) l.achieved_occupancy = a.occupancy_weighted / a.occupancy_ns;
       l.varies = a.varies;

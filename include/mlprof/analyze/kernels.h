@@ -19,14 +19,15 @@ struct KernelsOptions {
 };
 
 // Launch configuration as Kineto records it in kernel args; -1 when absent. When calls of one
-// name differ, the first call's configuration is shown and `varies` is set; occupancy is the
-// duration-weighted mean over the calls that record it.
+// name differ, the first call's configuration is shown and `varies` is set; blocks per SM and
+// occupancy are the duration-weighted means over the calls that record them,
+// sum(value * dur) / sum(dur) (the TensorBoard plugin's KernelParser.parse_events).
 struct LaunchConfig {
   std::string grid;   // "[80, 1, 1]"
   std::string block;  // "[128, 1, 1]"
   int64_t registers_per_thread = -1;
   int64_t shared_memory = -1;  // bytes
-  double blocks_per_sm = -1;
+  double blocks_per_sm = -1;   // duration-weighted mean
   double warps_per_sm = -1;
   double achieved_occupancy = -1;  // "est. achieved occupancy %", duration-weighted
   bool varies = false;
