@@ -9,10 +9,12 @@
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/analyze/steps.h"
+#include "mlprof/import.h"
 #include "mlprof/json_writer.h"
 #include "mlprof/render/gpu_render.h"
 #include "mlprof/render/kernels_render.h"
 #include "mlprof/render/ranks_render.h"
+#include "shared_data.h"
 
 namespace mlprof {
 namespace {
@@ -283,6 +285,50 @@ TEST(KernelsAnalysis, StatsLaunchConfigAndTypeBreakdown) {
   EXPECT_EQ(types["COMPUTATION overlapping COMMUNICATION"], 13 * us);
   EXPECT_EQ(types["COMMUNICATION"], 7 * us);
   EXPECT_EQ(types["MEMORY"], 10 * us);
+}
+
+// MTIA submits work through one runtime call, "runFunction - job_prep_and_submit_for_execution"
+// (category mtia_runtime), linked to the device's mtia_ccp_events by correlation. Two
+// submissions: [0,300) -> [310,330) and [400,700) -> [700,750): cpu 300+300 = 600 us, gpu
+// 20+50 = 70 us, delay 10+0 = 10 us; both calls are over HTA's 50 us runtime cutoff.
+TEST(GpuAnalysis, MtiaSubmissionsAreLaunches) {
+  TraceBuilder b;
+  uint32_t cpu = b.thread_track(b.process(100), 100);
+  uint32_t dev = b.thread_track(b.process(9), 1);
+  b.mark_gpu_track(dev, 9, 1);
+  StringId corr = b.intern("correlation");
+  const int64_t call[2] = {0, 400}, work[2][2] = {{310, 20}, {700, 50}};
+  for (int i = 0; i < 2; ++i) {
+    uint32_t m = b.args_mark();
+    b.arg_int(corr, 100 + i);
+    b.add_slice(cpu, call[i] * us, 300 * us,
+                b.intern("runFunction - job_prep_and_submit_for_execution"),
+                b.intern("mtia_runtime"), b.args_since(m));
+    m = b.args_mark();
+    b.arg_int(corr, 100 + i);
+    b.add_slice(dev, work[i][0] * us, work[i][1] * us, b.intern("aten::mm_kernel"),
+                b.intern("mtia_ccp_events"), b.args_since(m));
+  }
+  Trace t = std::move(b).finish();
+  GpuResult r = analyze_gpu(t);
+  EXPECT_EQ(r.launches.rows, 2u);
+  EXPECT_EQ(r.launches.sum_cpu_ns, 600 * us);
+  EXPECT_EQ(r.launches.sum_gpu_ns, 70 * us);
+  EXPECT_EQ(r.launches.sum_delay_ns, 10 * us);
+  EXPECT_EQ(r.launches.runtime_outliers, 2u);
+  ASSERT_EQ(r.queues.size(), 1u);  // each submission waits alone: the queue is 1 at most
+  EXPECT_EQ(r.queues[0].max_length, 1);
+}
+
+// The real MTIA trace: every kernel comes from a submission, so launch statistics exist.
+TEST(GpuAnalysis, MtiaTraceHasLaunchStatistics) {
+  MLPROF_SHARED_OR_SKIP(path, "traces/kineto-gpu/mtia_trace_single_rank/mtia_rank_0.json.gz");
+  auto t = load_trace(path);
+  ASSERT_TRUE(t.is_ok()) << t.error();
+  GpuResult r = analyze_gpu(*t);
+  EXPECT_GT(r.launches.rows, 0u);
+  EXPECT_GT(r.launches.sum_cpu_ns, 0);
+  EXPECT_FALSE(r.queues.empty());
 }
 
 // Blocks per SM is the duration-weighted mean over the calls, sum(bps * dur) / sum(dur) (the

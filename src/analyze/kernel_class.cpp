@@ -88,11 +88,12 @@ bool is_hta_launch_call_name(std::string_view name) {
 
 bool is_launch_call_name(std::string_view name) {
   if (is_hta_launch_call_name(name)) return true;
-  static constexpr std::array<std::string_view, 11> kNames = {
+  // MTIA's runtime (category mtia_runtime) submits every kernel and copy through one call.
+  static constexpr std::array<std::string_view, 12> kNames = {
       "cuLaunchKernel",  "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
       "cudaMemcpy",      "cudaMemset",       "cudaMemcpy2DAsync",
       "cudaGraphLaunch", "hipLaunchKernel",  "hipExtLaunchKernel",
-      "hipMemcpyAsync",  "hipMemsetAsync"};
+      "hipMemcpyAsync",  "hipMemsetAsync",   "runFunction - job_prep_and_submit_for_execution"};
   for (std::string_view k : kNames) {
     if (name == k) return true;
   }

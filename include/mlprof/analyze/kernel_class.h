@@ -44,8 +44,9 @@ bool is_pageable_memcpy(std::string_view name);
 // sm90 gmma/wgmma, flash attention, cuBLASLt/triton tensor-core tiles).
 bool uses_tensor_cores(std::string_view kernel_name);
 
-// CPU-side launch calls (cuda_runtime / cuda_driver): cudaLaunchKernel, cudaLaunchKernelExC,
-// cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync, cudaGraphLaunch, hipLaunchKernel, ...
+// CPU-side launch calls (cuda_runtime / cuda_driver / mtia_runtime): cudaLaunchKernel,
+// cudaLaunchKernelExC, cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync, cudaGraphLaunch,
+// hipLaunchKernel, ..., MTIA's "runFunction - job_prep_and_submit_for_execution".
 bool is_launch_call_name(std::string_view name);
 // HTA v0.6.1 counts only cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync and
 // cudaMemsetAsync in its launch statistics and queue length.
