@@ -121,9 +121,12 @@ void rule_hotspots(Context& c) {
 
 void rule_data_loading(Context& c, const StepsResult& steps) {
   if (steps.steps.empty()) return;
-  int64_t dl = steps.phase_total_ns[static_cast<size_t>(StepPhase::kDataLoading)];
-  if (steps.has_gpu)
-    dl = std::max(dl, steps.gpu_class_total_ns[static_cast<size_t>(GpuStepClass::kDataLoader)]);
+  // One definition per trace kind: on GPU traces the plugin's own DataLoader share (its step
+  // class, `steps` gpu_class_total_ns.data_loader), which the rule cites; without GPU work
+  // the plugin has no breakdown, so the name-based data-loading phase (phase_total_ns).
+  int64_t dl = steps.has_gpu
+                   ? steps.gpu_class_total_ns[static_cast<size_t>(GpuStepClass::kDataLoader)]
+                   : steps.phase_total_ns[static_cast<size_t>(StepPhase::kDataLoading)];
   double share = pct(static_cast<double>(dl), static_cast<double>(steps.total_ns));
   if (share <= kDataLoadingMinPct) return;
   Finding f;
@@ -134,7 +137,10 @@ void rule_data_loading(Context& c, const StepsResult& steps) {
                 {"data_loading_pct", share, "%"},
                 {"steps", static_cast<double>(steps.steps.size()), "count"},
                 {"step_mean_ns", steps.mean_ns, "ns"}};
-  f.rule = "data loading > 5% of step time (TensorBoard profiler plugin)";
+  f.rule = steps.has_gpu ? "the TensorBoard profiler plugin's DataLoader step class > 5% of "
+                           "step time (the plugin's rule and number)"
+                         : "the data-loading phase (by op name) > 5% of step time (the "
+                           "TensorBoard profiler plugin's threshold)";
   f.recommendation =
       "Load data in background workers so it overlaps compute: DataLoader(num_workers=N, "
       "pin_memory=True, persistent_workers=True, prefetch_factor=2+); move decoding and "
