@@ -352,7 +352,14 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
         "event field \"" + printable(field) + "\": " + std::string(what) + ", event skipped"};
     return false;
   };
+  // `current` points at this iteration's value only: cleared when the iteration ends, so a
+  // problem found later never reads a value that is gone (found by the fuzzer under ASan).
+  struct ClearAtEnd {
+    od::value*& p;
+    ~ClearAtEnd() { p = nullptr; }
+  };
   for (auto field_result : obj) {
+    ClearAtEnd clear_current{current};
     od::field field;
     if (std::move(field_result).get(field)) return bad("?", "invalid JSON");
     // Keys are compared raw (no copy); only a key with an escape goes through unescaping.
