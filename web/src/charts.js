@@ -1,67 +1,114 @@
 // Charts drawn with uPlot (small, canvas-based): line charts with a peak marker (memory,
 // counters) and bar charts (ops, per-step breakdown; stacked bars are cumulative overlays).
+// Rules that keep them honest: value axes of bars, stacks and byte/time curves start at zero;
+// legends are static keys that carry each series' total (never "-" until hovered); a line under
+// the chart names the values at the pointer; x axes of time series are relative to the trace.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { el, fmtNs } from './util.js';
 
-const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
+export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
   '#ff9da7', '#9c755f', '#bab0ac'];
 
-function width(container) {
+function width(container, wanted) {
+  if (wanted) return wanted;
   return Math.max(400, Math.min(1400, (container.clientWidth || document.body.clientWidth || 1000) - 20));
 }
 
-// xs: numbers (ns since trace start); series: [{label, values}]; marker: {x, label} drawn as a line.
-export function lineChart(container, { title, xs, series, yFmt = (v) => String(v), marker, testid, height = 260 }) {
+const fromZero = (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1];
+
+function frame(container, testid, title) {
   const div = el('div', { class: 'chart', 'data-testid': testid || 'chart' });
+  const hover = el('div', { class: 'chart-hover', 'data-testid': 'chart-hover' }, '\u00a0');
+  if (title) div.append(el('div', { class: 'chart-title' }, title));
   container.append(div);
-  const opts = {
-    title, width: width(container), height,
-    scales: { x: { time: false } },
-    axes: [{ values: (u, v) => v.map((x) => fmtNs(x)) }, { values: (u, v) => v.map(yFmt), size: 80 }],
-    series: [{ value: (u, v) => (v == null ? '-' : fmtNs(v)) },
-      ...series.map((s, i) => ({ label: s.label, stroke: s.color || PALETTE[i % PALETTE.length],
-        width: 1.5, value: (u, v) => (v == null ? '-' : yFmt(v)) }))],
-    hooks: marker ? { draw: [(u) => {
+  return { div, hover };
+}
+
+function recordScale(div) {
+  return (u) => { div.dataset.yMin = String(u.scales.y.min); div.dataset.yMax = String(u.scales.y.max); };
+}
+
+// xs: numbers (ns since trace start); series: [{label, values, legend}]; marker: {x, label} drawn
+// as a line. zero: the y axis starts at 0 (default; counters that hover far from 0 pass false).
+export function lineChart(container, { title, xs, series, yFmt = (v) => String(v), marker, testid, height = 260,
+  zero = true, width: w, xLabel = 'time since trace start' }) {
+  const { div, hover } = frame(container, testid, title);
+  const hooks = { setScale: [recordScale(div)], setCursor: [(u) => {
+    const i = u.cursor.idx;
+    if (i == null) { hover.textContent = '\u00a0'; return; }
+    hover.textContent = `at ${fmtNs(xs[i])}: ` + series.map((s) => `${s.label} ${s.values[i] == null ? 'n/a' : yFmt(s.values[i])}`).join(' · ');
+  }] };
+  if (marker) {
+    hooks.draw = [(u) => {
       const x = u.valToPos(marker.x, 'x', true);
       const c = u.ctx;
       c.save(); c.strokeStyle = '#d62728'; c.setLineDash([4, 3]); c.lineWidth = 1.5;
       c.beginPath(); c.moveTo(x, u.bbox.top); c.lineTo(x, u.bbox.top + u.bbox.height); c.stroke();
-      c.fillStyle = '#d62728'; c.font = '12px sans-serif'; c.fillText(marker.label, x + 4, u.bbox.top + 12);
+      c.fillStyle = '#d62728'; c.font = `${12 * devicePixelRatio}px sans-serif`; c.fillText(marker.label, x + 4, u.bbox.top + 14 * devicePixelRatio);
       c.restore();
-    }] } : {},
+    }];
+  }
+  const opts = {
+    width: width(container, w), height,
+    scales: { x: { time: false }, y: zero ? { range: fromZero } : {} },
+    axes: [{ values: (u, v) => v.map((x) => fmtNs(x)), label: xLabel, labelSize: 20 },
+      { values: (u, v) => v.map(yFmt), size: 80 }],
+    legend: { live: false },
+    series: [{ label: xLabel },
+      ...series.map((s, i) => ({ label: s.legend || s.label, stroke: s.color || PALETTE[i % PALETTE.length],
+        width: 1.5, fill: s.fill })) ],
+    hooks,
   };
-  return new uPlot(opts, [xs, ...series.map((s) => s.values)], div);
+  const u = new uPlot(opts, [xs, ...series.map((s) => s.values)], div);
+  div.append(hover);
+  return u;
 }
 
-// labels: category names; series: [{label, values}] (stacked when stacked=true).
-export function barChart(container, { title, labels, series, stacked = false, yFmt = (v) => String(v), testid, height = 280 }) {
-  const div = el('div', { class: 'chart', 'data-testid': testid || 'chart' });
-  container.append(div);
+// labels: category names; series: [{label, values}] (stacked when stacked=true). The legend shows
+// each series' total over the categories (and its share when stacked).
+export function barChart(container, { title, labels, series, stacked = false, yFmt = (v) => String(v), testid, height = 280,
+  width: w, xLabel = '', hoverLabel = (l) => l }) {
+  const { div, hover } = frame(container, testid, title);
   const xs = labels.map((_, i) => i);
-  let data = series.map((s) => s.values.map((v) => v || 0));
+  const raw = series.map((s) => s.values.map((v) => v || 0));
+  let data = raw;
   if (stacked) {
     const acc = labels.map(() => 0);
-    data = data.map((vals) => vals.map((v, i) => (acc[i] += v)));
+    data = raw.map((vals) => vals.map((v, i) => (acc[i] += v)));
     data.reverse();  // tallest (cumulative) first, so shorter bars paint on top
   }
-  const ser = stacked ? [...series].reverse() : series;
-  const n = ser.length;
+  const totals = raw.map((vals) => vals.reduce((a, b) => a + b, 0));
+  const grand = totals.reduce((a, b) => a + b, 0) || 1;
+  const legendOf = (s, k) => s.legend || `${s.label} ${yFmt(totals[k])}` + (stacked ? ` (${(100 * totals[k] / grand).toFixed(1)} %)` : '');
+  const order = stacked ? series.map((_, k) => series.length - 1 - k) : series.map((_, k) => k);
+  const n = series.length;
   const bars = uPlot.paths.bars({ size: [stacked ? 0.7 : Math.min(0.8, 0.8 / n * 2), 80] });
   const opts = {
-    title, width: width(container), height,
-    scales: { x: { time: false, range: [-0.5, labels.length - 0.5] } },
+    width: width(container, w), height,
+    scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: fromZero } },
     axes: [{ values: (u, v) => v.map((i) => (Number.isInteger(i) && labels[i] !== undefined ? shorten(labels[i]) : '')),
-      rotate: -30, size: 70, gap: 2 }, { values: (u, v) => v.map(yFmt), size: 80 }],
-    series: [{ value: (u, i) => (labels[i] ?? '') },
-      ...ser.map((s, i) => {
-        const color = s.color || PALETTE[(stacked ? n - 1 - i : i) % PALETTE.length];
-        return { label: s.label, fill: color, stroke: color, paths: bars, points: { show: false },
-          value: (u, v) => (v == null ? '-' : yFmt(v)) };
+      rotate: labels.some((l) => String(l).length > 4) ? -30 : 0, size: labels.some((l) => String(l).length > 4) ? 70 : 40, gap: 2,
+      label: xLabel || undefined, labelSize: xLabel ? 18 : 0 },
+      { values: (u, v) => v.map(yFmt), size: 80 }],
+    series: [{ label: xLabel || 'category' },
+      ...order.map((k) => {
+        const s = series[k];
+        const color = s.color || PALETTE[k % PALETTE.length];
+        return { label: legendOf(s, k), fill: color, stroke: color, paths: bars, points: { show: false } };
       })],
-    legend: { show: true },
+    legend: { show: true, live: false },
+    hooks: { setScale: [recordScale(div)], setCursor: [(u) => {
+      const i = u.cursor.idx;
+      if (i == null || labels[i] === undefined) { hover.textContent = '\u00a0'; return; }
+      const parts = series.map((s, k) => `${s.label} ${yFmt(raw[k][i])}`);
+      const sum = stacked ? ` = ${yFmt(raw.reduce((a, vals) => a + vals[i], 0))}` : '';
+      hover.textContent = `${hoverLabel(labels[i])}: ${parts.join(' + ').replace(/ \+ /g, stacked ? ' + ' : ' · ')}${sum}`;
+    }] },
   };
-  return new uPlot(opts, [xs, ...data], div);
+  const u = new uPlot(opts, [xs, ...data], div);
+  div.append(hover);
+  return u;
 }
 
-function shorten(s) { return s.length > 18 ? s.slice(0, 16) + '…' : s; }
+function shorten(s) { s = String(s); return s.length > 18 ? s.slice(0, 16) + '…' : s; }

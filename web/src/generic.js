@@ -1,8 +1,23 @@
 // Renders any analysis result (the JSON of `mlprof X --json`): scalars become key-number cards,
 // arrays of objects become sortable tables, nested objects become sections. Every number keeps
-// its JSON path in data-key and its raw value in data-value.
+// its JSON path in data-key and its raw value in data-value, and has a unit (from its key's
+// suffix) and, where one is known, a hover definition. Internal fields (flags such as has_gpu,
+// rule texts, kinds) are not cards: rules and definitions go to a "how computed" note.
 import { el, fmtByKey, humanKey } from './util.js';
 import { dataTable } from './table.js';
+import { definition } from './defs.js';
+
+// Fields that describe how a result was computed rather than measure anything.
+export function isInternalKey(k) {
+  return /^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^definition$|^message$|^device_type$|^generator$|^varies$/.test(k);
+}
+
+export function card(path, key, v, { label, unitKey, title, cls } = {}) {
+  const tip = title || definition(path, key);
+  return el('div', { class: 'card' + (cls ? ' ' + cls : ''), 'data-key': path, 'data-value': String(v), title: tip || undefined },
+    el('div', { class: 'card-value' }, fmtByKey(unitKey || key, v)),
+    el('div', { class: 'card-label' }, label || humanKey(key), tip ? el('span', { class: 'info' }, 'i') : null));
+}
 
 // unitKey: the key whose unit suffix applies to every value (children of "phase_total_ns").
 export function cards(obj, prefix, keys, unitKey) {
@@ -10,12 +25,18 @@ export function cards(obj, prefix, keys, unitKey) {
   for (const k of keys || Object.keys(obj)) {
     const v = obj[k];
     if (v !== null && typeof v === 'object') continue;
-    if (v === undefined) continue;
-    grid.append(el('div', { class: 'card', 'data-key': `${prefix}.${k}`, 'data-value': String(v) },
-      el('div', { class: 'card-value' }, fmtByKey(unitKey || k, v)),
-      el('div', { class: 'card-label' }, humanKey(k))));
+    if (v === undefined || isInternalKey(k)) continue;
+    grid.append(card(`${prefix}.${k}`, k, v, { unitKey }));
   }
   return grid;
+}
+
+// The rule texts and definitions of a result, shown as a collapsed note.
+function howComputed(obj) {
+  const items = Object.entries(obj).filter(([k, v]) => typeof v === 'string' && /_rule$|^rule$|^definition$/.test(k));
+  if (!items.length) return null;
+  return el('details', { class: 'how' }, el('summary', {}, 'How these numbers are computed'),
+    el('ul', { class: 'plain' }, items.map(([k, v]) => el('li', {}, el('b', {}, humanKey(k) + ': '), v))));
 }
 
 export function renderGeneric(obj, prefix, depth = 0, unitKey) {
@@ -24,7 +45,8 @@ export function renderGeneric(obj, prefix, depth = 0, unitKey) {
     out.append(arrayView(obj, prefix, prefix.split('.').pop()));
     return out;
   }
-  const scalarKeys = Object.keys(obj).filter((k) => obj[k] === null || typeof obj[k] !== 'object');
+  if (typeof obj.message === 'string' && obj.message) out.append(el('p', { class: 'note' }, obj.message));
+  const scalarKeys = Object.keys(obj).filter((k) => (obj[k] === null || typeof obj[k] !== 'object') && !isInternalKey(k));
   if (scalarKeys.length) out.append(cards(obj, prefix, scalarKeys, unitKey));
   for (const [k, v] of Object.entries(obj)) {
     if (v === null || typeof v !== 'object') continue;
@@ -35,6 +57,8 @@ export function renderGeneric(obj, prefix, depth = 0, unitKey) {
     else section.append(renderGeneric(v, path, depth + 1, /_(ns|bytes|pct)$/.test(k) ? k : undefined));
     out.append(section);
   }
+  const how = howComputed(obj);
+  if (how) out.append(how);
   return out;
 }
 
@@ -44,7 +68,11 @@ function arrayView(arr, path, id) {
     return dataTable(arr, { id: path });
   }
   if (arr.every((x) => x === null || typeof x !== 'object')) {
-    return el('ul', { class: 'plain', 'data-key': path }, arr.map((x) => el('li', {}, fmtByKey(id, x))));
+    if (arr.length > 200) return el('p', { class: 'muted', 'data-key': path }, `${arr.length.toLocaleString('en-US')} values (in the JSON)`);
+    return el('ul', { class: 'plain inline', 'data-key': path }, arr.map((x) => el('li', {}, fmtByKey(id, x))));
+  }
+  if (arr.every((x) => Array.isArray(x))) {
+    return el('p', { class: 'muted', 'data-key': path }, `${arr.length.toLocaleString('en-US')} points (a series; in the JSON)`);
   }
   return el('pre', { class: 'json' }, JSON.stringify(arr, null, 1).slice(0, 20000));
 }

@@ -1,12 +1,13 @@
 // mlprof's front end: the same code draws a self-contained report (data embedded in the page)
 // and the `mlprof serve` dashboard (data from the REST API, refreshed when trace files change).
 import './style.css';
-import { el, fmtNs, fmtBytes, unavailable, note } from './util.js';
+import { el, fmtNs, fmtBytes, unavailable, note, setOrigin, getOrigin } from './util.js';
 import { dataTable } from './table.js';
 import { cards, renderGeneric } from './generic.js';
 import { renderFlame } from './flame.js';
 import { base64Bytes, decodeEvents, renderTimeline } from './timeline.js';
 import { barChart, lineChart } from './charts.js';
+import { overview } from './overview.js';
 
 const TABS = [
   ['overview', 'Overview'], ['operators', 'Operators'], ['kernels', 'Kernels'],
@@ -61,69 +62,6 @@ function missing(container, result, what) {
   const why = unavailable(result);
   if (why) { container.append(note(`${what}: ${why}`)); return true; }
   return false;
-}
-
-const SUMMARY_KEYS = ['span_ns', 'events', 'slices', 'steps', 'distinct_ops', 'processes', 'threads',
-  'gpu_streams', 'counters', 'flows', 'memory_events', 'dropped_events'];
-
-async function overview(c, src) {
-  const s = await src.get('summary');
-  if (!missing(c, s, 'Summary')) {
-    c.append(el('h3', {}, 'Key numbers'), cards(s, 'summary', SUMMARY_KEYS.filter((k) => k in s)));
-    if (s.events && typeof s.events === 'object') c.append(el('h4', {}, 'Events'), cards(s.events, 'summary.events'));
-    const meta = [s.source && `source ${s.source}`, s.format && `format ${s.format}`,
-      s.rank >= 0 ? `rank ${s.rank}` : null].filter(Boolean).join(' · ');
-    c.append(el('p', { class: 'muted' }, meta));
-    if (s.devices && s.devices.length) c.append(el('p', {}, 'Devices: ' + s.devices.join('; ')));
-  }
-  const steps = await src.get('steps');
-  c.append(el('h3', {}, 'Step-time breakdown'));
-  if (!missing(c, steps, 'Steps')) stepChart(c, steps);
-  const b = await src.get('bottlenecks');
-  c.append(el('h3', {}, 'Recommendations'));
-  if (!missing(c, b, 'Bottlenecks')) recommendations(c, b);
-  if (!unavailable(s) && s.top_ops) {
-    c.append(el('h3', {}, 'Top operators'), dataTable(s.top_ops, { id: 'summary.top_ops',
-      columns: ['name', 'category', 'count', 'total_ns', 'self_ns', 'mean_ns', 'percent_of_span'] }));
-  }
-}
-
-// Each step's time split by phase (CPU traces) or by GPU class (GPU traces), stacked.
-function stepChart(c, steps) {
-  const rows = steps.steps || [];
-  if (!rows.length) {
-    c.append(note('No profiler steps (ProfilerStep#N) in this trace, so no per-step breakdown.'));
-    return;
-  } else {
-    const field = steps.has_gpu ? 'gpu_class_ns' : 'phase_ns';
-    const keys = Object.keys(rows[0][field] || {});
-    const labels = rows.map((r) => String(r.number ?? r.name));
-    barChart(c, { title: `Step time by ${steps.has_gpu ? 'GPU activity' : 'phase'}`, labels, stacked: true, testid: 'step-chart',
-      series: keys.map((k) => ({ label: k, values: rows.map((r) => r[field][k]) })), yFmt: fmtNs });
-  }
-  c.append(renderGeneric(steps, 'steps'));
-}
-
-function recommendations(c, b) {
-  const list = b.findings || [];
-  if (!list.length) c.append(note('No rule fired: nothing stands out in this trace.'));
-  const ul = el('ol', { class: 'recs', 'data-testid': 'recommendations' });
-  for (const r of list) {
-    const units = r.evidence_units || {};
-    const ev = Object.entries(r.evidence || {}).map(([k, v]) => {
-      const u = units[k] || '';
-      const shown = u === 'ns' ? fmtNs(v) : u === 'bytes' ? fmtBytes(v) : u === '%' ? v.toFixed(1) + '%' : String(+Number(v).toFixed(3)) + (u ? ' ' + u : '');
-      return `${k} = ${shown}`;
-    }).join(', ');
-    ul.append(el('li', { 'data-kind': r.kind }, el('span', { class: `sev sev-${r.severity}` }, r.severity), ' ', el('b', {}, r.title),
-      r.recommendation ? el('div', {}, r.recommendation) : null,
-      ev ? el('div', { class: 'evidence' }, 'Evidence: ' + ev) : null,
-      r.rule ? el('div', { class: 'evidence' }, 'Rule: ' + r.rule) : null));
-  }
-  c.append(ul);
-  const details = el('details', {}, el('summary', {}, 'All findings as a table'));
-  details.append(renderGeneric(b, 'bottlenecks'));
-  c.append(details);
 }
 
 async function operators(c, src) {
@@ -182,7 +120,7 @@ async function memory(c, src) {
       const tl = d.timeline || {};
       const ts = tl.ts_ns || [];
       if (!ts.length) continue;
-      const t0 = ts[0];
+      const t0 = getOrigin() ?? ts[0];
       const series = [{ label: `${d.device} allocated`, values: tl.allocated }];
       if (d.has_reserved && tl.reserved) series.push({ label: `${d.device} reserved`, values: tl.reserved.map((v) => (v >= 0 ? v : null)) });
       lineChart(c, { title: `Memory on ${d.device}`, testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes,
@@ -203,7 +141,9 @@ async function gpu(c, src) {
   c.append(el('h3', {}, 'Counters'));
   if (!series.length) { c.append(note('No counter events (GPU utilization, memory, power…) in this trace.')); return; }
   for (const s of series.slice(0, 24)) {
-    lineChart(c, { title: s.name, testid: 'counter-chart', xs: s.ts_ns, height: 180,
+    const o = getOrigin();
+    const xs = o !== null && s.ts_ns.length && s.ts_ns[0] > 1e15 ? s.ts_ns.map((t) => t - o) : s.ts_ns;
+    lineChart(c, { title: s.name, testid: 'counter-chart', xs, height: 180, zero: false,
       series: [{ label: s.name, values: s.values }], yFmt: (v) => (Math.abs(v) >= 1e5 ? v.toExponential(2) : String(+v.toFixed(3))) });
   }
 }
@@ -227,6 +167,7 @@ function buildTabs(root, src, initial) {
   const panes = el('div', { class: 'panes' });
   const done = new Map();
   let current = null;
+  setOrigin(null);  // a new trace: its own start time
   async function show(id) {
     current = id;
     for (const b of nav.children) b.classList.toggle('active', b.dataset.tab === id);
@@ -234,7 +175,10 @@ function buildTabs(root, src, initial) {
     const pane = panes.querySelector(`[data-pane="${id}"]`);
     if (!done.has(id)) {
       const p = (async () => {
-        try { await RENDER[id](pane, src); } catch (e) {
+        try {
+          if (getOrigin() === null) { const sum = await src.get('summary'); if (sum && !unavailable(sum)) setOrigin(sum.begin_ns); }
+          await RENDER[id](pane, src);
+        } catch (e) {
           pane.append(note(`Could not draw this tab: ${e.message}`, 'error'));
           console.error(e);
         }

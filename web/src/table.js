@@ -1,15 +1,19 @@
-// Sortable, filterable table over rows of JSON objects. Cells keep the raw number in data-value
-// so tests (and users copying values) see exactly what the CLI's --json printed.
+// Sortable, filterable, paginated table over rows of JSON objects. Cells keep the raw number in
+// data-value so tests (and users copying values) see exactly what the CLI's --json printed. Only
+// one page of rows is in the DOM at a time, so a 100k-row table costs what a 100-row one does.
 import { el, fmtByKey, humanKey } from './util.js';
+import { definition } from './defs.js';
 
-const MAX_ROWS = 500;
+export const PAGE_SIZE = 100;
+
+const INTERNAL = /^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^device_type$|^varies$/;
 
 export function columnsOf(rows) {
   const cols = [];
   const seen = new Set();
   for (const r of rows.slice(0, 50)) {
     for (const [k, v] of Object.entries(r)) {
-      if (seen.has(k) || (v !== null && typeof v === 'object')) continue;
+      if (seen.has(k) || (v !== null && typeof v === 'object') || INTERNAL.test(k)) continue;
       seen.add(k);
       cols.push(k);
     }
@@ -17,18 +21,24 @@ export function columnsOf(rows) {
   return cols;
 }
 
-export function dataTable(rows, { id, columns, caption, bars } = {}) {
+// columns: keys to show; labels: {key: header text}; pageSize: rows per page; bars: the column
+// drawn as an in-cell bar (total_ns by default); sort: [key, desc] to start with.
+export function dataTable(rows, { id, columns, caption, bars, labels = {}, pageSize = PAGE_SIZE, sort } = {}) {
   const cols = columns || columnsOf(rows);
-  let sortKey = null, sortDesc = true, filter = '';
-  const wrap = el('div', { class: 'table-wrap', 'data-table': id || '' });
+  let sortKey = sort ? sort[0] : null, sortDesc = sort ? sort[1] !== false : true, filter = '', page = 0;
+  const wrap = el('div', { class: 'table-wrap', 'data-table': id || '', 'data-rows': String(rows.length) });
   const input = el('input', {
     class: 'filter', type: 'search', placeholder: 'filter…', 'data-testid': 'table-filter',
-    oninput: (e) => { filter = e.target.value.toLowerCase(); draw(); },
+    oninput: (e) => { filter = e.target.value.toLowerCase(); page = 0; draw(); },
   });
-  const count = el('span', { class: 'muted' });
+  const count = el('span', { class: 'muted', 'data-testid': 'table-count' });
+  const prev = el('button', { 'data-testid': 'table-prev', onclick: () => { page--; draw(); } }, '‹ prev');
+  const next = el('button', { 'data-testid': 'table-next', onclick: () => { page++; draw(); } }, 'next ›');
+  const pager = el('span', { class: 'pager' }, prev, next);
   const table = el('table', { class: 'data' });
   const barKey = bars || cols.find((c) => c === 'total_ns') || null;
-  wrap.append(el('div', { class: 'table-tools' }, caption ? el('b', {}, caption) : null, input, count), table);
+  wrap.append(el('div', { class: 'table-tools' }, caption ? el('b', {}, caption) : null, input, count, pager),
+    el('div', { class: 'table-scroll' }, table));
 
   function draw() {
     let view = rows;
@@ -42,18 +52,25 @@ export function dataTable(rows, { id, columns, caption, bars } = {}) {
         return sortDesc ? -c : c;
       });
     }
-    const max = barKey ? Math.max(1, ...view.map((r) => Number(r[barKey]) || 0)) : 1;
+    const pages = Math.max(1, Math.ceil(view.length / pageSize));
+    page = Math.min(Math.max(0, page), pages - 1);
+    const first = page * pageSize;
+    const shown = view.slice(first, first + pageSize);
+    let max = 1;
+    if (barKey) for (const r of view) max = Math.max(max, Number(r[barKey]) || 0);
     const thead = el('thead', {}, el('tr', {}, cols.map((c) => el('th', {
       'data-col': c,
+      title: definition(`${id}.${c}`, c) || undefined,
       class: c === sortKey ? (sortDesc ? 'sorted desc' : 'sorted asc') : '',
-      onclick: () => { if (sortKey === c) sortDesc = !sortDesc; else { sortKey = c; sortDesc = true; } draw(); },
-    }, humanKey(c)))));
+      onclick: () => { if (sortKey === c) sortDesc = !sortDesc; else { sortKey = c; sortDesc = true; } page = 0; draw(); },
+    }, labels[c] || humanKey(c)))));
     const tbody = el('tbody');
-    for (const r of view.slice(0, MAX_ROWS)) {
+    for (const r of shown) {
       tbody.append(el('tr', {}, cols.map((c) => {
         const v = r[c];
+        const text = fmtByKey(c, v);
         const td = el('td', { class: typeof v === 'number' ? 'num' : '', 'data-col': c,
-          'data-value': v === undefined ? '' : String(v) }, fmtByKey(c, v));
+          'data-value': v === undefined ? '' : String(v), title: typeof v === 'string' && v.length > 60 ? v : undefined }, text);
         if (c === barKey && typeof v === 'number') {
           td.prepend(el('span', { class: 'bar', style: `width:${(100 * v / max).toFixed(1)}%` }));
         }
@@ -61,7 +78,13 @@ export function dataTable(rows, { id, columns, caption, bars } = {}) {
       })));
     }
     table.replaceChildren(thead, tbody);
-    count.textContent = `${view.length} rows` + (view.length > MAX_ROWS ? ` (first ${MAX_ROWS} shown)` : '');
+    count.textContent = view.length > pageSize
+      ? `rows ${(first + 1).toLocaleString('en-US')}–${(first + shown.length).toLocaleString('en-US')} of ${view.length.toLocaleString('en-US')}`
+      : `${view.length.toLocaleString('en-US')} rows`;
+    pager.hidden = view.length <= pageSize;
+    prev.disabled = page === 0;
+    next.disabled = page >= pages - 1;
+    wrap.dataset.page = String(page);
   }
   draw();
   return wrap;

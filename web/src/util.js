@@ -17,7 +17,7 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export function fmtNs(ns) {
-  if (ns === null || ns === undefined || Number.isNaN(ns)) return '-';
+  if (ns === null || ns === undefined || Number.isNaN(ns)) return 'n/a';
   const a = Math.abs(ns);
   if (a >= 1e9) return (ns / 1e9).toFixed(a >= 1e11 ? 0 : 3) + ' s';
   if (a >= 1e6) return (ns / 1e6).toFixed(a >= 1e8 ? 1 : 3) + ' ms';
@@ -26,7 +26,7 @@ export function fmtNs(ns) {
 }
 
 export function fmtBytes(b) {
-  if (b === null || b === undefined || Number.isNaN(b)) return '-';
+  if (b === null || b === undefined || Number.isNaN(b)) return 'n/a';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let v = Math.abs(b), i = 0;
   while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
@@ -37,17 +37,58 @@ export function fmtCount(n) {
   return typeof n === 'number' ? n.toLocaleString('en-US') : String(n);
 }
 
+// The trace's first timestamp (summary.begin_ns): absolute times (begin_ns, ts_ns, ...) are shown
+// relative to it, never as epoch seconds.
+let origin = null;
+export function setOrigin(ns) { origin = typeof ns === 'number' && Number.isFinite(ns) ? ns : null; }
+export function getOrigin() { return origin; }
+
+// Keys whose values are points in time (ns on the trace's clock), not durations.
+export function isTimestampKey(key) {
+  return /(^|_)(begin|end|ts|start)(_ns)?$/.test(key) && !/(^|_)span/.test(key) &&
+    key !== 'time_ns';
+}
+
+// "+1.234 s": a point in time relative to the trace start.
+export function fmtTime(ns) {
+  if (ns === null || ns === undefined || Number.isNaN(ns)) return 'n/a';
+  const rel = origin !== null && Math.abs(ns) > 1e15 ? ns - origin : ns;
+  return (rel < 0 ? '−' : '+') + fmtNs(Math.abs(rel));
+}
+
 // Formats a value by its JSON key's unit suffix (the schema convention of every --json output).
 export function fmtByKey(key, v) {
-  if (typeof v !== 'number') return v === null ? '-' : String(v);
+  if (typeof v === 'boolean') return v ? 'yes' : 'no';
+  if (typeof v !== 'number') return v === null ? 'n/a' : String(v);
   const k = key.toLowerCase();
+  if (k.endsWith('_ns') && isTimestampKey(k)) return fmtTime(v);
   if (k.endsWith('_ns') || k.endsWith('ns') && k.includes('_ns')) return fmtNs(v);
   if (k.endsWith('_us')) return fmtNs(v * 1e3);
   if (k.endsWith('_ms')) return fmtNs(v * 1e6);
+  if (k.startsWith('fragmentation')) return (100 * v).toFixed(1) + ' %';
   if (k.includes('bytes') || /(^|_)(allocated|reserved)$/.test(k)) return fmtBytes(v);
-  if (k.endsWith('pct') || k.endsWith('percent') || k.includes('percent_')) return v.toFixed(2) + '%';
+  if (k.endsWith('pct') || k.endsWith('percent') || k.includes('percent_')) return v.toFixed(2) + ' %';
+  if (k === 'share' || k.endsWith('_share') || k.endsWith('_ratio') || k === 'ratio' || k === 'mfu' ||
+      k === 'utilization' || k.endsWith('_utilization') || k.endsWith('_efficiency')) return (100 * v).toFixed(2) + ' %';
+  if (k.endsWith('tflops')) return v.toFixed(1) + ' TFLOP/s';
+  if (k.endsWith('flops')) return fmtFlops(v);
+  if (k.endsWith('_gbps')) return v.toFixed(2) + ' GB/s';
+  if (k.endsWith('tflops_per_s')) return v.toFixed(3) + ' TFLOP/s';
   if (Number.isInteger(v)) return fmtCount(v);
   return Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(4);
+}
+
+export function fmtFlops(v) {
+  const a = Math.abs(v);
+  if (a >= 1e15) return (v / 1e15).toFixed(2) + ' PFLOP';
+  if (a >= 1e12) return (v / 1e12).toFixed(2) + ' TFLOP';
+  if (a >= 1e9) return (v / 1e9).toFixed(2) + ' GFLOP';
+  if (a >= 1e6) return (v / 1e6).toFixed(2) + ' MFLOP';
+  return fmtCount(v) + ' FLOP';
+}
+
+export function fmtPct(v, digits = 1) {
+  return v === null || v === undefined || Number.isNaN(v) ? 'n/a' : v.toFixed(digits) + ' %';
 }
 
 export function humanKey(k) {

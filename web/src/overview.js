@@ -1,0 +1,255 @@
+// The Overview tab: a verdict first. Above the fold (1400x900): one sentence on what bounds the
+// run (the top finding of `mlprof bottlenecks`), the top three recommendations with their
+// estimated saving, the step-time breakdown, and on GPU traces the TensorBoard plugin's GPU summary;
+// import warnings and dropped events right under the verdict. Then the details: key numbers, step
+// statistics, every finding with its evidence, top operators.
+import { el, fmtNs, fmtBytes, fmtCount, fmtPct, unavailable, note, setOrigin } from './util.js';
+import { dataTable } from './table.js';
+import { card, cards } from './generic.js';
+import { barChart } from './charts.js';
+
+// What a finding's kind says bounds the run.
+const BOUND = {
+  gpu_launch_overhead: 'Launch-bound',
+  gpu_idle: 'GPU underused',
+  communication_not_overlapped: 'Communication-bound',
+  data_loading: 'Input-bound',
+  hotspot: 'One op dominates',
+  low_tensor_core_use: 'Compute-bound without tensor cores',
+  sync_stall: 'Synchronization-bound',
+  pageable_memcpy: 'Copy-bound',
+  rank_imbalance: 'Straggler-bound',
+  memory_leak: 'Memory',
+  fragmentation: 'Memory',
+  memory_pressure: 'Memory',
+};
+
+// TensorBoard plugin step classes (GPU traces) and the phase split (CPU traces): display names.
+const CLASS_LABEL = { kernel: 'kernel', memcpy: 'memcpy', memset: 'memset', communication: 'communication',
+  runtime: 'CUDA runtime', data_loader: 'data loader', cpu_op: 'CPU exec', other: 'other' };
+const PHASE_LABEL = { data_loading: 'data loading', forward: 'forward', backward: 'backward', optimizer: 'optimizer',
+  communication: 'communication', other: 'unclassified' };
+const CLASS_DEF = 'Each instant of a step goes to the first class active then, in the TensorBoard plugin\'s order: kernel > memcpy > memset > communication > CUDA runtime > data loader > CPU exec > other.';
+const PHASE_DEF = 'Each instant of a step goes to the innermost recognised annotation active then (communication > data loading > optimizer > backward > forward; autograd threads count for backward); time no annotation covers is unclassified. Rules: docs/analysis.md.';
+
+export function savingText(f, basis) {
+  if (!(f.est_savings_ns > 0)) return null;
+  return `saves ≈ ${fmtNs(f.est_savings_ns)} (${fmtPct(f.est_savings_pct)} of ${basis === 'steps' ? 'step time' : 'the trace span'})`;
+}
+
+function verdict(b, steps, gpu, summary) {
+  const findings = (b && !unavailable(b) && b.findings) || [];
+  const timed = findings.filter((f) => f.est_savings_ns > 0);
+  const box = el('div', { class: 'verdict', 'data-testid': 'verdict' });
+  const context = [];
+  if (steps && !unavailable(steps) && steps.count > 0) context.push(`${steps.count} steps, mean ${fmtNs(steps.mean_ns)}`);
+  else if (summary && !unavailable(summary)) context.push(`no profiler steps; trace span ${fmtNs(summary.span_ns)}`);
+  const util = gpuUtilization(gpu);
+  if (util) context.push(util);
+  if (timed.length) {
+    const top = timed[0];
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, (BOUND[top.kind] || 'Bottleneck') + ': '), top.title + '.'));
+    box.append(el('div', { class: 'verdict-sub' }, [`Top fix ${savingText(top, b.basis)}`, ...context].join(' · ')));
+  } else if (findings.length) {
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, 'No time bottleneck: '),
+      `no rule about time fired; ${findings.length === 1 ? 'one finding' : findings.length + ' findings'} about memory (${findings[0].title}).`));
+    box.append(el('div', { class: 'verdict-sub' }, context.join(' · ')));
+  } else {
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, 'Nothing stands out: '),
+      'no bottleneck rule fired on this trace (rules: docs/analysis.md).'));
+    box.append(el('div', { class: 'verdict-sub' }, context.join(' · ')));
+  }
+  return box;
+}
+
+// "GPU utilization 35.8 %" from the TensorBoard plugin's summary, else HTA's busy share.
+function gpuUtilization(g) {
+  if (!g || unavailable(g)) return null;
+  const devs = (g.summary && g.summary.devices) || [];
+  if (devs.length) return devs.map((d) => `GPU ${d.device} utilization ${fmtPct(100 * d.gpu_utilization)}`).join(', ');
+  const t = g.temporal_breakdown;
+  if (t && typeof t.idle_pct === 'number') return `GPU busy ${fmtPct(100 - t.idle_pct)} of its span`;
+  return null;
+}
+
+function importStrip(s) {
+  if (!s || unavailable(s)) return null;
+  const imp = s.import || {};
+  const problems = Object.entries(imp.problems || {});
+  const dropped = s.dropped_events || 0;
+  const strip = el('div', { class: problems.length || dropped ? 'warnings' : 'import-ok', 'data-testid': 'import-warnings' });
+  const bits = [];
+  if (typeof imp.events_read === 'number') bits.push(`${fmtCount(imp.events_read)} events read`);
+  bits.push(el('span', { 'data-key': 'summary.dropped_events', 'data-value': String(dropped), class: dropped ? 'bad' : '',
+    title: 'Events the recorder had to drop: a non-zero count means the trace is incomplete.' }, `${fmtCount(dropped)} dropped`));
+  if (!problems.length) bits.push('no import warnings');
+  for (const [kind, p] of problems) {
+    bits.push(el('span', { class: 'bad', 'data-problem': kind, title: p.first || '' },
+      `${fmtCount(p.count)} × ${kind.replace(/_/g, ' ')}${p.first ? ` (${p.first})` : ''}`));
+  }
+  strip.append(el('b', {}, problems.length || dropped ? '⚠ Import: ' : 'Import: '));
+  bits.forEach((b, i) => { if (i) strip.append(' · '); strip.append(b); });
+  return strip;
+}
+
+function topRecommendations(b) {
+  const box = el('div', { class: 'top-recs' });
+  box.append(el('h3', {}, 'Top recommendations'));
+  if (!b || unavailable(b)) { box.append(note(`Bottlenecks: ${unavailable(b) || 'not in this report'}`)); return box; }
+  const list = b.findings || [];
+  if (!list.length) { box.append(note('No rule fired: nothing stands out in this trace.')); return box; }
+  const ol = el('ol', { class: 'recs top', 'data-testid': 'top-recommendations' });
+  for (const f of list.slice(0, 3)) {
+    const saving = savingText(f, b.basis);
+    const ev = evidenceText(f);
+    ol.append(el('li', { 'data-kind': f.kind, title: ev ? `Evidence: ${ev}\nRule: ${f.rule}` : f.rule },
+      el('div', {}, el('span', { class: `sev sev-${f.severity}` }, f.severity), ' ', el('b', {}, f.title)),
+      saving ? el('div', { class: 'saving', 'data-key': `bottlenecks.${f.kind}.est_savings_ns`, 'data-value': String(f.est_savings_ns) }, saving)
+        : el('div', { class: 'saving none' }, 'no time estimate (memory)'),
+      f.recommendation ? el('div', { class: 'rec-text' }, f.recommendation) : null));
+  }
+  box.append(ol);
+  if (list.length > 3) box.append(el('a', { href: '#all-findings', class: 'more', onclick: (e) => { e.preventDefault(); document.getElementById('all-findings')?.scrollIntoView(); } }, `all ${list.length} findings with their evidence ↓`));
+  return box;
+}
+
+export function evidenceText(r) {
+  const units = r.evidence_units || {};
+  return Object.entries(r.evidence || {}).map(([k, v]) => {
+    const u = units[k] || '';
+    const shown = u === 'ns' ? fmtNs(v) : u === 'bytes' ? fmtBytes(v) : u === 'bytes/step' ? fmtBytes(v) + '/step'
+      : u === '%' ? fmtPct(v) : u === 'ratio' ? fmtPct(100 * v) : fmtCount(+Number(v).toFixed(3)) + (u && u !== 'count' ? ' ' + u : '');
+    return `${k.replace(/_/g, ' ')} = ${shown}`;
+  }).join(', ');
+}
+
+// Each step's time split by phase (CPU traces) or by GPU class (GPU traces), stacked from zero.
+export function stepChart(c, steps, { height = 250, width } = {}) {
+  const rows = steps.steps || [];
+  if (!rows.length) {
+    c.append(note('No profiler steps (ProfilerStep#N) in this trace, so no per-step breakdown.'));
+    return;
+  }
+  const gpu = steps.has_gpu && rows[0].gpu_class_ns;
+  const field = gpu ? 'gpu_class_ns' : 'phase_ns';
+  const names = gpu ? CLASS_LABEL : PHASE_LABEL;
+  const keys = Object.keys(rows[0][field] || {}).filter((k) => rows.some((r) => r[field][k] > 0));
+  const labels = rows.map((r) => String(r.number ?? r.name));
+  const title = gpu ? 'Step time by GPU activity (TensorBoard plugin classes)' : 'Step time by phase';
+  const div = el('div', { class: 'step-chart-box', title: gpu ? CLASS_DEF : PHASE_DEF });
+  c.append(div);
+  barChart(div, { title, labels, stacked: true, testid: 'step-chart', height, width, xLabel: 'step',
+    hoverLabel: (l) => `step ${l}`,
+    series: keys.map((k) => ({ label: names[k] || k, values: rows.map((r) => r[field][k]), color: k === 'other' ? '#c4bdb8' : undefined })), yFmt: fmtNs });
+  if (!gpu && keys.every((k) => k === 'other')) {
+    c.append(note('No phase annotation recognised in these steps (forward, backward, optimizer, data loading, communication): all step time is unclassified. Annotate with torch.profiler.record_function, or see the naming rules in docs/analysis.md.'));
+  }
+}
+
+function gpuSummary(g) {
+  if (!g || unavailable(g)) return null;
+  const box = el('div', { class: 'gpu-summary', 'data-testid': 'gpu-summary' });
+  const s = g.summary;
+  if (s && (s.devices || []).length) {
+    box.append(el('h3', { title: s.definition || '' }, 'GPU summary (TensorBoard plugin)'));
+    for (const d of s.devices) {
+      box.append(el('div', { class: 'cards compact' },
+        card(`gpu.summary.devices.${d.device}.gpu_utilization`, 'gpu_utilization', d.gpu_utilization, { label: `GPU ${d.device} utilization` }),
+        card(`gpu.summary.devices.${d.device}.est_sm_efficiency`, 'est_sm_efficiency', d.est_sm_efficiency, { label: 'est. SM efficiency' }),
+        card(`gpu.summary.devices.${d.device}.est_achieved_occupancy_pct`, 'est_achieved_occupancy_pct', d.est_achieved_occupancy_pct, { label: 'est. achieved occupancy' })));
+    }
+    return box;
+  }
+  const t = g.temporal_breakdown;
+  if (!t) return null;
+  box.append(el('h3', {}, 'GPU time (HTA temporal breakdown)'));
+  box.append(el('div', { class: 'cards compact' },
+    card('gpu.temporal_breakdown.busy_pct', 'busy_pct', 100 - t.idle_pct, { label: 'GPU busy', title: 'Share of the GPU span with a kernel, copy or set running (100 % - idle).' }),
+    card('gpu.temporal_breakdown.compute_pct', 'compute_pct', t.compute_pct, { label: 'compute' }),
+    card('gpu.temporal_breakdown.communication_pct', 'communication_pct', t.communication_pct, { label: 'communication' }),
+    card('gpu.temporal_breakdown.idle_pct', 'idle_pct', t.idle_pct, { label: 'idle' })));
+  return box;
+}
+
+function rankLine(r, s) {
+  if (!r || unavailable(r) || !(r.ranks || []).length) return null;
+  const slow = s && !unavailable(s) && s.rank >= 0 ? `rank ${s.rank}` : 'the slowest rank';
+  return el('p', { class: 'rank-line', 'data-testid': 'rank-line' },
+    `Rank directory: ${r.ranks.length} ranks, step time imbalance max/mean ${(r.load_imbalance ?? 1).toFixed(3)}` +
+    `${(r.stragglers || []).length ? `, stragglers: ${r.stragglers.join(', ')}` : ', no straggler'}. ` +
+    `The analyses below are of ${slow}; the Ranks tab compares them all.`);
+}
+
+export async function overview(c, src) {
+  const [s, steps, b, g, r] = await Promise.all(['summary', 'steps', 'bottlenecks', 'gpu', 'ranks'].map((n) => src.get(n)));
+  if (s && !unavailable(s)) setOrigin(s.begin_ns);
+  c.append(verdict(b, steps, g, s));
+  const strip = importStrip(s);
+  if (strip) c.append(strip);
+  const rl = rankLine(r, s);
+  if (rl) c.append(rl);
+
+  const fold = el('div', { class: 'fold' });
+  const left = topRecommendations(b);
+  const right = el('div', { class: 'fold-right' });
+  fold.append(left, right);
+  c.append(fold);
+  right.append(el('h3', {}, 'Step-time breakdown'));
+  if (steps && !unavailable(steps)) stepChart(right, steps, { height: 240, width: Math.max(420, Math.floor((c.clientWidth || 1360) * 0.55)) });
+  else right.append(note(`Steps: ${unavailable(steps) || 'not in this report'}`));
+  const gs = gpuSummary(g);
+  if (gs) right.append(gs);
+
+  // ---- details below the fold ----
+  if (s && !unavailable(s)) {
+    c.append(el('h3', {}, 'Key numbers'), cards(s, 'summary', ['span_ns', 'steps', 'distinct_ops', 'processes', 'threads',
+      'gpu_streams', 'dropped_events'].filter((k) => k in s)));
+    if (s.events && typeof s.events === 'object') c.append(el('h4', {}, 'Events'), cards(s.events, 'summary.events'));
+    const meta = [s.source && `source ${s.source}`, s.format && `format ${s.format}`, s.rank >= 0 ? `rank ${s.rank}` : null]
+      .filter(Boolean).join(' · ');
+    c.append(el('p', { class: 'muted' }, meta));
+    if (s.devices && s.devices.length) c.append(el('p', {}, 'Devices: ' + s.devices.join('; ')));
+  }
+  if (steps && !unavailable(steps) && steps.count > 0) {
+    c.append(el('h3', {}, 'Step statistics'), cards(steps, 'steps', ['count', 'mean_ns', 'median_ns', 'std_ns', 'mad_ns', 'min_ns', 'max_ns', 'total_ns']));
+    if ((steps.outlier_steps || []).length) {
+      c.append(el('p', { title: steps.outlier_rule || '' }, `Outlier steps (duration more than 3 robust standard deviations from the median): ${steps.outlier_steps.join(', ')}`));
+    }
+    const phaseKey = steps.has_gpu && steps.gpu_class_total_ns ? 'gpu_class_total_ns' : 'phase_total_ns';
+    const totals = steps[phaseKey] || {};
+    const names = phaseKey === 'gpu_class_total_ns' ? CLASS_LABEL : PHASE_LABEL;
+    const grid = el('div', { class: 'cards' });
+    for (const [k, v] of Object.entries(totals)) {
+      if (!(v > 0)) continue;
+      grid.append(card(`steps.${phaseKey}.${k}`, phaseKey, v, { label: `${names[k] || k} (all steps)`, title: phaseKey === 'gpu_class_total_ns' ? CLASS_DEF : PHASE_DEF }));
+    }
+    c.append(el('h4', {}, phaseKey === 'gpu_class_total_ns' ? 'Step time by GPU activity, all steps' : 'Step time by phase, all steps'), grid);
+    c.append(el('h4', {}, 'Steps'), dataTable(steps.steps, { id: 'steps.steps', columns: ['number', 'begin_ns', 'dur_ns', 'outlier'],
+      labels: { begin_ns: 'start (since trace start)' } }));
+  }
+  if (b && !unavailable(b)) {
+    c.append(el('h3', { id: 'all-findings' }, 'All findings'));
+    recommendations(c, b);
+  }
+  if (s && !unavailable(s) && s.top_ops) {
+    c.append(el('h3', {}, 'Top operators'), dataTable(s.top_ops, { id: 'summary.top_ops',
+      columns: ['name', 'category', 'count', 'total_ns', 'self_ns', 'mean_ns', 'percent_of_span'] }));
+  }
+}
+
+function recommendations(c, b) {
+  const list = b.findings || [];
+  if (!list.length) c.append(note('No rule fired: nothing stands out in this trace.'));
+  const ol = el('ol', { class: 'recs', 'data-testid': 'recommendations' });
+  for (const r of list) {
+    const ev = evidenceText(r);
+    const saving = savingText(r, b.basis);
+    ol.append(el('li', { 'data-kind': r.kind }, el('span', { class: `sev sev-${r.severity}` }, r.severity), ' ', el('b', {}, r.title),
+      saving ? el('span', { class: 'saving' }, ' — ' + saving) : null,
+      r.recommendation ? el('div', {}, r.recommendation) : null,
+      ev ? el('div', { class: 'evidence' }, 'Evidence: ' + ev) : null,
+      (r.ops || []).length ? el('div', { class: 'evidence' }, 'Affects: ' + r.ops.slice(0, 5).map((o) => (o.length > 80 ? o.slice(0, 77) + '…' : o)).join(', ')) : null,
+      r.rule ? el('div', { class: 'evidence' }, 'Rule: ' + r.rule) : null));
+  }
+  c.append(ol);
+}
