@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <ostream>
 #include <set>
 #include <string>
 
@@ -196,6 +197,121 @@ TEST(PerfettoTraces, CounterStringValues) {
                                         {"CounterStringEdgeCases leading_zero_int_str", 50},
                                         {"CounterStringEdgeCases plus_val", 10.5}};
   EXPECT_EQ(got, want);
+}
+
+// ---- 6. thread time (tts/tdur) -------------------------------------------------------------
+// Perfetto's slice.thread_ts / thread_dur: an X's tts and tdur; a B's tts, and the E's tts minus
+// it; numeric strings as ts. Absent: -1 here (NULL there).
+
+struct ThreadTime {
+  int64_t ts, thread_ts, thread_dur;
+  bool operator==(const ThreadTime&) const = default;
+};
+std::ostream& operator<<(std::ostream& o, const ThreadTime& t) {
+  return o << "{" << t.ts << ", " << t.thread_ts << ", " << t.thread_dur << "}";
+}
+
+ThreadTime thread_time(const Trace& t, std::string_view name) {
+  int32_t i = slice_named(t, name);
+  if (i < 0) return {-2, -2, -2};
+  return {t.slices.ts[i], t.slices.thread_ts[i], t.slices.thread_dur[i]};
+}
+
+// Every way of parsing gives the same thread times (fast path, simdjson only, split parse).
+std::vector<Trace> every_way(const std::string& path) {
+  std::vector<Trace> out;
+  for (int way = 0; way < 3; ++way) {
+    ImportOptions o;
+    o.fast_path = way != 1;
+    if (way == 2) {
+      o.threads = 3;
+      o.parse_threads = 2;
+      o.chunk_bytes = 64;
+    }
+    auto r = load_trace(path, o);
+    EXPECT_TRUE(r.is_ok()) << r.error();
+    if (r) out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+TEST(PerfettoTraces, ThreadTimeFromStrings) {
+  if (!std::filesystem::exists(peer("perfetto/traces/string_tts_and_tdur.json")))
+    GTEST_SKIP() << "shared data absent (MLPROF_SHARED_DIR)";
+  for (const Trace& t : every_way(peer("perfetto/traces/string_tts_and_tdur.json")))
+    EXPECT_EQ(thread_time(t, "StringTtsTdur"), (ThreadTime{400000, 390500, 80500}));
+  for (const Trace& t : every_way(peer("perfetto/traces/string_ts_and_dur.json"))) {
+    EXPECT_EQ(thread_time(t, "CompleteEvent"), (ThreadTime{250000, 240000, 40500}));
+    EXPECT_EQ(thread_time(t, "BeginEvent"), (ThreadTime{100000, -1, -1}));
+  }
+}
+
+TEST(PerfettoTraces, ThreadTimeOfCompleteAndBeginEnd) {
+  if (!std::filesystem::exists(peer("perfetto/traces/flow_events_json_v2.json")))
+    GTEST_SKIP() << "shared data absent (MLPROF_SHARED_DIR)";
+  for (const Trace& t : every_way(peer("perfetto/traces/flow_events_json_v2.json"))) {
+    EXPECT_EQ(thread_time(t, "SenderA"), (ThreadTime{3002000, 3005000, 7000}));
+    EXPECT_EQ(thread_time(t, "SenderB"), (ThreadTime{0, 1000, 5000}));
+    EXPECT_EQ(thread_time(t, "Blergh"), (ThreadTime{1001000, -1, -1}));
+    // B tts 3335, E tts 4331.
+    EXPECT_EQ(thread_time(t, "SomeOtherSlice"), (ThreadTime{3333000, 3335000, 996000}));
+  }
+  for (const Trace& t : every_way(peer("perfetto/traces/json_all_slice_types.json"))) {
+    EXPECT_EQ(thread_time(t, "CompleteEvent"), (ThreadTime{250000, 240000, 40000}));
+    // Only the E has a tts: no thread start, so no thread duration.
+    EXPECT_EQ(thread_time(t, "BeginEvent"), (ThreadTime{100000, -1, -1}));
+  }
+  for (const Trace& t : every_way(peer("perfetto/traces/json_extreme_vals.json"))) {
+    EXPECT_EQ(thread_time(t, "CompleteNoTDUR"), (ThreadTime{1300000, 1290000, -1}));
+    EXPECT_EQ(thread_time(t, "BeginNoTTS"), (ThreadTime{1100000, -1, -1}));
+  }
+}
+
+TEST(PerfettoSemantics, BadThreadTimeIsIgnoredNotFatal) {
+  for (bool fast : {true, false}) {
+    ImportOptions o;
+    o.fast_path = fast;
+    auto r = import_chrome_json_buffer(
+        R"([{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2,"tts":"x","tdur":1},
+            {"ph":"X","name":"b","pid":1,"tid":1,"ts":5,"dur":2,"tts":-3}])",
+        "t.json", o);
+    ASSERT_TRUE(r.is_ok()) << r.error();
+    EXPECT_EQ(r->slices.size(), 2u);
+    EXPECT_EQ(thread_time(*r, "a"), (ThreadTime{1000, -1, -1}));
+    EXPECT_EQ(thread_time(*r, "b"), (ThreadTime{5000, -1, -1}));
+    EXPECT_EQ(r->meta.import_stats.count(ImportProblem::kIgnoredField), 2u);
+    EXPECT_EQ(r->args.size(), 0u);  // tts and tdur are columns, not pass-through args
+  }
+}
+
+TEST(PerfettoSemantics, BeginEndArgsOncePerKey) {
+  // The end's value wins for a key both have (Perfetto's args of a B/E pair).
+  const char* json = R"([{"ph":"B","name":"op","pid":1,"tid":1,"ts":10,"tts":5,"sf":7,
+                           "args":{"k":1,"b":4}},
+                         {"ph":"X","name":"other","pid":1,"tid":2,"ts":11,"dur":1,"args":{"z":0}},
+                         {"ph":"E","pid":1,"tid":1,"ts":30,"tts":12,"sf":8,"args":{"k":2}}])";
+  for (unsigned way = 0; way < 8; ++way) {
+    unsigned parsers = way % 2 + 1;
+    ImportOptions o;
+    o.threads = parsers + 1;
+    o.parse_threads = parsers;
+    o.chunk_bytes = 48u << (way / 2);  // the B and the E in the same or separate chunks
+    auto r = import_chrome_json_buffer(json, "t.json", o);
+    ASSERT_TRUE(r.is_ok()) << r.error();
+    int32_t i = slice_named(*r, "op");
+    ASSERT_GE(i, 0);
+    EXPECT_EQ(thread_time(*r, "op"), (ThreadTime{10000, 5000, 7000}));
+    std::map<std::string, std::string> args;
+    std::multiset<std::string> keys;
+    for (uint32_t a = 0; a < r->slices.args_count[i]; ++a) {
+      const Arg& arg = r->args[r->slices.args_begin[i] + a];
+      keys.insert(std::string(r->str(arg.key)));
+      args[std::string(r->str(arg.key))] = r->arg_text(arg);
+    }
+    EXPECT_EQ(keys.size(), 3u) << way;
+    std::map<std::string, std::string> want = {{"@sf", "8"}, {"k", "2"}, {"b", "4"}};
+    EXPECT_EQ(args, want) << way;
+  }
 }
 
 // ---- 7. old GPU tracks, ROCm memory -----------------------------------------------------------

@@ -115,7 +115,7 @@ TEST(Import, BeginEndPairsAndUnfinished) {
 
 TEST(Import, ArgsKeepTypesAndUnknownKeys) {
   Trace t = parse(R"({"traceEvents":[{"ph":"X","name":"op","pid":1,"tid":1,"ts":1,"dur":2,
-    "tts":77,"args":{"i":-3,"u":10159970886766084423,"d":1.5,"s":"x","b":true,"n":null,
+    "tts":77,"sf":5,"args":{"i":-3,"u":10159970886766084423,"d":1.5,"s":"x","b":true,"n":null,
     "dims":[[32,64],[64]],"obj":{"k":1},"huge":123456789012345678901234567890}}]})");
   ASSERT_EQ(t.slices.size(), 1u);
   EXPECT_EQ(t.slice_arg(0, "i")->as_int().value(), -3);
@@ -128,7 +128,10 @@ TEST(Import, ArgsKeepTypesAndUnknownKeys) {
   EXPECT_EQ(t.str(t.slice_arg(0, "dims")->s), "[[32,64],[64]]");
   EXPECT_EQ(t.str(t.slice_arg(0, "obj")->s), "{\"k\":1}");
   EXPECT_EQ(t.slice_arg(0, "huge")->type, ArgType::kJson);
-  EXPECT_EQ(t.slice_arg(0, "@tts")->as_int().value(), 77);  // unknown event keys are kept
+  ASSERT_NE(t.slice_arg(0, "@sf"), nullptr);  // unknown event keys are kept
+  EXPECT_EQ(t.slice_arg(0, "@sf")->as_int().value(), 5);
+  EXPECT_EQ(t.slice_arg(0, "@tts"), nullptr);  // thread time is a column
+  EXPECT_EQ(t.slices.thread_ts[0], 77000);
 }
 
 TEST(Import, FlowsBindLaunchToKernelInEitherOrder) {

@@ -95,6 +95,8 @@ struct ArgRange {
   X(StringId, cat, kString, kInput, 0)                                                  \
   X(uint32_t, args_begin, kArgs, kInput, 0)                                             \
   X(uint32_t, args_count, kNone, kInput, 0)                                             \
+  X(int64_t, thread_ts, kNone, kInput, -1)  /* thread clock at the start (tts), -1 none */ \
+  X(int64_t, thread_dur, kNone, kInput, -1) /* thread (CPU) time, ns (tdur), -1 none */ \
   X(uint16_t, depth, kNone, kComputed, 0)   /* 0 = top level on its track */            \
   X(int32_t, parent, kSlice, kComputed, -1) /* enclosing slice on the track, -1 none */ \
   X(int64_t, self, kNone, kComputed, 0)     /* dur minus the union of children's time */

@@ -21,6 +21,11 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
   std::vector<std::pair<StringId, StringId>> keys;
   durations.clear();
   std::vector<int64_t> self_sum;
+  struct Cpu {
+    uint64_t calls = 0;
+    int64_t ns = 0, wall_ns = 0;
+  };
+  std::vector<Cpu> cpu;
   for (size_t i = 0; i < s.size(); ++i) {
     if (only_cat != StringPool::kNotFound && s.cat[i] != only_cat) continue;
     if (!o.include_gpu && t.is_gpu_track(s.track[i])) continue;
@@ -30,9 +35,16 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
       keys.emplace_back(s.name[i], s.cat[i]);
       durations.emplace_back();
       self_sum.push_back(0);
+      cpu.emplace_back();
     }
     durations[it->second].push_back(s.dur[i]);
     self_sum[it->second] += s.self[i];
+    if (s.thread_dur[i] >= 0) {
+      Cpu& c = cpu[it->second];
+      ++c.calls;
+      c.ns += s.thread_dur[i];
+      c.wall_ns += s.dur[i];
+    }
   }
   std::vector<OpStats> out(keys.size());
   for (size_t r = 0; r < keys.size(); ++r) {
@@ -41,6 +53,9 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
     op.category = std::string(t.str(keys[r].second));
     fill_duration_stats(op, durations[r], t.span_ns());
     op.self_ns = self_sum[r];
+    op.cpu_calls = cpu[r].calls;
+    op.cpu_ns = cpu[r].ns;
+    op.cpu_wall_ns = cpu[r].wall_ns;
   }
   // Sort rows (and their durations) by total time.
   std::vector<size_t> idx(out.size());

@@ -287,6 +287,15 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
         e.set_time(kind == FieldKind::kTs, ns);
         break;
       }
+      case FieldKind::kTts:
+      case FieldKind::kTdur: {
+        // Anything but a plain non-negative time goes to simdjson, which counts it as ignored.
+        Number n;
+        int64_t ns;
+        if (!json_number(p, &n) || !parse_us_to_ns(n.text, &ns) || ns < 0) return bail();
+        (kind == FieldKind::kTts ? e.tts : e.tdur) = ns;
+        break;
+      }
       case FieldKind::kId: {
         if (*p == '"') {
           if (!plain_string(p, &s)) return bail();

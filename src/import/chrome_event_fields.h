@@ -15,6 +15,8 @@ enum class FieldKind {
   kTid,
   kTs,
   kDur,
+  kTts,   // thread (CPU) clock at the event, as ts
+  kTdur,  // thread (CPU) time of an 'X' event, as dur
   kId,
   kBp,
   kScope,
@@ -42,11 +44,13 @@ inline FieldKind classify(std::string_view k) {
       if (k == "tid") return FieldKind::kTid;
       if (k == "cat") return FieldKind::kCat;
       if (k == "dur") return FieldKind::kDur;
+      if (k == "tts") return FieldKind::kTts;
       if (k == "id2") return FieldKind::kId2;
       break;
     case 4:
       if (k == "name") return FieldKind::kName;
       if (k == "args") return FieldKind::kArgs;
+      if (k == "tdur") return FieldKind::kTdur;
       break;
     case 7:
       if (k == "bind_id") return FieldKind::kBindId;

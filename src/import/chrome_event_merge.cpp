@@ -147,7 +147,8 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
           ArgRange args{static_cast<uint32_t>(op.args.begin + delta), op.args.count};
           auto& stack = open_[track];
           if (op.ph == 'B' || op.ph == 'b') {
-            stack.push_back(Open{op.ts, M.str[op.name], M.str[op.cat], args});
+            stack.push_back(
+                Open{op.ts, M.str[op.name], M.str[op.cat], args, op.value, c.part, op.args.begin});
             break;
           }
           if (stack.empty()) {
@@ -158,20 +159,27 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
           stack.pop_back();
           ArgRange slice_args = o.args;
           if (op.args.count) {
-            // As the single parser does: the begin's args are copied after the end's (the end's
-            // are the last ones pushed), so one range holds both.
-            arg_copies.push_back(ArgCopy{o.args.begin, o.args.count, dest[kArgs]});
-            dest[kArgs] += o.args.count;
-            slice_args = ArgRange{args.begin, args.count + o.args.count};
+            // As the single parser does: the begin's args whose key the end does not have are
+            // copied after the end's (the end's are the last ones pushed), so one range holds
+            // both. Keys compared as merged ids (each part's strings are mapped by now).
+            const std::vector<Arg>& begin_args = parts[o.part]->b_.trace().args;
+            const std::vector<StringId>& begin_str = maps[o.part].str;
+            uint32_t kept = 0;
+            for (uint32_t i = 0; i < o.args.count; ++i) {
+              StringId key = begin_str[begin_args[o.local_args + i].key];
+              bool in_end = false;
+              for (uint32_t j = op.args.begin; j < op.args.begin + op.args.count && !in_end; ++j)
+                in_end = M.str[L.args[j].key] == key;
+              if (in_end) continue;
+              arg_copies.push_back(ArgCopy{o.args.begin + i, 1, dest[kArgs]});
+              ++dest[kArgs];
+              ++kept;
+            }
+            slice_args = ArgRange{args.begin, args.count + kept};
           }
           op_slices.push_back(
-              OpSlice{dest[kSlices], SliceTable::Row{.ts = o.ts,
-                                                     .dur = std::max<int64_t>(0, op.ts - o.ts),
-                                                     .track = track,
-                                                     .name = o.name ? o.name : M.str[op.name],
-                                                     .cat = o.cat ? o.cat : M.str[op.cat],
-                                                     .args_begin = slice_args.begin,
-                                                     .args_count = slice_args.count}});
+              OpSlice{dest[kSlices], pair_slice(o, op.ph, track, op.ts, op.value, M.str[op.name],
+                                                M.str[op.cat], slice_args)});
           ++dest[kSlices];
           break;
         }

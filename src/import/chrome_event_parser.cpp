@@ -434,6 +434,29 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
         b_.trace().args.pop_back();
         break;
       }
+      case FieldKind::kTts:
+      case FieldKind::kTdur: {
+        // Thread time: kept when it is a time (a number or a numeric string, as ts), ignored
+        // (and counted) otherwise; the event does not need it.
+        od::json_type t;
+        int64_t ns;
+        if (v.type().get(t)) return bad(key, "invalid JSON");
+        if ((t == od::json_type::number || t == od::json_type::string) &&
+            parse_us_to_ns(v.raw_json_token(), &ns) && ns >= 0) {
+          (kind == FieldKind::kTts ? e.tts : e.tdur) = ns;
+          break;
+        }
+        if (!e.bad_thread_time) {
+          e.bad_thread_time = kind == FieldKind::kTts ? "tts" : "tdur";
+          const char* tok = v.raw_json_token().data();
+          e.bad_thread_time_at = at;
+          if (tok >= event_text_ && tok < event_text_ + event_len_)
+            e.bad_thread_time_at = at + static_cast<uint64_t>(tok - event_text_);
+        }
+        if (!read_arg(b_, 0, v)) return bad(key, "invalid JSON value");
+        b_.trace().args.pop_back();
+        break;
+      }
       case FieldKind::kId: {
         od::json_type t;
         if (v.type().get(t)) return bad(key, "invalid JSON");
@@ -550,6 +573,10 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
                   "event field \"" + std::string(m.field) + "\": " + m.what + ", event skipped"};
     return false;
   }
+  if (e.bad_thread_time)
+    note(ImportProblem::kIgnoredField, e.bad_thread_time_at,
+         "event field \"" + std::string(e.bad_thread_time) +
+             "\": not a non-negative time (thread time ignored)");
   ++events_;
   emit(e);
   return true;
@@ -634,7 +661,15 @@ void ChromeEventParser::emit(Pending& e) {
           stream = a->as_int().value_or(stream);
         gpu_track(track, static_cast<int32_t>(device), stream);
       }
-      b_.add_slice(track, e.ts, e.dur, e.name, e.cat, e.args);
+      b_.add_slice(SliceTable::Row{.ts = e.ts,
+                                   .dur = e.dur,
+                                   .track = track,
+                                   .name = e.name,
+                                   .cat = e.cat,
+                                   .args_begin = e.args.begin,
+                                   .args_count = e.args.count,
+                                   .thread_ts = e.tts,
+                                   .thread_dur = e.tts >= 0 ? e.tdur : -1});
       flow_v2(e, track);
       break;
     }
@@ -689,12 +724,12 @@ void ChromeEventParser::emit_begin_end(const Pending& e) {
     uint32_t proc = b_.trace().tracks[track].process;
     track = b_.async_track(proc, e.cat, e.has_id ? e.id : 0);
   }
-  begin_end(e.ph, track, e.ts, e.name, e.cat, e.args);
+  begin_end(e.ph, track, e.ts, e.name, e.cat, e.args, e.tts);
   if (e.ph == 'B' || e.ph == 'b') flow_v2(e, track);
 }
 
 void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat,
-                                  ArgRange args_in) {
+                                  ArgRange args, int64_t tts) {
   if (mode_ == Mode::kPart) {
     ops_.push_back(Op{.kind = OpKind::kBeginEnd,
                       .ph = ph,
@@ -702,19 +737,14 @@ void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId 
                       .ts = ts,
                       .name = name,
                       .cat = cat,
-                      .args = args_in,
+                      .args = args,
+                      .value = tts,
                       .rows = row_pos()});
     return;
   }
-  struct {
-    char ph;
-    int64_t ts;
-    StringId name, cat;
-    ArgRange args;
-  } e{ph, ts, name, cat, args_in};
   auto& stack = open_[track];
-  if (e.ph == 'B' || e.ph == 'b') {
-    stack.push_back(Open{e.ts, e.name, e.cat, e.args});
+  if (ph == 'B' || ph == 'b') {
+    stack.push_back(Open{ts, name, cat, args, tts});
     return;
   }
   if (stack.empty()) {
@@ -723,14 +753,40 @@ void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId 
   }
   Open o = stack.back();
   stack.pop_back();
-  ArgRange args = o.args;
-  if (e.args.count) {
-    // End args join the begin's: copy the begin's args after the end's so one range holds all.
+  ArgRange slice_args = o.args;
+  if (args.count) {
+    // End args join the begin's: the begin's are copied after the end's so one range holds all,
+    // but only those whose key the end does not have (one value per key, the end's, as in
+    // Perfetto; an exported pair had its pass-through keys twice).
     Trace& t = b_.trace();
-    for (uint32_t i = 0; i < o.args.count; ++i) t.args.push_back(t.args[o.args.begin + i]);
-    args = ArgRange{e.args.begin, e.args.count + o.args.count};
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < o.args.count; ++i) {
+      Arg a = t.args[o.args.begin + i];
+      if (t.find_arg(args.begin, args.count, a.key)) continue;
+      t.args.push_back(a);
+      ++kept;
+    }
+    slice_args = ArgRange{args.begin, args.count + kept};
   }
-  b_.add_slice(track, o.ts, e.ts - o.ts, o.name ? o.name : e.name, o.cat ? o.cat : e.cat, args);
+  b_.add_slice(pair_slice(o, ph, track, ts, tts, name, cat, slice_args));
+}
+
+// The slice of a B/E (or b/e) pair. Thread time as Perfetto reads it: the begin's tts is the
+// slice's thread start; the end's tts minus it the thread duration (B/E only).
+SliceTable::Row ChromeEventParser::pair_slice(const Open& o, char end_ph, uint32_t track,
+                                              int64_t end_ts, int64_t end_tts, StringId end_name,
+                                              StringId end_cat, ArgRange args) {
+  int64_t thread_dur = -1;
+  if (end_ph == 'E' && o.tts >= 0 && end_tts >= o.tts) thread_dur = end_tts - o.tts;
+  return SliceTable::Row{.ts = o.ts,
+                         .dur = std::max<int64_t>(0, end_ts - o.ts),
+                         .track = track,
+                         .name = o.name ? o.name : end_name,
+                         .cat = o.cat ? o.cat : end_cat,
+                         .args_begin = args.begin,
+                         .args_count = args.count,
+                         .thread_ts = o.tts,
+                         .thread_dur = thread_dur};
 }
 
 void ChromeEventParser::unmatched_end() {
@@ -1020,8 +1076,15 @@ Trace ChromeEventParser::finish(bool bare_array) && {
       uint32_t mark = b_.args_mark();
       for (uint32_t i = 0; i < o.args.count; ++i) t.args.push_back(t.args[o.args.begin + i]);
       b_.arg_bool(unfinished, true);
-      b_.add_slice(track, o.ts, std::max<int64_t>(0, last - o.ts), o.name, o.cat,
-                   b_.args_since(mark));
+      ArgRange args = b_.args_since(mark);
+      b_.add_slice(SliceTable::Row{.ts = o.ts,
+                                   .dur = std::max<int64_t>(0, last - o.ts),
+                                   .track = track,
+                                   .name = o.name,
+                                   .cat = o.cat,
+                                   .args_begin = args.begin,
+                                   .args_count = args.count,
+                                   .thread_ts = o.tts});
     }
   }
   size_t open_starts = 0;

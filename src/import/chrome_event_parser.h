@@ -65,6 +65,9 @@ class ChromeEventParser {
     uint64_t bind_id = 0;
     const char* bad_time = nullptr;  // "ts" or "dur" when it was not a time (ok for 'M')
     uint64_t bad_time_at = 0;
+    int64_t tts = -1, tdur = -1;            // thread time (ns), -1 when absent
+    const char* bad_thread_time = nullptr;  // "tts" or "tdur" when it was not a time (ignored)
+    uint64_t bad_thread_time_at = 0;
     uint32_t args_mark = 0;
     ArgRange args;
 
@@ -106,12 +109,14 @@ class ChromeEventParser {
     StringId name = 0, cat = 0;  // kMeta: the name (or label key, value) in name, cat
     ArgRange args = {};
     uint64_t id = 0;    // kFlow: flow id; kGpuTrack: stream
-    int64_t value = 0;  // kMeta sorts; kGpuTrack: device; kFlow: 1 = bind to the next slice
+    int64_t value = 0;  // kMeta sorts; kGpuTrack: device; kFlow: 1 = bind to the next slice;
+                        // kBeginEnd: the event's thread time (tts, ns; -1 none)
     RowPos rows = {};   // kBeginEnd: table sizes just after its args were pushed
   };
   RowPos row_pos() const;
   void drop_json_parser();
-  void begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat, ArgRange args);
+  void begin_end(char ph, uint32_t track, int64_t ts, StringId name, StringId cat, ArgRange args,
+                 int64_t tts);
   // Flow endpoints. v1: 's' begin, 't' step, 'f' end (`bind_next`: to the next slice that
   // begins on the track, unless "bp": "e"). v2 (bind_id on a slice): 'O' out, 'S' in and out,
   // 'I' in; an 'I' leaves the flow open, as Perfetto's FlowTracker does.
@@ -167,12 +172,19 @@ class ChromeEventParser {
   StringId last_cat_text_id_ = 0;
   std::string last_cat_text_;
 
-  // Open B (and async b) events per track: (ts, name, cat, args).
+  // Open B (and async b) events per track: (ts, name, cat, args, thread time). After a merge,
+  // `part` and `local_args` say where the begin's args were read (their keys, for the end's).
   struct Open {
     int64_t ts;
     StringId name, cat;
     ArgRange args;
+    int64_t tts = -1;
+    uint32_t part = 0, local_args = 0;
   };
+  static SliceTable::Row pair_slice(const Open& o, char end_ph, uint32_t track, int64_t end_ts,
+                                    int64_t end_tts, StringId end_name, StringId end_cat,
+                                    ArgRange args);
+
   std::unordered_map<uint32_t, std::vector<Open>> open_;
   // Flow endpoints waiting for their partner, by (cat, id).
   struct FlowEnd {

@@ -210,6 +210,10 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
         w.str_field("name", t.str(s.name[i]));
         w.str_field("cat", t.str(s.cat[i]));
         w.raw_field("id", std::to_string(tr.tid));
+        if (ph == 'b' && s.thread_ts[i] >= 0) {
+          w.buf() += ",\"tts\":";
+          append_us(w.buf(), s.thread_ts[i]);
+        }
         if (ph == 'b') w.args(s.args_begin[i], s.args_count[i]);
         w.end_event();
       }
@@ -218,6 +222,14 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
     w.begin_event('X', s.track[i], s.ts[i]);
     w.buf() += ",\"dur\":";
     append_us(w.buf(), s.dur[i]);
+    if (s.thread_ts[i] >= 0) {  // thread (CPU) time
+      w.buf() += ",\"tts\":";
+      append_us(w.buf(), s.thread_ts[i]);
+      if (s.thread_dur[i] >= 0) {
+        w.buf() += ",\"tdur\":";
+        append_us(w.buf(), s.thread_dur[i]);
+      }
+    }
     w.str_field("name", t.str(s.name[i]));
     if (s.cat[i]) w.str_field("cat", t.str(s.cat[i]));
     w.args(s.args_begin[i], s.args_count[i]);

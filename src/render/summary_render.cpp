@@ -122,6 +122,11 @@ void write_op_stats_json(JsonWriter& w, const OpStats& op) {
   w.field("p90_ns", op.p90_ns);
   w.field("p99_ns", op.p99_ns);
   w.field("percent_of_span", op.percent_of_span);
+  if (op.cpu_calls) {  // only where the trace recorded thread time (tts/tdur)
+    w.field("cpu_calls", op.cpu_calls);
+    w.field("cpu_ns", op.cpu_ns);
+    w.field("cpu_wall_ns", op.cpu_wall_ns);
+  }
   w.end_object();
 }
 
@@ -174,13 +179,34 @@ std::string render_ops_text(const std::vector<OpStats>& all, uint64_t total_rows
   t.add_column("p99");
   t.add_column("max");
   t.add_column("% span");
-  for (const OpStats& o : ops)
-    t.add_row({o.name, o.category, std::to_string(o.count),
-               format_duration_ns(static_cast<double>(o.total_ns)),
-               format_duration_ns(static_cast<double>(o.self_ns)), format_duration_ns(o.mean_ns),
-               format_duration_ns(o.p50_ns), format_duration_ns(o.p99_ns),
-               format_duration_ns(static_cast<double>(o.max_ns)),
-               format_percent(o.percent_of_span / 100)});
+  // Thread (CPU) time columns when the trace recorded it: the CPU time of the calls that have
+  // it, and its share of their wall time (low: the op was blocked or waiting).
+  bool cpu = false;
+  for (const OpStats& o : ops) cpu |= o.cpu_calls > 0;
+  if (cpu) {
+    t.add_column("cpu");
+    t.add_column("cpu/wall");
+  }
+  for (const OpStats& o : ops) {
+    std::vector<std::string> row = {o.name,
+                                    o.category,
+                                    std::to_string(o.count),
+                                    format_duration_ns(static_cast<double>(o.total_ns)),
+                                    format_duration_ns(static_cast<double>(o.self_ns)),
+                                    format_duration_ns(o.mean_ns),
+                                    format_duration_ns(o.p50_ns),
+                                    format_duration_ns(o.p99_ns),
+                                    format_duration_ns(static_cast<double>(o.max_ns)),
+                                    format_percent(o.percent_of_span / 100)};
+    if (cpu) {
+      row.push_back(o.cpu_calls ? format_duration_ns(static_cast<double>(o.cpu_ns)) : "-");
+      row.push_back(
+          o.cpu_calls && o.cpu_wall_ns > 0
+              ? format_percent(static_cast<double>(o.cpu_ns) / static_cast<double>(o.cpu_wall_ns))
+              : "-");
+    }
+    t.add_row(row);
+  }
   std::string out = t.render(120);
   if (total_rows > ops.size())
     out += "(" + std::to_string(total_rows - ops.size()) + " more rows; --top 0 shows all)\n";

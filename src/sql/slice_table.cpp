@@ -8,7 +8,20 @@
 namespace mlprof::sql {
 namespace {
 
-enum Col { kId, kTs, kDur, kEnd, kTrack, kName, kCategory, kDepth, kParent, kSelf };
+enum Col {
+  kId,
+  kTs,
+  kDur,
+  kEnd,
+  kTrack,
+  kName,
+  kCategory,
+  kDepth,
+  kParent,
+  kSelf,
+  kThreadTs,
+  kThreadDur
+};
 
 class SliceVtab : public TableSpec {
  public:
@@ -16,9 +29,10 @@ class SliceVtab : public TableSpec {
   const char* name() const override { return "slice"; }
   const std::vector<ColumnSpec>& columns() const override {
     static const std::vector<ColumnSpec> c = {
-        {"id", "INTEGER"},        {"ts", "INTEGER"},  {"dur", "INTEGER"},   {"end", "INTEGER"},
-        {"track_id", "INTEGER"},  {"name", "TEXT"},   {"category", "TEXT"}, {"depth", "INTEGER"},
-        {"parent_id", "INTEGER"}, {"self", "INTEGER"}};
+        {"id", "INTEGER"},    {"ts", "INTEGER"},        {"dur", "INTEGER"},
+        {"end", "INTEGER"},   {"track_id", "INTEGER"},  {"name", "TEXT"},
+        {"category", "TEXT"}, {"depth", "INTEGER"},     {"parent_id", "INTEGER"},
+        {"self", "INTEGER"},  {"thread_ts", "INTEGER"}, {"thread_dur", "INTEGER"}};
     return c;
   }
   uint64_t rows(size_t p) const override { return set_.parts[p].trace->slices.size(); }
@@ -62,6 +76,15 @@ class SliceVtab : public TableSpec {
       case kSelf:
         sqlite3_result_int64(ctx, s.self[row]);
         break;
+      case kThreadTs:  // thread (CPU) time, as Perfetto's columns: NULL when not recorded
+      case kThreadDur: {
+        int64_t v = col == kThreadTs ? s.thread_ts[row] : s.thread_dur[row];
+        if (v < 0)
+          sqlite3_result_null(ctx);
+        else
+          sqlite3_result_int64(ctx, v);
+        break;
+      }
     }
   }
 

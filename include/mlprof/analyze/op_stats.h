@@ -24,6 +24,11 @@ struct OpStats {
   double std_ns = 0;                          // population standard deviation
   double p50_ns = 0, p90_ns = 0, p99_ns = 0;  // linear interpolation between closest ranks
   double percent_of_span = 0;                 // total / trace span * 100
+  // Thread (CPU) time, from the calls whose trace recorded it (tts/tdur): their summed thread
+  // time and their wall time. A call with much less CPU than wall time was blocked or waiting.
+  uint64_t cpu_calls = 0;
+  int64_t cpu_ns = 0;
+  int64_t cpu_wall_ns = 0;
 };
 
 enum class OpSort { kTotal, kSelf, kMean, kCount };
