@@ -32,6 +32,12 @@ TEST(Steps, ClassifiesNames) {
   EXPECT_EQ(classify_step_phase("Optimizer.step#SGD.step"), StepPhase::kOptimizer);
   EXPECT_EQ(classify_step_phase("Optimizer.zero_grad#SGD.zero_grad"), StepPhase::kOptimizer);
   EXPECT_EQ(classify_step_phase("nccl:all_reduce"), StepPhase::kCommunication);
+  EXPECT_EQ(classify_step_phase("CompiledFunction"), StepPhase::kForward);
+  EXPECT_EQ(classify_step_phase("CompiledFunctionBackward"), StepPhase::kBackward);
+  EXPECT_EQ(classify_step_phase("Torch-Compiled Region: 0/0"), StepPhase::kForward);
+  EXPECT_EQ(classify_step_phase("DistributedDataParallel.forward"), StepPhase::kForward);
+  EXPECT_EQ(classify_step_phase("FullyShardedDataParallel.forward"), StepPhase::kForward);
+  EXPECT_EQ(classify_step_phase("FSDP::post_backward_reduce"), StepPhase::kBackward);
   EXPECT_EQ(classify_step_phase("aten::addmm"), std::nullopt);
   EXPECT_EQ(classify_step_phase("ProfilerStep#3"), std::nullopt);
   EXPECT_EQ(step_number("ProfilerStep#12"), 12);
@@ -74,6 +80,41 @@ TEST(Steps, SplitsEachStepByInnermostPhase) {
   EXPECT_EQ(r.outlier_steps[0], 7);
   EXPECT_EQ(r.min_ns, 100);
   EXPECT_EQ(r.max_ns, 400);
+}
+
+// A compiled model under DDP (the df_index_resolver trace's shape): forward is the compiled region
+// on the step's thread, backward runs on autograd's engine thread of the same process while the
+// step's thread waits, with the gradient allreduce inside it. A thread of another process (a
+// DataLoader worker) does not count.
+TEST(Steps, BackwardOnAutogradThreadCounts) {
+  Builder t;
+  uint32_t autograd = t.b.thread_track(t.b.process(1), 2);
+  uint32_t other_proc = t.b.thread_track(t.b.process(9), 3);
+  t.slice(t.cpu, 0, 100, "ProfilerStep#1", t.cat);
+  t.slice(t.cpu, 0, 30, "CompiledFunction", t.op);
+  t.slice(t.cpu, 85, 10, "Optimizer.step#SGD.step", t.cat);
+  // Backward 30-80 on the engine thread, starting inside the step; an allreduce 60-70 inside.
+  t.slice(autograd, 30, 50, "autograd::engine::evaluate_function: CompiledFunctionBackward", t.op);
+  t.slice(autograd, 31, 48, "CompiledFunctionBackward", t.op);
+  t.slice(autograd, 60, 10, "record_param_comms", t.op);
+  // A top-level backward slice reaching into the next step from before it: 150-190 of 200-300
+  // is outside, so only 190-210 counts for step 2; and an unclassified top-level slice.
+  t.slice(t.cpu, 200, 100, "ProfilerStep#2", t.cat);
+  t.slice(autograd, 190, 20, "autograd::engine::evaluate_function: AddmmBackward0", t.op);
+  t.slice(autograd, 250, 10, "aten::copy_", t.op);
+  t.slice(other_proc, 200, 100, "backward", t.cat);
+  Trace trace = std::move(t.b).finish();
+  StepsResult r = analyze_steps(trace);
+  ASSERT_EQ(r.steps.size(), 2u);
+  const StepInfo& s = r.steps[0];
+  EXPECT_EQ(s.phase_ns[size_t(StepPhase::kForward)], 30);
+  EXPECT_EQ(s.phase_ns[size_t(StepPhase::kBackward)], 40);
+  EXPECT_EQ(s.phase_ns[size_t(StepPhase::kCommunication)], 10);
+  EXPECT_EQ(s.phase_ns[size_t(StepPhase::kOptimizer)], 10);
+  EXPECT_EQ(s.phase_ns[size_t(StepPhase::kOther)], 10);
+  const StepInfo& s2 = r.steps[1];
+  EXPECT_EQ(s2.phase_ns[size_t(StepPhase::kBackward)], 10);
+  EXPECT_EQ(s2.phase_ns[size_t(StepPhase::kOther)], 90);
 }
 
 TEST(Steps, GpuClassesFollowThePluginPriority) {

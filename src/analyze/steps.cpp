@@ -54,7 +54,11 @@ std::optional<StepPhase> classify_step_phase(std::string_view name) {
       (l.size() > 5 && l.ends_with(".step")))
     return StepPhase::kOptimizer;
   if (contains(l, "backward") || contains(l, "bwd")) return StepPhase::kBackward;
-  if (contains(l, "forward") || contains(l, "fwd") || l.starts_with("nn.module:"))
+  // torch.compile: the compiled graph's forward runs as the autograd Function "CompiledFunction"
+  // (its backward, "CompiledFunctionBackward", matched above); "Torch-Compiled Region" wraps a
+  // compiled frame (dynamo); DDP/FSDP's forward annotations contain "forward".
+  if (contains(l, "forward") || contains(l, "fwd") || l.starts_with("nn.module:") ||
+      l == "compiledfunction" || l.starts_with("torch-compiled region"))
     return StepPhase::kForward;
   return std::nullopt;
 }
@@ -96,7 +100,22 @@ struct PhaseBoundary {
   int8_t delta;
 };
 
-void split_cpu_phases(const Trace& trace, size_t step_slice, PhaseCache& cache, StepInfo& step,
+// CPU threads that run a step's backward pass off the step's thread: autograd's engine threads
+// (one per device) hold "autograd::engine::evaluate_function: XBackward" slices at the top level
+// while the step's thread waits in loss.backward(). Every other CPU thread of the step's process.
+std::vector<uint32_t> sibling_threads(const Trace& trace, uint32_t step_track) {
+  std::vector<uint32_t> out;
+  for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
+    if (t == step_track || trace.is_gpu_track(t)) continue;
+    if (trace.tracks[t].process != trace.tracks[step_track].process) continue;
+    if (trace.track_slice_begin[t] == trace.track_slice_begin[t + 1]) continue;
+    out.push_back(t);
+  }
+  return out;
+}
+
+void split_cpu_phases(const Trace& trace, size_t step_slice, PhaseCache& cache,
+                      const std::vector<uint32_t>& siblings, StepInfo& step,
                       std::vector<PhaseBoundary>& bounds) {
   const SliceTable& s = trace.slices;
   uint32_t track = s.track[step_slice];
@@ -115,6 +134,27 @@ void split_cpu_phases(const Trace& trace, size_t step_slice, PhaseCache& cache, 
   for (int32_t p = s.parent[step_slice]; p >= 0; p = s.parent[static_cast<size_t>(p)])
     add(static_cast<size_t>(p));
   for (size_t j = step_slice + 1; j < track_end && s.ts[j] < end; ++j) add(j);
+  // Backward work on the other threads of the process: top-level slices classified backward and
+  // every classified slice inside them (a collective inside backward is communication), clipped
+  // to the step.
+  const auto backward = static_cast<int8_t>(StepPhase::kBackward);
+  for (uint32_t t : siblings) {
+    size_t lo = trace.track_slice_begin[t], hi = trace.track_slice_begin[t + 1];
+    size_t j =
+        static_cast<size_t>(std::lower_bound(s.ts.begin() + static_cast<ptrdiff_t>(lo),
+                                             s.ts.begin() + static_cast<ptrdiff_t>(hi), begin) -
+                            s.ts.begin());
+    if (j > lo) {  // the top-level slice that started before the step may reach into it
+      size_t root = j - 1;
+      while (s.parent[root] >= 0) root = static_cast<size_t>(s.parent[root]);
+      if (s.end(root) > begin) j = root;
+    }
+    bool in_backward = false;
+    for (; j < hi && s.ts[j] < end; ++j) {
+      if (s.depth[j] == 0) in_backward = cache.get(s.name[j]) == backward;
+      if (in_backward) add(j);
+    }
+  }
   std::sort(bounds.begin(), bounds.end(),
             [](const PhaseBoundary& x, const PhaseBoundary& y) { return x.t < y.t; });
   std::array<int32_t, kStepPhaseCount> active{};
@@ -246,13 +286,19 @@ StepsResult analyze_steps(const Trace& trace) {
 
   PhaseCache cache(trace);
   std::vector<PhaseBoundary> bounds;
+  std::vector<uint32_t> siblings;
+  uint32_t siblings_of = UINT32_MAX;
   for (size_t i : step_slices) {
+    if (s.track[i] != siblings_of) {
+      siblings_of = s.track[i];
+      siblings = sibling_threads(trace, siblings_of);
+    }
     StepInfo st;
     st.name = std::string(trace.str(s.name[i]));
     st.number = step_number(st.name).value_or(0);
     st.begin_ns = s.ts[i];
     st.dur_ns = s.dur[i];
-    split_cpu_phases(trace, i, cache, st, bounds);
+    split_cpu_phases(trace, i, cache, siblings, st, bounds);
     r.steps.push_back(std::move(st));
   }
   r.has_gpu = has_gpu(trace);

@@ -57,7 +57,8 @@ def phase_of(name):
         return "optimizer"
     if "backward" in l or "bwd" in l:
         return "backward"
-    if "forward" in l or "fwd" in l or l.startswith("nn.module:"):
+    if ("forward" in l or "fwd" in l or l.startswith("nn.module:") or l == "compiledfunction"
+            or l.startswith("torch-compiled region")):
         return "forward"
     return None
 
@@ -67,7 +68,16 @@ PRIORITY = ["communication", "data_loading", "optimizer", "backward", "forward"]
 
 def steps(sl):
     """[(name, ts, dur, {phase: ns})] in time order. Each ns of a step goes to the highest-priority
-    phase among the classified slices on the step's thread active at that time, else other."""
+    phase among the classified slices active at that time, else other: slices on the step's
+    thread, and on the other threads of its process (autograd's engine threads) the top-level
+    slices classified backward and the classified slices inside them."""
+    parent, _, _ = nest(sl)
+
+    def root(i):
+        while parent[i] >= 0:
+            i = parent[i]
+        return i
+
     out = []
     step_idx = sorted((i for i, s in enumerate(sl) if is_step(s[3])), key=lambda i: (sl[i][1], i))
     last_end = None
@@ -78,8 +88,13 @@ def steps(sl):
         end = ts + dur
         last_end = end
         spans = []
-        for s in sl:
-            ph = phase_of(s[3]) if s[0] == track else None
+        for i, s in enumerate(sl):
+            if s[0] == track:
+                ph = phase_of(s[3])
+            elif s[0][0] == track[0] and phase_of(sl[root(i)][3]) == "backward":
+                ph = phase_of(s[3])
+            else:
+                ph = None
             a, b = max(s[1], ts), min(s[1] + s[2], end)
             if ph is not None and b > a:
                 spans.append((a, b, ph))

@@ -5,6 +5,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import analyze_reference as ar  # noqa: E402
+import shared_data  # noqa: E402
 import trace_reference as ref  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
@@ -21,8 +22,13 @@ def check(cond, what):
         print("FAIL", what)
 
 
-for name in FILES:
-    path = os.path.join(DATA, name)
+# df_index_resolver (shared data): torch.compile'd model under DDP; forward is the compiled
+# region "CompiledFunction" on the step's thread, backward ("CompiledFunctionBackward" and the
+# allreduces inside it) runs on autograd's engine thread.
+SHARED = ["traces/kineto-gpu/df_index_resolver/df_index_resolver.json.gz"]
+paths = [os.path.join(DATA, n) for n in FILES] + [p for p in map(shared_data.shared_path, SHARED) if p]
+for path in paths:
+    name = os.path.basename(path)
     _, events = ref.load(path)
     expected = ar.steps(ref.slices(events))
     got = ar.run_json(MLPROF, "steps", path)
@@ -48,5 +54,10 @@ for name in FILES:
 got = ar.run_json(MLPROF, "steps", os.path.join(DATA, "mlp_bs64.json.gz"))
 total = got["total_ns"]
 check(got["phase_total_ns"]["data_loading"] > 0.05 * total, "mlp_bs64: data loading > 5%")
+compiled = shared_data.shared_path(SHARED[0])
+if compiled:
+    got = ar.run_json(MLPROF, "steps", compiled)["phase_total_ns"]
+    check(got["forward"] > 0 and got["backward"] > got["forward"] and got["communication"] > 0,
+          f"df_index_resolver: compiled forward/backward and DDP allreduce recognised: {got}")
 print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+sys.exit(shared_data.exit_code(failures))
