@@ -1,6 +1,8 @@
 // Importers: every source format ends in one Trace.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +28,10 @@ struct ImportOptions {
   // Any import problem (a truncated file, a skipped or repaired event: ImportStats) fails the
   // load instead of being counted in Trace::meta.import_stats (`--strict`, for CI).
   bool strict = false;
+  // When set, the bytes of the file consumed so far are added to it as the import proceeds
+  // (compressed bytes for gzip; every file of a rank directory adds to the same counter): what a
+  // progress bar shows against the file size.
+  std::atomic<uint64_t>* progress_bytes = nullptr;
 };
 
 // Reads any trace mlprof understands, chosen by content, not by name: gzip (any of the formats

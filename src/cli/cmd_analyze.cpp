@@ -78,8 +78,12 @@ MLPROF_REGISTER_COMMAND(
         std::vector<AnalysisId> ids = analyze_analyses();
         ids.push_back(AnalysisId::kRanks);
         auto t0 = std::chrono::steady_clock::now();
-        std::string json = a->in.json ? analyses_json(*set, ids) : std::string();
-        if (!a->in.json) set->compute(ids);
+        std::string json;
+        {
+          Progress progress("analyzing");
+          json = a->in.json ? analyses_json(*set, ids) : std::string();
+          if (!a->in.json) set->compute(ids);
+        }
         if (std::getenv("MLPROF_TIMING"))
           std::fprintf(
               stderr, "analyze: %.1f ms\n",

@@ -55,7 +55,11 @@ int run_report(const ReportArgs& a) {
     std::cout << report_data_json(in) << "\n";
     return kExitOk;
   }
-  std::string html = render_report_html(in);
+  std::string html;
+  {
+    Progress progress("analyzing and writing the report");
+    html = render_report_html(in);
+  }
   if (!write_file_atomic(a.out, html)) return kExitFailure;
   std::fprintf(stderr, "mlprof report: wrote %s (%.1f MiB)\n", a.out.c_str(),
                static_cast<double>(html.size()) / (1 << 20));

@@ -408,6 +408,7 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   if (nvml) nvml->sample(mono_ns());
 
   // ---- build the trace ----
+  Progress progress("reading the capture");
   TraceBuilder b;
   MemoryCaptureStats mem_stats;
   GpuCaptureStats gpu_stats;
@@ -417,12 +418,18 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   if (opt.memory) {
     Status s = add_memory_captures(run_dir, b, maps_fallback, mem_stats,
                                    opt.events ? nullptr : &heap_sink);
-    if (!s.is_ok()) std::fprintf(stderr, "mlprof run: %s\n", s.message().c_str());
+    if (!s.is_ok()) {
+      progress.clear();
+      std::fprintf(stderr, "mlprof run: %s\n", s.message().c_str());
+    }
     if (heap_sink.stream) heap_sink.stream->add_rows(b);
   }
   if (!cupti.empty()) {
     Status s = add_gpu_captures(run_dir, b, gpu_stats);
-    if (!s.is_ok()) std::fprintf(stderr, "mlprof run: %s\n", s.message().c_str());
+    if (!s.is_ok()) {
+      progress.clear();
+      std::fprintf(stderr, "mlprof run: %s\n", s.message().c_str());
+    }
   }
   uint32_t main_proc = b.process(child);
   if (b.trace().processes[main_proc].name == 0)
@@ -472,11 +479,13 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
 
   // The file is written on a second thread while the reports are computed: both only read the
   // trace, and on a big capture each takes a good share of the post-processing.
+  progress.stage(opt.quiet ? "saving the trace" : "saving the trace and computing the reports");
   Status saved = Status::ok();
   std::thread saver([&] { saved = save_native(trace, out); });
   std::string reports;
   if (!opt.quiet) reports = render_reports(trace, opt, heap ? &*heap : nullptr);
   saver.join();
+  progress.done();
   bool keep_raw = opt.keep_raw;
   if (!saved.is_ok()) {  // the path went bad during the run (disk full, directory removed...)
     std::string fallback = fallback_output_path(out);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "cli/progress.h"
 #include "mlprof/analysis_set.h"
 #include "mlprof/trace.h"
 #include "render/analysis_output.h"

@@ -23,10 +23,38 @@ void print_import_warnings(const Trace& t) {
   for (const std::string& w : import_warnings(t)) std::fprintf(stderr, "mlprof: %s\n", w.c_str());
 }
 
+namespace {
+std::string file_name(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.find_last_of('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+// Bytes of the trace files a rank directory load will read (its progress bar's total).
+uint64_t trace_files_bytes(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  uint64_t total = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    bool trace = n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".mlprof");
+    std::error_code ec2;
+    if (trace && e.is_regular_file(ec2)) total += e.file_size(ec2);
+  }
+  return total;
+}
+}  // namespace
+
 std::optional<Trace> load_or_report(const std::string& path) {
   ImportOptions options;
   options.strict = g_strict_import;
+  std::error_code ec;
+  uint64_t size = std::filesystem::file_size(path, ec);
+  Progress progress("loading " + file_name(path), ec ? 0 : size);
+  options.progress_bytes = progress.counter();
   Result<Trace> r = load_trace(path, options);
+  progress.done();
   if (!r) {
     std::fprintf(stderr, "mlprof: %s\n", r.error().c_str());
     return std::nullopt;
@@ -42,7 +70,10 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
     std::vector<std::string> errors;
     ImportOptions io;
     io.strict = strict_import();
+    Progress progress("loading rank directory " + file_name(path), trace_files_bytes(path));
+    io.progress_bytes = progress.counter();
     auto loaded = load_rank_dir(path, threads, errors, io);
+    progress.done();
     if (!loaded) {  // one line: the directory, and the first file's problem
       std::string why = loaded.error() + " (a directory of rank traces";
       if (!errors.empty())
@@ -69,10 +100,12 @@ void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {
 }
 
 int print_analysis(AnalysisSet& set, AnalysisId id, bool json, const TextOptions& text) {
-  if (json)
-    std::cout << pretty_json(analysis_json(set, id)) << "\n";
-  else
-    std::cout << render_analysis_text(set, id, text);
+  std::string out;
+  {
+    Progress progress("analyzing (" + std::string(analysis_info(id).name) + ")");
+    out = json ? pretty_json(analysis_json(set, id)) + "\n" : render_analysis_text(set, id, text);
+  }
+  std::cout << out;
   return kExitOk;
 }
 

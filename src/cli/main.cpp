@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/command.h"
@@ -66,6 +67,48 @@ void use_huge_pages() {
   if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
   free(grow);
 }
+// Levenshtein distance, for "did you mean" on a mistyped command.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// `mlprof` alone or `mlprof foo`: say what is wrong and list the commands (CLI11 would only say
+// "A subcommand is required").
+int usage_error(const std::vector<std::string>& names, const char* given) {
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : " ") + n;
+  if (given) {
+    std::fprintf(stderr, "mlprof: unknown command '%s'", given);
+    const std::string* best = nullptr;  // the closest name within 2 edits, else a completion
+    size_t best_d = 3;
+    for (const std::string& n : names) {
+      size_t d = edit_distance(given, n);
+      if (d < best_d) best_d = d, best = &n;
+    }
+    for (const std::string& n : names)
+      if (!best && std::strlen(given) >= 2 && n.starts_with(given)) best = &n;
+    if (best) std::fprintf(stderr, " (did you mean '%s'?)", best->c_str());
+    std::fprintf(stderr, "\n");
+  } else {
+    std::fprintf(stderr, "mlprof: a command is required\n");
+  }
+  std::fprintf(stderr,
+               "commands: %s\nRun 'mlprof --help' for what each does, 'mlprof COMMAND --help' for "
+               "its options.\n",
+               list.c_str());
+  return mlprof::cli::kExitBadInput;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,6 +125,11 @@ int main(int argc, char** argv) {
     sub->add_flag("--strict", strict,
                   "fail (exit 2) on any import problem instead of warning and reading on (CI)");
   }
+  std::vector<std::string> names;
+  for (auto& e : registry()) names.emplace_back(e.name);
+  if (argc < 2) return usage_error(names, nullptr);
+  if (argv[1][0] != '-' && std::find(names.begin(), names.end(), argv[1]) == names.end())
+    return usage_error(names, argv[1]);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

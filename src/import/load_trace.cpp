@@ -35,8 +35,9 @@ constexpr uint64_t kMaxValueBytes = 1ull << 30;
 // Replays bytes already read for format detection, then continues with the source.
 class PeekedSource : public import::ByteSource {
  public:
-  PeekedSource(std::unique_ptr<ByteSource> inner, std::string head)
-      : inner_(std::move(inner)), head_(std::move(head)) {}
+  PeekedSource(std::unique_ptr<ByteSource> inner, std::string head,
+               std::atomic<uint64_t>* progress = nullptr)
+      : inner_(std::move(inner)), head_(std::move(head)), progress_(progress) {}
   size_t read(char* dst, size_t n) override {
     size_t done = 0;
     if (pos_ < head_.size()) {
@@ -46,6 +47,11 @@ class PeekedSource : public import::ByteSource {
     }
     if (done < n) done += inner_->read(dst + done, n - done);
     if (!inner_->status()) status_ = inner_->status();
+    if (progress_) {  // ImportOptions::progress_bytes: the file bytes consumed since last time
+      uint64_t at = inner_->file_bytes_read();
+      if (at > reported_) progress_->fetch_add(at - reported_, std::memory_order_relaxed);
+      reported_ = std::max(reported_, at);
+    }
     return done;
   }
   uint64_t file_bytes_read() const override { return inner_->file_bytes_read(); }
@@ -58,6 +64,8 @@ class PeekedSource : public import::ByteSource {
 
  private:
   std::string head_;
+  std::atomic<uint64_t>* progress_ = nullptr;
+  uint64_t reported_ = 0;
   size_t pos_ = 0;
 };
 
@@ -344,7 +352,7 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
   bool nested_list = i < head.size() && head[i] == '[' && j < head.size() && head[j] == '[';
   bool snapshot = import::looks_like_memory_snapshot(head);
   bool pickle = got && static_cast<unsigned char>(head[0]) == 0x80;
-  PeekedSource peeked(std::move(src), std::move(head));
+  PeekedSource peeked(std::move(src), std::move(head), options.progress_bytes);
   peeked.copy_hint();
   if (snapshot) {  // torch.cuda.memory._dump_snapshot: a pickle or its JSON twin
     Result<MemorySnapshot> snap = import::import_memory_snapshot(peeked, path, pickle);
