@@ -88,7 +88,9 @@ function firstAtOrAfter(arr, x, lo) {  // first index >= lo with arr[i] >= x
   return lo;
 }
 
-const ROW = 16, LANE_HEAD = 18, LABEL_W = 0;
+const ROW = 16, LANE_HEAD = 18;
+// All flows in view are drawn only when there is at least this much room per flow.
+const FLOW_SPACING_PX = 12;
 
 export function renderTimeline(container, data, stats) {
   const lanes = data.lanes;
@@ -96,13 +98,15 @@ export function renderTimeline(container, data, stats) {
     container.append(el('p', { class: 'note', 'data-testid': 'no-data' }, 'No slices on any thread or stream.'));
     return null;
   }
-  const info = el('div', { class: 'tl-info', 'data-testid': 'timeline-hover' }, 'Drag to pan, wheel to zoom, double-click to reset.');
+  const HELP = 'Drag to pan, wheel to zoom, click a slice to select it and see its flows, double-click to reset.';
+  const info = el('div', { class: 'tl-info', 'data-testid': 'timeline-hover' }, HELP);
   const range = el('span', { class: 'muted', 'data-testid': 'timeline-range' });
   const resetBtn = el('button', { 'data-testid': 'timeline-reset' }, 'Reset');
   const flowsBox = el('input', { type: 'checkbox', checked: true, 'data-testid': 'timeline-flows' });
+  let selected = null;
   const canvas = el('canvas', { class: 'tl-canvas', 'data-testid': 'timeline-canvas' });
   const scroller = el('div', { class: 'tl-scroll' }, canvas);
-  container.append(el('div', { class: 'toolbar' }, resetBtn, el('label', {}, flowsBox, ' flows'), range), info, scroller);
+  container.append(el('div', { class: 'toolbar' }, resetBtn, el('label', { title: 'Draw every flow in view once zoomed in far enough to tell them apart; a selected slice always shows its own.' }, flowsBox, ' all flows when zoomed in'), range), info, scroller);
 
   const laneTop = [];
   let y = 0;
@@ -172,24 +176,51 @@ export function renderTimeline(container, data, stats) {
         }
       });
     });
-    if (flowsBox.checked && data.flows.length) {
-      ctx.strokeStyle = 'rgba(80,80,200,0.55)';
-      ctx.lineWidth = 1;
+    // Flows: those of the selected slice always; all of them only when few enough are in view to
+    // tell apart (zoomed out, thousands of launch -> kernel arrows paint a solid block).
+    let flowsDrawn = 0, flowsInView = 0;
+    const f = data.flows;
+    if (selected) {
+      const r = lanes[selected.li].rows[selected.d];
+      const a = r.s[selected.i], b = r.e[selected.i];
+      ctx.strokeStyle = '#111'; ctx.lineWidth = 2;
+      const x0 = (a - t0) * scale, y0 = laneTop[selected.li] + LANE_HEAD + selected.d * ROW;
+      ctx.strokeRect(Math.max(-2, x0), y0, Math.max(2, Math.min(W + 4, (b - t0) * scale) - Math.max(-2, x0)), ROW - 1);
+      ctx.strokeStyle = 'rgba(200,40,40,0.9)'; ctx.lineWidth = 1.5;
       ctx.beginPath();
-      let n = 0;
-      const f = data.flows;
-      for (let k = 0; k < f.length && n < 3000; k += 4) {
-        const ts = f[k + 1], td = f[k + 3];
-        if (Math.max(ts, td) < t0 || Math.min(ts, td) > t1) continue;
-        const xs = (ts - t0) * scale, xd = (td - t0) * scale;
-        const ys = laneTop[f[k]] + LANE_HEAD, yd = laneTop[f[k + 2]] + LANE_HEAD;
-        ctx.moveTo(xs, ys); ctx.lineTo(xd, yd);
-        n++;
+      for (let k = 0; k < f.length; k += 4) {
+        const mine = (f[k] === selected.li && f[k + 1] >= a && f[k + 1] <= b) ||
+                     (f[k + 2] === selected.li && f[k + 3] >= a && f[k + 3] <= b);
+        if (mine) { flowPath(f, k, t0, scale); flowsDrawn++; }
       }
       ctx.stroke();
     }
-    range.textContent = `${fmtNs(t0)} – ${fmtNs(t1)} (window ${fmtNs(t1 - t0)}, ${drawn} marks)`;
+    if (flowsBox.checked && f.length) {
+      for (let k = 0; k < f.length; k += 4) {
+        if (Math.max(f[k + 1], f[k + 3]) >= t0 && Math.min(f[k + 1], f[k + 3]) <= t1) flowsInView++;
+      }
+      if (flowsInView && flowsInView <= W / FLOW_SPACING_PX) {
+        ctx.strokeStyle = 'rgba(80,80,200,0.55)'; ctx.lineWidth = 1;
+        ctx.beginPath();
+        for (let k = 0; k < f.length; k += 4) {
+          if (Math.max(f[k + 1], f[k + 3]) < t0 || Math.min(f[k + 1], f[k + 3]) > t1) continue;
+          flowPath(f, k, t0, scale); flowsDrawn++;
+        }
+        ctx.stroke();
+      }
+    }
+    const flowNote = !f.length ? '' : flowsInView > W / FLOW_SPACING_PX
+      ? ` · ${flowsInView.toLocaleString('en-US')} flows in view: zoom in or click a slice to see them`
+      : ` · ${flowsDrawn.toLocaleString('en-US')} flows drawn`;
+    range.textContent = `${fmtNs(Math.max(0, t0))} – ${fmtNs(t1)} since trace start (window ${fmtNs(t1 - t0)}, ${drawn.toLocaleString('en-US')} marks)${flowNote}`;
     canvas.dataset.t0 = String(t0); canvas.dataset.t1 = String(t1); canvas.dataset.drawn = String(drawn);
+    canvas.dataset.flowsDrawn = String(flowsDrawn); canvas.dataset.flowsInView = String(flowsInView);
+  }
+
+  function flowPath(f, k, t0, scale) {
+    const xs = (f[k + 1] - t0) * scale, xd = (f[k + 3] - t0) * scale;
+    const ys = laneTop[f[k]] + LANE_HEAD, yd = laneTop[f[k + 2]] + LANE_HEAD;
+    ctx.moveTo(xs, ys); ctx.lineTo(xd, yd);
   }
 
   function zoomAt(x, factor) {
@@ -210,11 +241,21 @@ export function renderTimeline(container, data, stats) {
     zoomAt(e.offsetX, Math.exp(e.deltaY * 0.002));
   }, { passive: false });
   let drag = null;
-  canvas.addEventListener('mousedown', (e) => { drag = { x: e.clientX }; });
-  window.addEventListener('mouseup', () => { drag = null; });
+  canvas.addEventListener('mousedown', (e) => { drag = { x: e.clientX, moved: 0 }; });
+  let wasDrag = false;
+  window.addEventListener('mouseup', () => { wasDrag = !!drag && drag.moved > 3; drag = null; });
   canvas.addEventListener('mousemove', (e) => {
-    if (drag) { panBy(e.clientX - drag.x); drag.x = e.clientX; return; }
-    info.textContent = hitTest(e.offsetX, e.offsetY) || 'Drag to pan, wheel to zoom, double-click to reset.';
+    if (drag) { drag.moved += Math.abs(e.clientX - drag.x); panBy(e.clientX - drag.x); drag.x = e.clientX; return; }
+    const hit = hitTest(e.offsetX, e.offsetY);
+    info.textContent = hit ? describe(hit) : (selected ? 'Selected: ' + describe(selected) : HELP);
+  });
+  canvas.addEventListener('click', (e) => {
+    if (e.detail > 1 || wasDrag) return;
+    const hit = hitTest(e.offsetX, e.offsetY);
+    selected = hit;
+    canvas.dataset.selected = hit ? data.strings[lanes[hit.li].rows[hit.d].n[hit.i]] : '';
+    info.textContent = hit ? 'Selected: ' + describe(hit) : HELP;
+    schedule();
   });
   canvas.addEventListener('dblclick', () => { view.t0 = 0; view.t1 = span; schedule(); });
   resetBtn.addEventListener('click', () => { view.t0 = 0; view.t1 = span; schedule(); });
@@ -230,14 +271,24 @@ export function renderTimeline(container, data, stats) {
       const r = lanes[li].rows[d];
       if (!r || yy < laneTop[li] + LANE_HEAD) continue;
       const i = lowerBound(r.e, t - tol);
-      if (i < r.s.length && r.s[i] <= t + tol) {
-        return `${data.strings[r.n[i]]} — start ${fmtNs(r.s[i])}, duration ${fmtNs(r.e[i] - r.s[i])} (${lanes[li].name})`;
-      }
+      if (i < r.s.length && r.s[i] <= t + tol) return { li, d, i };
     }
-    return '';
+    return null;
+  }
+  function describe(h) {
+    const r = lanes[h.li].rows[h.d];
+    const a = r.s[h.i], b = r.e[h.i];
+    let nflows = 0;
+    const f = data.flows;
+    for (let k = 0; k < f.length; k += 4) {
+      if ((f[k] === h.li && f[k + 1] >= a && f[k + 1] <= b) || (f[k + 2] === h.li && f[k + 3] >= a && f[k + 3] <= b)) nflows++;
+    }
+    return `${data.strings[r.n[h.i]]} — starts +${fmtNs(a)} after the trace start, lasts ${fmtNs(b - a)} (${lanes[h.li].name})` +
+      (nflows ? `, ${nflows} flow${nflows > 1 ? 's' : ''}` : '');
   }
   resize();
-  const api = { view: () => ({ ...view }), panBy, zoomAt, draw, lanes: lanes.length, stats };
+  const api = { view: () => ({ ...view }), panBy, zoomAt, draw, lanes: lanes.length, stats,
+    select: (h) => { selected = h; draw(); }, hitTest, laneTop, flows: data.flows };
   window.mlprofTimeline = api;
   return api;
 }

@@ -1,0 +1,23 @@
+#!/bin/bash
+# The report as a person sees it (tests/web/report_layout_test.mjs): reports of three real traces
+# from the shared data folder (a GPU trace, a CPU training trace, a rank directory), a screenshot
+# of every tab in <build>/screenshots/, layout facts checked. Skips (exit 0) without chromium or
+# node_modules, 77 without the shared data.
+# Usage: web_layout.sh MLPROF DATA_DIR
+set -u
+MLPROF=$1
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$(dirname "$MLPROF")" && pwd)
+CHROMIUM=${MLPROF_CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$CHROMIUM" ]; then echo "SKIP: $CHROMIUM not installed (make deps installs chromium)"; exit 0; fi
+if ! command -v node >/dev/null; then echo "SKIP: node not installed"; exit 0; fi
+for nm in "$BUILD/web/node_modules" "$HERE/../web/node_modules"; do
+  if [ -d "$nm/playwright-core" ]; then NODE_MODULES=$nm; break; fi
+done
+if [ -z "${NODE_MODULES:-}" ]; then echo "SKIP: playwright-core not in $BUILD/web/node_modules"; exit 0; fi
+source "$(dirname "$0")/shared_data.sh"
+require_shared GPU traces/kineto-gpu/df_index_resolver/df_index_resolver.json.gz
+require_shared CPU traces/pytorch-cpu-kineto-schema/c_leaky.kineto.json.gz
+require_shared RANKS traces/kineto-gpu/trace_filter
+MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/report_layout_test.mjs" "$MLPROF" "$BUILD/screenshots" \
+  "gpu-df_index_resolver=$GPU" "cpu-c_leaky=$CPU" "ranks-trace_filter=$RANKS"
