@@ -37,7 +37,16 @@ struct Context {
   const Trace& trace;
   BottleneckResult& out;
   int64_t basis_ns;
+  // A time measured over the GPU's span (first to last GPU event), as the same share of the basis:
+  // with steps as the basis the GPU span also covers the work between and around the steps.
+  int64_t over_basis(int64_t ns, int64_t gpu_span_ns) const {
+    if (gpu_span_ns <= basis_ns || gpu_span_ns <= 0) return ns;
+    return static_cast<int64_t>(static_cast<double>(ns) * static_cast<double>(basis_ns) /
+                                static_cast<double>(gpu_span_ns));
+  }
   void add(Finding f) {
+    // No change saves more than the time it is a share of.
+    if (basis_ns > 0) f.est_savings_ns = std::min(f.est_savings_ns, basis_ns);
     f.est_savings_pct = pct(static_cast<double>(f.est_savings_ns), static_cast<double>(basis_ns));
     out.findings.push_back(std::move(f));
   }
@@ -285,9 +294,11 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
                        "work with GPU execution, check for host-side stalls before kernels.";
     // Per-stream idle gaps overlap across streams, so take host wait's share of the device-wide
     // idle time rather than the per-stream sum.
-    f.est_savings_ns = launch_bound && host_wait > 0
-                           ? static_cast<int64_t>(static_cast<double>(tb.idle_ns) * host_wait_share)
-                           : tb.idle_ns / 2;
+    f.est_savings_ns =
+        c.over_basis(launch_bound && host_wait > 0
+                         ? static_cast<int64_t>(static_cast<double>(tb.idle_ns) * host_wait_share)
+                         : tb.idle_ns / 2,
+                     tb.span_ns);
     c.add(std::move(f));
   }
   // Pageable host-to-device copies.
@@ -389,7 +400,7 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
         "Overlap communication with compute: DDP gradient bucketing (bucket_cap_mb), FSDP "
         "backward/forward prefetch, gradient accumulation with no_sync(), fewer and larger "
         "collectives; consider gradient compression.";
-    f.est_savings_ns = exposed;
+    f.est_savings_ns = c.over_basis(exposed, tb.span_ns);
     c.add(std::move(f));
   }
 }

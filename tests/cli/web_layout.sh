@@ -19,5 +19,7 @@ source "$(dirname "$0")/shared_data.sh"
 require_shared GPU traces/kineto-gpu/df_index_resolver/df_index_resolver.json.gz
 require_shared CPU traces/pytorch-cpu-kineto-schema/c_leaky.kineto.json.gz
 require_shared RANKS traces/kineto-gpu/trace_filter
-MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/report_layout_test.mjs" "$MLPROF" "$BUILD/screenshots" \
-  "gpu-df_index_resolver=$GPU" "cpu-c_leaky=$CPU" "ranks-trace_filter=$RANKS"
+SPECS=("gpu-df_index_resolver=$GPU" "cpu-c_leaky=$CPU" "ranks-trace_filter=$RANKS")
+# nn.Module annotations (the Modules tab): optional
+MODULES=$(shared_path traces/modules/mi300_resnet_act_checkpoint.json.gz) && SPECS+=("modules-mi300_resnet=$MODULES")
+MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/report_layout_test.mjs" "$MLPROF" "$BUILD/screenshots" "${SPECS[@]}"

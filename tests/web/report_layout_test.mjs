@@ -157,13 +157,37 @@ async function reportOf(browser, tag, input) {
   await page.screenshot({ path: path.join(outDir, `${tag}-overview.png`) });
   await page.screenshot({ path: path.join(outDir, `${tag}-overview-full.png`), fullPage: true });
 
+  // An estimated saving is a share of the steps' (or the span's) time: never over 100 %.
+  for (const f of findings) check(f.est_savings_pct <= 100 + 1e-9, `${tag}: ${f.kind} saves ${f.est_savings_pct} % of the basis`);
+  const shownPct = await page.locator('[data-testid="top-recommendations"] .saving').allInnerTexts();
+  for (const t of shownPct) {
+    const m = /\(([\d.]+) %/.exec(t);
+    check(!m || Number(m[1]) <= 100, `${tag}: top recommendation shows '${t}'`);
+  }
+
   for (const tab of TABS.slice(1)) {
-    if (await page.locator(`button[data-tab="${tab}"]`).count() === 0) continue;
+    const button = page.locator(`button[data-tab="${tab}"]`);
+    if (await button.count() === 0 || !(await button.isVisible())) continue;
     await openTab(page, tab);
     await commonChecks(page, tab, tag);
     if (tab === 'timeline') {
       const t = JSON.parse(cli('timeline', input, '--json'));
       await timelineFlows(page, tag, t.flows || 0);
+    }
+    if (tab === 'modules') {
+      const rowsJson = (analyze.modules && analyze.modules.rows) || [];
+      const shown = await page.locator('[data-table="modules.rows"] tbody tr').count();
+      check(rowsJson.length ? shown > 0 && shown <= rowsJson.length : await page.locator('[data-pane="modules"] .note').count() > 0,
+        `${tag}: module tree shows ${shown} of ${rowsJson.length} modules (or says why none)`);
+      if (rowsJson.length) {
+        const root = rowsJson.find((r) => r.parent < 0);
+        const cell = await page.locator(`[data-table="modules.rows"] tr[data-path="${root.path}"] td[data-col="host_ns"]`).getAttribute('data-value');
+        check(Number(cell) === root.host_ns, `${tag}: module ${root.path} host time ${cell} vs ${root.host_ns}`);
+      }
+    }
+    if (tab === 'kernels' && analyze.kernels && (analyze.kernels.by_op || []).length) {
+      await page.locator('[data-table="kernels.by_op_summary"] tbody tr').first().click();
+      check(await page.locator('[data-testid="kernels-of-op"] tbody tr').count() > 0, `${tag}: clicking an op lists its kernels`);
     }
     if (tab === 'operators') {
       const rows = await page.locator('[data-table="ops"] tbody tr').count();

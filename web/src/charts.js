@@ -5,7 +5,7 @@
 // the chart names the values at the pointer; x axes of time series are relative to the trace.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { el, fmtNs } from './util.js';
+import { el, fmtNs, fmtNsTick } from './util.js';
 
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
   '#ff9da7', '#9c755f', '#bab0ac'];
@@ -32,7 +32,7 @@ function recordScale(div) {
 // xs: numbers (ns since trace start); series: [{label, values, legend}]; marker: {x, label} drawn
 // as a line. zero: the y axis starts at 0 (default; counters that hover far from 0 pass false).
 export function lineChart(container, { title, xs, series, yFmt = (v) => String(v), marker, testid, height = 260,
-  zero = true, width: w, xLabel = 'time since trace start' }) {
+  zero = true, width: w, xLabel = 'time since trace start', yTick }) {
   const { div, hover } = frame(container, testid, title);
   const hooks = { setScale: [recordScale(div)], setCursor: [(u) => {
     const i = u.cursor.idx;
@@ -45,15 +45,20 @@ export function lineChart(container, { title, xs, series, yFmt = (v) => String(v
       const c = u.ctx;
       c.save(); c.strokeStyle = '#d62728'; c.setLineDash([4, 3]); c.lineWidth = 1.5;
       c.beginPath(); c.moveTo(x, u.bbox.top); c.lineTo(x, u.bbox.top + u.bbox.height); c.stroke();
-      c.fillStyle = '#d62728'; c.font = `${12 * devicePixelRatio}px sans-serif`; c.fillText(marker.label, x + 4, u.bbox.top + 14 * devicePixelRatio);
+      c.fillStyle = '#d62728'; c.font = `${12 * devicePixelRatio}px sans-serif`;
+      // The label beside the line, on whichever side has room, inside the plot area.
+      const w = c.measureText(marker.label).width, pad = 4 * devicePixelRatio;
+      const right = u.bbox.left + u.bbox.width;
+      const lx = x + pad + w <= right ? x + pad : Math.max(u.bbox.left + pad, x - pad - w);
+      c.fillText(marker.label, lx, u.bbox.top + 14 * devicePixelRatio);
       c.restore();
     }];
   }
   const opts = {
     width: width(container, w), height,
     scales: { x: { time: false }, y: zero ? { range: fromZero } : {} },
-    axes: [{ values: (u, v) => v.map((x) => fmtNs(x)), label: xLabel, labelSize: 20 },
-      { values: (u, v) => v.map(yFmt), size: 80 }],
+    axes: [{ values: (u, v) => v.map((x) => fmtNsTick(x)), label: xLabel, labelSize: 20 },
+      { values: (u, v) => v.map(yTick || (yFmt === fmtNs ? fmtNsTick : yFmt)), size: 80 }],
     legend: { live: false },
     series: [{ label: xLabel },
       ...series.map((s, i) => ({ label: s.legend || s.label, stroke: s.color || PALETTE[i % PALETTE.length],
@@ -68,7 +73,7 @@ export function lineChart(container, { title, xs, series, yFmt = (v) => String(v
 // labels: category names; series: [{label, values}] (stacked when stacked=true). The legend shows
 // each series' total over the categories (and its share when stacked).
 export function barChart(container, { title, labels, series, stacked = false, yFmt = (v) => String(v), testid, height = 280,
-  width: w, xLabel = '', hoverLabel = (l) => l }) {
+  width: w, xLabel = '', hoverLabel = (l) => l, yTick }) {
   const { div, hover } = frame(container, testid, title);
   const xs = labels.map((_, i) => i);
   const raw = series.map((s) => s.values.map((v) => v || 0));
@@ -90,7 +95,7 @@ export function barChart(container, { title, labels, series, stacked = false, yF
     axes: [{ values: (u, v) => v.map((i) => (Number.isInteger(i) && labels[i] !== undefined ? shorten(labels[i]) : '')),
       rotate: labels.some((l) => String(l).length > 4) ? -30 : 0, size: labels.some((l) => String(l).length > 4) ? 70 : 40, gap: 2,
       label: xLabel || undefined, labelSize: xLabel ? 18 : 0 },
-      { values: (u, v) => v.map(yFmt), size: 80 }],
+      { values: (u, v) => v.map(yTick || (yFmt === fmtNs ? fmtNsTick : yFmt)), size: 80 }],
     series: [{ label: xLabel || 'category' },
       ...order.map((k) => {
         const s = series[k];

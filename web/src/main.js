@@ -8,12 +8,15 @@ import { renderFlame } from './flame.js';
 import { base64Bytes, decodeEvents, renderTimeline } from './timeline.js';
 import { barChart, lineChart } from './charts.js';
 import { overview } from './overview.js';
+import { missing, operators, kernels, memory, gpu, modules, compile, ranks } from './views.js';
 
 const TABS = [
   ['overview', 'Overview'], ['operators', 'Operators'], ['kernels', 'Kernels'],
   ['timeline', 'Timeline'], ['flame', 'Flame graph'], ['memory', 'Memory'],
-  ['gpu', 'GPU metrics'], ['ranks', 'Ranks'], ['compare', 'Compare'],
+  ['gpu', 'GPU metrics'], ['modules', 'Modules'], ['compile', 'torch.compile'], ['ranks', 'Ranks'], ['compare', 'Compare'],
 ];
+// Tabs shown only when their analysis has something to show.
+const OPTIONAL = { compile: (r) => r && !unavailable(r) };
 
 // ---- data sources -------------------------------------------------------------------------
 
@@ -58,38 +61,6 @@ class RestSource {
 
 // ---- tabs ---------------------------------------------------------------------------------
 
-function missing(container, result, what) {
-  const why = unavailable(result);
-  if (why) { container.append(note(`${what}: ${why}`)); return true; }
-  return false;
-}
-
-async function operators(c, src) {
-  const ops = await src.get('ops');
-  if (missing(c, ops, 'Operators')) return;
-  const rows = Array.isArray(ops) ? ops : ops.ops || [];
-  if (!rows.length) { c.append(note('No operators: the trace has no duration events.')); return; }
-  const top = [...rows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
-  barChart(c, { title: 'Top operators by total time', labels: top.map((r) => r.name), testid: 'ops-chart',
-    series: [{ label: 'total', values: top.map((r) => r.total_ns) }, { label: 'self', values: top.map((r) => r.self_ns) }], yFmt: fmtNs });
-  c.append(dataTable(rows, { id: 'ops', columns: ['name', 'category', 'count', 'total_ns', 'self_ns',
-    'mean_ns', 'min_ns', 'max_ns', 'p50_ns', 'p90_ns', 'p99_ns', 'percent_of_span'] }));
-  const f = await src.get('flops');
-  c.append(el('h3', {}, 'FLOPs and model FLOPs utilization'));
-  if (!missing(c, f, 'FLOPs')) c.append(renderGeneric(f, 'flops'));
-}
-
-async function kernels(c, src) {
-  const k = await src.get('kernels');
-  if (missing(c, k, 'Kernels')) return;
-  const rows = Array.isArray(k) ? k : (k.kernels || []);
-  if (rows.length && 'total_ns' in rows[0]) {
-    const top = [...rows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
-    barChart(c, { title: 'Top kernels by total time', labels: top.map((r) => r.name), testid: 'kernels-chart',
-      series: [{ label: 'total', values: top.map((r) => r.total_ns) }], yFmt: fmtNs });
-  }
-  c.append(renderGeneric(k, 'kernels'));
-}
 
 async function timeline(c, src) {
   const t = await src.get('timeline');
@@ -111,54 +82,12 @@ async function flame(c, src) {
   renderFlame(c, f);
 }
 
-async function memory(c, src) {
-  const m = await src.get('memory');
-  if (!missing(c, m, 'Memory')) {
-    const devices = m.devices || [];
-    if (!devices.length) c.append(note('No memory events in this trace: record with profile_memory=True (PyTorch) or mlprof run --memory.'));
-    for (const d of devices) {
-      const tl = d.timeline || {};
-      const ts = tl.ts_ns || [];
-      if (!ts.length) continue;
-      const t0 = getOrigin() ?? ts[0];
-      const series = [{ label: `${d.device} allocated`, values: tl.allocated }];
-      if (d.has_reserved && tl.reserved) series.push({ label: `${d.device} reserved`, values: tl.reserved.map((v) => (v >= 0 ? v : null)) });
-      lineChart(c, { title: `Memory on ${d.device}`, testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes,
-        marker: { x: d.peak_ts_ns - t0, label: `peak ${fmtBytes(d.peak_allocated)}${d.peak_op ? ' in ' + d.peak_op : ''}` } });
-    }
-    c.append(renderGeneric(m, 'memory'));
-  }
-  const l = await src.get('leaks');
-  c.append(el('h3', {}, 'Leaks'));
-  if (!missing(c, l, 'Leaks')) c.append(renderGeneric(l, 'leaks'));
-}
-
-async function gpu(c, src) {
-  const g = await src.get('gpu');
-  if (!missing(c, g, 'GPU')) c.append(renderGeneric(g, 'gpu'));
-  const t = await src.get('timeline');
-  const series = (t && t.counters) || [];
-  c.append(el('h3', {}, 'Counters'));
-  if (!series.length) { c.append(note('No counter events (GPU utilization, memory, power…) in this trace.')); return; }
-  for (const s of series.slice(0, 24)) {
-    const o = getOrigin();
-    const xs = o !== null && s.ts_ns.length && s.ts_ns[0] > 1e15 ? s.ts_ns.map((t) => t - o) : s.ts_ns;
-    lineChart(c, { title: s.name, testid: 'counter-chart', xs, height: 180, zero: false,
-      series: [{ label: s.name, values: s.values }], yFmt: (v) => (Math.abs(v) >= 1e5 ? v.toExponential(2) : String(+v.toFixed(3))) });
-  }
-}
-
-async function ranks(c, src) {
-  const r = await src.get('ranks');
-  if (!missing(c, r, 'Ranks')) c.append(renderGeneric(r, 'ranks'));
-}
-
 async function compare(c, src) {
   const r = await src.get('compare');
   if (!missing(c, r, 'Compare')) c.append(renderGeneric(r, 'compare'));
 }
 
-const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, ranks, compare };
+const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, modules, compile, ranks, compare };
 
 // ---- shell --------------------------------------------------------------------------------
 
@@ -191,8 +120,13 @@ function buildTabs(root, src, initial) {
     if (location.hash !== '#' + id) history.replaceState(null, '', '#' + id);
   }
   for (const [id, label] of TABS) {
-    nav.append(el('button', { class: 'tab', role: 'tab', 'data-tab': id, onclick: () => show(id) }, label));
+    const button = el('button', { class: 'tab', role: 'tab', 'data-tab': id, onclick: () => show(id) }, label);
+    nav.append(button);
     panes.append(el('section', { class: 'pane', 'data-pane': id, 'data-testid': `pane-${id}`, hidden: true }));
+    if (OPTIONAL[id]) {
+      button.hidden = true;
+      Promise.resolve(src.get(id)).then((r) => { button.hidden = !OPTIONAL[id](r); }, () => {});
+    }
   }
   root.append(nav, panes);
   const start = TABS.some(([id]) => id === initial) ? initial : 'overview';

@@ -77,6 +77,11 @@ export function parseEvents(buf) {
   return { version, begin, strings, lanes, flows, end };
 }
 
+// A flow is in view when one of its ends is (an arrow merely crossing the window is not).
+function endInView(f, k, t0, t1) {
+  return (f[k + 1] >= t0 && f[k + 1] <= t1) || (f[k + 3] >= t0 && f[k + 3] <= t1);
+}
+
 function lowerBound(arr, x) {  // first index with arr[i] > x
   let lo = 0, hi = arr.length;
   while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] <= x) lo = m + 1; else hi = m; }
@@ -197,13 +202,13 @@ export function renderTimeline(container, data, stats) {
     }
     if (flowsBox.checked && f.length) {
       for (let k = 0; k < f.length; k += 4) {
-        if (Math.max(f[k + 1], f[k + 3]) >= t0 && Math.min(f[k + 1], f[k + 3]) <= t1) flowsInView++;
+        if (endInView(f, k, t0, t1)) flowsInView++;
       }
       if (flowsInView && flowsInView <= W / FLOW_SPACING_PX) {
         ctx.strokeStyle = 'rgba(80,80,200,0.55)'; ctx.lineWidth = 1;
         ctx.beginPath();
         for (let k = 0; k < f.length; k += 4) {
-          if (Math.max(f[k + 1], f[k + 3]) < t0 || Math.min(f[k + 1], f[k + 3]) > t1) continue;
+          if (!endInView(f, k, t0, t1)) continue;
           flowPath(f, k, t0, scale); flowsDrawn++;
         }
         ctx.stroke();

@@ -25,6 +25,11 @@ export function fmtNs(ns) {
   return Math.round(ns) + ' ns';
 }
 
+// Axis ticks: "2.5 ms", not "2.500 ms".
+export function fmtNsTick(ns) {
+  return fmtNs(ns).replace(/(\.\d*?)0+ /, '$1 ').replace(/\. /, ' ');
+}
+
 export function fmtBytes(b) {
   if (b === null || b === undefined || Number.isNaN(b)) return 'n/a';
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -52,7 +57,7 @@ export function isTimestampKey(key) {
 // "+1.234 s": a point in time relative to the trace start.
 export function fmtTime(ns) {
   if (ns === null || ns === undefined || Number.isNaN(ns)) return 'n/a';
-  const rel = origin !== null && Math.abs(ns) > 1e15 ? ns - origin : ns;
+  const rel = origin !== null ? ns - origin : ns;
   return (rel < 0 ? '−' : '+') + fmtNs(Math.abs(rel));
 }
 

@@ -1,0 +1,243 @@
+// The tabs after the Overview, each drawing the JSON of one CLI command (`mlprof ops --json`,
+// `kernels`, `memory` + `leaks`, `gpu` + timeline counters, `modules`, `compile`, `ranks`): the
+// views TensorBoard profiler plugin users look for.
+import { el, fmtNs, fmtBytes, fmtCount, fmtPct, unavailable, note, getOrigin, humanKey } from './util.js';
+import { dataTable } from './table.js';
+import { card, cards, renderGeneric } from './generic.js';
+import { barChart, lineChart } from './charts.js';
+
+export function missing(container, result, what) {
+  const why = unavailable(result);
+  if (why) { container.append(note(`${what}: ${why}`)); return true; }
+  return false;
+}
+
+// ---- Operators: host and device time per op --------------------------------------------------
+
+export async function operators(c, src) {
+  const ops = await src.get('ops');
+  if (missing(c, ops, 'Operators')) return;
+  const rows = Array.isArray(ops) ? ops : ops.ops || [];
+  if (!rows.length) { c.append(note('No operators: the trace has no duration events.')); return; }
+  const device = rows.some((r) => typeof r.device_total_ns === 'number' && r.device_total_ns > 0);
+  const cpuRows = rows.filter((r) => r.category !== 'Trace');
+  const top = [...cpuRows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
+  const series = [{ label: 'host total', legend: 'host total time', values: top.map((r) => r.total_ns) },
+    { label: 'host self', legend: 'host self time', values: top.map((r) => r.self_ns) }];
+  if (device) {
+    series.push({ label: 'device self', legend: 'device self time (kernels it launched)', values: top.map((r) => r.device_self_ns || 0) });
+  }
+  barChart(c, { title: 'Top 15 operators by host total time', labels: top.map((r) => r.name), testid: 'ops-chart', series, yFmt: fmtNs,
+    hoverLabel: (l) => l });
+  if (device) {
+    c.append(el('p', { class: 'muted' }, 'Device time: the GPU time of the kernels, copies and sets each op launched (TensorBoard plugin\'s ' +
+      'Operator view): self = launched by the op itself, total = by the op and the ops it called.'));
+  }
+  const cols = ['name', 'category', 'count', 'total_ns', 'self_ns'];
+  if (device) cols.push('device_total_ns', 'device_self_ns');
+  cols.push('mean_ns', 'min_ns', 'max_ns', 'p50_ns', 'p90_ns', 'p99_ns', 'percent_of_span');
+  c.append(dataTable(rows, { id: 'ops', columns: cols.filter((k) => rows.some((r) => k in r)),
+    labels: { total_ns: 'host total', self_ns: 'host self', device_total_ns: 'device total', device_self_ns: 'device self', percent_of_span: '% of span' } }));
+  const f = await src.get('flops');
+  c.append(el('h3', {}, 'FLOPs and model FLOPs utilization'));
+  if (!missing(c, f, 'FLOPs')) c.append(renderGeneric(f, 'flops'));
+}
+
+// ---- Kernels: by kernel, by launching op, by type --------------------------------------------
+
+export async function kernels(c, src) {
+  const k = await src.get('kernels');
+  if (missing(c, k, 'Kernels')) return;
+  const rows = Array.isArray(k) ? k : (k.kernels || []);
+  if (rows.length && 'total_ns' in rows[0]) {
+    const top = [...rows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
+    barChart(c, { title: 'Top 15 kernels by total GPU time', labels: top.map((r) => r.name), testid: 'kernels-chart',
+      series: [{ label: 'GPU time', legend: 'GPU time of the kernel, all launches', values: top.map((r) => r.total_ns) }], yFmt: fmtNs });
+  }
+  c.append(cards(k, 'kernels', Object.keys(k).filter((x) => typeof k[x] !== 'object')));
+  const byOp = k.by_op || [];
+  if (byOp.length) kernelsByOp(c, byOp);
+  c.append(el('h3', {}, 'All kernels'), dataTable(rows, { id: 'kernels.kernels', sort: ['total_ns', true] }));
+  const rest = Object.fromEntries(Object.entries(k).filter(([x, v]) => v && typeof v === 'object' && !['kernels', 'by_op'].includes(x)));
+  if (Object.keys(rest).length) c.append(renderGeneric(rest, 'kernels'));
+}
+
+// TensorBoard plugin's Kernel view "group by operator + kernel": one row per launching op, its
+// kernels listed when the row is clicked.
+function kernelsByOp(c, byOp) {
+  const ops = new Map();
+  for (const r of byOp) {
+    const o = ops.get(r.op) || { op: r.op, kernels: 0, launches: 0, total_ns: 0 };
+    o.kernels++; o.launches += r.count; o.total_ns += r.total_ns;
+    ops.set(r.op, o);
+  }
+  const opRows = [...ops.values()].sort((a, b) => b.total_ns - a.total_ns);
+  const grand = opRows.reduce((a, o) => a + o.total_ns, 0) || 1;
+  for (const o of opRows) o.share = o.total_ns / grand;
+  c.append(el('h3', {}, 'Kernels grouped by the op that launched them'),
+    el('p', { class: 'muted' }, 'Click an op to list its kernels (with launch grid, block, registers and occupancy where the trace records them).'));
+  const detail = el('div', { 'data-testid': 'kernels-of-op' });
+  const table = dataTable(opRows, { id: 'kernels.by_op_summary', columns: ['op', 'kernels', 'launches', 'total_ns', 'share'],
+    labels: { kernels: 'distinct kernels', total_ns: 'GPU time', share: 'share of kernel time' } });
+  table.addEventListener('click', (e) => {
+    const tr = e.target.closest('tbody tr');
+    if (!tr) return;
+    const op = tr.querySelector('td[data-col="op"]').dataset.value;
+    for (const x of table.querySelectorAll('tbody tr.picked')) x.classList.remove('picked');
+    tr.classList.add('picked');
+    const mine = byOp.filter((r) => r.op === op);
+    detail.replaceChildren(el('h4', {}, `Kernels launched by ${op}`), dataTable(mine, { id: 'kernels.by_op', sort: ['total_ns', true] }));
+  });
+  c.append(table, detail);
+}
+
+// ---- Memory: the allocator's curves per device ------------------------------------------------
+
+export async function memory(c, src) {
+  const m = await src.get('memory');
+  if (!missing(c, m, 'Memory')) {
+    const devices = m.devices || [];
+    if (!devices.length) c.append(note('No memory events in this trace: record with profile_memory=True (PyTorch) or mlprof run --memory.'));
+    for (const d of devices) {
+      const tl = d.timeline || {};
+      const ts = tl.ts_ns || [];
+      if (!ts.length) continue;
+      const t0 = getOrigin() ?? ts[0];
+      const series = [{ label: 'allocated', legend: `allocated (peak ${fmtBytes(d.peak_allocated)})`, values: tl.allocated, fill: 'rgba(78,121,167,0.15)' }];
+      if (d.has_reserved && tl.reserved && d.peak_reserved > 0) {
+        series.push({ label: 'reserved', legend: `reserved by the caching allocator (peak ${fmtBytes(d.peak_reserved)})`,
+          values: tl.reserved.map((v) => (v >= 0 ? v : null)) });
+      }
+      lineChart(c, { title: `Memory on ${d.device}`, testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes,
+        marker: { x: d.peak_ts_ns - t0, label: `peak ${fmtBytes(d.peak_allocated)}${d.peak_op ? ' in ' + d.peak_op : ''}` } });
+    }
+    c.append(renderGeneric(m, 'memory'));
+  }
+  const l = await src.get('leaks');
+  c.append(el('h3', {}, 'Leaks'));
+  if (!missing(c, l, 'Leaks')) c.append(renderGeneric(l, 'leaks'));
+}
+
+// ---- GPU metrics: summary, breakdown, and the metrics over time --------------------------------
+
+export async function gpu(c, src) {
+  const g = await src.get('gpu');
+  if (!missing(c, g, 'GPU')) {
+    for (const q of g.queue_length || []) {
+      if (!(q.series || []).length) continue;
+      lineChart(c, { title: `Launch queue length over time, GPU ${q.device} stream ${q.stream}`, testid: 'queue-chart', height: 180,
+        xs: q.series.map((p) => p[0]), series: [{ label: 'queued kernels', legend: `kernels launched and not finished (max ${q.max_length})`, values: q.series.map((p) => p[1]) }],
+        yFmt: (v) => fmtCount(Math.round(v)) });
+    }
+    const rest = { ...g, queue_length: (g.queue_length || []).map(({ series, ...q }) => q) };
+    c.append(renderGeneric(rest, 'gpu'));
+  }
+  const t = await src.get('timeline');
+  const series = (t && t.counters) || [];
+  c.append(el('h3', {}, 'Counters over time'));
+  if (!series.length) { c.append(note('No counter events (GPU utilization, memory, power…) in this trace.')); return; }
+  for (const s of series.slice(0, 24)) {
+    const o = getOrigin();
+    const xs = o !== null && s.ts_ns.length && s.ts_ns[0] > 1e15 ? s.ts_ns.map((x) => x - o) : s.ts_ns;
+    lineChart(c, { title: s.name, testid: 'counter-chart', xs, height: 180, zero: false,
+      series: [{ label: s.name, values: s.values }], yFmt: (v) => (Math.abs(v) >= 1e5 ? v.toExponential(2) : String(+v.toFixed(3))) });
+  }
+}
+
+// ---- Modules: the nn.Module tree ---------------------------------------------------------------
+
+export async function modules(c, src) {
+  const m = await src.get('modules');
+  if (missing(c, m, 'Modules')) return;
+  const rows = m.rows || [];
+  if (!rows.length) {
+    c.append(note(m.message || 'No nn.Module events in this trace.'));
+    return;
+  }
+  c.append(cards(m, 'modules', ['module_events', 'recompute_events', 'step_ns', 'gpu_total_ns', 'max_depth'].filter((k) => k in m)));
+  c.append(el('h3', {}, 'Module tree'), el('p', { class: 'muted' },
+    'Host = time of the module\'s forward on the CPU; GPU = time of the kernels it launched; self = not in a child module. ' +
+    '[recompute] = activation-checkpointing recomputation on the autograd thread. Click ▸ to expand.'));
+  c.append(moduleTree(rows, m.has_gpu));
+  if ((m.classes || []).length) c.append(el('h3', {}, 'Time by module class'), dataTable(m.classes, { id: 'modules.classes', sort: [m.has_gpu ? 'gpu_self_ns' : 'host_self_ns', true] }));
+  for (const k of ['slowest', 'most_variable']) {
+    if ((m[k] || []).length) c.append(el('h3', {}, humanKey(k) + ' modules'), el('ol', { class: 'plain-list' }, m[k].map((p) => el('li', {}, p))));
+  }
+  if ((m.shared || []).length) c.append(el('h3', {}, 'Modules called from several places'), dataTable(m.shared, { id: 'modules.shared' }));
+}
+
+function moduleTree(rows, hasGpu) {
+  const cols = ['calls', 'host_ns', 'host_self_ns'];
+  if (hasGpu) cols.push('gpu_ns', 'gpu_self_ns');
+  cols.push('flops', 'step_share');
+  const label = { calls: 'calls', host_ns: 'host', host_self_ns: 'host self', gpu_ns: 'GPU', gpu_self_ns: 'GPU self', flops: 'FLOPs', step_share: '% of step' };
+  const children = rows.map(() => []);
+  const roots = [];
+  rows.forEach((r, i) => (r.parent >= 0 && r.parent < rows.length ? children[r.parent].push(i) : roots.push(i)));
+  const open = new Set(rows.map((r, i) => (r.depth < 1 ? i : -1)).filter((i) => i >= 0));
+  const table = el('table', { class: 'data tree', 'data-table': 'modules.rows' });
+  const wrap = el('div', { class: 'table-scroll' }, table);
+  function draw() {
+    const body = el('tbody');
+    const visit = (i) => {
+      const r = rows[i];
+      const kids = children[i].length;
+      const toggle = kids ? el('span', { class: 'twisty', onclick: () => { if (open.has(i)) open.delete(i); else open.add(i); draw(); } }, open.has(i) ? '▾' : '▸') : el('span', { class: 'twisty' }, '');
+      body.append(el('tr', { 'data-path': r.path },
+        el('td', { style: `padding-left:${8 + 16 * r.depth}px`, title: r.path }, toggle, ' ', r.recompute ? el('span', { class: 'tag' }, 'recompute') : null, r.name),
+        cols.map((k) => el('td', { class: 'num', 'data-col': k, 'data-value': String(r[k]) },
+          k === 'step_share' ? fmtPct(100 * r[k]) : k === 'flops' ? (r[k] ? fmtFlops(r[k]) : '') : k === 'calls' ? fmtCount(r[k]) : fmtNs(r[k])))));
+      if (open.has(i)) children[i].forEach(visit);
+    };
+    roots.forEach(visit);
+    table.replaceChildren(el('thead', {}, el('tr', {}, el('th', {}, 'module'), cols.map((k) => el('th', {}, label[k])))), body);
+  }
+  draw();
+  return wrap;
+}
+
+function fmtFlops(v) {
+  const a = Math.abs(v);
+  if (a >= 1e12) return (v / 1e12).toFixed(1) + ' TFLOP';
+  if (a >= 1e9) return (v / 1e9).toFixed(1) + ' GFLOP';
+  if (a >= 1e6) return (v / 1e6).toFixed(1) + ' MFLOP';
+  return fmtCount(v) + ' FLOP';
+}
+
+// ---- Compile: torch.compile regions, graph breaks, recompiles ---------------------------------
+
+export async function compile(c, src) {
+  const r = await src.get('compile');
+  if (missing(c, r, 'torch.compile')) return;
+  const rt = r.runtime || {};
+  if (typeof rt.gpu_ns_in_compiled === 'number') {
+    const total = rt.gpu_ns_in_compiled + rt.gpu_ns_outside;
+    c.append(el('p', { 'data-testid': 'compile-summary' },
+      `${fmtPct(total ? 100 * rt.gpu_ns_in_compiled / total : 0)} of GPU time runs in compiled regions ` +
+      `(${fmtNs(rt.gpu_ns_in_compiled)} in, ${fmtNs(rt.gpu_ns_outside)} outside); ` +
+      `${fmtCount(rt.kernels_in_compiled)} kernels in compiled regions, ${fmtCount(rt.kernels_outside)} outside.`));
+    if ((rt.regions || []).length) {
+      const top = [...rt.regions].sort((a, b) => b.gpu_busy_ns - a.gpu_busy_ns).slice(0, 15);
+      barChart(c, { title: 'Compiled regions: CPU and GPU time', labels: top.map((x) => x.name.replace(/^## Call /, '').replace(/ ##$/, '')), testid: 'compile-chart',
+        series: [{ label: 'CPU', legend: 'CPU time in the region', values: top.map((x) => x.cpu_ns) },
+          { label: 'GPU busy', legend: 'GPU busy time of the kernels it launched', values: top.map((x) => x.gpu_busy_ns) }], yFmt: fmtNs });
+    }
+  }
+  c.append(renderGeneric(r, 'compile'));
+}
+
+// ---- Ranks ---------------------------------------------------------------------------------
+
+export async function ranks(c, src) {
+  const r = await src.get('ranks');
+  if (missing(c, r, 'Ranks')) return;
+  const list = r.ranks || [];
+  if (list.length) {
+    barChart(c, { title: 'GPU time per rank (HTA temporal breakdown)', labels: list.map((x) => `rank ${x.rank}`), stacked: true, testid: 'ranks-chart',
+      series: [{ label: 'compute', values: list.map((x) => x.compute_ns) }, { label: 'non-compute', values: list.map((x) => x.non_compute_ns) },
+        { label: 'idle', values: list.map((x) => x.idle_ns), color: '#c4bdb8' }], yFmt: fmtNs, height: 240 });
+  }
+  c.append(renderGeneric(r, 'ranks'));
+}
+
+export { card };
