@@ -5,6 +5,7 @@
 #include "mlprof/render/timeline_render.h"
 #include "mlprof/render/web_page.h"
 #include "render/analysis_output.h"
+#include "render/rank_timeline.h"
 
 namespace mlprof {
 
@@ -34,9 +35,29 @@ std::string report_data_json(const ReportInput& in) {
 
 std::string render_report_html(const ReportInput& in) {
   std::string events;
-  if (in.include_events)
+  std::string data = report_data_json(in);
+  if (in.include_events && in.set->is_rank_set()) {
+    // Every rank's lanes over a window of steps; the window goes into the data object.
+    RankTimelineWindow window;
+    events = base64_encode(encode_rank_timeline(*in.set, window));
+    JsonWriter w;
+    w.begin_object();
+    w.key("ranks").begin_array();
+    for (int32_t r : window.ranks) w.value(static_cast<int64_t>(r));
+    w.end_array();
+    w.key("steps").begin_array();
+    for (int64_t s : window.steps) w.value(s);
+    w.end_array();
+    w.field("window_ns", window.window_ns);
+    w.field("slices", window.slices);
+    w.field("ranks_left_out", static_cast<uint64_t>(window.ranks_left_out));
+    w.end_object();
+    data.pop_back();  // the closing brace of the data object
+    data += ",\"timeline_ranks\":" + w.take() + "}";
+  } else if (in.include_events) {
     events = base64_encode(encode_timeline_events(in.set->trace(), in.set->timeline()));
-  return render_web_page(WebPage{"report", in.name, report_data_json(in), std::move(events)});
+  }
+  return render_web_page(WebPage{"report", in.name, std::move(data), std::move(events)});
 }
 
 }  // namespace mlprof

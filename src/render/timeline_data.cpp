@@ -1,9 +1,12 @@
 #include <zlib.h>
 
+#include <algorithm>
+#include <climits>
 #include <stdexcept>
 #include <unordered_map>
 
 #include "mlprof/render/timeline_render.h"
+#include "render/rank_timeline.h"
 
 namespace mlprof {
 namespace {
@@ -40,26 +43,35 @@ std::string gzip(const std::string& in) {
 
 }  // namespace
 
-std::string encode_timeline_events(const Trace& trace, const TimelineResult& r) {
-  const SliceTable& s = trace.slices;
+namespace {
+
+// The encoder behind both entry points: lanes from one or several traces, each slice's time
+// shifted by its lane's `shift` (the time that becomes 0 in the browser) and kept when it
+// overlaps the lane's [begin, end) window.
+std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_begin) {
   std::string out = "MLTL";
   put_varint(out, 1);
-  put_zigzag(out, r.begin_ns);
+  put_zigzag(out, header_begin);
+  auto keep = [](const EncodedLane& l, size_t i) {
+    const SliceTable& s = l.trace->slices;
+    return s.ts[i] < l.end_ns && s.end(i) > l.begin_ns;
+  };
 
-  // String table: lane names, then slice names in order of first use.
+  // String table: lane names, then slice names in order of first use (per trace: StringIds).
   std::vector<std::string_view> strings;
-  std::unordered_map<StringId, uint32_t> name_index;
   std::vector<uint32_t> lane_name;
-  for (const TimelineLane& l : r.lanes) {
+  for (const EncodedLane& l : lanes) {
     lane_name.push_back(static_cast<uint32_t>(strings.size()));
     strings.push_back(l.name);
   }
-  for (const TimelineLane& l : r.lanes) {
-    for (uint32_t i = trace.track_slice_begin[l.track]; i < trace.track_slice_begin[l.track + 1];
-         ++i) {
-      auto [it, inserted] =
-          name_index.try_emplace(s.name[i], static_cast<uint32_t>(strings.size()));
-      if (inserted) strings.push_back(trace.str(s.name[i]));
+  std::unordered_map<std::string_view, uint32_t> name_index;
+  for (const EncodedLane& l : lanes) {
+    const Trace& t = *l.trace;
+    for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i) {
+      if (!keep(l, i)) continue;
+      std::string_view n = t.str(t.slices.name[i]);
+      auto [it, inserted] = name_index.try_emplace(n, static_cast<uint32_t>(strings.size()));
+      if (inserted) strings.push_back(n);
     }
   }
   put_varint(out, strings.size());
@@ -68,42 +80,78 @@ std::string encode_timeline_events(const Trace& trace, const TimelineResult& r) 
     out.append(str);
   }
 
-  std::unordered_map<uint32_t, uint32_t> lane_of_track;
-  put_varint(out, r.lanes.size());
-  for (size_t li = 0; li < r.lanes.size(); ++li) {
-    const TimelineLane& l = r.lanes[li];
-    lane_of_track[l.track] = static_cast<uint32_t>(li);
-    uint32_t begin = trace.track_slice_begin[l.track], end = trace.track_slice_begin[l.track + 1];
+  put_varint(out, lanes.size());
+  std::vector<uint32_t> kept;
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    const EncodedLane& l = lanes[li];
+    const Trace& t = *l.trace;
+    const SliceTable& s = t.slices;
+    kept.clear();
+    for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i)
+      if (keep(l, i)) kept.push_back(i);
     put_varint(out, lane_name[li]);
     out.push_back(l.gpu ? 1 : 0);
-    put_varint(out, end - begin);
+    put_varint(out, kept.size());
     put_varint(out, l.max_depth);
-    int64_t prev = r.begin_ns;
-    for (uint32_t i = begin; i < end; ++i) {
-      put_zigzag(out, s.ts[i] - prev);
-      prev = s.ts[i];
+    // Slices reaching out of the window are clipped to it (a whole-trace profiler span would
+    // otherwise stretch the view far past the window).
+    auto start = [&](uint32_t i) { return std::max(s.ts[i], l.begin_ns); };
+    auto stop = [&](uint32_t i) { return std::min(s.end(i), l.end_ns); };
+    int64_t prev = 0;
+    for (uint32_t i : kept) {
+      put_zigzag(out, start(i) - l.shift - prev);
+      prev = start(i) - l.shift;
     }
-    for (uint32_t i = begin; i < end; ++i)
-      put_varint(out, static_cast<uint64_t>(std::max<int64_t>(0, s.dur[i])));
-    for (uint32_t i = begin; i < end; ++i) put_varint(out, name_index[s.name[i]]);
-    for (uint32_t i = begin; i < end; ++i) put_varint(out, s.depth[i]);
+    for (uint32_t i : kept)
+      put_varint(out, static_cast<uint64_t>(std::max<int64_t>(0, stop(i) - start(i))));
+    for (uint32_t i : kept) put_varint(out, name_index[t.str(s.name[i])]);
+    for (uint32_t i : kept) put_varint(out, s.depth[i]);
   }
 
+  // Flows between lanes of the same trace, with an end inside the lanes' window.
   std::string flows;
   uint64_t nflows = 0;
-  const FlowTable& f = trace.flows;
-  for (size_t k = 0; k < f.size(); ++k) {
-    auto src = lane_of_track.find(f.src_track[k]), dst = lane_of_track.find(f.dst_track[k]);
-    if (src == lane_of_track.end() || dst == lane_of_track.end()) continue;
-    put_varint(flows, src->second);
-    put_zigzag(flows, f.src_ts[k] - r.begin_ns);
-    put_varint(flows, dst->second);
-    put_zigzag(flows, f.dst_ts[k] - r.begin_ns);
-    ++nflows;
+  std::vector<const Trace*> traces;
+  for (const EncodedLane& l : lanes)
+    if (std::find(traces.begin(), traces.end(), l.trace) == traces.end()) traces.push_back(l.trace);
+  for (const Trace* t : traces) {
+    std::unordered_map<uint32_t, uint32_t> lane_of_track;
+    for (size_t li = 0; li < lanes.size(); ++li)
+      if (lanes[li].trace == t) lane_of_track[lanes[li].track] = static_cast<uint32_t>(li);
+    const FlowTable& f = t->flows;
+    for (size_t k = 0; k < f.size(); ++k) {
+      auto src = lane_of_track.find(f.src_track[k]), dst = lane_of_track.find(f.dst_track[k]);
+      if (src == lane_of_track.end() || dst == lane_of_track.end()) continue;
+      const EncodedLane& ls = lanes[src->second];
+      const EncodedLane& ld = lanes[dst->second];
+      bool in = (f.src_ts[k] >= ls.begin_ns && f.src_ts[k] < ls.end_ns) ||
+                (f.dst_ts[k] >= ld.begin_ns && f.dst_ts[k] < ld.end_ns);
+      if (!in) continue;
+      put_varint(flows, src->second);
+      put_zigzag(flows, f.src_ts[k] - ls.shift);
+      put_varint(flows, dst->second);
+      put_zigzag(flows, f.dst_ts[k] - ld.shift);
+      ++nflows;
+    }
   }
   put_varint(out, nflows);
   out += flows;
   return gzip(out);
+}
+
+}  // namespace
+
+std::string encode_timeline_events(const Trace& trace, const TimelineResult& r) {
+  std::vector<EncodedLane> lanes;
+  lanes.reserve(r.lanes.size());
+  for (const TimelineLane& l : r.lanes)
+    lanes.push_back(
+        {&trace, l.track, l.name, l.gpu, l.max_depth, r.begin_ns, INT64_MIN, INT64_MAX});
+  return encode_lanes(lanes, r.begin_ns);
+}
+
+std::string encode_lane_events(const std::vector<EncodedLane>& lanes) {
+  return encode_lanes(lanes, 0);
 }
 
 std::string base64_encode(std::string_view bytes) {

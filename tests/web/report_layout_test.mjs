@@ -173,6 +173,15 @@ async function reportOf(browser, tag, input) {
     if (tab === 'timeline') {
       const t = JSON.parse(cli('timeline', input, '--json'));
       await timelineFlows(page, tag, t.flows || 0);
+      if (!analyze.ranks.unavailable) {  // a rank directory: every rank's lanes, a bounded window
+        const names = await page.evaluate(() => window.mlprofTimeline.laneNames);
+        const slices = await page.evaluate(() => window.mlprofTimeline.laneSlices.reduce((a, b) => a + b, 0));
+        for (const r of analyze.ranks.ranks) {
+          check(names.some((n) => n.startsWith(`rank ${r.rank} · `)), `${tag}: timeline has lanes of rank ${r.rank}`);
+        }
+        check(await page.locator('[data-testid="timeline-ranks"]').count() === 1, `${tag}: timeline says which ranks and steps it shows`);
+        check(slices > 0 && slices <= 1000000, `${tag}: rank timeline holds ${slices} slices (bound 1M)`);
+      }
     }
     if (tab === 'modules') {
       const rowsJson = (analyze.modules && analyze.modules.rows) || [];

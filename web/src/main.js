@@ -67,6 +67,16 @@ async function timeline(c, src) {
   if (missing(c, t, 'Timeline')) return;
   c.append(cards(t, 'timeline', ['cpu_busy_ns', 'gpu_busy_ns', 'overlap_ns', 'gpu_idle_ns',
     'gpu_busy_overlapped_pct', 'slices', 'flows'].filter((k) => k in t)));
+  const tr = src.data && src.data.timeline_ranks;
+  if (tr && tr.ranks && tr.ranks.length) {
+    const steps = tr.steps || [];
+    c.append(el('p', { class: 'note', 'data-testid': 'timeline-ranks' },
+      `Rank directory: the lanes of ${tr.ranks.length} ranks (${tr.ranks.join(', ')})` +
+      (tr.ranks_left_out ? `, ${tr.ranks_left_out} more left out` : '') +
+      (steps.length ? `, over step${steps.length > 1 ? 's' : ''} ${steps.length > 1 ? steps[0] + '–' + steps[steps.length - 1] : steps[0]}; ` +
+        `each rank is aligned at its own start of step ${steps[0]} (machines' clocks differ)` : ', each from its own start') +
+      `. Window ${fmtNs(tr.window_ns)}, ${tr.slices.toLocaleString('en-US')} slices. The numbers above are the slowest rank's.`));
+  }
   const holder = el('div', { class: 'tl-holder' });
   c.append(holder);
   const ev = await src.events();

@@ -94,6 +94,7 @@ function firstAtOrAfter(arr, x, lo) {  // first index >= lo with arr[i] >= x
 }
 
 const ROW = 16, LANE_HEAD = 18;
+const rankOf = (name) => (/^rank (\d+) · /.exec(name) || [])[1];
 // All flows in view are drawn only when there is at least this much room per flow.
 const FLOW_SPACING_PX = 12;
 
@@ -148,6 +149,10 @@ export function renderTimeline(container, data, stats) {
       if (top > vis1 || top + h < vis0) return;
       ctx.fillStyle = lane.gpu ? '#eef6ee' : '#f4f4f8';
       ctx.fillRect(0, top, W, LANE_HEAD - 2);
+      if (li > 0 && rankOf(lane.name) !== rankOf(lanes[li - 1].name)) {  // a rank directory: rule between ranks
+        ctx.fillStyle = '#7a7a90';
+        ctx.fillRect(0, top - 3, W, 2);
+      }
       ctx.fillStyle = '#333';
       ctx.fillText(`${lane.gpu ? 'GPU' : 'CPU'} · ${lane.name} · ${lane.count.toLocaleString('en-US')} slices`, 4, top + 8);
       lane.rows.forEach((r, d) => {
@@ -293,7 +298,8 @@ export function renderTimeline(container, data, stats) {
   }
   resize();
   const api = { view: () => ({ ...view }), panBy, zoomAt, draw, lanes: lanes.length, stats,
-    select: (h) => { selected = h; draw(); }, hitTest, laneTop, flows: data.flows };
+    select: (h) => { selected = h; draw(); }, hitTest, laneTop, flows: data.flows,
+    laneNames: lanes.map((l) => l.name), laneSlices: lanes.map((l) => l.count) };
   window.mlprofTimeline = api;
   return api;
 }
