@@ -74,15 +74,22 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
   std::vector<uint8_t> synthetic(1, 1);  // per frame: totals come from children
 
   constexpr uint32_t kCpuTag = 0xFFFFFFF0u, kGpuTag = 0xFFFFFFF1u;
+  // Kineto's own "PyTorch Profiler (0)" span (category Trace) covers the whole recording on a
+  // thread of its own: not CPU time of the program, so not a frame (it doubled the CPU total).
+  const StringId cat_trace = trace.strings.find("Trace");
+  auto profiler_span = [&](uint32_t i) { return s.cat[i] == cat_trace && s.depth[i] == 0; };
   int32_t cpu_root = -1;
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
     if (trace.tracks[t].kind != TrackKind::kThread) continue;
     uint32_t begin = trace.track_slice_begin[t], end = trace.track_slice_begin[t + 1];
-    if (begin == end) continue;
+    bool any = false;
+    for (uint32_t i = begin; i < end && !any; ++i) any = !profiler_span(i);
+    if (!any) continue;
     if (cpu_root < 0) cpu_root = static_cast<int32_t>(b.synthetic_child(0, kCpuTag, "CPU"));
     uint32_t base = static_cast<uint32_t>(cpu_root);
     if (options.split_threads) base = b.synthetic_child(base, t, trace.track_label(t));
     for (uint32_t i = begin; i < end; ++i) {
+      if (profiler_span(i)) continue;
       int32_t p = s.parent[i];
       uint32_t parent_frame = p >= 0 && frame_of_slice[p] >= 0 ? frame_of_slice[p] : base;
       uint32_t f = b.slice_child(parent_frame, s.name[i], options.merge_steps);

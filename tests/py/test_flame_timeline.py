@@ -99,6 +99,18 @@ def top_level(sl):
     return out
 
 
+def roots(sl):
+    """(ts, dur) of the slices TraceBuilder's nesting (as in collapsed_expected) puts at the top."""
+    out, stack = [], []
+    for ts, dur, _, _ in sorted(sl, key=lambda s: (s[0], -s[1])):
+        while stack and stack[-1][1] <= ts and stack[-1][0] != ts:
+            stack.pop()
+        if not stack:
+            out.append((ts, dur))
+        stack.append((ts, ts + dur))
+    return out
+
+
 def run(*args):
     return subprocess.run([MLPROF, *args], capture_output=True, text=True, check=True).stdout
 
@@ -154,6 +166,18 @@ with tempfile.TemporaryDirectory() as tmp:
         cpu_top = [iv for sl in cpu_tracks.values() for iv in top_level(sl)]
         fj = json.loads(run("flame", path, "--json"))
         check(fj["gpu_ns"] == sum(b - a for a, b in gpu), f"{name}: flame gpu_ns {fj['gpu_ns']} vs {sum(b - a for a, b in gpu)}")
+        # CPU time: top-level CPU slices' durations, without Kineto's own whole-trace span
+        # ("PyTorch Profiler (0)", category Trace), which is not the program's time.
+        # (Context-wide syncs, cuda_sync with tid -1, sit on a device thread, not on a stream.)
+        program = defaultdict(list)
+        for e in events:
+            stream_sync = e.get("cat") == "cuda_sync" and str(e.get("tid")) != "-1"
+            if (e.get("ph") == "X" and not stream_sync
+                    and e.get("cat") not in GPU_CATS | {"gpu_user_annotation", "Trace"}):
+                program[(str(e.get("pid")), str(e.get("tid")))].append((ns(e["ts"]), max(0, ns(e.get("dur", 0))), "", ""))
+        want = sum(d for sl in program.values() for _, d in roots(sl))
+        check(fj["cpu_ns"] == want, f"{name}: flame cpu_ns {fj['cpu_ns']} vs {want} (no profiler span)")
+        check(not any(f["name"] == "PyTorch Profiler (0)" for f in fj["frames"]), f"{name}: no profiler-span frame")
         frames = fj["frames"]
         gpu_root = next(i for i, f in enumerate(frames) if f["name"] == "GPU" and f["parent"] == 0)
         launched = [f for f in frames if f["name"] == "cudaLaunchKernel"]
