@@ -210,6 +210,10 @@ async function reportTests(browser) {
       const cmp = JSON.parse(cli('compare', ...inputs, '--json'));
       n = await compareScalars(page, 'compare', cmp, name);
       check(n >= 3, `${name}: ${n} compare numbers`);
+      const verdict = await page.locator('[data-testid="compare-verdict"]').innerText();
+      const slower = cmp.overall_speedup < 1;
+      check(verdict.includes(slower ? `${(1 / cmp.overall_speedup).toFixed(2)}x slower` : `${cmp.overall_speedup.toFixed(2)}x faster`),
+        `${name}: compare verdict '${verdict}' for speedup ${cmp.overall_speedup}`);
       await page.screenshot({ path: path.join(outDir, `${tag}-compare.png`) });
     } else {
       check(await page.locator('[data-pane="compare"] [data-testid="no-data"]').count() > 0, `${name}: compare tab says it needs two traces`);
@@ -295,6 +299,7 @@ async function serveTests(browser) {
     const n = await compareScalars(page, 'summary', summary, 'dashboard') +
       await compareScalars(page, 'summary.events', summary.events, 'dashboard');
     check(n >= 10, `dashboard shows ${n} summary numbers of the first trace`);
+    check(await page.locator('[data-testid="rank-line"]').count() === 0, 'dashboard: a folder of traces is not called a rank directory');
     await page.screenshot({ path: path.join(outDir, 'dashboard-overview.png') });
     await openTab(page, 'flame');
     await page.screenshot({ path: path.join(outDir, 'dashboard-flame.png') });

@@ -21,7 +21,10 @@ const OPTIONAL = { compile: (r) => r && !unavailable(r) };
 // ---- data sources -------------------------------------------------------------------------
 
 class EmbeddedSource {
-  constructor(data) { this.data = data; }
+  constructor(data) {
+    this.data = data;
+    this.rankSet = !!data.ranks && !unavailable(data.ranks);  // a report of a rank directory
+  }
   async get(name) {
     const a = this.data.analyses || {};
     if (name === 'ranks') return this.data.ranks ?? a.ranks ?? { unavailable: 'One trace: the Ranks tab needs a directory of rank traces (mlprof report DIR).' };
@@ -94,7 +97,17 @@ async function flame(c, src) {
 
 async function compare(c, src) {
   const r = await src.get('compare');
-  if (!missing(c, r, 'Compare')) c.append(renderGeneric(r, 'compare'));
+  if (missing(c, r, 'Compare')) return;
+  if (typeof r.overall_speedup === 'number' && r.overall_speedup > 0) {
+    const x = r.overall_speedup;
+    const by = r.speedup_basis ? ` (${r.speedup_basis})` : '';
+    const sig = typeof r.step_p_value === 'number' ? `, p = ${r.step_p_value.toPrecision(2)}${r.step_regression ? ': a significant regression' : ''}` : '';
+    c.append(el('div', { class: 'verdict', 'data-testid': 'compare-verdict' }, el('div', { class: 'verdict-line' },
+      x >= 1 ? `The new run is ${x.toFixed(2)}x faster${by}${sig}.` : `The new run is ${(1 / x).toFixed(2)}x slower${by}${sig}.`),
+      el('div', { class: 'verdict-sub' }, `${r.regressions ?? 0} ops regressed, ${r.improvements ?? 0} improved` +
+        (r.worst_regression ? `; worst: ${r.worst_regression} (+${Number(r.worst_regression_pct).toFixed(1)} %)` : ''))));
+  }
+  c.append(renderGeneric(r, 'compare'));
 }
 
 const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, modules, compile, ranks, compare };

@@ -176,12 +176,14 @@ function rankLine(r, s) {
   const slow = s && !unavailable(s) && s.rank >= 0 ? `rank ${s.rank}` : 'the slowest rank';
   return el('p', { class: 'rank-line', 'data-testid': 'rank-line' },
     `Rank directory: ${r.ranks.length} ranks, step time imbalance max/mean ${(r.load_imbalance ?? 1).toFixed(3)}` +
-    `${(r.stragglers || []).length ? `, stragglers: ${r.stragglers.join(', ')}` : ', no straggler'}. ` +
+    `${(r.stragglers || []).length ? `, straggler${r.stragglers.length > 1 ? 's' : ''}: rank ${r.stragglers.join(', rank ')}` : ', no straggler'}. ` +
     `The analyses below are of ${slow}; the Ranks tab compares them all.`);
 }
 
 export async function overview(c, src) {
-  const [s, steps, b, g, r] = await Promise.all(['summary', 'steps', 'bottlenecks', 'gpu', 'ranks'].map((n) => src.get(n)));
+  const [s, steps, b, g] = await Promise.all(['summary', 'steps', 'bottlenecks', 'gpu'].map((n) => src.get(n)));
+  // A report of a rank directory (the dashboard's ranks are every trace of its folder instead).
+  const r = src.rankSet ? await src.get('ranks') : null;
   if (s && !unavailable(s)) setOrigin(s.begin_ns);
   c.append(verdict(b, steps, g, s));
   const strip = importStrip(s);

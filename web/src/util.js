@@ -71,7 +71,7 @@ export function fmtByKey(key, v) {
   if (k.endsWith('_us')) return fmtNs(v * 1e3);
   if (k.endsWith('_ms')) return fmtNs(v * 1e6);
   if (k.startsWith('fragmentation')) return (100 * v).toFixed(1) + ' %';
-  if (k.includes('bytes') || /(^|_)(allocated|reserved)$/.test(k)) return fmtBytes(v);
+  if (k.includes('bytes') || /(^|_)(allocated|reserved)$/.test(k)) return v === -1 ? 'n/a' : fmtBytes(v);  // -1: not recorded
   if (k.endsWith('pct') || k.endsWith('percent') || k.includes('percent_')) return v.toFixed(2) + ' %';
   if (k === 'share' || k.endsWith('_share') || k.endsWith('_ratio') || k === 'ratio' || k === 'mfu' ||
       k === 'utilization' || k.endsWith('_utilization') || k.endsWith('_efficiency')) return (100 * v).toFixed(2) + ' %';
