@@ -104,14 +104,29 @@ TEST(Flame, SplitThreadsAddsAThreadLevel) {
   }
 }
 
-TEST(Flame, SpeedscopeWeightsAreIntegersThatSumToSelfTime) {
+TEST(Flame, SpeedscopeEventsLayOutSelfTimeInIntegerNanoseconds) {
   Trace t = two_threads_and_gpu();
   FlameGraph g = build_flame_graph(t, FlameOptions{.include_gpu = false, .split_threads = false});
   std::string s = render_flame_speedscope(g, "x");
-  EXPECT_NE(s.find("\"type\":\"sampled\""), std::string::npos);
-  EXPECT_NE(s.find("\"weights\":[70,55,15]"), std::string::npos) << s;
-  // Frame 0 is "CPU" (the root "all" is not a frame of the profile).
-  EXPECT_NE(s.find("\"samples\":[[0,1],[0,1,2],[0,1,2,3]]"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"type\":\"evented\""), std::string::npos);
+  EXPECT_NE(s.find("\"endValue\":140"), std::string::npos) << s;
+  // Frame 0 is "CPU" (the root "all" is not a frame of the profile); step's self time is 70,
+  // fwd's 55, mm's 15: each frame closes after its children and its own self time.
+  EXPECT_NE(s.find("\"events\":[{\"type\":\"O\",\"frame\":0,\"at\":0},"
+                   "{\"type\":\"O\",\"frame\":1,\"at\":0},{\"type\":\"O\",\"frame\":2,\"at\":0},"
+                   "{\"type\":\"O\",\"frame\":3,\"at\":0},{\"type\":\"C\",\"frame\":3,\"at\":15},"
+                   "{\"type\":\"C\",\"frame\":2,\"at\":70},{\"type\":\"C\",\"frame\":1,\"at\":140},"
+                   "{\"type\":\"C\",\"frame\":0,\"at\":140}]"),
+            std::string::npos)
+      << s;
+}
+
+TEST(Flame, CollapsedStacksFoldFramesBelowTheDepthLimit) {
+  Trace t = two_threads_and_gpu();
+  FlameGraph g = build_flame_graph(t, FlameOptions{.include_gpu = false, .split_threads = false});
+  // CPU (depth 1) > step (2) > fwd (3) > mm (4): at a limit of 2, fwd and mm fold into one line.
+  EXPECT_EQ(render_flame_collapsed(g, 2), "CPU;step 70\nCPU;step;[frames below depth 2] 70\n");
+  EXPECT_EQ(render_flame_collapsed(g, 0), render_flame_collapsed(g, 4));
 }
 
 TEST(Flame, EmptyTraceHasOnlyTheRoot) {

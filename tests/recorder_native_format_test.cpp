@@ -263,7 +263,12 @@ TEST(recorder_native_format, WrongVersionAndGarbageAreClearErrors) {
   EXPECT_NE(r.error().find("version 9"), std::string::npos) << r.error();
   auto g = mlprof::load_native_buffer("{\"traceEvents\": []}", "x.json");
   ASSERT_FALSE(g.is_ok());
-  EXPECT_NE(g.error().find("not an .mlprof file"), std::string::npos);
+  EXPECT_NE(g.error().find("not a .mlprof file"), std::string::npos) << g.error();
+  auto h = mlprof::load_native_buffer(std::string(mlprof::kNativeMagic) + "1234", "short.mlprof");
+  ASSERT_FALSE(h.is_ok());
+  EXPECT_NE(h.error().find("truncated .mlprof file (the header is 12 of 24 bytes)"),
+            std::string::npos)
+      << h.error();
 }
 
 TEST(recorder_native_format, SaveIsAtomicAndReportsUnwritablePaths) {

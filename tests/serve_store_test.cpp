@@ -186,6 +186,31 @@ TEST(TraceStoreTest, ConcurrentRequestsShareOneParse) {
   EXPECT_EQ(store.loads(), 1u);
 }
 
+// Issue 11 item 8: compare results grow with pairs of files (n^2); the one result cache bounds
+// them by bytes, like every other result.
+TEST(TraceStoreTest, CompareResultsOfManyPairsStayWithinTheCacheBound) {
+  TempDir served;
+  const int n = 8;
+  for (int i = 0; i < n; ++i)
+    write(served.path() / ("t" + std::to_string(i) + ".json"),
+          tiny_trace("op" + std::to_string(i)));
+  const size_t bound = 8 << 10;
+  TraceStore store(served.path().string(), TraceStoreOptions{.cache_bytes = bound});
+  size_t largest = 0, total = 0;
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (a == b) continue;
+      Lookup r =
+          store.compare("t" + std::to_string(a) + ".json", "t" + std::to_string(b) + ".json");
+      ASSERT_EQ(r.error, LookupError::kNone) << r.message;
+      largest = std::max(largest, r.body->size());
+      total += r.body->size();
+      EXPECT_LE(store.cached_bytes(), bound + largest + 256);
+    }
+  EXPECT_GT(total, 4 * bound);  // the pairs' results would not have fit
+  EXPECT_LE(store.cached_bytes(), bound + largest + 256);
+}
+
 TEST(TraceStoreTest, RanksAreCachedUntilAFileChanges) {
   TempDir served;
   write(served.path() / "r0.json", tiny_trace("a"));

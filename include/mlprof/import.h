@@ -32,7 +32,14 @@ struct ImportOptions {
   // (compressed bytes for gzip; every file of a rank directory adds to the same counter): what a
   // progress bar shows against the file size.
   std::atomic<uint64_t>* progress_bytes = nullptr;
+  // Bytes of (decompressed) input read at most; past it the load fails with an error naming
+  // the limit. 0 = MLPROF_MAX_INPUT_MB (MiB) when set, else the machine's (or container's)
+  // memory, at least 1 GiB: a gzip bomb ends in one line, not in the OOM killer.
+  uint64_t max_input_bytes = 0;
 };
+
+// The limit `options` give (max_input_bytes, MLPROF_MAX_INPUT_MB or the memory size).
+uint64_t max_input_bytes(const ImportOptions& options);
 
 // Reads any trace mlprof understands, chosen by content, not by name: gzip (any of the formats
 // inside), .mlprof native files, Chrome/Kineto JSON (object or bare array), PyTorch's

@@ -30,7 +30,7 @@ class JsonWriter {
   JsonWriter& value(double v);  // NaN and infinities are written as null
   JsonWriter& value(bool v);
   JsonWriter& null();
-  JsonWriter& raw(std::string_view json);  // an already-encoded JSON value
+  JsonWriter& raw(std::string_view json);  // an already-encoded JSON value (made valid UTF-8)
   template <typename T>
   JsonWriter& field(std::string_view k, const T& v) {
     key(k);
@@ -40,7 +40,13 @@ class JsonWriter {
   const std::string& str() const { return out_; }
   std::string take() { return std::move(out_); }
 
+  // Appends `s` as a JSON string. Bytes that are not well-formed UTF-8 (a Latin-1 file name, a
+  // non-UTF-8 command-line argument) become U+FFFD, one per byte: everything mlprof writes as
+  // JSON is valid UTF-8, so it reads back in mlprof and in every strict parser.
   static void escape(std::string& out, std::string_view s);
+  // Appends `s` with the bytes that are not well-formed UTF-8 replaced by U+FFFD (raw JSON).
+  static void append_utf8(std::string& out, std::string_view s);
+  static bool valid_utf8(std::string_view s);
 
  private:
   void before_value();

@@ -3,6 +3,7 @@
 
 #include "cli/command.h"
 #include "mlprof/analyze/flame.h"
+#include "mlprof/output_file.h"
 #include "mlprof/render/flame_render.h"
 
 namespace mlprof::cli {
@@ -16,6 +17,7 @@ struct FlameArgs {
   bool no_gpu = false;
   bool merge_threads = false;
   bool per_step = false;
+  uint32_t max_depth = kCollapsedMaxDepth;
 };
 
 std::string base_name(const std::string& path) {
@@ -49,15 +51,31 @@ int run_flame(const FlameArgs& a) {
   const FlameGraph& g = set->flame();
   if (a.out.empty()) {
     if (format == "collapsed" && !a.json) {
-      std::cout << render_flame_collapsed(g);
+      write_flame_collapsed(std::cout, g, a.max_depth);
+      return kExitOk;
+    }
+    if (format == "speedscope" && !a.json) {
+      write_flame_speedscope(std::cout, g, base_name(a.path));
       return kExitOk;
     }
     return print_analysis(*set, AnalysisId::kFlame, a.json);
   }
-  std::string text = format == "html"         ? render_flame_html(g, base_name(a.path))
-                     : format == "speedscope" ? render_flame_speedscope(g, base_name(a.path))
-                                              : render_flame_collapsed(g);
-  if (!write_file_atomic(a.out, text)) return kExitFailure;
+  // Streamed into the file: collapsed stacks and speedscope never exist whole in memory.
+  Result<OutputFile> out = OutputFile::open(a.out);
+  if (!out) {
+    std::fprintf(stderr, "mlprof flame: %s\n", out.error().c_str());
+    return kExitFailure;
+  }
+  if (format == "html")
+    out->stream() << render_flame_html(g, base_name(a.path));
+  else if (format == "speedscope")
+    write_flame_speedscope(out->stream(), g, base_name(a.path));
+  else
+    write_flame_collapsed(out->stream(), g, a.max_depth);
+  if (Status s = out->commit(); !s) {
+    std::fprintf(stderr, "mlprof flame: %s\n", s.message().c_str());
+    return kExitFailure;
+  }
   std::fprintf(stderr, "mlprof flame: wrote %s (%s, %zu frames)\n", a.out.c_str(), format.c_str(),
                g.frames.size());
   return kExitOk;
@@ -79,6 +97,9 @@ MLPROF_REGISTER_COMMAND(
       sub.add_flag("--no-gpu", a->no_gpu, "leave out the GPU subtree");
       sub.add_flag("--merge-threads", a->merge_threads, "one tree for all threads");
       sub.add_flag("--per-step", a->per_step, "keep ProfilerStep#N frames apart (default: merged)");
+      sub.add_option("--max-depth", a->max_depth,
+                     "collapsed stacks: fold frames below this depth into one (0 = no limit)")
+          ->capture_default_str();
       return [a]() { return run_flame(*a); };
     });
 

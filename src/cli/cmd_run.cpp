@@ -30,7 +30,9 @@
 #include "cli/command.h"
 #include "cli/run_files.h"
 #include "mlprof/analyze/heap_stream.h"
+#include "mlprof/json_writer.h"
 #include "mlprof/native_format.h"
+#include "mlprof/output_file.h"
 #include "mlprof/text_table.h"
 #include "record/cupti/gpu_capture.h"
 #include "record/nvml/nvml_sampler.h"
@@ -460,12 +462,9 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   trace.meta.source = out;
   trace.meta.format = "mlprof";
   {
-    std::string json_cmd = "\"";
-    for (char c : command_line) {
-      if (c == '"' || c == '\\') json_cmd += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) json_cmd += c;
-    }
-    trace.meta.extra.emplace_back("command", json_cmd + "\"");
+    std::string json_cmd;  // arguments need not be UTF-8: escape() makes the JSON valid
+    JsonWriter::escape(json_cmd, command_line);
+    trace.meta.extra.emplace_back("command", json_cmd);
     trace.meta.extra.emplace_back("exit_code", std::to_string(exit_code));
     if (heap)  // which memory rows the file holds (docs/run.md)
       trace.meta.extra.emplace_back("mlprof_memory_rows", "\"peak and exit\"");

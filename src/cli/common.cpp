@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "mlprof/import.h"
+#include "mlprof/output_file.h"
 #include "render/analysis_csv.h"
 
 namespace mlprof::cli {
@@ -126,24 +127,8 @@ int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOpt
 }
 
 bool write_file_atomic(const std::string& path, const std::string& text) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      std::fprintf(stderr, "mlprof: %s: cannot open for writing\n", path.c_str());
-      return false;
-    }
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    out.flush();
-    if (!out) {
-      std::fprintf(stderr, "mlprof: %s: write failed\n", path.c_str());
-      std::remove(tmp.c_str());
-      return false;
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::fprintf(stderr, "mlprof: %s: cannot rename into place\n", path.c_str());
-    std::remove(tmp.c_str());
+  if (Status s = write_output_file(path, text); !s) {
+    std::fprintf(stderr, "mlprof: %s\n", s.message().c_str());
     return false;
   }
   return true;

@@ -109,6 +109,19 @@ int usage_error(const std::vector<std::string>& names, const char* given) {
                list.c_str());
   return mlprof::cli::kExitBadInput;
 }
+
+// "-1", "3.5", "1e999", "99999999999999999999": a number, whatever its range.
+bool looks_numeric(const std::string& s) {
+  size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0, digits = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] >= '0' && s[i] <= '9')
+      ++digits;
+    else if (s[i] != '.' && s[i] != 'e' && s[i] != 'E' && s[i] != '-' && s[i] != '+')
+      return false;
+  }
+  return digits > 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,6 +145,18 @@ int main(int argc, char** argv) {
     return usage_error(names, argv[1]);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConversionError& e) {
+    // CLI11 says "Could not convert: --threads = 99999999999999999999": say which problem it is.
+    std::string what = e.what();
+    constexpr std::string_view kPrefix = "Could not convert: ";
+    size_t eq = what.find(" = ");
+    if (!what.starts_with(kPrefix) || eq == std::string::npos)
+      return app.exit(e) ? kExitBadInput : kExitOk;
+    std::string option = what.substr(kPrefix.size(), eq - kPrefix.size());
+    std::string value = what.substr(eq + 3);
+    std::fprintf(stderr, "mlprof: %s %s: %s\n", option.c_str(), value.c_str(),
+                 looks_numeric(value) ? "value out of range" : "not a number");
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;

@@ -39,26 +39,6 @@ std::string start_time(long pid) {
 
 }  // namespace
 
-Status check_output_path(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) return Status::error(path + ": is a directory");
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec))
-    return Status::error(path + ": directory " + dir.string() + " does not exist");
-  std::string probe = (dir / ".mlprof-write-check-XXXXXX").string();
-  std::vector<char> buf(probe.begin(), probe.end());
-  buf.push_back(0);
-  int fd = mkstemp(buf.data());
-  if (fd < 0)
-    return Status::error(path + ": cannot write in " + dir.string() + ": " + std::strerror(errno));
-  ::close(fd);
-  ::unlink(buf.data());
-  if (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0)
-    return Status::error(path + ": " + std::strerror(errno));
-  return Status::ok();
-}
-
 std::string fallback_output_path(const std::string& failed) {
   std::error_code ec;
   fs::path dir = temp_dir();

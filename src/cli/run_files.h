@@ -10,9 +10,8 @@
 
 namespace mlprof::cli {
 
-// Can a file be created (or replaced) at `path`? Checked by creating and removing a file in its
-// directory, so read-only file systems and missing directories show before the command runs.
-Status check_output_path(const std::string& path);
+// Whether the capture can be saved at a path: mlprof::check_output_path (mlprof/output_file.h),
+// the rules every writer follows, checked before the command starts.
 
 // Where to save the capture when `failed` cannot be written: the temporary directory, under the
 // same file name when that is free, never an existing file.

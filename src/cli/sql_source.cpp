@@ -9,6 +9,7 @@
 #include "cli/command.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/import.h"
+#include "mlprof/output_file.h"
 #include "mlprof/sql/result_sinks.h"
 
 namespace mlprof::cli {
@@ -54,20 +55,20 @@ int export_csv(sql::TraceDatabase& db, const std::string& out, const std::string
     std::fprintf(stderr, "mlprof export: no table %s (tables: %s)\n", table.c_str(), list.c_str());
     return kExitBadInput;
   }
-  std::string tmp = out + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    std::fprintf(stderr, "mlprof export: %s: cannot open for writing\n", out.c_str());
+  Result<OutputFile> file = OutputFile::open(out);
+  if (!file) {
+    std::fprintf(stderr, "mlprof export: %s\n", file.error().c_str());
     return kExitFailure;
   }
-  auto sink = sql::make_sink(sql::OutputFormat::kCsv, f);
+  auto sink = sql::make_sink(sql::OutputFormat::kCsv, file->stdio());
   sql::QueryError err;
-  bool ok = db.run("SELECT * FROM " + table, *sink, err);
-  bool written = std::fclose(f) == 0;
-  if (!ok || !written || std::rename(tmp.c_str(), out.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    std::fprintf(stderr, "mlprof export: %s: %s\n", out.c_str(),
-                 ok ? "write failed" : err.message.c_str());
+  if (!db.run("SELECT * FROM " + table, *sink, err)) {
+    std::fprintf(stderr, "mlprof export: %s: %s\n", out.c_str(), err.message.c_str());
+    return kExitFailure;  // `file` removes the temporary file
+  }
+  sink.reset();
+  if (Status s = file->commit(); !s) {
+    std::fprintf(stderr, "mlprof export: %s\n", s.message().c_str());
     return kExitFailure;
   }
   return kExitOk;

@@ -157,6 +157,7 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
           }
           Open o = stack.back();
           stack.pop_back();
+          if (op.ts < o.ts) end_before_begin();
           ArgRange slice_args = o.args;
           if (op.args.count) {
             // As the single parser does: the begin's args whose key the end does not have are

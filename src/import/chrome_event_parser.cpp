@@ -1,5 +1,6 @@
 #include "import/chrome_event_parser.h"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <cmath>
@@ -263,6 +264,7 @@ Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allo
     }
     if (*p != '{') break;
     const char* start = p;
+    event_at_ = offset + static_cast<uint64_t>(start - json) - 1;
     if (fast_path_ && fast_event(p)) continue;
     p = scan_value_end(start, end);
     if (!p) break;
@@ -335,6 +337,7 @@ void ChromeEventParser::parse_one_event(const char* json, size_t len, size_t all
 }
 
 bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem) {
+  event_at_ = at;
   od::object& obj = *static_cast<od::object*>(object);
   Pending e;
   e.args_mark = b_.args_mark();
@@ -424,6 +427,7 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
         // Not a time: fatal for the event unless it is metadata (whose phase may come later).
         if (!e.bad_time) {
           e.bad_time = kind == FieldKind::kTs ? "ts" : "dur";
+          e.bad_time_range = t == od::json_type::number;
           const char* tok = v.raw_json_token().data();
           e.bad_time_at = at;
           if (tok >= event_text_ && tok < event_text_ + event_len_)
@@ -557,7 +561,9 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
     if (e.ph != 'M') {
       *problem = {ImportProblem::kBadField, e.bad_time_at,
                   "event field \"" + std::string(e.bad_time) +
-                      "\": expected a number (microseconds), event skipped"};
+                      (e.bad_time_range ? "\": value out of range (microseconds beyond 64-bit "
+                                          "nanoseconds), event skipped"
+                                        : "\": expected a number (microseconds), event skipped")};
       return false;
     }
     // Metadata needs no time (Perfetto ignores it): keep the event, count the field.
@@ -661,6 +667,10 @@ void ChromeEventParser::emit(Pending& e) {
           stream = a->as_int().value_or(stream);
         gpu_track(track, static_cast<int32_t>(device), stream);
       }
+      if (e.dur < 0)  // counted, then read as 0 (the builder's rule for every slice)
+        note(ImportProblem::kNegativeDuration, event_at_,
+             "a complete ('X') event with a negative \"dur\" (" + fmt::format("{:g}", e.dur / 1e3) +
+                 " us), read as 0");
       b_.add_slice(SliceTable::Row{.ts = e.ts,
                                    .dur = e.dur,
                                    .track = track,
@@ -768,6 +778,7 @@ void ChromeEventParser::begin_end(char ph, uint32_t track, int64_t ts, StringId 
     }
     slice_args = ArgRange{args.begin, args.count + kept};
   }
+  if (ts < o.ts) end_before_begin();  // counted, read as 0 (pair_slice)
   b_.add_slice(pair_slice(o, ph, track, ts, tts, name, cat, slice_args));
 }
 
@@ -787,6 +798,11 @@ SliceTable::Row ChromeEventParser::pair_slice(const Open& o, char end_ph, uint32
                          .args_count = args.count,
                          .thread_ts = o.tts,
                          .thread_dur = thread_dur};
+}
+
+void ChromeEventParser::end_before_begin() {
+  note(ImportProblem::kNegativeDuration, UINT64_MAX,
+       "an end event ('E', 'e') earlier than its begin: a negative duration, read as 0");
 }
 
 void ChromeEventParser::unmatched_end() {

@@ -68,6 +68,7 @@ class ChromeEventParser {
     int64_t tts = -1, tdur = -1;            // thread time (ns), -1 when absent
     const char* bad_thread_time = nullptr;  // "tts" or "tdur" when it was not a time (ignored)
     uint64_t bad_thread_time_at = 0;
+    bool bad_time_range = false;  // a number, too large for 64-bit nanoseconds
     uint32_t args_mark = 0;
     ArgRange args;
 
@@ -149,6 +150,7 @@ class ChromeEventParser {
   void emit_metadata(const Pending& e);
   void emit_counter(const Pending& e);
   void unmatched_end();
+  void end_before_begin();  // a B/E pair of negative duration: counted, read as 0 ns
   void emit_memory(const Pending& e);
   void emit_flow(const Pending& e);
   void emit_begin_end(const Pending& e);
@@ -210,6 +212,7 @@ class ChromeEventParser {
   bool saw_category_ = false;
   bool kineto_keys_ = false;
   uint64_t events_ = 0;
+  uint64_t event_at_ = 0;  // byte offset of the event being read (import problems name it)
   const char* event_text_ = nullptr;  // the event simdjson is reading (error offsets)
   size_t event_len_ = 0;
 };

@@ -14,6 +14,7 @@
 #include "import/json_chunker.h"
 #include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
+#include "mlprof/detail/native_layout.h"
 #include "mlprof/import.h"
 #include "mlprof/native_format.h"
 
@@ -33,12 +34,15 @@ constexpr size_t kPoolBuffers = 3;
 constexpr uint64_t kMaxValueBytes = 1ull << 30;
 
 // Replays bytes already read for format detection, then continues with the source.
+// Stops at `limit` bytes of (decompressed) input: past it the source ends, and load_trace
+// reports the limit, not what the importer made of the cut.
 class PeekedSource : public import::ByteSource {
  public:
-  PeekedSource(std::unique_ptr<ByteSource> inner, std::string head,
+  PeekedSource(std::unique_ptr<ByteSource> inner, std::string head, uint64_t limit,
                std::atomic<uint64_t>* progress = nullptr)
-      : inner_(std::move(inner)), head_(std::move(head)), progress_(progress) {}
+      : inner_(std::move(inner)), head_(std::move(head)), progress_(progress), limit_(limit) {}
   size_t read(char* dst, size_t n) override {
+    if (over_limit_) return 0;
     size_t done = 0;
     if (pos_ < head_.size()) {
       done = std::min(n, head_.size() - pos_);
@@ -52,9 +56,15 @@ class PeekedSource : public import::ByteSource {
       if (at > reported_) progress_->fetch_add(at - reported_, std::memory_order_relaxed);
       reported_ = std::max(reported_, at);
     }
+    delivered_ += done;
+    if (delivered_ > limit_) {
+      over_limit_ = true;
+      return 0;
+    }
     return done;
   }
   uint64_t file_bytes_read() const override { return inner_->file_bytes_read(); }
+  bool over_limit() const { return over_limit_; }
 
  private:
   std::unique_ptr<ByteSource> inner_;
@@ -67,7 +77,17 @@ class PeekedSource : public import::ByteSource {
   std::atomic<uint64_t>* progress_ = nullptr;
   uint64_t reported_ = 0;
   size_t pos_ = 0;
+  uint64_t limit_;
+  uint64_t delivered_ = 0;
+  bool over_limit_ = false;
 };
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+Status over_limit_error(const std::string& path, const std::string& what, uint64_t limit) {
+  return Status::error(path + ": " + what + " exceeds the input limit of " + mib(limit) +
+                       " (MLPROF_MAX_INPUT_MB=N raises it: docs/hardening.md)");
+}
 
 // The chunker leaves headroom before `begin` and padding after the capacity: the run of
 // events becomes one JSON array in place.
@@ -314,24 +334,8 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
   return t;
 }
 
-}  // namespace
-
-Result<Trace> load_trace(const std::string& path, const ImportOptions& options) {
-  // The native format is recognised by its raw magic bytes.
-  {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      char magic[8] = {};
-      ssize_t n = ::read(fd, magic, sizeof magic);
-      ::close(fd);
-      if (n == static_cast<ssize_t>(kNativeMagic.size()) &&
-          std::string_view(magic, kNativeMagic.size()) == kNativeMagic)
-        return load_native(path);
-    }
-  }
-  auto opened = import::open_byte_source(path);
-  if (!opened) return opened.status();
-  std::unique_ptr<import::ByteSource> src = std::move(opened.value());
+Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::ByteSource> src,
+                              uint64_t limit, const ImportOptions& options) {
   // Peek at the start of the (decompressed) text to choose the JSON flavour.
   std::string head(4096, '\0');
   size_t got = 0;
@@ -352,19 +356,80 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
   bool nested_list = i < head.size() && head[i] == '[' && j < head.size() && head[j] == '[';
   bool snapshot = import::looks_like_memory_snapshot(head);
   bool pickle = got && static_cast<unsigned char>(head[0]) == 0x80;
-  PeekedSource peeked(std::move(src), std::move(head), options.progress_bytes);
+  PeekedSource peeked(std::move(src), std::move(head), limit, options.progress_bytes);
   peeked.copy_hint();
+  auto limited = [&](auto result) -> decltype(result) {
+    if (peeked.over_limit()) return over_limit_error(path, "the decompressed trace", limit);
+    return result;
+  };
   if (snapshot) {  // torch.cuda.memory._dump_snapshot: a pickle or its JSON twin
     Result<MemorySnapshot> snap = import::import_memory_snapshot(peeked, path, pickle);
+    if (peeked.over_limit()) return over_limit_error(path, "the decompressed trace", limit);
     if (!snap) return snap.status();
     return memory_snapshot_to_trace(snap.value());
   }
   if (nested_list) {
     Result<Trace> t = import::import_memory_timeline(peeked, path);
     if (t) t->meta.source = path;
-    return t;
+    return limited(std::move(t));
   }
-  return import_chrome_stream(peeked, path, options);
+  return limited(import_chrome_stream(peeked, path, options));
+}
+
+}  // namespace
+
+uint64_t max_input_bytes(const ImportOptions& options) {
+  if (options.max_input_bytes) return options.max_input_bytes;
+  if (const char* env = std::getenv("MLPROF_MAX_INPUT_MB"); env && *env) {
+    char* end = nullptr;
+    unsigned long long mb = std::strtoull(env, &end, 10);
+    if (end && *end == '\0' && mb > 0 && mb < (1ull << 44)) return mb << 20;
+  }
+  // The machine's memory (or the container's, when smaller): a trace takes about 0.7 bytes of
+  // memory per byte of JSON, so a bigger input could only end in the OOM killer.
+  uint64_t limit = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                   static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  if (FILE* f = std::fopen("/sys/fs/cgroup/memory.max", "r")) {
+    unsigned long long cg = 0;
+    if (std::fscanf(f, "%llu", &cg) == 1 && cg > 0) limit = std::min<uint64_t>(limit, cg);
+    std::fclose(f);
+  }
+  return std::max<uint64_t>(limit, uint64_t{1} << 30);
+}
+
+Result<Trace> load_trace(const std::string& path, const ImportOptions& options) {
+  const uint64_t limit = max_input_bytes(options);
+  // The native format is recognised by its raw magic bytes; its header states the payload size.
+  {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      char head[native::kHeaderBytes] = {};
+      ssize_t n = ::read(fd, head, sizeof head);
+      ::close(fd);
+      if (n >= static_cast<ssize_t>(kNativeMagic.size()) &&
+          std::string_view(head, kNativeMagic.size()) == kNativeMagic) {
+        uint64_t declared = 0;
+        if (n == static_cast<ssize_t>(sizeof head)) std::memcpy(&declared, head + 16, 8);
+        if (declared > limit)
+          return over_limit_error(path, "its payload (" + mib(declared) + ")", limit);
+        return load_native(path);
+      }
+      // "MLPROF" with another marker byte: not a JSON trace either.
+      if (n >= 6 && std::string_view(head, 6) == kNativeMagic.substr(0, 6))
+        return Status::error(path + ": not a .mlprof file this mlprof reads (unknown header)");
+    }
+  }
+  // A file named .mlprof that is not one: say so first (it may still be JSON, read by content).
+  auto named_native = [&](Result<Trace> r) -> Result<Trace> {
+    if (r || !path.ends_with(".mlprof")) return r;
+    std::string why = r.error();
+    if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);
+    return Status::error(path + ": not a .mlprof file (no .mlprof header), nor a JSON trace (" +
+                         why + ")");
+  };
+  auto opened = import::open_byte_source(path);
+  if (!opened) return opened.status();
+  return named_native(load_by_content(path, std::move(opened.value()), limit, options));
 }
 
 Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string& name,

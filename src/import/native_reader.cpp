@@ -2,7 +2,6 @@
 // every count is checked against the bytes left before anything is allocated, every index
 // against the table it points into, so a truncated or corrupted file is an error, never a crash.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -434,8 +433,12 @@ Result<Trace> decode_payload(std::string_view payload, uint32_t version, const s
 }  // namespace
 
 Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name) {
-  if (bytes.size() < native::kHeaderBytes || bytes.substr(0, kNativeMagic.size()) != kNativeMagic)
-    return Status::error(name + ": not an .mlprof file (bad header)");
+  if (bytes.substr(0, kNativeMagic.size()) != kNativeMagic)
+    return Status::error(name + ": not a .mlprof file (no .mlprof header)");
+  if (bytes.size() < native::kHeaderBytes)
+    return Status::error(name + ": truncated .mlprof file (the header is " +
+                         std::to_string(bytes.size()) + " of " +
+                         std::to_string(native::kHeaderBytes) + " bytes)");
   uint32_t version;
   uint64_t declared;
   std::memcpy(&version, bytes.data() + 8, 4);
@@ -510,7 +513,10 @@ Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name
 }
 
 Result<Trace> load_native(const std::string& path) {
-  // Mapped, not read through a stream (which copied the file twice).
+  // Read into memory, not mapped: a mapped file that shrinks while it is read (a capture being
+  // rewritten in a directory `serve` watches) raises SIGBUS, where a read just comes up short
+  // and the decoder reports a truncated file. The copy costs ~1% of a load (docs/hardening.md:
+  // the file is the compressed form, about a tenth of the payload that is decoded anyway).
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(path + ": cannot open: " + std::strerror(errno));
   struct stat st {};
@@ -518,18 +524,34 @@ Result<Trace> load_native(const std::string& path) {
     ::close(fd);
     return Status::error(path + ": not a regular file");
   }
-  size_t size = static_cast<size_t>(st.st_size);
-  if (size == 0) {
-    ::close(fd);
-    return load_native_buffer(std::string_view(), path);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  // Sized by fstat (not zero-filled), read to the end of the file whatever its size is by then.
+  size_t capacity = static_cast<size_t>(st.st_size) + 1, have = 0;
+  std::unique_ptr<char[]> bytes(new (std::nothrow) char[capacity]);
+  for (;;) {
+    if (!bytes) {
+      ::close(fd);
+      return Status::error(path + ": cannot allocate " + std::to_string(capacity) + " bytes");
+    }
+    if (have == capacity) {  // the file grew while it was read
+      std::unique_ptr<char[]> bigger(new (std::nothrow) char[capacity * 2]);
+      if (bigger) std::memcpy(bigger.get(), bytes.get(), have);
+      bytes = std::move(bigger);
+      capacity *= 2;
+      continue;
+    }
+    ssize_t n = ::read(fd, bytes.get() + have, capacity - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return Status::error(path + ": read error: " + std::strerror(e));
+    }
+    if (n == 0) break;
+    have += static_cast<size_t>(n);
   }
-  void* m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (m == MAP_FAILED) return Status::error(path + ": cannot map: " + std::strerror(errno));
-  ::madvise(m, size, MADV_SEQUENTIAL);
-  Result<Trace> r = load_native_buffer(std::string_view(static_cast<const char*>(m), size), path);
-  ::munmap(m, size);
-  return r;
+  return load_native_buffer(std::string_view(bytes.get(), have), path);
 }
 
 }  // namespace mlprof

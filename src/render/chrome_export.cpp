@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "mlprof/json_writer.h"
+#include "mlprof/output_file.h"
 
 namespace mlprof {
 
@@ -62,7 +63,7 @@ class EventWriter {
     buf_ += ",\"";
     buf_ += key;
     buf_ += "\":";
-    buf_ += raw;
+    JsonWriter::append_utf8(buf_, raw);
   }
   void arg_value(const Arg& a) {
     switch (a.type) {
@@ -77,7 +78,7 @@ class EventWriter {
         break;
       }
       default:
-        buf_ += t_.arg_text(a);
+        JsonWriter::append_utf8(buf_, t_.arg_text(a));  // raw JSON from any file: valid UTF-8
     }
   }
   // Args, with "@key" ones (unknown event keys kept by the importer) back at the top level.
@@ -147,7 +148,9 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
   bool have_schema = false, have_devices = false, have_dist = false, have_base = false;
   for (const auto& [key, raw] : t.meta.extra) {
     JsonWriter::escape(head, key);
-    head += ":" + raw + ",\n";
+    head += ":";
+    JsonWriter::append_utf8(head, raw);  // a .mlprof written before commands were escaped
+    head += ",\n";
     have_schema |= key == "schemaVersion";
     have_devices |= key == "deviceProperties";
     have_dist |= key == "distributedInfo";
@@ -188,15 +191,20 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
     const Process& p = t.processes[tr.process];
     if (!process_done[tr.process]) {
       process_done[tr.process] = true;
-      if (p.name) w.metadata("process_name", k, "name", quoted(t.str(p.name)));
-      else if (p.label) w.metadata("process_name", k, "name", quoted(t.str(p.label)));
+      if (p.name)
+        w.metadata("process_name", k, "name", quoted(t.str(p.name)));
+      else if (p.label)
+        w.metadata("process_name", k, "name", quoted(t.str(p.label)));
       w.metadata("process_sort_index", k, "sort_index", std::to_string(p.sort_index));
       for (const auto& [key, value] : p.labels)
-        if (t.str(key) == "process_labels") w.metadata("process_labels", k, "labels", quoted(t.str(value)));
+        if (t.str(key) == "process_labels")
+          w.metadata("process_labels", k, "labels", quoted(t.str(value)));
     }
     if (tr.kind == TrackKind::kAsync) continue;
-    if (tr.name) w.metadata("thread_name", k, "name", quoted(t.str(tr.name)));
-    else if (tr.label) w.metadata("thread_name", k, "name", quoted(t.str(tr.label)));
+    if (tr.name)
+      w.metadata("thread_name", k, "name", quoted(t.str(tr.name)));
+    else if (tr.label)
+      w.metadata("thread_name", k, "name", quoted(t.str(tr.label)));
     w.metadata("thread_sort_index", k, "sort_index", std::to_string(tr.sort_index));
   }
   const SliceTable& s = t.slices;
@@ -284,9 +292,10 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
     w.str_field("s", "t");
     std::string& b = w.buf();
     b += ",\"args\":{\"Device Type\":" + std::to_string(m.device_type[i]) +
-         ",\"Device Id\":" + std::to_string(m.device_id[i]) + ",\"Addr\":" + std::to_string(m.addr[i]) +
-         ",\"Bytes\":" + std::to_string(m.bytes[i]);
-    if (m.total_allocated[i] >= 0) b += ",\"Total Allocated\":" + std::to_string(m.total_allocated[i]);
+         ",\"Device Id\":" + std::to_string(m.device_id[i]) +
+         ",\"Addr\":" + std::to_string(m.addr[i]) + ",\"Bytes\":" + std::to_string(m.bytes[i]);
+    if (m.total_allocated[i] >= 0)
+      b += ",\"Total Allocated\":" + std::to_string(m.total_allocated[i]);
     if (m.total_reserved[i] >= 0) b += ",\"Total Reserved\":" + std::to_string(m.total_reserved[i]);
     b += "}";
     w.end_event();
@@ -296,22 +305,10 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
 }
 
 Status save_chrome_json(const Trace& trace, const std::string& path) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::error(path + ": cannot open for writing");
-    write_chrome_json(trace, out);
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return Status::error(path + ": write failed (disk full?)");
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::error(path + ": cannot rename the finished file into place");
-  }
-  return Status::ok();
+  Result<OutputFile> out = OutputFile::open(path);
+  if (!out) return out.status();
+  write_chrome_json(trace, out->stream());
+  return out->commit();  // an error leaves `path` as it was
 }
 
 }  // namespace mlprof

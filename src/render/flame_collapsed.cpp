@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <sstream>
 
 #include "mlprof/render/flame_render.h"
 
@@ -12,25 +13,58 @@ void append_frame_name(std::string& out, std::string_view name) {
 
 }  // namespace
 
-std::string render_flame_collapsed(const FlameGraph& g) {
-  std::string out;
-  std::vector<std::string> prefix(g.frames.size());
-  for (size_t i = 1; i < g.frames.size(); ++i) {
-    const FlameFrame& f = g.frames[i];
-    std::string& p = prefix[i];
-    if (f.parent > 0) {
-      p = prefix[f.parent];
-      p.push_back(';');
+void write_flame_collapsed(std::ostream& out, const FlameGraph& g, uint32_t max_depth) {
+  std::vector<int64_t> below = flame_subtree_self(g);
+  std::string prefix, buf;
+  auto line = [&](std::string_view last, int64_t ns) {
+    buf += prefix;
+    if (!last.empty()) buf.append(";").append(last);
+    buf.push_back(' ');
+    buf += std::to_string(ns);
+    buf.push_back('\n');
+    if (buf.size() >= (1 << 20)) {
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
     }
-    append_frame_name(p, f.name);
-    if (f.self_ns > 0) {
-      out += p;
-      out.push_back(' ');
-      out += std::to_string(f.self_ns);
-      out.push_back('\n');
+  };
+  // Depth first without recursion; `prefix` is the current stack, so memory follows depth.
+  struct Open {
+    uint32_t frame;
+    size_t next_child;
+    size_t prefix_size;  // before this frame's name was appended
+  };
+  std::vector<Open> stack;
+  if (!g.frames.empty()) stack.push_back({0, 0, 0});
+  while (!stack.empty()) {
+    Open& top = stack.back();
+    const FlameFrame& f = g.frames[top.frame];
+    uint32_t depth = static_cast<uint32_t>(stack.size() - 1);  // the root "all" is depth 0
+    if (top.next_child == 0 && top.frame != 0) {
+      if (f.self_ns > 0) line({}, f.self_ns);
+      if (max_depth && depth >= max_depth && !f.children.empty()) {
+        int64_t rest = below[top.frame] - std::max<int64_t>(0, f.self_ns);
+        if (rest > 0) line("[frames below depth " + std::to_string(max_depth) + "]", rest);
+        top.next_child = f.children.size();
+      }
     }
+    if (top.next_child < f.children.size()) {
+      uint32_t c = f.children[top.next_child++];
+      size_t size = prefix.size();
+      if (!prefix.empty()) prefix.push_back(';');
+      append_frame_name(prefix, g.frames[c].name);
+      stack.push_back({c, 0, size});
+      continue;
+    }
+    prefix.resize(top.prefix_size);
+    stack.pop_back();
   }
-  return out;
+  out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+}
+
+std::string render_flame_collapsed(const FlameGraph& g, uint32_t max_depth) {
+  std::ostringstream out;
+  write_flame_collapsed(out, g, max_depth);
+  return std::move(out).str();
 }
 
 std::string render_flame_text(const FlameGraph& g, size_t width, size_t max_lines) {

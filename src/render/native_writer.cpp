@@ -11,6 +11,7 @@
 
 #include "mlprof/detail/native_layout.h"
 #include "mlprof/native_format.h"
+#include "mlprof/output_file.h"
 
 namespace mlprof {
 namespace {
@@ -236,9 +237,9 @@ Status save_native(const Trace& trace, const std::string& path) {
   header.append(reinterpret_cast<const char*>(&size), 8);
 
   // A temporary file renamed into place: a crash never leaves half a file under `path`.
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) return Status::error(path + ": cannot open for writing: " + std::strerror(errno));
+  Result<OutputFile> out = OutputFile::open(path);
+  if (!out) return out.status();
+  FILE* f = out->stdio();
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kZstdLevel);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
@@ -254,20 +255,8 @@ Status save_native(const Trace& trace, const std::string& path) {
     if (!ok) error = w.error();
   }
   ZSTD_freeCCtx(cctx);
-  if (std::fclose(f) != 0 && ok) {
-    ok = false;
-    error = std::string("write failed: ") + std::strerror(errno);
-  }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return Status::error(path + ": " + error);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    std::remove(tmp.c_str());
-    return Status::error(path + ": cannot rename into place: " + std::strerror(e));
-  }
-  return Status::ok();
+  if (!ok) return Status::error(path + ": " + error);  // `out` removes the temporary file
+  return out->commit();
 }
 
 }  // namespace mlprof

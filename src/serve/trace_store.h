@@ -74,6 +74,7 @@ class TraceStore {
   Lookup ranks(const StillWanted& wanted = {});
 
   uint64_t loads() const { return loads_; }  // traces parsed so far (tests check the cache)
+  size_t cached_bytes() const { return results_.bytes(); }  // within cache_bytes (+ the newest)
 
  private:
   struct OpenFile;

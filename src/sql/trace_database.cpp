@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "mlprof/output_file.h"
 #include "sql/virtual_table.h"
 
 namespace mlprof::sql {
@@ -197,8 +198,12 @@ const char* kExportIndexes[] = {
 }  // namespace
 
 Status TraceDatabase::export_sqlite(const std::string& path) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  std::remove(tmp.c_str());
+  // SQLite opens the file by name: a named temporary file, renamed into place at the end.
+  Result<OutputFile> file = OutputFile::open(path, OutputFile::Options{.need_name = true});
+  if (!file) return file.status();
+  if (file->special())
+    return Status::error(path + ": a SQLite database needs a regular file, not a device or FIFO");
+  const std::string& tmp = file->write_path();
   state_->trusted = true;
   std::string error;
   bool ok = true;
@@ -243,15 +248,8 @@ Status TraceDatabase::export_sqlite(const std::string& path) {
   std::string detach_error;
   exec(db_, "DETACH out", detach_error);
   state_->trusted = false;
-  if (!ok) {
-    std::remove(tmp.c_str());
-    return Status::error(path + ": " + error);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return Status::error(path + ": cannot rename into place");
-  }
-  return Status::ok();
+  if (!ok) return Status::error(path + ": " + error);  // `file` removes the temporary file
+  return file->commit();
 }
 
 }  // namespace mlprof::sql

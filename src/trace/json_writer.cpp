@@ -5,10 +5,78 @@
 
 namespace mlprof {
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at p (Unicode table 3-7: no overlong forms, no
+// surrogates, nothing above U+10FFFF), 0 if there is none.
+size_t utf8_length(const unsigned char* p, size_t n) {
+  unsigned char c = p[0];
+  auto cont = [&](size_t i, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+    return i < n && p[i] >= lo && p[i] <= hi;
+  };
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
+  if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+  if (c == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+  if (c == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xF1 && c <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
+}
+
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+}  // namespace
+
+void JsonWriter::append_utf8(std::string& out, std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), run = 0, i = 0;
+  while (i < n) {
+    if (p[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = utf8_length(p + i, n - i);
+    if (len) {
+      i += len;
+      continue;
+    }
+    out.append(s.data() + run, i - run);
+    out += kReplacement;
+    run = ++i;
+  }
+  out.append(s.data() + run, n - run);
+}
+
+bool JsonWriter::valid_utf8(std::string_view s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  for (size_t i = 0, n = s.size(); i < n;) {
+    size_t len = p[i] < 0x80 ? 1 : utf8_length(p + i, s.size() - i);
+    if (!len) return false;
+    i += len;
+  }
+  return true;
+}
+
 void JsonWriter::escape(std::string& out, std::string_view s) {
   static const char* hex = "0123456789abcdef";
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), run = 0;  // [run, i) are bytes copied as they are
   out.push_back('"');
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      if (size_t len = utf8_length(p + i, n - i)) {
+        i += len;
+        continue;
+      }
+    }
+    out.append(s.data() + run, i - run);
     switch (c) {
       case '"':
         out += "\\\"";
@@ -30,11 +98,13 @@ void JsonWriter::escape(std::string& out, std::string_view s) {
           out += "\\u00";
           out.push_back(hex[c >> 4]);
           out.push_back(hex[c & 15]);
-        } else {
-          out.push_back(static_cast<char>(c));
+        } else {  // a byte that is not part of well-formed UTF-8 (a Latin-1 file name...)
+          out += kReplacement;
         }
     }
+    run = ++i;
   }
+  out.append(s.data() + run, n - run);
   out.push_back('"');
 }
 
@@ -139,7 +209,7 @@ JsonWriter& JsonWriter::null() {
 
 JsonWriter& JsonWriter::raw(std::string_view json) {
   before_value();
-  out_ += json;
+  append_utf8(out_, json);
   return *this;
 }
 

@@ -131,15 +131,29 @@ with tempfile.TemporaryDirectory() as tmp:
               f"first diff {next(((k, got.get(k), expected.get(k)) for k in set(got) | set(expected) if got.get(k) != expected.get(k)), None)}")
 
         sjson = os.path.join(tmp, "f.json")
-        run("flame", path, "-o", sjson)
+        run("flame", path, "--merge-threads", "--no-gpu", "-o", sjson)
         sp = json.load(open(sjson))
         prof = sp["profiles"][0]
+        names = [f["name"] for f in sp["shared"]["frames"]]
         check(sp["$schema"].startswith("https://www.speedscope.app/"), f"{name}: speedscope schema")
-        check(prof["type"] == "sampled" and len(prof["samples"]) == len(prof["weights"]), f"{name}: speedscope samples")
-        check(all(isinstance(w, int) and w > 0 for w in prof["weights"]), f"{name}: speedscope integer weights")
-        check(sum(prof["weights"]) == sum(expected.values()), f"{name}: speedscope total weight")
-        nframes = len(sp["shared"]["frames"])
-        check(all(0 <= i < nframes for s in prof["samples"] for i in s), f"{name}: speedscope frame indexes")
+        check(prof["type"] == "evented", f"{name}: speedscope evented profile")
+        # Replay the open/close events: the time while a stack is on top is that stack's self
+        # time, which must be the collapsed stacks computed above.
+        stack, replay, at, ok = [], {}, 0, True
+        for e in prof["events"]:
+            ok &= isinstance(e["at"], int) and e["at"] >= at and 0 <= e["frame"] < len(names)
+            if stack and e["at"] > at:
+                key = ";".join(names[f].replace(";", ":") for f in stack)
+                replay[key] = replay.get(key, 0) + e["at"] - at
+            at = e["at"]
+            if e["type"] == "O":
+                stack.append(e["frame"])
+            else:
+                ok &= bool(stack) and stack.pop() == e["frame"]
+        check(ok and not stack and prof["endValue"] == at,
+              f"{name}: speedscope events balanced, ordered, integer")
+        check(replay == expected, f"{name}: speedscope self times = the collapsed stacks "
+              f"({len(replay)} vs {len(expected)} stacks)")
 
         fj = json.loads(run("flame", path, "--json"))
         all_top = [iv for sl in by_track.values() for iv in top_level(sl)]
