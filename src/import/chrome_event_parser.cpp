@@ -400,6 +400,8 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
           if (v.get_int64().get(x)) {
             double d;
             if (v.get_double().get(d)) return bad(key, "expected an integer or a string");
+            // 1e20 would not fit (and converting it is undefined): the real problem, named.
+            if (!(d > -9.2e18 && d < 9.2e18)) return bad(key, "value out of range");
             x = static_cast<int64_t>(d);
           }
           (is_pid ? e.pid : e.tid) = x;

@@ -464,6 +464,30 @@ def test_limits(tmp):
     check(p.returncode == 2 and b"negative" in p.stderr, f"--strict fails on them ({p.stderr!r})")
 
 
+    # Error messages name the real problem.
+    cases = [
+        ("ts.json", chrome_json([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1e300,
+                                  "dur": 1}]), 'event field "ts": value out of range'),
+        ("pid.json", '{"traceEvents":[{"ph":"X","name":"a","pid":99999999999999999999,"tid":1,'
+                     '"ts":1,"dur":1}]}', 'event field "pid": value out of range'),
+        ("garbage.mlprof", "garbage", "not a .mlprof file (no .mlprof header), nor a JSON trace"),
+        ("short.mlprof", "MLPROF\x01\n1234", "truncated .mlprof file (the header is 12 of 24"),
+        ("other.mlprof", "MLPROF\x02\n" + "x" * 30, "not a .mlprof file this mlprof reads"),
+    ]
+    for name, text, want in cases:
+        path = os.path.join(tmp, name)
+        with open(path, "w") as f:
+            f.write(text)
+        p = mlprof("summary", path)
+        check(p.returncode == 2 and one_line(p) and want.encode() in p.stderr,
+              f"{name}: the error says {want!r} ({p.stderr!r})")
+    for value, want in [("99999999999999999999", "value out of range"), ("-1", "value out of range"),
+                        ("abc", "not a number")]:
+        p = mlprof("summary", SAMPLE, "--threads", value)
+        check(p.returncode == 2 and one_line(p) and want.encode() in p.stderr,
+              f"--threads {value}: the error says {want!r} ({p.stderr!r})")
+
+
 TESTS = {"changing": test_changing, "output": test_output, "temp": test_temp, "utf8": test_utf8,
          "flame": test_flame, "limits": test_limits}
 
