@@ -66,7 +66,8 @@ struct OpsOptions {
   size_t top = 0;  // rows kept (0 = all)
 };
 struct OpsResult {
-  uint64_t rows = 0;  // before `top`
+  uint64_t rows = 0;         // before `top`
+  bool device_time = false;  // rows carry device_self_ns / device_total_ns (GPU traces)
   std::vector<OpStats> ops;
 };
 

@@ -19,7 +19,7 @@ const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
       {A::kOps, "ops", {}},
       {A::kSteps, "steps", {}},
       {A::kKernels, "kernels", {}, /*needs_gpu=*/true},
-      {A::kGpu, "gpu", {}, /*needs_gpu=*/true},
+      {A::kGpu, "gpu", {A::kSteps}, /*needs_gpu=*/true},
       {A::kMemory, "memory", {}},
       {A::kLeaks, "leaks", {A::kSteps}},
       {A::kHeap, "heap", {}},
@@ -50,6 +50,7 @@ std::optional<AnalysisId> analysis_id(std::string_view name) {
 void AnalysisOptions::set_hta_compatible(bool on) {
   gpu.hta_compatible = on;
   kernels.hta_compatible = on;
+  ops.stats.hta_compatible = on;
   ranks.hta_compatible = on;
 }
 
@@ -145,7 +146,10 @@ const SummaryResult& AnalysisSet::summary() {
 const OpsResult& AnalysisSet::ops() {
   return get<OpsResult>(AnalysisId::kOps, [&] {
     OpsResult r;
-    r.ops = op_stats(trace(), options_.ops.stats);
+    OpStatsOptions so = options_.ops.stats;
+    so.device_time = true;
+    r.ops = op_stats(trace(), so);
+    r.device_time = has_gpu_;
     sort_op_stats(r.ops, options_.ops.sort);
     r.rows = r.ops.size();
     if (options_.ops.top > 0 && r.ops.size() > options_.ops.top) r.ops.resize(options_.ops.top);
@@ -165,7 +169,7 @@ const KernelsResult& AnalysisSet::kernels() {
 
 const GpuResult& AnalysisSet::gpu() {
   return get<GpuResult>(AnalysisId::kGpu, [&] {
-    return has_gpu_ ? analyze_gpu(trace(), options_.gpu) : GpuResult{};
+    return has_gpu_ ? analyze_gpu(trace(), options_.gpu, &steps()) : GpuResult{};
   });
 }
 

@@ -131,25 +131,28 @@ void rule_hotspots(Context& c) {
 void rule_data_loading(Context& c, const StepsResult& steps) {
   if (steps.steps.empty()) return;
   // One definition per trace kind: on GPU traces the plugin's own DataLoader share (its step
-  // class, `steps` gpu_class_total_ns.data_loader), which the rule cites; without GPU work
-  // the plugin has no breakdown, so the name-based data-loading phase (phase_total_ns).
-  int64_t dl = steps.has_gpu
-                   ? steps.gpu_class_total_ns[static_cast<size_t>(GpuStepClass::kDataLoader)]
-                   : steps.phase_total_ns[static_cast<size_t>(StepPhase::kDataLoading)];
-  double share = pct(static_cast<double>(dl), static_cast<double>(steps.total_ns));
+  // class over the steps it keeps, in their GPU-extended windows: `steps`
+  // plugin_class_total_ns.data_loader / plugin_total_ns), which the rule cites; without GPU
+  // work the plugin has no breakdown, so the name-based data-loading phase (phase_total_ns).
+  bool plugin = steps.has_gpu && steps.plugin_total_ns > 0;
+  int64_t dl = plugin ? steps.plugin_class_total_ns[static_cast<size_t>(GpuStepClass::kDataLoader)]
+                      : steps.phase_total_ns[static_cast<size_t>(StepPhase::kDataLoading)];
+  double share = pct(static_cast<double>(dl),
+                     static_cast<double>(plugin ? steps.plugin_total_ns : steps.total_ns));
   if (share <= kDataLoadingMinPct) return;
   Finding f;
   f.kind = "data_loading";
   f.severity = severity_for_pct(share);
   f.title = "Data loading takes " + format_percent(share / 100) + " of step time";
-  f.evidence = {{"data_loading_ns", static_cast<double>(dl), "ns"},
-                {"data_loading_pct", share, "%"},
-                {"steps", static_cast<double>(steps.steps.size()), "count"},
-                {"step_mean_ns", steps.mean_ns, "ns"}};
-  f.rule = steps.has_gpu ? "the TensorBoard profiler plugin's DataLoader step class > 5% of "
-                           "step time (the plugin's rule and number)"
-                         : "the data-loading phase (by op name) > 5% of step time (the "
-                           "TensorBoard profiler plugin's threshold)";
+  f.evidence = {
+      {"data_loading_ns", static_cast<double>(dl), "ns"},
+      {"data_loading_pct", share, "%"},
+      {"steps", static_cast<double>(plugin ? steps.plugin_steps : steps.steps.size()), "count"},
+      {"step_mean_ns", steps.mean_ns, "ns"}};
+  f.rule = plugin ? "the TensorBoard profiler plugin's DataLoader step class > 5% of "
+                    "step time (the plugin's rule and number)"
+                  : "the data-loading phase (by op name) > 5% of step time (the "
+                    "TensorBoard profiler plugin's threshold)";
   f.recommendation =
       "Load data in background workers so it overlaps compute: DataLoader(num_workers=N, "
       "pin_memory=True, persistent_workers=True, prefetch_factor=2+); move decoding and "
@@ -441,11 +444,17 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
       f.kind = "memory_leak";
       f.severity = Severity::kHigh;
       f.title = d.device + " memory grows " + format_bytes(d.slope_bytes_per_step) + " per step";
+      if (d.change_index >= 0) f.title += " since step #" + std::to_string(d.growth_start_step);
       f.evidence = {{"slope_bytes_per_step", d.slope_bytes_per_step, "bytes/step"},
                     {"growth_bytes", static_cast<double>(d.growth_bytes), "bytes"},
                     {"steps", static_cast<double>(d.step_end_allocated.size()), "count"},
                     {"mann_kendall_p", d.p_value, ""}};
-      f.rule = "Theil-Sen slope >= 1 KiB/step and Mann-Kendall p < 0.05 over step boundaries";
+      if (d.change_index >= 0)
+        f.evidence.push_back(
+            {"growth_start_step", static_cast<double>(d.growth_start_step), "step"});
+      f.rule =
+          "Theil-Sen slope >= 1 KiB/step and Mann-Kendall p < 0.05 over step boundaries (since "
+          "the change point when a two-segment fit is significantly better)";
       for (const SurvivingOp& op : leaks->surviving_ops) {
         if (f.ops.size() >= 5) break;
         f.ops.push_back(op.op);

@@ -363,8 +363,128 @@ double comm_comp_overlap_pct(const GpuEvents& ev, int32_t device) {
          static_cast<double>(comm_ns);
 }
 
-GpuResult analyze_gpu(const Trace& trace, const GpuOptions& o) {
+GpuSummary gpu_summary(const Trace& trace, const StepsResult& steps) {
+  GpuSummary g;
+  const SliceTable& s = trace.slices;
+  // The window: the kept steps' GPU-extended span, or the CPU ops' span extended the same way.
+  if (!steps.steps.empty()) {
+    size_t kept = steps.has_gpu ? std::max<size_t>(steps.plugin_steps, 1) : steps.steps.size();
+    kept = std::min(kept, steps.steps.size());
+    const StepInfo& first = steps.steps.front();
+    const StepInfo& last = steps.steps[kept - 1];
+    g.window_begin_ns = steps.has_gpu ? first.gpu_begin_ns : first.begin_ns;
+    g.window_end_ns =
+        steps.has_gpu ? last.gpu_begin_ns + last.gpu_dur_ns : last.begin_ns + last.dur_ns;
+    g.steps = kept;
+    g.steps_left_out = steps.steps.size() - kept;
+  } else {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (trace.is_gpu_track(s.track[i])) continue;
+      std::string_view c = trace.str(s.cat[i]);
+      if (c != "cpu_op" && c != "Operator" && c != "operator" && c != "python" && c != "Python")
+        continue;
+      lo = std::min(lo, s.ts[i]);
+      hi = std::max(hi, s.end(i));
+    }
+    if (lo > hi) return g;
+    DeviceStepWindows w = device_step_windows(trace, {{lo, hi}});
+    g.window_begin_ns = w.windows[0].first;
+    g.window_end_ns = w.windows[0].second;
+  }
+  const int64_t wb = g.window_begin_ns, we = g.window_end_ns;
+  if (we <= wb) return g;
+  StringId key_device = trace.strings.find("device");
+  StringId key_bps = trace.strings.find("blocks per SM");
+  StringId key_occ = trace.strings.find("est. achieved occupancy %");
+  struct Acc {
+    std::vector<Interval> busy;
+    std::vector<std::pair<int64_t, double>> sm;  // (time, +-blocks per SM) endpoints
+    double occ_weighted = 0;
+    int64_t occ_time = 0;
+    GpuUtilization u;
+  };
+  std::map<int32_t, Acc> acc;
+  std::vector<int8_t> is_kernel(trace.strings.size(), -1);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!trace.is_gpu_track(s.track[i])) continue;
+    int8_t& k = is_kernel[s.cat[i]];
+    if (k < 0) {
+      std::string_view c = trace.str(s.cat[i]);
+      k = (c == "kernel" || c == "Kernel") ? 1 : 0;
+    }
+    if (k == 0) continue;
+    int64_t b = s.ts[i], e = s.end(i);
+    const Arg* dev = key_device == StringPool::kNotFound
+                         ? nullptr
+                         : trace.find_arg(s.args_begin[i], s.args_count[i], key_device);
+    int32_t device = trace.tracks[s.track[i]].device;
+    if (dev && dev->as_int()) device = static_cast<int32_t>(*dev->as_int());
+    Acc& a = acc[device];
+    a.u.device = device;
+    int64_t cb = std::max(b, wb), ce = std::min(e, we);
+    if (ce > cb) ++a.u.kernels;
+    if (e > b) a.busy.push_back({b, e});
+    const Arg* bps = key_bps == StringPool::kNotFound
+                         ? nullptr
+                         : trace.find_arg(s.args_begin[i], s.args_count[i], key_bps);
+    if (bps && bps->as_double() && *bps->as_double() > 0) {
+      ++a.u.kernels_with_blocks_per_sm;
+      if (e > b) {
+        a.sm.emplace_back(b, *bps->as_double());
+        a.sm.emplace_back(e, -*bps->as_double());
+      }
+    }
+    const Arg* occ = key_occ == StringPool::kNotFound
+                         ? nullptr
+                         : trace.find_arg(s.args_begin[i], s.args_count[i], key_occ);
+    if (occ && occ->as_double() && *occ->as_double() >= 0) {
+      ++a.u.kernels_with_occupancy;
+      if (ce > cb) {
+        a.occ_weighted += *occ->as_double() * static_cast<double>(ce - cb);
+        a.occ_time += ce - cb;
+      }
+    }
+  }
+  const double window = static_cast<double>(we - wb);
+  for (auto& [device, a] : acc) {
+    merge_intervals(a.busy);
+    for (const Interval& iv : a.busy) {
+      int64_t b = std::max(iv.first, wb), e = std::min(iv.second, we);
+      if (e > b) a.u.kernel_busy_ns += e - b;
+    }
+    a.u.utilization = static_cast<double>(a.u.kernel_busy_ns) / window;
+    if (!a.sm.empty()) {
+      // Starts before ends at one instant (the plugin's merge_ranges_with_value).
+      using Point = std::pair<int64_t, double>;
+      std::sort(a.sm.begin(), a.sm.end(), [](const Point& x, const Point& y) {
+        return x.first != y.first ? x.first < y.first : (x.second > 0) > (y.second > 0);
+      });
+      double level = 0, weighted = 0;
+      int64_t prev = a.sm.front().first;
+      for (const auto& [t, v] : a.sm) {
+        if (t > prev && level > 0) {
+          int64_t b = std::max(prev, wb), e = std::min(t, we);
+          if (e > b) weighted += std::min(level, 1.0) * static_cast<double>(e - b);
+        }
+        prev = t;
+        level += v;
+      }
+      a.u.sm_efficiency = weighted / window;
+    }
+    if (a.occ_time > 0) a.u.achieved_occupancy = a.occ_weighted / static_cast<double>(a.occ_time);
+    g.devices.push_back(a.u);
+  }
+  return g;
+}
+
+GpuResult analyze_gpu(const Trace& trace, const GpuOptions& o, const StepsResult* steps) {
   GpuResult r;
+  if (steps) {
+    r.summary = gpu_summary(trace, *steps);
+  } else {
+    r.summary = gpu_summary(trace, analyze_steps(trace));
+  }
   r.rank = trace.meta.rank >= 0 ? trace.meta.rank : 0;
   r.hta_compatible = o.hta_compatible;
   GpuEventsOptions eo;

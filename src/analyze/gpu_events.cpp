@@ -162,9 +162,15 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
       e.stream = stream >= 0 ? stream : t.tid;
     }
     if (options.hta_compatible) {
-      // HTA reads the stream from args, not from the tid.
+      // HTA reads the stream from args, not from the tid, and a row without one is not GPU
+      // work to it (its GPU rows are stream != -1): MTIA's dma_request events on a track of
+      // their own carry no stream and stay out of every HTA-mode figure.
       int64_t st = arg_int(i, key_stream);
-      if (st >= 0) e.stream = st;
+      if (st < 0) {
+        ++out.hta_no_stream;
+        continue;
+      }
+      e.stream = st;
     }
     e.correlation = arg_int(i, key_correlation);
     if (e.correlation >= 0) {

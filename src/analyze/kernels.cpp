@@ -1,10 +1,12 @@
 #include "mlprof/analyze/kernels.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <unordered_map>
 
+#include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/interval_set.h"
 
 namespace mlprof {
@@ -32,6 +34,17 @@ std::string arg_string(const Trace& t, const Arg* a) {
   std::string s = t.arg_text(a[0]);
   s.erase(std::remove(s.begin(), s.end(), '"'), s.end());
   return s;
+}
+
+// "[16,\n 1, 1]" (an array as the file spelled it) -> "[16, 1, 1]".
+std::string dims_text(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') continue;
+    out.push_back(c);
+    if (c == ',') out.push_back(' ');
+  }
+  return out;
 }
 
 bool same_arg(const Arg* a, const Arg* b) {
@@ -258,6 +271,70 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
   std::sort(r.kernels.begin(), r.kernels.end(), [](const KernelStats& a, const KernelStats& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });
+
+  // Kernels by launching op.
+  {
+    struct OpAcc {
+      KernelOpRow row;
+      double bps_w = 0, occ_w = 0;
+      int64_t bps_ns = 0, occ_ns = 0;
+    };
+    auto bits = [](const Arg* a) -> uint64_t {
+      return a == nullptr ? ~0ull : (static_cast<uint64_t>(a->type) << 56) ^ a->u;
+    };
+    std::map<std::array<uint64_t, 6>, size_t> row_of;
+    std::vector<OpAcc> rows;
+    OpAttribution attribution(trace);
+    for (const GpuEvent& e : ev.events) {
+      if (e.kind != GpuWorkKind::kKernel) continue;
+      int32_t op = attribution.op_of(e);
+      uint64_t op_name = op < 0 ? ~0ull : s.name[static_cast<size_t>(op)];
+      const Arg* grid = find(e.slice, k_grid);
+      const Arg* block = find(e.slice, k_block);
+      const Arg* regs = find(e.slice, k_regs);
+      const Arg* smem = find(e.slice, k_smem);
+      std::array<uint64_t, 6> k{op_name,     s.name[e.slice], bits(grid),
+                                bits(block), bits(regs),      bits(smem)};
+      auto [it, added] = row_of.emplace(k, rows.size());
+      if (added) {
+        OpAcc a;
+        a.row.op = op < 0 ? "(no op)" : std::string(trace.str(s.name[static_cast<size_t>(op)]));
+        a.row.kernel = std::string(trace.str(s.name[e.slice]));
+        a.row.grid = dims_text(arg_string(trace, grid));
+        a.row.block = dims_text(arg_string(trace, block));
+        if (regs) a.row.registers_per_thread = regs->as_int().value_or(-1);
+        if (smem) a.row.shared_memory = smem->as_int().value_or(-1);
+        a.row.min_ns = INT64_MAX;
+        a.row.max_ns = INT64_MIN;
+        rows.push_back(std::move(a));
+      }
+      OpAcc& a = rows[it->second];
+      int64_t d = e.dur();
+      ++a.row.count;
+      a.row.total_ns += d;
+      a.row.min_ns = std::min(a.row.min_ns, d);
+      a.row.max_ns = std::max(a.row.max_ns, d);
+      if (const Arg* x = find(e.slice, k_bps)) {
+        a.bps_w += x->as_double().value_or(0) * static_cast<double>(d);
+        a.bps_ns += d;
+      }
+      if (const Arg* x = find(e.slice, k_occ)) {
+        a.occ_w += x->as_double().value_or(0) * static_cast<double>(d);
+        a.occ_ns += d;
+      }
+    }
+    for (OpAcc& a : rows) {
+      a.row.mean_ns = static_cast<double>(a.row.total_ns) / static_cast<double>(a.row.count);
+      if (a.bps_ns > 0) a.row.blocks_per_sm = a.bps_w / static_cast<double>(a.bps_ns);
+      if (a.occ_ns > 0) a.row.achieved_occupancy = a.occ_w / static_cast<double>(a.occ_ns);
+      r.by_op.push_back(std::move(a.row));
+    }
+    std::sort(r.by_op.begin(), r.by_op.end(), [](const KernelOpRow& a, const KernelOpRow& b) {
+      if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+      if (a.op != b.op) return a.op < b.op;
+      return a.kernel < b.kernel;
+    });
+  }
 
   r.type_breakdown = type_breakdown(ev, o.include_memory);
   // HTA lists rows sorted by (kernel_type, name): COMMUNICATION, COMPUTATION, MEMORY.

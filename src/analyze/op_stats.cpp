@@ -1,9 +1,11 @@
 #include "mlprof/analyze/op_stats.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <unordered_map>
 
+#include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/stats.h"
 
 namespace mlprof {
@@ -20,15 +22,30 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
   std::unordered_map<uint64_t, uint32_t> row_of;
   std::vector<std::pair<StringId, StringId>> keys;
   durations.clear();
-  std::vector<int64_t> self_sum;
+  std::vector<int64_t> self_sum, dev_self, dev_total;
   struct Cpu {
     uint64_t calls = 0;
     int64_t ns = 0, wall_ns = 0;
   };
   std::vector<Cpu> cpu;
+  DeviceTime dt;
+  bool device = o.device_time && has_gpu(t);
+  if (device) dt = device_time_by_slice(t);
+  int64_t cpu_end = INT64_MAX;
+  std::vector<uint8_t> hta_gpu_kept;
+  if (o.hta_compatible) {
+    GpuEventsOptions eo;
+    eo.hta_compatible = true;
+    GpuEvents ev = collect_gpu_events(t, eo);
+    cpu_end = ev.cpu_window_end;
+    hta_gpu_kept.assign(s.size(), 0);
+    for (const GpuEvent& e : ev.events) hta_gpu_kept[e.slice] = 1;
+  }
   for (size_t i = 0; i < s.size(); ++i) {
     if (only_cat != StringPool::kNotFound && s.cat[i] != only_cat) continue;
     if (!o.include_gpu && t.is_gpu_track(s.track[i])) continue;
+    if (o.hta_compatible && (t.is_gpu_track(s.track[i]) ? !hta_gpu_kept[i] : s.ts[i] >= cpu_end))
+      continue;
     uint64_t key = (static_cast<uint64_t>(s.name[i]) << 32) | s.cat[i];
     auto [it, inserted] = row_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
     if (inserted) {
@@ -36,9 +53,15 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
       durations.emplace_back();
       self_sum.push_back(0);
       cpu.emplace_back();
+      dev_self.push_back(0);
+      dev_total.push_back(0);
     }
     durations[it->second].push_back(s.dur[i]);
     self_sum[it->second] += s.self[i];
+    if (device) {
+      dev_self[it->second] += dt.self_ns[i];
+      dev_total[it->second] += dt.total_ns[i];
+    }
     if (s.thread_dur[i] >= 0) {
       Cpu& c = cpu[it->second];
       ++c.calls;
@@ -56,6 +79,10 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
     op.cpu_calls = cpu[r].calls;
     op.cpu_ns = cpu[r].ns;
     op.cpu_wall_ns = cpu[r].wall_ns;
+    if (device) {
+      op.device_self_ns = dev_self[r];
+      op.device_total_ns = dev_total[r];
+    }
   }
   // Sort rows (and their durations) by total time.
   std::vector<size_t> idx(out.size());
@@ -134,6 +161,10 @@ void sort_op_stats(std::vector<OpStats>& ops, OpSort by) {
         return o.mean_ns;
       case OpSort::kCount:
         return static_cast<double>(o.count);
+      case OpSort::kDeviceSelf:
+        return static_cast<double>(o.device_self_ns);
+      case OpSort::kDeviceTotal:
+        return static_cast<double>(o.device_total_ns);
     }
     return 0;
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <unordered_map>
 
 #include "analyze/name_rules.h"
 #include "mlprof/analyze/gpu_events.h"
@@ -175,39 +176,83 @@ void split_cpu_phases(const Trace& trace, size_t step_slice, PhaseCache& cache,
   step.phase_ns[static_cast<size_t>(StepPhase::kOther)] = step.dur_ns - classified;
 }
 
-// TensorBoard-plugin priority classes of one slice; -1 when the slice takes no part.
+// The TensorBoard plugin's communication and data-loading op names (trace.py NcclOpNameSet /
+// GlooOpNameSet; EventParser._parse_step).
+bool is_plugin_comm_op(std::string_view name) {
+  static constexpr std::string_view kOps[] = {
+      "nccl:broadcast", "nccl:reduce", "nccl:all_reduce", "nccl:all_gather", "nccl:reduce_scatter",
+      "gloo:broadcast", "gloo:reduce", "gloo:all_reduce", "gloo:all_gather", "gloo:reduce_scatter"};
+  for (auto o : kOps)
+    if (name == o) return true;
+  return false;
+}
+bool is_plugin_data_loader(std::string_view name) {
+  return (name.starts_with("enumerate(DataLoader)#") && name.ends_with(".__next__")) ||
+         name.starts_with("enumerate(DataPipe)#");
+}
+// The plugin's runtime categories (trace.py EventTypeMap: cuda_driver is not one).
+bool is_plugin_runtime_cat(std::string_view l) {
+  return l == "runtime" || l == "cuda_runtime" || l == "mtia_runtime" || l == "glow_runtime" ||
+         l == "xpu_runtime" || l == "privateuse1_runtime";
+}
+
+// TensorBoard-plugin step class of one slice; -1 when the slice takes no part. Host slices as the
+// plugin classifies them (by category: runtime; cpu_op/operator/user_annotation/python ops are
+// DataLoader, communication or CPU op by name; python_function, Trace, cuda_driver and
+// cuda_sync take no part). GPU-track work by kind; two deliberate differences, documented in
+// docs/analysis.md: a kernel whose name says communication (NCCL kernels launched by
+// record_param_comms or c10d ops, which the plugin does not know) is communication, and
+// gpu_user_annotation ranges (markers, not work; the plugin counts them as CPU op) take no part.
 int8_t gpu_class_of(const Trace& trace, size_t i, std::string_view cat, std::string_view name) {
   using C = GpuStepClass;
   auto as = [](C c) { return static_cast<int8_t>(c); };
   if (trace.is_gpu_track(trace.slices.track[i])) {
-    if (cat == "gpu_user_annotation") return -1;
-    if (cat == "gpu_memcpy" || name.starts_with("Memcpy")) return as(C::kMemcpy);
-    if (cat == "gpu_memset" || name.starts_with("Memset")) return as(C::kMemset);
+    GpuWorkKind k = gpu_work_kind(cat, name);
+    if (k == GpuWorkKind::kAnnotation || k == GpuWorkKind::kSync) return -1;
+    if (k == GpuWorkKind::kMemcpy) return as(C::kMemcpy);
+    if (k == GpuWorkKind::kMemset) return as(C::kMemset);
     if (is_communication_name(lower(name))) return as(C::kCommunication);
     return as(C::kKernel);
   }
-  if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "Runtime" || cat == "cuda_sync")
-    return as(C::kRuntime);
-  if (step_number(name) || cat == "python_function" || cat == "Trace") return -1;
-  std::string l = lower(name);
-  if (is_communication_name(l)) return as(C::kCommunication);
-  if (is_data_loading_name(l)) return as(C::kDataLoader);
-  if (cat == "user_annotation" || cat == "gpu_user_annotation") return -1;
+  std::string lc = lower(cat);
+  if (is_plugin_runtime_cat(lc)) return as(C::kRuntime);
+  if (lc != "cpu_op" && lc != "operator" && lc != "user_annotation" && lc != "python") return -1;
+  if (step_number(name)) return -1;
+  if (is_plugin_data_loader(name)) return as(C::kDataLoader);
+  if (is_plugin_comm_op(name)) return as(C::kCommunication);
   return as(C::kCpuOp);
 }
 
-void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slices, StepsResult& r) {
+int64_t arg_int_of(const Trace& trace, size_t i, StringId key) {
+  if (key == StringPool::kNotFound) return -1;
+  const Arg* a = trace.find_arg(trace.slices.args_begin[i], trace.slices.args_count[i], key);
+  return a ? a->as_int().value_or(-1) : -1;
+}
+
+void split_gpu_classes(const Trace& trace, StepsResult& r) {
   const SliceTable& s = trace.slices;
   if (r.steps.empty()) return;
-  int64_t lo = r.steps.front().begin_ns;
-  int64_t hi = r.steps.back().begin_ns + r.steps.back().dur_ns;
-  // Per-(name, cat) class memo keyed by the pair of ids would need a map; categories are few, so
-  // memoize per name id for each category id seen (a small vector of memos).
+  int64_t lo = r.steps.front().gpu_begin_ns;
+  int64_t hi = lo;
+  for (const StepInfo& st : r.steps) hi = std::max(hi, st.gpu_begin_ns + st.gpu_dur_ns);
   struct Boundary {
     int64_t t;
     int8_t cls;
     int8_t delta;
   };
+  // Kernels launched by the plugin's NCCL ops (same external id) are communication.
+  std::vector<int64_t> nccl_ext;
+  StringId key_ext = trace.strings.find("External id");
+  StringId key_ext_lower = trace.strings.find("external id");
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (trace.is_gpu_track(s.track[i])) continue;
+    std::string_view n = trace.str(s.name[i]);
+    if (!n.starts_with("nccl:") || !is_plugin_comm_op(n)) continue;
+    int64_t e = arg_int_of(trace, i, key_ext);
+    if (e < 0) e = arg_int_of(trace, i, key_ext_lower);
+    if (e >= 0) nccl_ext.push_back(e);
+  }
+  std::sort(nccl_ext.begin(), nccl_ext.end());
   std::vector<Boundary> bounds;
   std::vector<std::vector<int8_t>> memo_by_cat;  // [cat id] -> per-name memo (lazy)
   std::vector<int32_t> cat_slot(trace.strings.size(), -1);
@@ -218,10 +263,17 @@ void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slice
       slot = static_cast<int32_t>(memo_by_cat.size());
       memo_by_cat.emplace_back(trace.strings.size(), kNotComputed);
     }
-    int8_t& cls = memo_by_cat[static_cast<size_t>(slot)][s.name[i]];
-    if (cls == kNotComputed)
-      cls = gpu_class_of(trace, i, trace.str(s.cat[i]), trace.str(s.name[i]));
+    int8_t& memo = memo_by_cat[static_cast<size_t>(slot)][s.name[i]];
+    if (memo == kNotComputed)
+      memo = gpu_class_of(trace, i, trace.str(s.cat[i]), trace.str(s.name[i]));
+    int8_t cls = memo;
     if (cls < 0) continue;
+    if (cls == static_cast<int8_t>(GpuStepClass::kKernel) && !nccl_ext.empty()) {
+      int64_t e = arg_int_of(trace, i, key_ext_lower);
+      if (e < 0) e = arg_int_of(trace, i, key_ext);
+      if (e >= 0 && std::binary_search(nccl_ext.begin(), nccl_ext.end(), e))
+        cls = static_cast<int8_t>(GpuStepClass::kCommunication);
+    }
     bounds.push_back({std::max(s.ts[i], lo), cls, +1});
     bounds.push_back({std::min(s.end(i), hi), cls, -1});
   }
@@ -230,6 +282,7 @@ void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slice
   std::array<int32_t, kGpuStepClassCount> active{};
   size_t step = 0;
   int64_t prev = lo;
+  auto step_end = [&](size_t k) { return r.steps[k].gpu_begin_ns + r.steps[k].gpu_dur_ns; };
   auto attribute = [&](int64_t a, int64_t b) {
     if (b <= a) return;
     int top = -1;
@@ -239,10 +292,9 @@ void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slice
         break;
       }
     if (top < 0) return;  // "other" is the remainder, computed below
-    while (step < r.steps.size() && r.steps[step].begin_ns + r.steps[step].dur_ns <= a) ++step;
-    for (size_t k = step; k < r.steps.size() && r.steps[k].begin_ns < b; ++k) {
-      int64_t overlap =
-          std::min(b, r.steps[k].begin_ns + r.steps[k].dur_ns) - std::max(a, r.steps[k].begin_ns);
+    while (step < r.steps.size() && step_end(step) <= a) ++step;
+    for (size_t k = step; k < r.steps.size() && r.steps[k].gpu_begin_ns < b; ++k) {
+      int64_t overlap = std::min(b, step_end(k)) - std::max(a, r.steps[k].gpu_begin_ns);
       if (overlap > 0) r.steps[k].gpu_class_ns[static_cast<size_t>(top)] += overlap;
     }
   };
@@ -255,12 +307,115 @@ void split_gpu_classes(const Trace& trace, const std::vector<size_t>& step_slice
     int64_t used = 0;
     for (size_t c = 0; c + 1 < kGpuStepClassCount; ++c) used += st.gpu_class_ns[c];
     st.gpu_class_ns[static_cast<size_t>(GpuStepClass::kOther)] =
-        std::max<int64_t>(0, st.dur_ns - used);
+        std::max<int64_t>(0, st.gpu_dur_ns - used);
   }
-  (void)step_slices;
 }
 
 }  // namespace
+
+DeviceStepWindows device_step_windows(const Trace& trace,
+                                      const std::vector<std::pair<int64_t, int64_t>>& host) {
+  DeviceStepWindows out;
+  out.windows = host;
+  out.device_events.assign(host.size(), 0);
+  out.kept = host.size();
+  if (host.empty()) return out;
+  const SliceTable& s = trace.slices;
+  StringId key_corr = trace.strings.find("correlation");
+  if (key_corr == StringPool::kNotFound) return out;
+  // GPU work (kernels, memcpys, memsets) by correlation.
+  std::vector<uint32_t> device;  // slices
+  std::unordered_map<int64_t, std::vector<uint32_t>> by_corr;
+  std::vector<int8_t> cat_is_runtime(trace.strings.size(), -1);
+  std::vector<uint32_t> runtimes;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (trace.is_gpu_track(s.track[i])) {
+      GpuWorkKind k = gpu_work_kind(trace.str(s.cat[i]), trace.str(s.name[i]));
+      if (k == GpuWorkKind::kAnnotation || k == GpuWorkKind::kSync) continue;
+      device.push_back(static_cast<uint32_t>(i));
+      int64_t c = arg_int_of(trace, i, key_corr);
+      if (c >= 0) by_corr[c].push_back(static_cast<uint32_t>(device.size() - 1));
+      continue;
+    }
+    int8_t& rt = cat_is_runtime[s.cat[i]];
+    if (rt < 0) rt = is_plugin_runtime_cat(lower(trace.str(s.cat[i]))) ? 1 : 0;
+    if (rt == 1) runtimes.push_back(static_cast<uint32_t>(i));
+  }
+  std::stable_sort(runtimes.begin(), runtimes.end(),
+                   [&](uint32_t a, uint32_t b) { return s.ts[a] < s.ts[b]; });
+  // The plugin's two-way merge of runtime calls (by start) against host steps.
+  constexpr int64_t kNone = INT64_MAX;
+  std::vector<std::pair<int64_t, int64_t>> dev(host.size(), {kNone, INT64_MIN});
+  std::vector<uint8_t> matched(device.size(), 0);
+  bool any_matched = false;
+  size_t i_step = 0, i_rt = 0;
+  int64_t dmin = kNone, dmax = INT64_MIN;
+  while (i_step < host.size() && i_rt < runtimes.size()) {
+    uint32_t rt = runtimes[i_rt];
+    int64_t rs = s.ts[rt], re = s.end(rt);
+    if (rs < host[i_step].first) {
+      ++i_rt;
+    } else if (re <= host[i_step].second) {
+      int64_t c = arg_int_of(trace, rt, key_corr);
+      auto it = c >= 0 ? by_corr.find(c) : by_corr.end();
+      if (it != by_corr.end()) {
+        for (uint32_t d : it->second) {
+          dmin = std::min(dmin, s.ts[device[d]]);
+          dmax = std::max(dmax, s.end(device[d]));
+          matched[d] = 1;
+          any_matched = true;
+          ++out.device_events[i_step];
+        }
+      }
+      ++i_rt;
+    } else if (rs < host[i_step].second) {
+      ++i_rt;
+    } else {
+      dev[i_step++] = {dmin, dmax};
+      dmin = kNone;
+      dmax = INT64_MIN;
+    }
+  }
+  while (i_step < host.size()) {
+    dev[i_step++] = {dmin, dmax};
+    dmin = kNone;
+    dmax = INT64_MIN;
+  }
+  if (!any_matched) return out;
+  out.uses_gpu = true;
+  int64_t prev_end = host[0].first;
+  if (dev[0].first != kNone) {
+    for (size_t d = 0; d < device.size(); ++d)
+      if (!matched[d] && s.end(device[d]) < dev[0].first)
+        prev_end = std::max(prev_end, s.end(device[d]));
+  }
+  for (size_t k = 0; k < host.size(); ++k) {
+    int64_t b = std::max(prev_end, host[k].first);
+    int64_t e = host[k].second;
+    if (dev[k].first == kNone) {
+      e = std::max(e, b);
+    } else {
+      e = std::max(e, dev[k].second);
+      if (e < b) e = b;
+    }
+    out.windows[k] = {b, e};
+    prev_end = e;
+  }
+  // Tail steps that launched no GPU work, or under 80% of the previous step's, are left out.
+  if (host.size() > 1) {
+    size_t last = host.size();
+    while (last > 0 && out.device_events[last - 1] == 0) --last;
+    if (last > 0) {
+      size_t keep = last;
+      size_t i = last - 1;
+      if (i > 0 && static_cast<double>(out.device_events[i - 1]) * 0.8 >
+                       static_cast<double>(out.device_events[i]))
+        keep = i;
+      out.kept = keep;
+    }
+  }
+  return out;
+}
 
 StepsResult analyze_steps(const Trace& trace) {
   StepsResult r;
@@ -302,7 +457,20 @@ StepsResult analyze_steps(const Trace& trace) {
     r.steps.push_back(std::move(st));
   }
   r.has_gpu = has_gpu(trace);
-  if (r.has_gpu) split_gpu_classes(trace, step_slices, r);
+  if (r.has_gpu) {
+    std::vector<std::pair<int64_t, int64_t>> host;
+    for (const StepInfo& st : r.steps) host.emplace_back(st.begin_ns, st.begin_ns + st.dur_ns);
+    DeviceStepWindows w = device_step_windows(trace, host);
+    for (size_t k = 0; k < r.steps.size(); ++k) {
+      StepInfo& st = r.steps[k];
+      st.gpu_begin_ns = w.windows[k].first;
+      st.gpu_dur_ns = w.windows[k].second - w.windows[k].first;
+      st.device_events = w.device_events[k];
+      st.plugin_dropped = k >= w.kept;
+    }
+    r.plugin_steps = w.kept;
+    split_gpu_classes(trace, r);
+  }
 
   std::vector<double> durs;
   durs.reserve(r.steps.size());
@@ -315,6 +483,12 @@ StepsResult analyze_steps(const Trace& trace) {
     r.max_ns = std::max(r.max_ns, st.dur_ns);
     for (size_t p = 0; p < kStepPhaseCount; ++p) r.phase_total_ns[p] += st.phase_ns[p];
     for (size_t c = 0; c < kGpuStepClassCount; ++c) r.gpu_class_total_ns[c] += st.gpu_class_ns[c];
+    r.gpu_total_ns += st.gpu_dur_ns;
+    if (r.has_gpu && !st.plugin_dropped) {
+      for (size_t c = 0; c < kGpuStepClassCount; ++c)
+        r.plugin_class_total_ns[c] += st.gpu_class_ns[c];
+      r.plugin_total_ns += st.gpu_dur_ns;
+    }
   }
   r.mean_ns = stats::mean(durs);
   r.std_ns = std::sqrt(stats::variance(durs));

@@ -109,6 +109,7 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
   r.begin_ns = trace.begin_ns();
   r.end_ns = trace.end_ns();
   const SliceTable& s = trace.slices;
+  const StringId cat_trace = trace.strings.find("Trace");
   Intervals cpu, gpu, lane;
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
     const Track& tr = trace.tracks[t];
@@ -126,7 +127,9 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
     for (uint32_t i = begin; i < end; ++i) {
       l.max_depth = std::max<uint32_t>(l.max_depth, s.depth[i] + 1u);
       if (!l.gpu) {
-        if (s.depth[i] == 0) lane.emplace_back(s.ts[i], s.end(i));
+        // The profiler's own "PyTorch Profiler (0)" span (category Trace) covers the whole
+        // recording: not CPU work (HTA leaves it out of the trace's begin too).
+        if (s.depth[i] == 0 && s.cat[i] != cat_trace) lane.emplace_back(s.ts[i], s.end(i));
         continue;
       }
       // GPU busy = kernels, copies, sets (at any depth): not annotations or sync waits, the

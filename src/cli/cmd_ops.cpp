@@ -17,16 +17,25 @@ MLPROF_REGISTER_COMMAND(
       add_analysis_args(sub, *a);
       auto* top =
           sub.add_option("--top", o->ops.top, "rows kept (default: all in --json, 50 in the text)");
-      sub.add_option("--sort", *sort, "sort by total|self|mean|count")
-          ->check(CLI::IsMember({"total", "self", "mean", "count"}));
+      sub.add_option("--sort", *sort,
+                     "sort by total|self|mean|count|device-self|device-total (device: GPU time "
+                     "the op launched, GPU traces)")
+          ->check(CLI::IsMember({"total", "self", "mean", "count", "device-self", "device-total"}));
       sub.add_option("--category", o->ops.stats.category,
                      "only this category (cpu_op, kernel, ...)");
       sub.add_flag("--host-only", *host_only, "leave out GPU kernels, memcpys and memsets");
-      return [a, o, sort, host_only, top]() {
-        o->ops.sort = *sort == "self"    ? OpSort::kSelf
-                      : *sort == "mean"  ? OpSort::kMean
-                      : *sort == "count" ? OpSort::kCount
-                                         : OpSort::kTotal;
+      auto hta = std::make_shared<bool>(false);
+      sub.add_flag("--hta-compatible", *hta,
+                   "Holistic Trace Analysis' event window: drops the last profiler step (CPU "
+                   "slices from its start, GPU work it launched) and GPU rows without a stream");
+      return [a, o, sort, host_only, top, hta]() {
+        o->ops.stats.hta_compatible = *hta;
+        o->ops.sort = *sort == "self"           ? OpSort::kSelf
+                      : *sort == "mean"         ? OpSort::kMean
+                      : *sort == "count"        ? OpSort::kCount
+                      : *sort == "device-self"  ? OpSort::kDeviceSelf
+                      : *sort == "device-total" ? OpSort::kDeviceTotal
+                                                : OpSort::kTotal;
         o->ops.stats.include_gpu = !*host_only;
         TextOptions text;  // an explicit --top applies to the text too (0: every row)
         if (top->count()) text.rows = o->ops.top ? o->ops.top : SIZE_MAX;

@@ -20,6 +20,13 @@ namespace {
 void write_ops_json(JsonWriter& w, const OpsResult& r) {
   w.begin_object();
   w.field("rows", r.rows);
+  w.field("device_time", r.device_time);
+  if (r.device_time)
+    w.key("device_time_rule")
+        .value(
+            "device_self_ns: GPU time of the kernels, memcpys and memsets the op's own launch "
+            "calls started (by correlation); device_total_ns: with the ops it called (the "
+            "TensorBoard plugin's Operator view, TraceLens's kernel time per op)");
   w.key("ops").begin_array();
   for (const OpStats& op : r.ops) write_op_stats_json(w, op);
   w.end_array();

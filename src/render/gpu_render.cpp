@@ -134,6 +134,61 @@ std::string temporal_table(const GpuResult& r, size_t width) {
 
 }  // namespace
 
+std::string render_gpu_summary_text(const GpuSummary& g, size_t width) {
+  if (g.devices.empty()) return "";
+  std::string out = "\nGPU summary (TensorBoard plugin Overview: kernels over " +
+                    (g.steps ? std::to_string(g.steps) +
+                                   " steps, each extended to the end of "
+                                   "the GPU work it launched"
+                             : std::string("the CPU ops' span (no steps)")) +
+                    ", " + dur(g.window_end_ns - g.window_begin_ns);
+  if (g.steps_left_out)
+    out += "; last " + std::to_string(g.steps_left_out) + " step(s) left out as the plugin does";
+  out += ")\n";
+  TextTable t;
+  t.add_column("device", TextTable::Align::kLeft);
+  t.add_column("GPU utilization");
+  t.add_column("est. SM efficiency");
+  t.add_column("est. achieved occupancy");
+  t.add_column("kernels");
+  for (const GpuUtilization& u : g.devices) {
+    t.add_row({"GPU " + std::to_string(u.device), pct(u.utilization * 100),
+               std::isnan(u.sm_efficiency) ? "n/a" : pct(u.sm_efficiency * 100),
+               std::isnan(u.achieved_occupancy) ? "n/a" : pct(u.achieved_occupancy),
+               std::to_string(u.kernels)});
+  }
+  return out + t.render(width);
+}
+
+void write_gpu_summary_json(JsonWriter& w, const GpuSummary& g) {
+  w.begin_object();
+  w.field("window_begin_ns", g.window_begin_ns);
+  w.field("window_end_ns", g.window_end_ns);
+  w.field("steps", static_cast<uint64_t>(g.steps));
+  w.field("steps_left_out", static_cast<uint64_t>(g.steps_left_out));
+  w.key("definition")
+      .value(
+          "TensorBoard profiler plugin (gpu_metrics_parser.py): utilization = union of kernel "
+          "time in the window / window; SM efficiency = min(sum of concurrent kernels' blocks "
+          "per SM, 1) integrated over the window / window; occupancy = est. achieved occupancy "
+          "% weighted by kernel time in the window");
+  w.key("devices").begin_array();
+  for (const GpuUtilization& u : g.devices) {
+    w.begin_object();
+    w.field("device", u.device);
+    w.field("kernels", u.kernels);
+    w.field("kernel_busy_ns", u.kernel_busy_ns);
+    w.field("gpu_utilization", u.utilization);
+    w.field("est_sm_efficiency", u.sm_efficiency);
+    w.field("est_achieved_occupancy_pct", u.achieved_occupancy);
+    w.field("kernels_with_blocks_per_sm", u.kernels_with_blocks_per_sm);
+    w.field("kernels_with_occupancy", u.kernels_with_occupancy);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 std::string render_gpu_text(const GpuResult& r, size_t width) {
   std::string out;
   out += "GPU time (rank " + std::to_string(r.rank) + ", " + std::to_string(r.gpu_events) +
@@ -144,6 +199,7 @@ std::string render_gpu_text(const GpuResult& r, size_t width) {
   }
   out += ")\n";
   if (r.devices.empty()) return out + "No GPU events in this trace.\n";
+  out += render_gpu_summary_text(r.summary, width);
   out += "\nTemporal breakdown (% of span = last GPU end - first GPU start)\n";
   out += temporal_table(r, width);
   out += "Communication/computation overlap: " +
@@ -244,6 +300,8 @@ void write_gpu_json(JsonWriter& w, const GpuResult& r) {
   for (int64_t s : r.kept_steps) w.value(s);
   w.end_array();
   w.field("gpu_events", r.gpu_events);
+  w.key("summary");
+  write_gpu_summary_json(w, r.summary);
   w.key("temporal_breakdown");
   write_temporal(w, r.temporal);
   w.field("comm_comp_overlap_pct", r.comm_comp_overlap_pct);

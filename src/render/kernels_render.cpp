@@ -108,6 +108,33 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
   }
   out += "\n";
 
+  if (!r.by_op.empty()) {
+    TextTable bo;
+    bo.add_column("kernels by launching op", TextTable::Align::kLeft);
+    bo.add_column("kernel", TextTable::Align::kLeft);
+    bo.add_column("grid", TextTable::Align::kLeft);
+    bo.add_column("block", TextTable::Align::kLeft);
+    bo.add_column("regs");
+    bo.add_column("smem");
+    bo.add_column("count");
+    bo.add_column("total");
+    bo.add_column("mean");
+    size_t m = top == 0 ? r.by_op.size() : std::min(top, r.by_op.size());
+    for (size_t i = 0; i < m; ++i) {
+      const KernelOpRow& k = r.by_op[i];
+      bo.add_row({display_name(k.op), display_name(k.kernel), compact(k.grid), compact(k.block),
+                  k.registers_per_thread >= 0 ? std::to_string(k.registers_per_thread) : "",
+                  k.shared_memory >= 0 ? format_bytes(static_cast<double>(k.shared_memory)) : "",
+                  std::to_string(k.count), format_duration_ns(static_cast<double>(k.total_ns)),
+                  format_duration_ns(k.mean_ns)});
+    }
+    out += bo.render(width);
+    if (m < r.by_op.size())
+      out +=
+          "(" + std::to_string(r.by_op.size() - m) + " more (op, kernel) rows; --json lists all)\n";
+    out += "\n";
+  }
+
   TextTable kt;
   kt.add_column("kernel type (HTA)", TextTable::Align::kLeft);
   kt.add_column("time");
@@ -168,6 +195,25 @@ void write_kernels_json(JsonWriter& w, const KernelsResult& r) {
       w.field("varies", k.launch.varies);
       w.end_object();
     }
+    w.end_object();
+  }
+  w.end_array();
+  w.key("by_op").begin_array();
+  for (const KernelOpRow& k : r.by_op) {
+    w.begin_object();
+    w.field("op", k.op);
+    w.field("kernel", k.kernel);
+    if (!k.grid.empty()) w.field("grid", k.grid);
+    if (!k.block.empty()) w.field("block", k.block);
+    if (k.registers_per_thread >= 0) w.field("registers_per_thread", k.registers_per_thread);
+    if (k.shared_memory >= 0) w.field("shared_memory", k.shared_memory);
+    w.field("count", k.count);
+    w.field("total_ns", k.total_ns);
+    w.field("mean_ns", k.mean_ns);
+    w.field("min_ns", k.min_ns);
+    w.field("max_ns", k.max_ns);
+    if (k.blocks_per_sm >= 0) w.field("blocks_per_sm", k.blocks_per_sm);
+    if (k.achieved_occupancy >= 0) w.field("achieved_occupancy_pct", k.achieved_occupancy);
     w.end_object();
   }
   w.end_array();

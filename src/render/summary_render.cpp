@@ -127,6 +127,10 @@ void write_op_stats_json(JsonWriter& w, const OpStats& op) {
     w.field("cpu_ns", op.cpu_ns);
     w.field("cpu_wall_ns", op.cpu_wall_ns);
   }
+  if (op.device_self_ns >= 0) {
+    w.field("device_self_ns", op.device_self_ns);
+    w.field("device_total_ns", op.device_total_ns);
+  }
   w.end_object();
 }
 
@@ -187,6 +191,12 @@ std::string render_ops_text(const std::vector<OpStats>& all, uint64_t total_rows
     t.add_column("cpu");
     t.add_column("cpu/wall");
   }
+  bool device =
+      std::any_of(all.begin(), all.end(), [](const OpStats& o) { return o.device_self_ns >= 0; });
+  if (device) {
+    t.add_column("dev self");
+    t.add_column("dev total");
+  }
   for (const OpStats& o : ops) {
     std::vector<std::string> row = {o.name,
                                     o.category,
@@ -205,9 +215,13 @@ std::string render_ops_text(const std::vector<OpStats>& all, uint64_t total_rows
               ? format_percent(static_cast<double>(o.cpu_ns) / static_cast<double>(o.cpu_wall_ns))
               : "-");
     }
-    t.add_row(row);
+    if (device) {
+      row.push_back(format_duration_ns(static_cast<double>(o.device_self_ns)));
+      row.push_back(format_duration_ns(static_cast<double>(o.device_total_ns)));
+    }
+    t.add_row(std::move(row));
   }
-  std::string out = t.render(120);
+  std::string out = t.render(device ? 150 : 120);
   if (total_rows > ops.size())
     out += "(" + std::to_string(total_rows - ops.size()) + " more rows; --top 0 shows all)\n";
   return out;

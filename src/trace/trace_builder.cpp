@@ -347,14 +347,24 @@ Trace TraceBuilder::finish() && {
   if (t.stacks.size() == 0) schema::push_row(t.stacks, StackTable::Row{});  // 0: unknown
 
   // 4. Span.
+  // Kineto's own "PyTorch Profiler (0)" span (category Trace) starts before the first event and
+  // ends after the last: the trace begins and ends with its events, as in HTA.
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  const StringId cat_trace = t.strings.find("Trace");
   for (size_t i = 0; i < n; ++i) {
+    if (s.cat[i] == cat_trace) continue;
     lo = std::min(lo, s.ts[i]);
     hi = std::max(hi, s.ts[i] + s.dur[i]);
   }
   for (int64_t x : t.instants.ts) lo = std::min(lo, x), hi = std::max(hi, x);
   for (int64_t x : t.counters.ts) lo = std::min(lo, x), hi = std::max(hi, x);
   for (int64_t x : m.ts) lo = std::min(lo, x), hi = std::max(hi, x);
+  if (lo > hi) {  // nothing but the profiler span: it is the trace
+    for (size_t i = 0; i < n; ++i) {
+      lo = std::min(lo, s.ts[i]);
+      hi = std::max(hi, s.ts[i] + s.dur[i]);
+    }
+  }
   if (lo > hi) lo = hi = 0;
   t.begin_ns_ = lo;
   t.end_ns_ = hi;

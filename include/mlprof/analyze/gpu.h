@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "mlprof/analyze/gpu_events.h"
+#include "mlprof/analyze/steps.h"
 #include "mlprof/trace.h"
 
 namespace mlprof {
@@ -123,6 +124,32 @@ struct DeviceGpuStats {
   double comm_comp_overlap_pct = NAN;      // |comm ∩ compute| / |comm| * 100, NaN without comm
 };
 
+// The TensorBoard profiler plugin's GPU summary (its Overview; gpu_metrics_parser.py), per device
+// over the steps' window: from the first kept step's start to the last kept step's end, each step
+// extended to the end of the GPU work it launched (device_step_windows); without steps, the CPU
+// ops' span extended the same way. Kernels only (cat kernel), by their args.device.
+//   utilization = |union of kernel intervals within the window| / window
+//   sm_efficiency = sum over the window of min(sum of concurrent kernels' "blocks per SM", 1)
+//                   * time / window (kernels with blocks per SM > 0)
+//   achieved_occupancy = "est. achieved occupancy %" weighted by each kernel's time within the
+//                        window (a percentage, as Kineto writes it)
+// NaN where no kernel records the argument.
+struct GpuUtilization {
+  int32_t device = 0;
+  uint64_t kernels = 0;  // kernels overlapping the window
+  int64_t kernel_busy_ns = 0;
+  double utilization = 0;           // fraction
+  double sm_efficiency = NAN;       // fraction
+  double achieved_occupancy = NAN;  // percent
+  uint64_t kernels_with_blocks_per_sm = 0, kernels_with_occupancy = 0;
+};
+struct GpuSummary {
+  int64_t window_begin_ns = 0, window_end_ns = 0;
+  size_t steps = 0;           // steps in the window (0: the CPU ops' span)
+  size_t steps_left_out = 0;  // tail steps the plugin leaves out
+  std::vector<GpuUtilization> devices;
+};
+
 struct GpuResult {
   int32_t rank = 0;
   bool hta_compatible = false;
@@ -136,12 +163,16 @@ struct GpuResult {
   std::vector<StreamQueue> queues;
   std::vector<MemoryBandwidth> bandwidth;  // all devices
   LaunchStats launches;
+  GpuSummary summary;  // the TensorBoard plugin's GPU utilization / SM efficiency / occupancy
   int64_t pageable_memcpy_count = 0;
   int64_t pageable_memcpy_ns = 0;
   int64_t pageable_memcpy_bytes = 0;
 };
 
-GpuResult analyze_gpu(const Trace& trace, const GpuOptions& options = {});
+// `steps`: the trace's steps (analyze_steps), for the summary's window; computed when null.
+GpuResult analyze_gpu(const Trace& trace, const GpuOptions& options = {},
+                      const StepsResult* steps = nullptr);
+GpuSummary gpu_summary(const Trace& trace, const StepsResult& steps);
 
 // The pieces on their own, for callers that need one number (the bottleneck rules).
 TemporalBreakdown temporal_breakdown(const Trace& trace, const GpuEvents& events,

@@ -20,7 +20,8 @@ struct GpuEventsOptions {
   // Reproduce Holistic Trace Analysis' event selection and time base exactly:
   //  * with >= 2 ProfilerStep#N, CPU events at or after the last step's start are dropped, and
   //    GPU events whose launch (by correlation) was dropped or is absent go too;
-  //  * times become integer microseconds: start rounded up, end rounded down (float-ns traces).
+  //  * times become integer microseconds: start rounded up, end rounded down (float-ns traces);
+  //  * a GPU event needs args.stream (HTA's GPU rows are those with a stream).
   // mlprof's default keeps every event at ns resolution (HTA issue #76: the silently dropped
   // last step).
   bool hta_compatible = false;
@@ -49,6 +50,7 @@ struct GpuEvents {
   bool hta_compatible = false;
   bool hta_filtered = false;        // HTA mode dropped the last step
   std::vector<int64_t> kept_steps;  // ProfilerStep numbers kept (HTA mode)
+  uint64_t hta_no_stream = 0;       // HTA mode: GPU-track events without args.stream, left out
 };
 
 // Collects every GPU-track slice except gpu_user_annotation ranges and (outside HTA mode)

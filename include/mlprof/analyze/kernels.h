@@ -65,6 +65,23 @@ struct HtaKernelRow {
   int32_t rank = 0;
 };
 
+// Kernels by the op that launched them (the TensorBoard plugin's Kernel view "group by kernel
+// name + op name"): one row per (op, kernel, grid, block, registers, shared memory). The op is
+// the op the launch is charged to (device_time.h OpAttribution); "(no op)" when the kernel has no
+// matched launch or the launch is outside any op. Kernels only (no memcpy/memset).
+struct KernelOpRow {
+  std::string op;
+  std::string kernel;
+  std::string grid, block;
+  int64_t registers_per_thread = -1;
+  int64_t shared_memory = -1;
+  uint64_t count = 0;
+  int64_t total_ns = 0, min_ns = 0, max_ns = 0;
+  double mean_ns = 0;
+  double blocks_per_sm = -1;       // duration-weighted mean, -1 when absent
+  double achieved_occupancy = -1;  // duration-weighted mean (percent), -1 when absent
+};
+
 struct KernelsResult {
   int32_t rank = 0;
   int64_t total_gpu_ns = 0;  // sum of all kernel/memcpy/memset durations
@@ -75,6 +92,7 @@ struct KernelsResult {
   std::vector<KernelStats> kernels;  // sorted by total, descending
   std::vector<KernelTypeTime> type_breakdown;
   std::vector<HtaKernelRow> hta_breakdown;
+  std::vector<KernelOpRow> by_op;  // by total, descending
 };
 
 KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& options = {});

@@ -29,14 +29,24 @@ struct OpStats {
   uint64_t cpu_calls = 0;
   int64_t cpu_ns = 0;
   int64_t cpu_wall_ns = 0;
+  // GPU time of the kernels/memcpys/memsets the calls launched (device_time.h): self = launched
+  // by the call itself, total = with the ops it called. -1: not computed (no GPU streams, or
+  // OpStatsOptions::device_time off).
+  int64_t device_self_ns = -1;
+  int64_t device_total_ns = -1;
 };
 
-enum class OpSort { kTotal, kSelf, kMean, kCount };
+enum class OpSort { kTotal, kSelf, kMean, kCount, kDeviceSelf, kDeviceTotal };
 
 struct OpStatsOptions {
   std::string category;     // only slices of this category ("" = all)
   bool include_gpu = true;  // include slices on GPU stream tracks
   bool keep_durations = false;
+  bool device_time = false;  // fill device_self_ns/device_total_ns on traces with GPU streams
+  // Holistic Trace Analysis' event window (gpu_events.h): with >= 2 profiler steps, CPU slices
+  // from the last step's start on are left out, and GPU-track slices are kept only when HTA
+  // keeps them (a launch in the window, args.stream present).
+  bool hta_compatible = false;
 };
 
 // One row per (name, category) over all matching slices. Sorted by total time, descending.

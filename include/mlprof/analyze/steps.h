@@ -32,8 +32,10 @@ std::string_view step_phase_name(StepPhase p);  // "data_loading", "forward", ..
 // backward > forward.
 std::optional<StepPhase> classify_step_phase(std::string_view name);
 
-// The TensorBoard profiler plugin's step-time classes for GPU traces: every instant of a step goes
-// to the first class active at that instant in this order (FIELD_NOTES.md).
+// The TensorBoard profiler plugin's step-time classes for GPU traces: every instant of a step's
+// GPU-extended window goes to the first class active at that instant in this order (the plugin's
+// EventParser/OverallParser; docs/analysis.md lists the slices of each class and where mlprof
+// differs).
 enum class GpuStepClass : uint8_t {
   kKernel,
   kMemcpy,
@@ -59,9 +61,15 @@ inline constexpr double kStepOutlierMads = 3.0;
 struct StepInfo {
   int64_t number = 0;  // N of ProfilerStep#N
   std::string name;
-  int64_t begin_ns = 0, dur_ns = 0;
-  std::array<int64_t, kStepPhaseCount> phase_ns{};         // sums to dur_ns
-  std::array<int64_t, kGpuStepClassCount> gpu_class_ns{};  // sums to dur_ns (GPU traces)
+  int64_t begin_ns = 0, dur_ns = 0;                 // the host window (ProfilerStep slice)
+  std::array<int64_t, kStepPhaseCount> phase_ns{};  // sums to dur_ns
+  // GPU traces: the step as the GPU sees it (the TensorBoard plugin's rule, device_step_windows):
+  // from the previous step's GPU end (or the host start, whichever is later) to the end of the
+  // last GPU work launched inside the host window (or the host end, whichever is later).
+  int64_t gpu_begin_ns = 0, gpu_dur_ns = 0;
+  uint64_t device_events = 0;   // GPU events launched by runtime calls inside the host window
+  bool plugin_dropped = false;  // a tail step the plugin leaves out (it launched too little)
+  std::array<int64_t, kGpuStepClassCount> gpu_class_ns{};  // sums to gpu_dur_ns (GPU traces)
   bool outlier = false;
 };
 
@@ -70,11 +78,32 @@ struct StepsResult {
   double mean_ns = 0, std_ns = 0, median_ns = 0, mad_ns = 0;  // std: sample (n - 1)
   int64_t min_ns = 0, max_ns = 0, total_ns = 0;
   std::array<int64_t, kStepPhaseCount> phase_total_ns{};
-  bool has_gpu = false;  // gpu_class_ns filled
-  std::array<int64_t, kGpuStepClassCount> gpu_class_total_ns{};
+  bool has_gpu = false;                                          // gpu_* fields filled
+  std::array<int64_t, kGpuStepClassCount> gpu_class_total_ns{};  // all steps, GPU windows
+  int64_t gpu_total_ns = 0;                                      // sum of gpu_dur_ns
+  // The plugin's Overview: the steps it keeps (tail steps that launched nothing, or under 80%
+  // of the previous step's GPU events, are dropped) and their class times.
+  size_t plugin_steps = 0;
+  std::array<int64_t, kGpuStepClassCount> plugin_class_total_ns{};
+  int64_t plugin_total_ns = 0;
   std::vector<int64_t> outlier_steps;  // step numbers
 };
 
 StepsResult analyze_steps(const Trace& trace);
+
+// The TensorBoard plugin's device-side step windows (EventParser._find_device_steps and
+// _update_steps_duration): `host` is each step's host window in time order. A runtime call lying
+// wholly inside a host window attributes the GPU events it launched (by correlation) to that
+// step; the step's window then ends at max(host end, last such GPU end) and starts at
+// max(host start, previous step's window end). The first step starts after GPU work launched
+// before it that ends before the step's own GPU work. `kept`: the steps the plugin keeps.
+struct DeviceStepWindows {
+  std::vector<std::pair<int64_t, int64_t>> windows;  // [begin, end) per step
+  std::vector<uint64_t> device_events;               // GPU events matched per step
+  size_t kept = 0;
+  bool uses_gpu = false;  // some step launched GPU work (else windows are the host windows)
+};
+DeviceStepWindows device_step_windows(const Trace& trace,
+                                      const std::vector<std::pair<int64_t, int64_t>>& host);
 
 }  // namespace mlprof
