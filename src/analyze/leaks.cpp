@@ -1,6 +1,8 @@
 #include "mlprof/analyze/leaks.h"
 
 #include <algorithm>
+#include <cmath>
+#include <span>
 #include <unordered_map>
 
 #include "analyze/memory_order.h"
@@ -8,6 +10,67 @@
 #include "mlprof/analyze/stats.h"
 
 namespace mlprof {
+
+namespace {
+
+// Least-squares line through (x, y)[lo, hi): residual sum of squares.
+double line_sse(const std::vector<double>& y, size_t lo, size_t hi) {
+  double n = static_cast<double>(hi - lo), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = lo; i < hi; ++i) {
+    double x = static_cast<double>(i);
+    sx += x;
+    sy += y[i];
+    sxx += x * x;
+    sxy += x * y[i];
+  }
+  double mx = sx / n, my = sy / n;
+  double vxx = sxx - n * mx * mx, vxy = sxy - n * mx * my;
+  double b = vxx > 0 ? vxy / vxx : 0;
+  double sse = 0;
+  for (size_t i = lo; i < hi; ++i) {
+    double r = y[i] - (my + b * (static_cast<double>(i) - mx));
+    sse += r * r;
+  }
+  return sse;
+}
+
+struct ChangePoint {
+  size_t k = 0;  // first sample of the second segment
+  double p = 1;  // F test, Bonferroni-corrected
+};
+
+ChangePoint find_change_point(const std::vector<double>& y) {
+  ChangePoint cp;
+  const size_t n = y.size(), m = kLeakMinSegment;
+  if (n < 2 * m + 1) return cp;  // the F test needs n > 5 (4 line parameters + k)
+  double sse1 = line_sse(y, 0, n);
+  double best = INFINITY;
+  size_t tried = 0;
+  for (size_t k = m; k + m <= n; ++k, ++tried) {
+    double sse2 = line_sse(y, 0, k) + line_sse(y, k, n);
+    // Ties (exact data) go to the later k: the first sample that is off the first line.
+    if (sse2 <= best * (1 + 1e-12) + 1e-9) {
+      best = sse2;
+      cp.k = k;
+    }
+  }
+  double scale = 0;
+  for (double v : y) scale = std::max(scale, std::fabs(v));
+  double eps = 1e-18 * scale * scale * static_cast<double>(n) + 1e-12;
+  if (sse1 <= eps) return cp;  // one exact line: no change
+  double d1 = 3, d2 = static_cast<double>(n) - 5;
+  double p;
+  if (best <= eps) {
+    p = 0;
+  } else {
+    double f = ((sse1 - best) / d1) / (best / d2);
+    p = f <= 0 ? 1 : stats::incomplete_beta(d2 / 2, d1 / 2, d2 / (d2 + d1 * f));
+  }
+  cp.p = std::min(1.0, p * static_cast<double>(tried));
+  return cp;
+}
+
+}  // namespace
 
 LeakResult analyze_leaks(const Trace& trace, const LeakOptions& options) {
   return analyze_leaks(trace, analyze_steps(trace), options);
@@ -61,7 +124,8 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
   };
   std::vector<OpAcc> ops;
 
-  size_t k = 0;  // next memory event (time order)
+  std::vector<std::vector<int64_t>> dev_steps(r.devices.size());  // step number per sample
+  size_t k = 0;                                                   // next memory event (time order)
   for (size_t s = 0; s < steps.steps.size(); ++s) {
     const StepInfo& st = steps.steps[s];
     int64_t end = st.begin_ns + st.dur_ns;
@@ -104,10 +168,15 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
       }
     }
     for (size_t d = 0; d < r.devices.size(); ++d)
-      if (series[d].seen) r.devices[d].step_end_allocated.push_back(series[d].current);
+      if (series[d].seen) {
+        r.devices[d].step_end_allocated.push_back(series[d].current);
+        dev_steps[d].push_back(st.number);
+      }
   }
 
-  for (DeviceLeak& d : r.devices) {
+  for (size_t di = 0; di < r.devices.size(); ++di) {
+    DeviceLeak& d = r.devices[di];
+    const std::vector<int64_t>& step_numbers = dev_steps[di];
     const auto& y_int = d.step_end_allocated;
     if (y_int.empty()) continue;
     std::vector<double> x(y_int.size()), y(y_int.size());
@@ -122,8 +191,39 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
     d.kendall_s = mk.statistic;
     d.kendall_z = mk.z;
     d.p_value = mk.valid ? mk.p_value : 1.0;
-    d.leak = d.test_valid && d.p_value < options.alpha && d.slope_bytes_per_step > 0 &&
-             d.slope_bytes_per_step >= options.min_bytes_per_step;
+    d.overall_slope_bytes_per_step = d.slope_bytes_per_step;
+    d.overall_p_value = d.p_value;
+    const double min_rate = std::max(options.min_bytes_per_step, 1e-9);
+    ChangePoint cp = find_change_point(y);
+    if (cp.p < options.alpha) {
+      const size_t k = cp.k;
+      std::span<const double> xs(x), ys(y);
+      double before = stats::theil_sen_slope(xs.first(k), ys.first(k));
+      double after = stats::theil_sen_slope(xs.subspan(k), ys.subspan(k));
+      bool grows_after = false;
+      if (y.size() - k >= kLeakMinSteps) {
+        stats::TestResult post = stats::mann_kendall(ys.subspan(k));
+        grows_after = post.valid && post.p_value < options.alpha && after >= min_rate;
+        if (grows_after || before >= min_rate) {
+          d.kendall_s = post.statistic;
+          d.kendall_z = post.z;
+          d.p_value = post.valid ? post.p_value : 1.0;
+          d.test_valid = post.valid;
+        }
+      } else {
+        grows_after = d.test_valid && d.p_value < options.alpha && after >= min_rate;
+      }
+      if (grows_after || (before >= min_rate && after < min_rate)) {
+        d.change_index = static_cast<int64_t>(k);
+        d.change_p_value = cp.p;
+        d.slope_before_bytes_per_step = before;
+        d.slope_bytes_per_step = after;
+        d.growth_start_step = k < step_numbers.size() ? step_numbers[k] : -1;
+        d.plateau = !grows_after;
+      }
+    }
+    d.leak = !d.plateau && d.test_valid && d.p_value < options.alpha &&
+             d.slope_bytes_per_step > 0 && d.slope_bytes_per_step >= options.min_bytes_per_step;
     r.leak = r.leak || d.leak;
   }
 

@@ -170,6 +170,17 @@ std::string render_leaks_text(const LeakResult& r, size_t width) {
         format_bytes(static_cast<double>(d.growth_bytes)).c_str(), d.step_end_allocated.size(),
         d.kendall_z, d.p_value, d.test_valid ? "" : " (too few steps for the test)");
     out += buf;
+    if (d.change_index >= 0) {
+      std::snprintf(buf, sizeof buf,
+                    "  change point (two-segment fit, F test p = %.3g): %s in step #%lld; "
+                    "%s/step before, %s/step since%s\n",
+                    d.change_p_value, d.plateau ? "growth stopped" : "growth began",
+                    static_cast<long long>(d.growth_start_step),
+                    format_bytes(d.slope_before_bytes_per_step).c_str(),
+                    format_bytes(d.slope_bytes_per_step).c_str(),
+                    d.plateau ? " (a plateau after warm-up: not a leak)" : "");
+      out += buf;
+    }
   }
   out += r.leak ? "" : "No significant memory growth across steps.\n";
   if (!r.surviving_ops.empty()) {
@@ -194,7 +205,10 @@ void write_leaks_json(JsonWriter& w, const LeakResult& r) {
   w.field("steps", static_cast<uint64_t>(r.steps));
   w.field("has_memory", r.has_memory);
   w.field("leak", r.leak);
-  w.key("rule").value("Theil-Sen slope >= min_bytes_per_step and Mann-Kendall p < alpha");
+  w.key("rule").value(
+      "Theil-Sen slope >= min_bytes_per_step and Mann-Kendall p < alpha, over the steps since a "
+      "significant change point (two-segment least squares, Bonferroni-corrected F test) when "
+      "there is one; growth that stops after the change point is a plateau, not a leak");
   w.key("devices").begin_array();
   for (const DeviceLeak& d : r.devices) {
     w.begin_object();
@@ -206,6 +220,13 @@ void write_leaks_json(JsonWriter& w, const LeakResult& r) {
     w.field("kendall_z", d.kendall_z);
     w.field("p_value", d.p_value);
     w.field("test_valid", d.test_valid);
+    w.field("overall_slope_bytes_per_step", d.overall_slope_bytes_per_step);
+    w.field("overall_p_value", d.overall_p_value);
+    w.field("change_index", d.change_index);
+    w.field("growth_start_step", d.growth_start_step);
+    w.field("change_p_value", d.change_p_value);
+    w.field("slope_before_bytes_per_step", d.slope_before_bytes_per_step);
+    w.field("plateau", d.plateau);
     w.key("step_end_allocated").begin_array();
     for (int64_t v : d.step_end_allocated) w.value(v);
     w.end_array();

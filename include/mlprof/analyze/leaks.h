@@ -31,13 +31,31 @@ struct LeakOptions {
   bool unfreed_by_stack = true;  // false: skip that table (the bottleneck rules do not use it)
 };
 
+// Change point (a leak that starts late, growth that stops): the two-segment least-squares fit
+// (one line before sample k, another from k on; each segment >= kLeakMinSegment samples) with the
+// smallest residual, against one line over all samples by an F test (3 extra parameters: the
+// second line and k), Bonferroni-corrected for the number of k tried. When the change is
+// significant the rate is the Theil-Sen slope since k, and a leak needs growth since k
+// (Mann-Kendall over those samples, or over all of them when fewer than kLeakMinSteps
+// follow k); growth before k that stops after it is a plateau, not a leak.
+inline constexpr size_t kLeakMinSegment = 3;
+
 struct DeviceLeak {
   std::string device;
   std::vector<int64_t> step_end_allocated;  // allocated at the end of each step
-  double slope_bytes_per_step = 0;          // Theil-Sen
-  double kendall_s = 0, kendall_z = 0, p_value = 1;
+  double slope_bytes_per_step = 0;          // Theil-Sen: since the change point when there is one
+  double kendall_s = 0, kendall_z = 0, p_value = 1;  // the trend test the verdict rests on
   bool test_valid = false;
-  int64_t growth_bytes = 0;  // last - first boundary value
+  int64_t growth_bytes = 0;                 // last - first boundary value
+  double overall_slope_bytes_per_step = 0;  // Theil-Sen over all steps
+  double overall_p_value = 1;               // Mann-Kendall over all steps
+  // Change point: index of the first sample of the second segment (-1: none significant), the
+  // step it ends, the F test's corrected p-value, the slope before it.
+  int64_t change_index = -1;
+  int64_t growth_start_step = -1;  // step number in which the late growth began
+  double change_p_value = 1;
+  double slope_before_bytes_per_step = 0;
+  bool plateau = false;  // grew, then stopped: not a leak
   bool leak = false;
 };
 
