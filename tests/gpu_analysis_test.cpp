@@ -217,6 +217,7 @@ TEST(GpuAnalysis, HtaModeDropsTheLastStepAndRoundsToMicroseconds) {
                 b.args_since(m));
     m = b.args_mark();
     b.arg_int(corr, s + 1);
+    b.arg_int(b.intern("stream"), 7);  // HTA's GPU rows need args.stream
     // 100.4 us long, starting 0.3 us into a microsecond.
     b.add_slice(gpu, base + 20 * us + 300, 100 * us + 400, b.intern("gemm"), b.intern("kernel"),
                 b.args_since(m));
@@ -233,6 +234,38 @@ TEST(GpuAnalysis, HtaModeDropsTheLastStepAndRoundsToMicroseconds) {
   EXPECT_EQ(hta.gpu_events, 2u);
   // Start 20.3 -> 21 us, end 120.7 -> 120 us: 99 us each.
   EXPECT_EQ(hta.temporal.compute_ns, 2 * 99 * us);
+}
+
+// HTA takes a GPU row only with args.stream: MTIA's dma_request events on a track of their own
+// carry none. mlprof's default keeps them (they are device work), --hta-compatible does not.
+TEST(GpuAnalysis, HtaModeNeedsAStream) {
+  TraceBuilder b;
+  uint32_t cpu = b.thread_track(b.process(1), 1);
+  uint32_t gpu = b.thread_track(b.process(0), 7);
+  uint32_t dma = b.thread_track(b.process(0), 801);
+  b.mark_gpu_track(gpu, 0, 7);
+  b.mark_gpu_track(dma, 0, 801);
+  StringId corr = b.intern("correlation");
+  uint32_t m = b.args_mark();
+  b.arg_int(corr, 1);
+  b.add_slice(cpu, 10 * us, 5 * us, b.intern("cudaLaunchKernel"), b.intern("cuda_runtime"),
+              b.args_since(m));
+  m = b.args_mark();
+  b.arg_int(corr, 1);
+  b.arg_int(b.intern("stream"), 7);
+  b.add_slice(gpu, 20 * us, 10 * us, b.intern("gemm"), b.intern("kernel"), b.args_since(m));
+  b.add_slice(dma, 40 * us, 10 * us, b.intern("dma_request"), b.intern("mtia_ccp_events"));
+  Trace t = std::move(b).finish();
+  GpuResult def = analyze_gpu(t);
+  EXPECT_EQ(def.gpu_events, 2u);
+  EXPECT_EQ(def.idle.size(), 2u);
+  GpuOptions o;
+  o.hta_compatible = true;
+  GpuResult hta = analyze_gpu(t, o);
+  EXPECT_EQ(hta.gpu_events, 1u);
+  ASSERT_EQ(hta.idle.size(), 1u);
+  EXPECT_EQ(hta.idle[0].stream, 7);
+  EXPECT_EQ(hta.temporal.span_ns, 10 * us);
 }
 
 TEST(GpuAnalysis, LaunchFoundThroughFlowsWithoutCorrelationArgs) {

@@ -1,13 +1,12 @@
 """The data_loading finding reports the TensorBoard plugin's own DataLoader share on a GPU trace
 (the number its rule cites), and the name-based phase without GPU work: one definition each.
 
-Expected share on the plugin's resnet50_num_workers_0 sample, by this script's implementation of
-the plugin's step-time classes (kineto tb_plugin, OverallParser: each instant of a step goes to
-the first active class of kernel > memcpy > memset > communication > runtime > DataLoader > CPU
-op; DataLoader ranges are ops named `enumerate(DataLoader)#...`): DataLoader time = the
-DataLoader ranges inside the steps minus the instants a higher class holds, over the steps' time.
+Expected share on the plugin's resnet50_num_workers_0 sample, by tb_plugin_reference.py (this
+project's implementation of the plugin's steps and step-time classes: kineto tb_plugin
+StepParser + OverallParser; each step extended to the end of the GPU work it launched, each
+instant going to the first active class of kernel > memcpy > memset > communication > runtime >
+DataLoader > CPU op): the DataLoader time of the steps the plugin keeps over their time.
 """
-import gzip
 import json
 import os
 import subprocess
@@ -15,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
+import tb_plugin_reference as tb  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 failures = checked = 0
@@ -28,33 +28,6 @@ def check(cond, what):
         print("FAIL", what)
 
 
-def union(intervals):
-    out = []
-    for b, e in sorted(intervals):
-        if out and b <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([b, e])
-    return out
-
-
-def length(intervals):
-    return sum(e - b for b, e in intervals)
-
-
-def intersect(a, b):
-    out, i, j = [], 0, 0
-    while i < len(a) and j < len(b):
-        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if lo < hi:
-            out.append([lo, hi])
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
 def finding(path):
     doc = json.loads(subprocess.run([MLPROF, "bottlenecks", path, "--json"], check=True,
                                     capture_output=True, text=True).stdout)
@@ -64,17 +37,14 @@ def finding(path):
 path = shared_data.shared_path(
     "peers/tb_plugin/traces/resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz")
 if path:
-    with gzip.open(path, "rt") as f:
-        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
-    span = lambda e: [e["ts"], e["ts"] + e["dur"]]  # noqa: E731
-    steps = union(span(e) for e in events if e["name"].startswith("ProfilerStep#"))
-    check(not any("nccl" in e["name"].lower() for e in events), "no communication in the sample")
-    higher = union(span(e) for e in events
-                   if e.get("cat") in ("Kernel", "Memcpy", "Memset", "Runtime"))
-    loader = intersect(union(span(e) for e in events
-                             if e["name"].startswith("enumerate(DataLoader)#")), steps)
-    expected_us = length(loader) - length(intersect(loader, higher))
-    expected_pct = 100 * expected_us / length(steps)
+    # The plugin's own numbers: its steps (each extended to the end of the GPU work it
+    # launched, tail steps dropped) and its classes (tb_plugin_reference.py).
+    ev = tb.load(path)
+    check(not any("nccl" in e["name"].lower() for e in ev), "no communication in the sample")
+    kept, _, _ = tb.device_steps(ev)
+    costs = tb.step_costs(ev, kept)
+    expected_us = sum(c[tb.DATALOADER] for c in costs)
+    expected_pct = 100 * expected_us / sum(e - b for b, e in kept)
     f = finding(path)
     check(f is not None, "data_loading finding on the plugin's workers_0 sample")
     if f:
