@@ -348,7 +348,8 @@ Trace TraceBuilder::finish() && {
 
   // 4. Span.
   // Kineto's own "PyTorch Profiler (0)" span (category Trace) starts before the first event and
-  // ends after the last: the trace begins and ends with its events, as in HTA.
+  // ends after the last: the trace begins and ends with its events, as in HTA (whose frames
+  // hold duration events).
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
   const StringId cat_trace = t.strings.find("Trace");
   for (size_t i = 0; i < n; ++i) {
@@ -356,14 +357,24 @@ Trace TraceBuilder::finish() && {
     lo = std::min(lo, s.ts[i]);
     hi = std::max(hi, s.ts[i] + s.dur[i]);
   }
-  for (int64_t x : t.instants.ts) lo = std::min(lo, x), hi = std::max(hi, x);
+  // Its instants "Iteration Start: PyTorch Profiler" and "Record Window End" are bookkeeping too
+  // (the latter can lie hours after the last event; the TensorBoard plugin deletes it).
+  const StringId iteration_start = t.strings.find("Iteration Start: PyTorch Profiler");
+  const StringId window_end = t.strings.find("Record Window End");
+  for (size_t i = 0; i < t.instants.size(); ++i) {
+    StringId name = t.instants.name[i];
+    if (name == iteration_start || name == window_end) continue;
+    int64_t x = t.instants.ts[i];
+    lo = std::min(lo, x), hi = std::max(hi, x);
+  }
   for (int64_t x : t.counters.ts) lo = std::min(lo, x), hi = std::max(hi, x);
   for (int64_t x : m.ts) lo = std::min(lo, x), hi = std::max(hi, x);
-  if (lo > hi) {  // nothing but the profiler span: it is the trace
+  if (lo > hi) {  // nothing but the profiler's own events: they are the trace
     for (size_t i = 0; i < n; ++i) {
       lo = std::min(lo, s.ts[i]);
       hi = std::max(hi, s.ts[i] + s.dur[i]);
     }
+    for (int64_t x : t.instants.ts) lo = std::min(lo, x), hi = std::max(hi, x);
   }
   if (lo > hi) lo = hi = 0;
   t.begin_ns_ = lo;

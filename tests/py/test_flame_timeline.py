@@ -175,7 +175,9 @@ with tempfile.TemporaryDirectory() as tmp:
                if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
         cpu_tracks = defaultdict(list)
         for e in events:
-            if e.get("ph") == "X" and e.get("cat") not in GPU_CATS and e.get("cat") not in ("gpu_user_annotation", "cuda_sync"):
+            # CPU busy leaves out Kineto's "PyTorch Profiler (0)" span (category Trace): it covers
+            # the whole recording and is not CPU work (HTA leaves it out of the trace's begin too).
+            if e.get("ph") == "X" and e.get("cat") not in GPU_CATS and e.get("cat") not in ("gpu_user_annotation", "cuda_sync", "Trace"):
                 cpu_tracks[(str(e.get("pid")), str(e.get("tid")))].append((ns(e["ts"]), max(0, ns(e.get("dur", 0))), "", ""))
         cpu_top = [iv for sl in cpu_tracks.values() for iv in top_level(sl)]
         fj = json.loads(run("flame", path, "--json"))
