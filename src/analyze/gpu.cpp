@@ -228,8 +228,8 @@ LaunchStats launch_stats(const Trace& trace, const GpuEvents& ev, const GpuOptio
     r.cpu = e.launch_end - e.launch_ts;
     r.gpu = e.dur();
     // Work that starts while its launch call still runs (MTIA's submit call waits for it) has
-    // no launch delay; HTA reports the negative difference as is.
-    r.delay = ev.hta_compatible ? e.ts - e.launch_end : std::max<int64_t>(0, e.ts - e.launch_end);
+    // no launch delay: 0, as HTA's published numbers have it.
+    r.delay = std::max<int64_t>(0, e.ts - e.launch_end);
     r.slice = e.slice;
     rows.push_back(r);
   }

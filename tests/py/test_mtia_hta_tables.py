@@ -4,8 +4,8 @@
 Expected values: this script's own implementation of Holistic Trace Analysis' definitions
 (HTA v0.6.1 hta/analyzers/cuda_kernel_analysis.py get_cuda_kernel_launch_stats: a launch call
 and its GPU event joined on args.correlation, cpu_duration = the call's dur, gpu_duration = the
-event's dur, launch_delay = event start - call end, which mlprof's default clamps at 0 (MTIA's
-submit call runs until its work has started; docs/gpu-analysis.md); hta/analyzers/trace_counters.py
+event's dur, launch_delay = event start - call end, at least 0 as in HTA's published tables
+(MTIA's submit call runs until its work has started); hta/analyzers/trace_counters.py
 get_queue_length_time_series: per stream, +1 at each launch call's start and -1 at its GPU
 event's start, the queue length after each change; summary = pandas describe of those values),
 with MTIA's launch call (`runFunction - job_prep_and_submit_for_execution`, category
@@ -73,8 +73,8 @@ for e in device:
     c = e.get("args", {}).get("correlation")
     if c in launches:
         rt = launches[c]
-        # mlprof's documented difference: work that starts while its (synchronous) submit call
-        # still runs has delay 0, not HTA's negative difference (3442 of 3453 here).
+        # Work that starts while its (synchronous) submit call still runs has delay 0, as in
+        # HTA's published launch tables (3442 of 3453 here).
         rows.append((ns(rt["dur"]), ns(e["dur"]),
                      max(0, ns(e["ts"]) - ns(rt["ts"] + rt["dur"]))))
 got = run("gpu", path)
