@@ -1,9 +1,10 @@
 // The cost of the hardened file I/O (docs/hardening.md), each against its baseline in the same
 // run, best of N:
 //   load: load_native (read() into memory: a file that shrinks meanwhile gives an error) against
-//         the mmap it replaced (SIGBUS when the file shrinks under the mapping);
-//   save: save_native (exclusive temporary file, fsync, rename) against the same bytes written
-//         with plain stdio to the final name (no fsync).
+//         the mmap it replaced (SIGBUS when the file shrinks under the mapping), in CPU time of
+//         the loading thread, the two alternated in both orders;
+//   save: save_native in full (encode, compress, exclusive temporary file, fsync, rename), and
+//         the share the fsync takes (the same bytes written with stdio, with and without fsync).
 // usage: native_io_tool FILE.mlprof [RUNS]
 #include <fcntl.h>
 #include <sys/mman.h>
