@@ -1,6 +1,7 @@
 #include "mlprof/analyze/timeline.h"
 
 #include <algorithm>
+#include <map>
 
 #include "mlprof/analyze/kernel_class.h"
 
@@ -104,6 +105,39 @@ bool is_gpu_work_slice(const Trace& trace, size_t slice) {
   return kind != GpuWorkKind::kAnnotation && kind != GpuWorkKind::kSync;
 }
 
+namespace {
+
+// Busy share of each bucket of [begin, end) for merged (sorted, disjoint) intervals.
+TimelineGpuUtilization bucket_busy(int32_t device, const Intervals& m, int64_t begin, int64_t end,
+                                   size_t buckets) {
+  TimelineGpuUtilization u;
+  u.device = device;
+  int64_t span = std::max<int64_t>(1, end - begin);
+  int64_t n = static_cast<int64_t>(std::max<size_t>(1, buckets));
+  u.bucket_ns = std::max<int64_t>(1, (span + n - 1) / n);
+  size_t count = static_cast<size_t>((span + u.bucket_ns - 1) / u.bucket_ns);
+  std::vector<int64_t> busy(count, 0);
+  for (auto [a, b] : m) {
+    a = std::max(a, begin);
+    b = std::min(b, begin + span);
+    for (int64_t k = (a - begin) / u.bucket_ns; a < b; ++k) {
+      int64_t edge = begin + (k + 1) * u.bucket_ns;
+      int64_t to = std::min(b, edge);
+      busy[static_cast<size_t>(k)] += to - a;
+      a = to;
+    }
+  }
+  u.values.resize(count);
+  for (size_t k = 0; k < count; ++k) {
+    int64_t width = std::min<int64_t>(
+        u.bucket_ns, begin + span - (begin + static_cast<int64_t>(k) * u.bucket_ns));
+    u.values[k] = width > 0 ? static_cast<double>(busy[k]) / static_cast<double>(width) : 0.0;
+  }
+  return u;
+}
+
+}  // namespace
+
 TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& options) {
   TimelineResult r;
   r.begin_ns = trace.begin_ns();
@@ -111,6 +145,7 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
   const SliceTable& s = trace.slices;
   const StringId cat_trace = trace.strings.find("Trace");
   Intervals cpu, gpu, lane;
+  std::map<int32_t, Intervals> gpu_by_device;
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) {
     const Track& tr = trace.tracks[t];
     if (tr.kind == TrackKind::kAsync) continue;  // async ranges overlap freely: not a lane
@@ -137,6 +172,10 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
       if (is_gpu_work_slice(trace, i)) lane.emplace_back(s.ts[i], s.end(i));
     }
     l.busy_ns = length(merged(lane));
+    if (l.gpu) {
+      Intervals& d = gpu_by_device[tr.device];
+      d.insert(d.end(), lane.begin(), lane.end());
+    }
     (l.gpu ? gpu : cpu).insert((l.gpu ? gpu : cpu).end(), lane.begin(), lane.end());
     r.slices += l.slices;
     r.lanes.push_back(std::move(l));
@@ -160,6 +199,11 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
   for (size_t k = 0; k < trace.flows.size(); ++k)
     if (trace.flows.src_slice[k] >= 0 && trace.flows.dst_slice[k] >= 0) ++r.flows;
   add_counters(trace, options, r);
+  for (auto& [device, iv] : gpu_by_device) {
+    if (iv.empty()) continue;
+    r.gpu_utilization.push_back(bucket_busy(device, merged(std::move(iv)), r.begin_ns, r.end_ns,
+                                            options.gpu_utilization_buckets));
+  }
   return r;
 }
 

@@ -47,6 +47,17 @@ void write_timeline_json(JsonWriter& w, const TimelineResult& r) {
     w.end_object();
   }
   w.end_array();
+  w.key("gpu_utilization").begin_array();
+  for (const TimelineGpuUtilization& u : r.gpu_utilization) {
+    w.begin_object();
+    w.field("device", u.device);
+    w.field("bucket_ns", u.bucket_ns);
+    w.key("values").begin_array();
+    for (double v : u.values) w.value(v);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
   w.end_object();
 }
 

@@ -111,6 +111,39 @@ def roots(sl):
     return out
 
 
+def check_gpu_utilization(name, events, tl):
+    """timeline.gpu_utilization: per device (GPU events' pid), the busy share of each bucket of
+    [begin_ns, end_ns) of the union of kernels, copies and sets, recomputed here bucket by bucket."""
+    by_dev = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") in GPU_CATS:
+            by_dev[int(e["pid"])].append((ns(e["ts"]), ns(e["ts"]) + max(0, ns(e.get("dur", 0)))))
+    got = {u["device"]: u for u in tl["gpu_utilization"]}
+    check(sorted(got) == sorted(by_dev), f"{name}: utilization devices {sorted(got)} vs {sorted(by_dev)}")
+    begin, end = tl["begin_ns"], tl["end_ns"]
+    for dev, ivs in by_dev.items():
+        u = got.get(dev)
+        if not u:
+            continue
+        w = u["bucket_ns"]
+        check(w == max(1, -(-(end - begin) // 200)), f"{name}: bucket width {w}")
+        merged = []
+        for a, b in sorted(ivs):
+            if merged and a <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        worst = 0.0
+        for k, v in enumerate(u["values"]):
+            lo, hi = begin + k * w, min(begin + (k + 1) * w, end)
+            busy = sum(max(0, min(b, hi) - max(a, lo)) for a, b in merged)
+            worst = max(worst, abs(v - busy / (hi - lo)))
+        check(worst < 1e-9, f"{name}: GPU {dev} utilization per bucket off by up to {worst}")
+        mean_busy = sum(min(b, end) - max(a, begin) for a, b in merged) / (end - begin)
+        check(len(u["values"]) == -(-(end - begin) // w), f"{name}: {len(u['values'])} buckets")
+        check(0 < mean_busy <= 1, f"{name}: GPU {dev} busy share {mean_busy}")
+
+
 def run(*args):
     return subprocess.run([MLPROF, *args], capture_output=True, text=True, check=True).stdout
 
@@ -210,6 +243,14 @@ with tempfile.TemporaryDirectory() as tmp:
         check(tl["gpu_busy_ns"] == union(gpu), f"{name}: gpu_busy_ns {tl['gpu_busy_ns']} vs {union(gpu)}")
         check(tl["cpu_busy_ns"] == union(cpu_top), f"{name}: cpu_busy_ns {tl['cpu_busy_ns']} vs {union(cpu_top)}")
         check(tl["flows"] > 0, f"{name}: launch -> kernel flows bound")
+        check_gpu_utilization(name, events, tl)
+
+    # GPU utilization over time on a 2-stream DDP trace.
+    path = shared_path("traces/kineto-gpu/df_index_resolver/df_index_resolver.json.gz")
+    if path:
+        name = os.path.basename(path)
+        path, events = load(path)
+        check_gpu_utilization(name, events, json.loads(run("timeline", path, "--json")))
 
 print(f"{checked} checks, {failures} failures")
 sys.exit(exit_code(failures))

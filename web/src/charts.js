@@ -5,7 +5,7 @@
 // the chart names the values at the pointer; x axes of time series are relative to the trace.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { el, fmtNs, fmtNsTick } from './util.js';
+import { el, fmtNs, fmtNsTick, getSpan } from './util.js';
 
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
   '#ff9da7', '#9c755f', '#bab0ac'];
@@ -32,7 +32,7 @@ function recordScale(div) {
 // xs: numbers (ns since trace start); series: [{label, values, legend}]; marker: {x, label} drawn
 // as a line. zero: the y axis starts at 0 (default; counters that hover far from 0 pass false).
 export function lineChart(container, { title, xs, series, yFmt = (v) => String(v), marker, testid, height = 260,
-  zero = true, width: w, xLabel = 'time since trace start', yTick }) {
+  zero = true, width: w, xLabel = 'time since trace start', yTick, stepped = false }) {
   const { div, hover } = frame(container, testid, title);
   const hooks = { setScale: [recordScale(div)], setCursor: [(u) => {
     const i = u.cursor.idx;
@@ -56,13 +56,15 @@ export function lineChart(container, { title, xs, series, yFmt = (v) => String(v
   }
   const opts = {
     width: width(container, w), height,
-    scales: { x: { time: false }, y: zero ? { range: fromZero } : {} },
+    // Time axes run over the whole trace (charts of one report line up) when the data fits in it.
+    scales: { x: { time: false, range: (u, min, max) => (getSpan() && min >= 0 && max <= getSpan() * 1.001 ? [0, getSpan()] : [min, max]) },
+      y: zero ? { range: fromZero } : {} },
     axes: [{ values: (u, v) => v.map((x) => fmtNsTick(x)), label: xLabel, labelSize: 20 },
       { values: (u, v) => v.map(yTick || (yFmt === fmtNs ? fmtNsTick : yFmt)), size: 80 }],
     legend: { live: false },
     series: [{ label: xLabel },
       ...series.map((s, i) => ({ label: s.legend || s.label, stroke: s.color || PALETTE[i % PALETTE.length],
-        width: 1.5, fill: s.fill })) ],
+        width: 1.5, fill: s.fill, paths: stepped ? uPlot.paths.stepped({ align: 1 }) : undefined })) ],
     hooks,
   };
   const u = new uPlot(opts, [xs, ...series.map((s) => s.values)], div);

@@ -128,7 +128,7 @@ function buildTabs(root, src, initial) {
     if (!done.has(id)) {
       const p = (async () => {
         try {
-          if (getOrigin() === null) { const sum = await src.get('summary'); if (sum && !unavailable(sum)) setOrigin(sum.begin_ns); }
+          if (getOrigin() === null) { const sum = await src.get('summary'); if (sum && !unavailable(sum)) setOrigin(sum.begin_ns, sum.span_ns); }
           await RENDER[id](pane, src);
         } catch (e) {
           pane.append(note(`Could not draw this tab: ${e.message}`, 'error'));

@@ -45,8 +45,14 @@ export function fmtCount(n) {
 // The trace's first timestamp (summary.begin_ns): absolute times (begin_ns, ts_ns, ...) are shown
 // relative to it, never as epoch seconds.
 let origin = null;
-export function setOrigin(ns) { origin = typeof ns === 'number' && Number.isFinite(ns) ? ns : null; }
+let traceSpan = null;
+export function setOrigin(ns, span) {
+  origin = typeof ns === 'number' && Number.isFinite(ns) ? ns : null;
+  traceSpan = origin !== null && typeof span === 'number' && span > 0 ? span : null;
+}
 export function getOrigin() { return origin; }
+// The trace's span (summary.span_ns): time axes run from 0 to it, so charts line up.
+export function getSpan() { return traceSpan; }
 
 // Keys whose values are points in time (ns on the trace's clock), not durations.
 export function isTimestampKey(key) {

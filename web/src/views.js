@@ -108,7 +108,7 @@ export async function memory(c, src) {
         series.push({ label: 'reserved', legend: `reserved by the caching allocator (peak ${fmtBytes(d.peak_reserved)})`,
           values: tl.reserved.map((v) => (v >= 0 ? v : null)) });
       }
-      lineChart(c, { title: `Memory on ${d.device}`, testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes,
+      lineChart(c, { title: `Memory on ${d.device}`, testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes, stepped: true,
         marker: { x: d.peak_ts_ns - t0, label: `peak ${fmtBytes(d.peak_allocated)}${d.peak_op ? ' in ' + d.peak_op : ''}` } });
     }
     c.append(renderGeneric(m, 'memory'));
@@ -122,17 +122,25 @@ export async function memory(c, src) {
 
 export async function gpu(c, src) {
   const g = await src.get('gpu');
+  const t = await src.get('timeline');
+  for (const u of (t && !unavailable(t) && t.gpu_utilization) || []) {
+    const xs = u.values.map((_, k) => (k + 0.5) * u.bucket_ns);
+    const mean = u.values.reduce((a, b) => a + b, 0) / Math.max(1, u.values.length);
+    lineChart(c, { title: `GPU ${u.device} utilization over time (share of each ${fmtNs(u.bucket_ns)} bucket with a kernel, copy or set running)`,
+      testid: 'gpu-util-chart', height: 200, xs,
+      series: [{ label: 'utilization', legend: `utilization (mean ${fmtPct(100 * mean)})`, values: u.values.map((v) => 100 * v), fill: 'rgba(89,161,79,0.15)', color: '#59a14f' }],
+      yFmt: (v) => fmtPct(v, 0) });
+  }
   if (!missing(c, g, 'GPU')) {
     for (const q of g.queue_length || []) {
       if (!(q.series || []).length) continue;
-      lineChart(c, { title: `Launch queue length over time, GPU ${q.device} stream ${q.stream}`, testid: 'queue-chart', height: 180,
+      lineChart(c, { title: `Launch queue length over time, GPU ${q.device} stream ${q.stream}`, testid: 'queue-chart', height: 180, stepped: true,
         xs: q.series.map((p) => p[0]), series: [{ label: 'queued kernels', legend: `kernels launched and not finished (max ${q.max_length})`, values: q.series.map((p) => p[1]) }],
         yFmt: (v) => fmtCount(Math.round(v)) });
     }
     const rest = { ...g, queue_length: (g.queue_length || []).map(({ series, ...q }) => q) };
     c.append(renderGeneric(rest, 'gpu'));
   }
-  const t = await src.get('timeline');
   const series = (t && t.counters) || [];
   c.append(el('h3', {}, 'Counters over time'));
   if (!series.length) { c.append(note('No counter events (GPU utilization, memory, power…) in this trace.')); return; }

@@ -30,8 +30,17 @@ struct TimelineCounter {
   std::vector<double> values;         // at most TimelineOptions::max_counter_points
 };
 
+// GPU work of one device over time: the share of each bucket of the trace covered by kernels,
+// copies and sets on any of its streams (the TensorBoard plugin's GPU utilization, over time).
+struct TimelineGpuUtilization {
+  int32_t device = 0;
+  int64_t bucket_ns = 0;       // bucket k covers [begin_ns + k * bucket_ns, + bucket_ns)
+  std::vector<double> values;  // fraction of the bucket busy, 0..1 (the last bucket may be cut)
+};
+
 struct TimelineOptions {
   size_t max_counter_points = 2000;  // per series; min and max of each bucket are kept
+  size_t gpu_utilization_buckets = 200;
 };
 
 struct TimelineResult {
@@ -47,6 +56,7 @@ struct TimelineResult {
   int64_t gpu_span_ns = 0;
   double gpu_busy_overlapped_pct = 0;  // overlap / GPU busy * 100 (0 without GPU work)
   std::vector<TimelineCounter> counters;
+  std::vector<TimelineGpuUtilization> gpu_utilization;  // per device with GPU work
 };
 
 TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& options = {});
