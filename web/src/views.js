@@ -67,18 +67,19 @@ export async function kernels(c, src) {
 function kernelsByOp(c, byOp) {
   const ops = new Map();
   for (const r of byOp) {
-    const o = ops.get(r.op) || { op: r.op, kernels: 0, launches: 0, total_ns: 0 };
-    o.kernels++; o.launches += r.count; o.total_ns += r.total_ns;
+    const o = ops.get(r.op) || { op: r.op, names: new Set(), configs: 0, launches: 0, total_ns: 0 };
+    o.names.add(r.kernel); o.configs++; o.launches += r.count; o.total_ns += r.total_ns;
     ops.set(r.op, o);
   }
+  for (const o of ops.values()) { o.kernels = o.names.size; delete o.names; }
   const opRows = [...ops.values()].sort((a, b) => b.total_ns - a.total_ns);
   const grand = opRows.reduce((a, o) => a + o.total_ns, 0) || 1;
   for (const o of opRows) o.share = o.total_ns / grand;
   c.append(el('h3', {}, 'Kernels grouped by the op that launched them'),
     el('p', { class: 'muted' }, 'Click an op to list its kernels (with launch grid, block, registers and occupancy where the trace records them).'));
   const detail = el('div', { 'data-testid': 'kernels-of-op' });
-  const table = dataTable(opRows, { id: 'kernels.by_op_summary', columns: ['op', 'kernels', 'launches', 'total_ns', 'share'],
-    labels: { kernels: 'distinct kernels', total_ns: 'GPU time', share: 'share of kernel time' } });
+  const table = dataTable(opRows, { id: 'kernels.by_op_summary', columns: ['op', 'kernels', 'configs', 'launches', 'total_ns', 'share'],
+    labels: { kernels: 'distinct kernels', configs: 'kernel + launch configs', total_ns: 'GPU time', share: 'share of kernel time' } });
   table.addEventListener('click', (e) => {
     const tr = e.target.closest('tbody tr');
     if (!tr) return;
