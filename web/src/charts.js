@@ -77,9 +77,19 @@ export function lineChart(container, { title, xs, series, yFmt = (v) => String(v
 export function barChart(container, { title, labels, series, stacked = false, yFmt = (v) => String(v), testid, height = 280,
   width: w, xLabel = '', hoverLabel = (l) => l, yTick }) {
   const { div, hover } = frame(container, testid, title);
-  const xs = labels.map((_, i) => i);
+  const n = series.length;
   const raw = series.map((s) => s.values.map((v) => v || 0));
+  // Grouped (not stacked) series sit side by side: each category gets one x slot per series
+  // (null in the others' slots), so no bar hides behind another.
+  const grouped = !stacked && n > 1;
+  const slot = 0.8 / n;
+  let xs = labels.map((_, i) => i);
   let data = raw;
+  if (grouped) {
+    xs = labels.flatMap((_, i) => series.map((_s, k) => i + (k - (n - 1) / 2) * slot));
+    data = raw.map((vals, k) => labels.flatMap((_, i) => series.map((_s, j) => (j === k ? vals[i] : null))));
+  }
+  const category = (idx) => (grouped ? Math.floor(idx / n) : idx);
   if (stacked) {
     const acc = labels.map(() => 0);
     data = raw.map((vals) => vals.map((v, i) => (acc[i] += v)));
@@ -89,12 +99,12 @@ export function barChart(container, { title, labels, series, stacked = false, yF
   const grand = totals.reduce((a, b) => a + b, 0) || 1;
   const legendOf = (s, k) => s.legend || `${s.label} ${yFmt(totals[k])}` + (stacked ? ` (${(100 * totals[k] / grand).toFixed(1)} %)` : '');
   const order = stacked ? series.map((_, k) => series.length - 1 - k) : series.map((_, k) => k);
-  const n = series.length;
-  const bars = uPlot.paths.bars({ size: [stacked ? 0.7 : Math.min(0.8, 0.8 / n * 2), 80] });
+  const bars = uPlot.paths.bars({ size: [grouped ? 0.95 : 0.7, 80] });
   const opts = {
     width: width(container, w), height,
     scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: fromZero } },
-    axes: [{ values: (u, v) => v.map((i) => (Number.isInteger(i) && labels[i] !== undefined ? shorten(labels[i]) : '')),
+    axes: [{ splits: () => labels.map((_, i) => i),
+      values: (u, v) => v.map((i) => (Number.isInteger(i) && labels[i] !== undefined ? shorten(labels[i]) : '')),
       rotate: labels.some((l) => String(l).length > 4) ? -30 : 0, size: labels.some((l) => String(l).length > 4) ? 70 : 40, gap: 2,
       label: xLabel || undefined, labelSize: xLabel ? 18 : 0 },
       { values: (u, v) => v.map(yTick || (yFmt === fmtNs ? fmtNsTick : yFmt)), size: 80 }],
@@ -106,7 +116,7 @@ export function barChart(container, { title, labels, series, stacked = false, yF
       })],
     legend: { show: true, live: false },
     hooks: { setScale: [recordScale(div)], setCursor: [(u) => {
-      const i = u.cursor.idx;
+      const i = u.cursor.idx == null ? null : category(u.cursor.idx);
       if (i == null || labels[i] === undefined) { hover.textContent = '\u00a0'; return; }
       const parts = series.map((s, k) => `${s.label} ${yFmt(raw[k][i])}`);
       const sum = stacked ? ` = ${yFmt(raw.reduce((a, vals) => a + vals[i], 0))}` : '';

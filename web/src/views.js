@@ -20,14 +20,17 @@ export async function operators(c, src) {
   const rows = Array.isArray(ops) ? ops : ops.ops || [];
   if (!rows.length) { c.append(note('No operators: the trace has no duration events.')); return; }
   const device = rows.some((r) => typeof r.device_total_ns === 'number' && r.device_total_ns > 0);
-  const cpuRows = rows.filter((r) => r.category !== 'Trace');
-  const top = [...cpuRows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
+  // The chart ranks ops, not the profiler's own span or Python frames (with_stack traces list
+  // every frame of the call stack; threading.py's _bootstrap would top the chart).
+  let chartRows = rows.filter((r) => r.category !== 'Trace' && r.category !== 'python_function');
+  if (!chartRows.length) chartRows = rows;
+  const top = [...chartRows].sort((a, b) => b.total_ns - a.total_ns).slice(0, 15);
   const series = [{ label: 'host total', legend: 'host total time', values: top.map((r) => r.total_ns) },
     { label: 'host self', legend: 'host self time', values: top.map((r) => r.self_ns) }];
   if (device) {
     series.push({ label: 'device self', legend: 'device self time (kernels it launched)', values: top.map((r) => r.device_self_ns || 0) });
   }
-  barChart(c, { title: 'Top 15 operators by host total time', labels: top.map((r) => r.name), testid: 'ops-chart', series, yFmt: fmtNs,
+  barChart(c, { title: 'Top 15 operators by host total time (Python frames and the profiler span left out)', labels: top.map((r) => r.name), testid: 'ops-chart', series, yFmt: fmtNs,
     hoverLabel: (l) => l });
   if (device) {
     c.append(el('p', { class: 'muted' }, 'Device time: the GPU time of the kernels, copies and sets each op launched (TensorBoard plugin\'s ' +
@@ -232,7 +235,15 @@ export async function compile(c, src) {
           { label: 'GPU busy', legend: 'GPU busy time of the kernels it launched', values: top.map((x) => x.gpu_busy_ns) }], yFmt: fmtNs });
     }
   }
-  c.append(renderGeneric(r, 'compile'));
+  // Without TORCH_TRACE logs (the report of a Kineto trace) compiles, graph breaks and recompiles
+  // are empty: say so once rather than list empty sections.
+  const empty = (v) => (Array.isArray(v) ? v.length === 0 : v && typeof v === 'object' && Object.keys(v).length === 0);
+  const shown = Object.fromEntries(Object.entries(r).filter(([, v]) => !empty(v)));
+  if (!(r.compiles || []).length) {
+    c.append(note('Compile ids, compile time by phase, graph breaks and recompiles come from TORCH_TRACE logs: ' +
+      'mlprof compile LOG_DIR TRACE joins them with this trace.'));
+  }
+  c.append(renderGeneric(shown, 'compile'));
 }
 
 // ---- Ranks ---------------------------------------------------------------------------------
