@@ -152,6 +152,12 @@ function gpuSummary(g) {
   const s = g.summary;
   if (s && (s.devices || []).length) {
     box.append(el('h3', { title: s.definition || '' }, 'GPU summary (TensorBoard plugin)'));
+    if (s.devices.length > 2) {  // many devices: one compact row each
+      box.append(dataTable(s.devices, { id: 'gpu.summary.devices', pageSize: 8,
+        columns: ['device', 'gpu_utilization', 'est_sm_efficiency', 'est_achieved_occupancy_pct'],
+        labels: { gpu_utilization: 'utilization', est_sm_efficiency: 'est. SM efficiency', est_achieved_occupancy_pct: 'est. achieved occupancy' } }));
+      return box;
+    }
     for (const d of s.devices) {
       box.append(el('div', { class: 'cards compact' },
         card(`gpu.summary.devices.${d.device}.gpu_utilization`, 'gpu_utilization', d.gpu_utilization, { label: `GPU ${d.device} utilization` }),
