@@ -114,13 +114,23 @@ class AnalysisSet {
                        std::vector<std::string> errors = {});
   explicit AnalysisSet(const std::vector<const Trace*>& ranks, AnalysisOptions options = {},
                        std::vector<std::string> errors = {});
+  // A rank set already reduced to per-rank summaries (reduce_rank_files: one trace per worker in
+  // memory at a time). The cross-rank results come from the summaries; `load` reloads the one
+  // rank analyzed in depth (the slowest) the first time trace() is asked for. The summaries must
+  // have been made with options.ranks.
+  explicit AnalysisSet(std::vector<RankSummary> summaries, RankLoader load,
+                       AnalysisOptions options = {}, std::vector<std::string> errors = {});
   ~AnalysisSet();
   AnalysisSet(const AnalysisSet&) = delete;
   AnalysisSet& operator=(const AnalysisSet&) = delete;
 
   const AnalysisOptions& options() const { return options_; }
-  const Trace& trace() const { return *focus_; }  // the trace analyzed in depth
+  // The trace analyzed in depth (for a summarized rank set: loaded on first use; an empty trace
+  // whose meta.source names the file if it cannot be reloaded, see focus_error()).
+  const Trace& trace() const;
+  const std::string& focus_error() const { return focus_error_; }
   bool is_rank_set() const { return rank_set_; }
+  // The loaded rank traces (empty for a set made from summaries).
   const std::vector<const Trace*>& rank_traces() const { return ranks_; }
   bool has_gpu() const { return has_gpu_; }
 
@@ -165,7 +175,13 @@ class AnalysisSet {
   AnalysisOptions options_;
   std::vector<Trace> owned_;
   std::vector<const Trace*> ranks_;
-  const Trace* focus_ = nullptr;
+  std::vector<RankSummary> summaries_;  // released once the ranks result is computed
+  RankLoader load_focus_;
+  std::string focus_source_;
+  mutable std::once_flag focus_once_;
+  mutable std::optional<Trace> focus_loaded_;
+  mutable std::string focus_error_;
+  mutable const Trace* focus_ = nullptr;
   bool rank_set_ = false;
   bool has_gpu_ = false;
   std::vector<std::string> rank_errors_;

@@ -58,6 +58,10 @@ Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string
 // threads (0 = all cores), one Trace per rank. Files that fail are reported in `errors`
 // ("path: why"), not fatal; an unreadable directory or one without traces is an error.
 // `options` apply to each file (its thread count is 1: the files load in parallel instead).
+// The trace files of a rank directory, sorted by path (what load_rank_dir loads); an unreadable
+// directory or one without traces is an error.
+Result<std::vector<std::string>> list_rank_files(const std::string& dir);
+
 Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned threads,
                                          std::vector<std::string>& errors,
                                          const ImportOptions& options = {});

@@ -105,25 +105,67 @@ AnalysisSet::AnalysisSet(const std::vector<const Trace*>& ranks, AnalysisOptions
   init();
 }
 
+AnalysisSet::AnalysisSet(std::vector<RankSummary> summaries, RankLoader load,
+                         AnalysisOptions options, std::vector<std::string> errors)
+    : options_(std::move(options)),
+      summaries_(std::move(summaries)),
+      load_focus_(std::move(load)),
+      rank_errors_(std::move(errors)) {
+  rank_set_ = true;
+  init();
+}
+
 AnalysisSet::~AnalysisSet() = default;
 
 void AnalysisSet::init() {
   slots_ = std::make_unique<Slots>();
   static const Trace kEmpty;
-  if (ranks_.empty()) ranks_.push_back(&kEmpty);
-  focus_ = ranks_.front();
-  if (rank_set_ && ranks_.size() > 1) {
+  if (!rank_set_ || summaries_.empty()) {
+    if (ranks_.empty()) ranks_.push_back(&kEmpty);
+    focus_ = ranks_.front();
+  }
+  if (rank_set_) {
     // The slowest rank sets the job's pace: it is the one analyzed in depth.
     const RanksResult& r = ranks();
     int64_t slowest_wall = -1;
     for (const RankStats& rs : r.ranks)
-      for (const Trace* t : ranks_)
-        if (t->meta.source == rs.source && rs.wall_ns > slowest_wall) {
-          slowest_wall = rs.wall_ns;
-          focus_ = t;
+      if (rs.wall_ns > slowest_wall) {
+        slowest_wall = rs.wall_ns;
+        focus_source_ = rs.source;
+      }
+    if (!summaries_.empty()) {
+      for (const RankSummary& s : summaries_)
+        if (s.stats.source == focus_source_) {
+          has_gpu_ = s.has_gpu;
+          break;
         }
+      summaries_.clear();
+      summaries_.shrink_to_fit();
+      return;  // the focus trace is loaded on first use
+    }
+    for (const Trace* t : ranks_)
+      if (t->meta.source == focus_source_) {
+        focus_ = t;
+        break;
+      }
   }
   has_gpu_ = ::mlprof::has_gpu(*focus_);
+}
+
+const Trace& AnalysisSet::trace() const {
+  if (focus_ != nullptr) return *focus_;
+  std::call_once(focus_once_, [&] {
+    Result<Trace> t =
+        load_focus_ ? load_focus_(focus_source_) : Result<Trace>(Status::error("no loader"));
+    if (t) {
+      focus_loaded_.emplace(std::move(t.value()));
+    } else {
+      focus_error_ = t.error();
+      focus_loaded_.emplace();
+    }
+    focus_loaded_->meta.source = focus_source_;
+  });
+  return *focus_loaded_;
 }
 
 bool AnalysisSet::computed(AnalysisId id) const { return slots_->done[static_cast<size_t>(id)]; }
@@ -234,7 +276,8 @@ const CriticalPathResult& AnalysisSet::critical_path() {
 
 const RanksResult& AnalysisSet::ranks() {
   return get<RanksResult>(AnalysisId::kRanks, [&] {
-    RanksResult r = analyze_ranks(ranks_, options_.ranks);
+    RanksResult r = summaries_.empty() ? analyze_ranks(ranks_, options_.ranks)
+                                       : analyze_rank_summaries(summaries_, options_.ranks);
     r.errors = rank_errors_;
     return r;
   });

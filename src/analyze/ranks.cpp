@@ -1,11 +1,19 @@
 #include "mlprof/analyze/ranks.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <queue>
+#include <thread>
+#include <unordered_map>
 
 #include "mlprof/analyze/interval_set.h"
+#include "mlprof/analyze/memory.h"
+#include "mlprof/analyze/op_stats.h"
 #include "mlprof/analyze/stats.h"
 #include "mlprof/analyze/steps.h"
 
@@ -43,6 +51,30 @@ double bus_factor(std::string_view op, int64_t n) {
   return 1.0;
 }
 
+// Interns strings into a summary's table.
+struct Interner {
+  std::vector<std::string>& table;
+  std::unordered_map<std::string, uint32_t> index;
+  uint32_t operator()(const std::string& s) {
+    auto [it, added] = index.emplace(s, static_cast<uint32_t>(table.size()));
+    if (added) table.push_back(s);
+    return it->second;
+  }
+};
+
+std::vector<NamedTime> top_of(std::unordered_map<std::string, NamedTime>& by_name, size_t n) {
+  std::vector<NamedTime> v;
+  v.reserve(by_name.size());
+  for (auto& [name, t] : by_name) v.push_back(std::move(t));
+  std::sort(v.begin(), v.end(), [](const NamedTime& a, const NamedTime& b) {
+    return a.time_ns != b.time_ns ? a.time_ns > b.time_ns : a.name < b.name;
+  });
+  if (v.size() > n) v.resize(n);
+  return v;
+}
+
+std::string short_name(std::string_view n) { return std::string(n.substr(0, n.find('('))); }
+
 }  // namespace
 
 int32_t rank_of(const Trace& trace, const std::string& path) {
@@ -77,120 +109,792 @@ int32_t rank_of(const Trace& trace, const std::string& path) {
   return last;
 }
 
-RanksResult analyze_ranks(const std::vector<const Trace*>& traces, const RanksOptions& o) {
-  RanksResult r;
-  std::map<std::string, CollectiveStats> collectives;
-  for (const Trace* tp : traces) {
-    const Trace& t = *tp;
-    RankStats rs;
-    rs.source = t.meta.source;
-    rs.rank = rank_of(t, t.meta.source);
-    // Steps: ProfilerStep#N on CPU threads.
-    const SliceTable& s = t.slices;
-    int64_t step_total = 0;
+// ---- one rank -> its summary --------------------------------------------------------------------
+
+RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
+  RankSummary sum;
+  RankStats& rs = sum.stats;
+  rs.source = t.meta.source;
+  rs.rank = rank_of(t, t.meta.source);
+  rs.world_size = t.meta.world_size;
+  sum.base_time_ns = t.meta.base_time_ns;
+  sum.has_gpu = has_gpu(t);
+
+  // Steps: ProfilerStep#N on CPU threads.
+  const SliceTable& s = t.slices;
+  int64_t step_total = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i])) continue;
+    std::optional<int64_t> n = step_number(t.str(s.name[i]));
+    if (!n) continue;
+    ++rs.steps;
+    step_total += s.dur[i];
+    rs.step_max_ns = std::max(rs.step_max_ns, s.dur[i]);
+    sum.step_times.push_back({*n, s.ts[i], s.dur[i]});
+  }
+  std::sort(sum.step_times.begin(), sum.step_times.end(), [](const StepTime& a, const StepTime& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.number < b.number;
+  });
+  if (rs.steps > 0) rs.step_mean_ns = static_cast<double>(step_total) / rs.steps;
+
+  GpuEventsOptions eo;
+  eo.hta_compatible = o.hta_compatible;
+  GpuEvents ev = collect_gpu_events(t, eo);
+  rs.temporal = temporal_breakdown(t, ev, -1);
+  rs.comm_comp_overlap_pct = comm_comp_overlap_pct(ev, -1);
+  std::vector<Interval> comm, comp;
+  for (const GpuEvent& e : ev.events) {
+    if (e.type == KernelType::kCommunication) comm.emplace_back(e.ts, e.end);
+    if (e.type == KernelType::kComputation) comp.emplace_back(e.ts, e.end);
+  }
+  merge_intervals(comm);
+  merge_intervals(comp);
+  rs.exposed_comm_ns = total_length(comm) - intersection_length(comm, comp);
+  rs.comm_overhead_pct =
+      rs.temporal.span_ns > 0 ? 100.0 * rs.exposed_comm_ns / rs.temporal.span_ns : 0.0;
+  rs.wall_ns = rs.steps > 0 ? step_total : rs.temporal.span_ns;
+
+  // Collective calls: communication kernels, sized by the args Kineto copies from
+  // record_param_comms ("Collective name", "In msg nelems", "dtype", "Group size", "Process
+  // Group Name/Ranks"). Without GPU communication kernels (gloo, CPU-only profiles): the CPU
+  // record_param_comms ops.
+  const StringId k_coll = t.strings.find("Collective name");
+  const StringId k_nelems = t.strings.find("In msg nelems");
+  const StringId k_dtype = t.strings.find("dtype");
+  const StringId k_group = t.strings.find("Group size");
+  const StringId k_pg = t.strings.find("Process Group Name");
+  const StringId k_pg_ranks = t.strings.find("Process Group Ranks");
+  auto find = [&](uint32_t slice, StringId k) -> const Arg* {
+    if (k == StringPool::kNotFound) return nullptr;
+    return t.find_arg(s.args_begin[slice], s.args_count[slice], k);
+  };
+  auto arg_text = [&](const Arg* a) -> std::string {
+    if (a == nullptr) return {};
+    if (a->type == ArgType::kString) return std::string(t.str(a->s));
+    if (auto v = a->as_int()) return std::to_string(*v);
+    return {};
+  };
+  Interner groups{sum.groups, {}}, names{sum.names, {}};
+  names("");  // index 0: unknown dtype
+  auto add_call = [&](uint32_t slice, int64_t ts, int64_t end, const std::string& fallback) {
+    CollectiveCall c;
+    std::string name = arg_text(find(slice, k_coll));
+    c.name = names(name.empty() ? short_name(t.str(s.name[slice])) : name);
+    std::string pg = arg_text(find(slice, k_pg));
+    std::string pg_ranks = arg_text(find(slice, k_pg_ranks));
+    if (!pg.empty()) {
+      c.group = groups(pg_ranks.empty() ? pg : pg + " " + pg_ranks);
+    } else {
+      c.group = groups(fallback);
+    }
+    c.start_ns = ts;
+    c.end_ns = end;
+    const Arg* dt = find(slice, k_dtype);
+    std::string dtype = arg_text(dt);
+    c.dtype = names(dtype);
+    if (const Arg* ne = find(slice, k_nelems))
+      c.bytes = ne->as_int().value_or(0) * dtype_size(dtype);
+    if (const Arg* g = find(slice, k_group))
+      c.group_size = static_cast<int32_t>(g->as_int().value_or(0));
+    sum.calls.push_back(c);
+  };
+  for (const GpuEvent& e : ev.events) {
+    if (e.type != KernelType::kCommunication) continue;
+    // Without process-group args, the stream stands for the communicator: each process group
+    // gets its own NCCL stream, numbered alike on every rank (device numbers differ by rank).
+    add_call(e.slice, e.ts, e.end, "stream " + std::to_string(e.stream));
+  }
+  if (sum.calls.empty() && k_coll != StringPool::kNotFound) {
     for (size_t i = 0; i < s.size(); ++i) {
-      if (t.is_gpu_track(s.track[i]) || !step_number(t.str(s.name[i]))) continue;
-      ++rs.steps;
-      step_total += s.dur[i];
-      rs.step_max_ns = std::max(rs.step_max_ns, s.dur[i]);
-    }
-    if (rs.steps > 0) rs.step_mean_ns = static_cast<double>(step_total) / rs.steps;
-
-    GpuEventsOptions eo;
-    eo.hta_compatible = o.hta_compatible;
-    GpuEvents ev = collect_gpu_events(t, eo);
-    rs.temporal = temporal_breakdown(t, ev, -1);
-    rs.comm_comp_overlap_pct = comm_comp_overlap_pct(ev, -1);
-    std::vector<Interval> comm, comp;
-    for (const GpuEvent& e : ev.events) {
-      if (e.type == KernelType::kCommunication) comm.emplace_back(e.ts, e.end);
-      if (e.type == KernelType::kComputation) comp.emplace_back(e.ts, e.end);
-    }
-    merge_intervals(comm);
-    merge_intervals(comp);
-    rs.exposed_comm_ns = total_length(comm) - intersection_length(comm, comp);
-    rs.comm_overhead_pct =
-        rs.temporal.span_ns > 0 ? 100.0 * rs.exposed_comm_ns / rs.temporal.span_ns : 0.0;
-    rs.wall_ns = rs.steps > 0 ? step_total : rs.temporal.span_ns;
-
-    // Collectives: communication kernels, sized by the args Kineto copies from
-    // record_param_comms ("Collective name", "In msg nelems", "dtype", "Group size").
-    const StringId k_coll = t.strings.find("Collective name");
-    const StringId k_nelems = t.strings.find("In msg nelems");
-    const StringId k_dtype = t.strings.find("dtype");
-    const StringId k_group = t.strings.find("Group size");
-    auto find = [&](uint32_t slice, StringId k) -> const Arg* {
-      if (k == StringPool::kNotFound) return nullptr;
-      return t.find_arg(s.args_begin[slice], s.args_count[slice], k);
-    };
-    for (const GpuEvent& e : ev.events) {
-      if (e.type != KernelType::kCommunication) continue;
-      std::string name;
-      const Arg* coll = find(e.slice, k_coll);
-      if (coll != nullptr && coll->type == ArgType::kString) {
-        name = std::string(t.str(coll->s));
-      } else {
-        // "ncclKernel_AllReduce_RING_LL_Sum_float(...)" -> "ncclKernel_AllReduce_RING_LL_Sum_float"
-        std::string_view n = t.str(s.name[e.slice]);
-        name = std::string(n.substr(0, n.find('(')));
-      }
-      CollectiveStats& c = collectives[name];
-      c.name = name;
-      ++c.count;
-      c.time_ns += e.dur();
-      const Arg* dt = find(e.slice, k_dtype);
-      if (dt != nullptr && dt->type == ArgType::kString && c.dtype.empty()) {
-        c.dtype = std::string(t.str(dt->s));
-      }
-      if (const Arg* ne = find(e.slice, k_nelems)) {
-        int64_t elem = dt != nullptr && dt->type == ArgType::kString ? dtype_size(t.str(dt->s)) : 0;
-        c.bytes += ne->as_int().value_or(0) * elem;
-      }
-      if (const Arg* g = find(e.slice, k_group)) c.group_size = g->as_int().value_or(c.group_size);
-    }
-    r.ranks.push_back(std::move(rs));
-  }
-  std::sort(r.ranks.begin(), r.ranks.end(),
-            [](const RankStats& a, const RankStats& b) { return a.rank < b.rank; });
-
-  if (!r.ranks.empty()) {
-    std::vector<double> wall, compute;
-    double step_sum = 0;
-    for (const RankStats& rs : r.ranks) {
-      wall.push_back(rs.steps > 0 ? rs.step_mean_ns : static_cast<double>(rs.wall_ns));
-      compute.push_back(static_cast<double>(rs.temporal.compute_ns));
-      step_sum += rs.step_mean_ns;
-    }
-    r.step_mean_ns = step_sum / r.ranks.size();
-    auto max_over_mean = [](const std::vector<double>& v) {
-      double sum = 0, mx = 0;
-      for (double x : v) {
-        sum += x;
-        mx = std::max(mx, x);
-      }
-      return sum > 0 ? mx / (sum / v.size()) : 0.0;
-    };
-    r.load_imbalance = max_over_mean(wall);
-    r.compute_imbalance = max_over_mean(compute);
-    double med = stats::median(wall);
-    for (size_t i = 0; i < r.ranks.size(); ++i) {
-      if (r.ranks.size() > 1 && wall[i] > med * (1.0 + o.straggler_threshold)) {
-        r.ranks[i].straggler = true;
-        r.stragglers.push_back(r.ranks[i].rank);
-      }
+      if (t.is_gpu_track(s.track[i]) || find(static_cast<uint32_t>(i), k_coll) == nullptr) continue;
+      add_call(static_cast<uint32_t>(i), s.ts[i], s.ts[i] + s.dur[i], "cpu");
     }
   }
-  for (auto& [name, c] : collectives) {
+  // Sequence numbers: the order of the calls within their group, which every member issues
+  // in the same order (NCCL requires it).
+  std::stable_sort(sum.calls.begin(), sum.calls.end(),
+                   [](const CollectiveCall& a, const CollectiveCall& b) {
+                     return a.group != b.group ? a.group < b.group : a.start_ns < b.start_ns;
+                   });
+  for (size_t i = 0; i < sum.calls.size(); ++i)
+    sum.calls[i].seq =
+        i > 0 && sum.calls[i].group == sum.calls[i - 1].group ? sum.calls[i - 1].seq + 1 : 0;
+
+  // Top kernels (GPU) and ops (CPU) by total time.
+  std::unordered_map<std::string, NamedTime> kernels;
+  for (const GpuEvent& e : ev.events) {
+    if (e.kind != GpuWorkKind::kKernel) continue;
+    std::string n = short_name(t.str(s.name[e.slice]));
+    NamedTime& k = kernels[n];
+    k.name = n;
+    ++k.count;
+    k.time_ns += e.dur();
+  }
+  rs.top_kernels = top_of(kernels, o.top_names);
+  OpStatsOptions oo;
+  oo.include_gpu = false;
+  std::unordered_map<std::string, NamedTime> ops;
+  for (const OpStats& op : op_stats(t, oo)) {
+    if (step_number(op.name)) continue;  // the steps themselves
+    NamedTime& n = ops[op.name];
+    n.name = op.name;
+    n.count += op.count;
+    n.time_ns += op.total_ns;
+  }
+  rs.top_ops = top_of(ops, o.top_names);
+  for (int64_t a : memory_allocated_totals(t))
+    rs.memory_peak_bytes = std::max(rs.memory_peak_bytes, a);
+  return sum;
+}
+
+std::vector<RankSummary> reduce_rank_files(const std::vector<std::string>& files,
+                                           const RankLoader& load, unsigned threads,
+                                           const RanksOptions& options,
+                                           std::vector<std::string>& errors,
+                                           const std::function<bool()>& keep_going) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
+  std::vector<std::optional<RankSummary>> done(files.size());
+  std::vector<std::string> failure(files.size());
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size() && !stop; i = next++) {
+      if (keep_going && !keep_going()) {
+        stop = true;
+        break;
+      }
+      std::error_code ec;
+      uint64_t bytes = std::filesystem::file_size(files[i], ec);
+      Result<Trace> t = load(files[i]);  // sets meta.source; freed at the end of this iteration
+      if (!t) {
+        failure[i] = t.error();
+        continue;
+      }
+      done[i] = summarize_rank(t.value(), options);
+      done[i]->file_bytes = ec ? 0 : bytes;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& th : pool) th.join();
+  std::vector<RankSummary> out;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (done[i]) {
+      out.push_back(std::move(*done[i]));
+    } else if (!failure[i].empty()) {
+      errors.push_back(failure[i].find(files[i]) == std::string::npos ? files[i] + ": " + failure[i]
+                                                                      : failure[i]);
+    }
+  }
+  return out;
+}
+
+// ---- summaries as bytes -------------------------------------------------------------------------
+
+namespace {
+
+struct Writer {
+  std::string out;
+  template <typename T>
+  void pod(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void str(const std::string& s) {
+    pod<uint64_t>(s.size());
+    out += s;
+  }
+  template <typename T, typename F>
+  void vec(const std::vector<T>& v, F&& each) {
+    pod<uint64_t>(v.size());
+    for (const T& x : v) each(const_cast<T&>(x));
+  }
+};
+
+struct Reader {
+  std::string_view in;
+  size_t pos = 0;
+  bool ok = true;
+  template <typename T>
+  void pod(T& v) {
+    if (!ok || in.size() - pos < sizeof(T)) {
+      ok = false;
+      return;
+    }
+    std::memcpy(&v, in.data() + pos, sizeof(T));
+    pos += sizeof(T);
+  }
+  void str(std::string& s) {
+    uint64_t n = 0;
+    pod(n);
+    if (!ok || in.size() - pos < n) {
+      ok = false;
+      return;
+    }
+    s.assign(in.data() + pos, n);
+    pos += n;
+  }
+  template <typename T, typename F>
+  void vec(std::vector<T>& v, F&& each) {
+    uint64_t n = 0;
+    pod(n);
+    if (!ok || n > in.size() - pos) {  // every element takes at least one byte
+      ok = false;
+      return;
+    }
+    v.resize(n);
+    for (T& x : v) {
+      each(x);
+      if (!ok) return;
+    }
+  }
+};
+
+template <typename A>
+void io(A& a, TemporalBreakdown& t) {
+  a.pod(t.device);
+  a.pod(t.span_ns);
+  a.pod(t.idle_ns);
+  a.pod(t.compute_ns);
+  a.pod(t.non_compute_ns);
+  a.pod(t.communication_ns);
+  a.pod(t.memcpy_ns);
+  a.pod(t.memset_ns);
+  a.pod(t.idle_pct);
+  a.pod(t.compute_pct);
+  a.pod(t.non_compute_pct);
+  a.pod(t.communication_pct);
+  a.pod(t.memcpy_pct);
+  a.pod(t.memset_pct);
+}
+
+template <typename A>
+void io(A& a, NamedTime& n) {
+  a.str(n.name);
+  a.pod(n.count);
+  a.pod(n.time_ns);
+}
+
+template <typename A>
+void io(A& a, RankSummary& s) {
+  RankStats& r = s.stats;
+  a.pod(r.rank);
+  a.str(r.source);
+  a.pod(r.steps);
+  a.pod(r.step_mean_ns);
+  a.pod(r.step_max_ns);
+  a.pod(r.wall_ns);
+  io(a, r.temporal);
+  a.pod(r.comm_comp_overlap_pct);
+  a.pod(r.exposed_comm_ns);
+  a.pod(r.comm_overhead_pct);
+  a.pod(r.memory_peak_bytes);
+  a.pod(r.world_size);
+  a.vec(r.top_ops, [&](NamedTime& x) { io(a, x); });
+  a.vec(r.top_kernels, [&](NamedTime& x) { io(a, x); });
+  a.pod(s.base_time_ns);
+  a.pod(s.file_bytes);
+  a.pod(s.has_gpu);
+  a.vec(s.step_times, [&](StepTime& x) { a.pod(x); });
+  a.vec(s.groups, [&](std::string& x) { a.str(x); });
+  a.vec(s.names, [&](std::string& x) { a.str(x); });
+  a.vec(s.calls, [&](CollectiveCall& x) { a.pod(x); });
+}
+
+constexpr uint32_t kSummaryMagic = 0x4d4c5253;  // "MLRS"
+constexpr uint32_t kSummaryVersion = 1;
+
+}  // namespace
+
+std::string encode_rank_summaries(const std::vector<RankSummary>& summaries) {
+  Writer w;
+  w.pod(kSummaryMagic);
+  w.pod(kSummaryVersion);
+  w.vec(summaries, [&](RankSummary& s) { io(w, s); });
+  return std::move(w.out);
+}
+
+Result<std::vector<RankSummary>> decode_rank_summaries(std::string_view bytes) {
+  Reader r{bytes};
+  uint32_t magic = 0, version = 0;
+  r.pod(magic);
+  r.pod(version);
+  if (!r.ok || magic != kSummaryMagic || version != kSummaryVersion)
+    return Status::error("not a rank summary block");
+  std::vector<RankSummary> out;
+  r.vec(out, [&](RankSummary& s) { io(r, s); });
+  if (!r.ok || r.pos != bytes.size()) return Status::error("truncated rank summary block");
+  for (const RankSummary& s : out)
+    for (const CollectiveCall& c : s.calls)
+      if (c.group >= s.groups.size() || c.name >= s.names.size() || c.dtype >= s.names.size())
+        return Status::error("rank summary block: a call points outside its string table");
+  return out;
+}
+
+// ---- across ranks -------------------------------------------------------------------------------
+
+namespace {
+
+// "2-5, 9, 12-127" for a set of numbers; at most `max_parts` parts, then ", ...".
+std::string ranges(std::vector<int32_t> v, size_t max_parts = 8) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::string out;
+  size_t parts = 0;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (parts == max_parts) {
+      out += ", ...";
+      break;
+    }
+    if (!out.empty()) out += ", ";
+    out += std::to_string(v[i]);
+    if (j > i) out += "-" + std::to_string(v[j]);
+    ++parts;
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string file_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+void add_warnings(RanksResult& r) {
+  const std::vector<RankStats>& rows = r.ranks;
+  // Unknown ranks.
+  std::vector<std::string> unknown;
+  for (const RankStats& s : rows)
+    if (s.rank < 0) unknown.push_back(file_name(s.source));
+  if (!unknown.empty()) {
+    std::string w = std::to_string(unknown.size()) +
+                    " trace(s) without a rank (no distributedInfo.rank, no number in the file "
+                    "name): " +
+                    unknown.front();
+    if (unknown.size() > 1) w += ", ...";
+    r.warnings.push_back(w);
+  }
+  // Duplicates: several traces claim one rank.
+  std::vector<std::pair<int32_t, std::vector<std::string>>> dups;
+  for (size_t i = 0; i < rows.size();) {
+    size_t j = i;
+    while (j < rows.size() && rows[j].rank == rows[i].rank) ++j;
+    if (rows[i].rank >= 0 && j - i > 1) {
+      std::vector<std::string> files;
+      for (size_t k = i; k < j; ++k) files.push_back(file_name(rows[k].source));
+      dups.emplace_back(rows[i].rank, std::move(files));
+    }
+    i = j;
+  }
+  for (size_t d = 0; d < dups.size() && d < 5; ++d) {
+    const auto& [rank, files] = dups[d];
+    std::string w = "duplicate rank " + std::to_string(rank) + ": " + std::to_string(files.size()) +
+                    " traces (" + files[0] + ", " + files[1];
+    if (files.size() > 2) w += ", ...";
+    r.warnings.push_back(w + ")");
+  }
+  if (dups.size() > 5) {
+    std::vector<int32_t> ids;
+    for (const auto& d : dups) ids.push_back(d.first);
+    r.warnings.push_back(std::to_string(dups.size()) +
+                         " ranks have several traces: " + ranges(ids));
+  }
+  // World size: the most common one; others are mixed in.
+  std::map<int32_t, std::vector<int32_t>> by_size;
+  for (const RankStats& s : rows)
+    if (s.world_size > 0) by_size[s.world_size].push_back(s.rank);
+  size_t best = 0;
+  for (const auto& [size, ranks] : by_size)
+    if (ranks.size() > best) {
+      best = ranks.size();
+      r.world_size = size;
+    }
+  if (by_size.size() > 1) {
+    std::string w = "mixed world sizes:";
+    bool first = true;
+    for (const auto& [size, ranks] : by_size) {
+      w += std::string(first ? " " : "; ") + std::to_string(size) + " (" +
+           std::to_string(ranks.size()) + " trace" + (ranks.size() > 1 ? "s" : "") + ": rank " +
+           ranges(ranks, 4) + ")";
+      first = false;
+    }
+    r.warnings.push_back(w + "; traces of different jobs?");
+  }
+  if (r.world_size > 0) {
+    std::vector<bool> seen(static_cast<size_t>(r.world_size), false);
+    std::vector<int32_t> outside;
+    for (const RankStats& s : rows) {
+      if (s.rank >= r.world_size) outside.push_back(s.rank);
+      if (s.rank >= 0 && s.rank < r.world_size) seen[static_cast<size_t>(s.rank)] = true;
+    }
+    std::vector<int32_t> missing;
+    for (int32_t i = 0; i < r.world_size; ++i)
+      if (!seen[static_cast<size_t>(i)]) missing.push_back(i);
+    if (!missing.empty())
+      r.warnings.push_back("missing ranks: " + std::to_string(missing.size()) + " of world size " +
+                           std::to_string(r.world_size) + " have no trace (" + ranges(missing) +
+                           ")");
+    if (!outside.empty())
+      r.warnings.push_back("ranks outside world size " + std::to_string(r.world_size) + ": " +
+                           ranges(outside));
+  }
+}
+
+struct Arrival {
+  uint32_t rank_row;  // index into RanksResult::ranks / the sorted summaries
+  int64_t start;      // aligned
+  int64_t end;        // aligned
+  int64_t bytes;
+  int32_t group_size;
+  uint32_t name;   // into its summary's names
+  uint32_t dtype;  // into its summary's names
+};
+
+// A call's key across ranks: the group's text (interned over all ranks) and the sequence number.
+struct CallKey {
+  uint32_t group;
+  int64_t seq;
+  bool operator==(const CallKey& o) const { return group == o.group && seq == o.seq; }
+};
+struct CallKeyHash {
+  size_t operator()(const CallKey& k) const {
+    return std::hash<uint64_t>{}((static_cast<uint64_t>(k.group) << 40) ^
+                                 static_cast<uint64_t>(k.seq));
+  }
+};
+
+double median_of(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return stats::quantile_sorted(v, 0.5);
+}
+
+}  // namespace
+
+RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOptions& o) {
+  RanksResult r;
+  std::sort(sums.begin(), sums.end(), [](const RankSummary& a, const RankSummary& b) {
+    return a.stats.rank != b.stats.rank ? a.stats.rank < b.stats.rank
+                                        : a.stats.source < b.stats.source;
+  });
+  for (const RankSummary& s : sums) r.ranks.push_back(s.stats);
+  if (sums.empty()) return r;
+  add_warnings(r);
+  const size_t n = sums.size();
+
+  // Group texts interned over all ranks, and every rank's calls by key.
+  std::vector<std::string> group_text;
+  std::unordered_map<std::string, uint32_t> group_id;
+  std::vector<std::vector<uint32_t>> local_to_global(n);
+  for (size_t i = 0; i < n; ++i)
+    for (const std::string& g : sums[i].groups) {
+      auto [it, added] = group_id.emplace(g, static_cast<uint32_t>(group_text.size()));
+      if (added) group_text.push_back(g);
+      local_to_global[i].push_back(it->second);
+    }
+  auto key_of = [&](size_t i, const CollectiveCall& c) {
+    return CallKey{local_to_global[i][c.group], c.seq};
+  };
+
+  // ---- clock alignment ----
+  std::vector<int64_t> offset(n, 0);
+  ClockAlignment& clock = r.clock;
+  clock.reference_rank = sums[0].stats.rank;
+  std::unordered_map<CallKey, int64_t, CallKeyHash> ref_end;
+  for (const CollectiveCall& c : sums[0].calls) ref_end[key_of(0, c)] = c.end_ns;
+  // Per rank, its calls' end - the reference's end, over the calls both have.
+  auto end_diffs = [&](size_t i) {
+    std::vector<int64_t> d;
+    for (const CollectiveCall& c : sums[i].calls) {
+      auto it = ref_end.find(key_of(i, c));
+      if (it != ref_end.end()) d.push_back(it->second - c.end_ns);
+    }
+    return d;
+  };
+  bool all_base = true;
+  for (const RankSummary& s : sums) all_base &= s.base_time_ns != 0;
+  if (n == 1) {
+    clock.note = "one rank";
+  } else if (all_base) {
+    clock.method = "kineto_base_time";
+    for (size_t i = 0; i < n; ++i) offset[i] = sums[i].base_time_ns - sums[0].base_time_ns;
+    clock.note = "each trace's baseTimeNanoseconds";
+  } else {
+    std::vector<int32_t> unaligned;
+    size_t aligned = 0;
+    for (size_t i = 1; i < n; ++i) {
+      std::vector<int64_t> d = end_diffs(i);
+      if (d.empty()) {
+        unaligned.push_back(sums[i].stats.rank);
+        continue;
+      }
+      offset[i] = std::llround(median_of(std::move(d)));
+      ++aligned;
+    }
+    if (aligned > 0) {
+      clock.method = "collective_end";
+      clock.note =
+          "no baseTimeNanoseconds in every trace: each rank shifted so the collectives it shares "
+          "with rank " +
+          std::to_string(clock.reference_rank) + " end together (median over the calls)";
+      if (!unaligned.empty())
+        clock.note +=
+            "; not aligned (no collective shared with the reference): rank " + ranges(unaligned, 4);
+    } else {
+      clock.note =
+          "no baseTimeNanoseconds in every trace and no collective matched across ranks: raw "
+          "timestamps";
+    }
+  }
+  if (n > 1) {
+    std::vector<int64_t> residuals;
+    for (size_t i = 1; i < n; ++i) {
+      std::vector<int64_t> d = end_diffs(i);
+      if (d.empty()) continue;
+      for (int64_t& x : d) x = std::llabs(x - offset[i]);
+      residuals.push_back(std::llround(median_of(std::move(d))));
+    }
+    clock.residual_ns = std::llround(median_of(std::move(residuals)));
+  }
+  for (size_t i = 0; i < n; ++i) r.ranks[i].clock_offset_ns = offset[i];
+
+  // ---- collectives matched across ranks ----
+  std::unordered_map<CallKey, std::vector<Arrival>, CallKeyHash> calls;
+  for (size_t i = 0; i < n; ++i)
+    for (const CollectiveCall& c : sums[i].calls)
+      calls[key_of(i, c)].push_back({static_cast<uint32_t>(i), c.start_ns + offset[i],
+                                     c.end_ns + offset[i], c.bytes, c.group_size, c.name, c.dtype});
+  std::vector<CallKey> keys;
+  keys.reserve(calls.size());
+  for (const auto& [k, v] : calls) keys.push_back(k);
+  std::sort(keys.begin(), keys.end(), [&](const CallKey& a, const CallKey& b) {
+    if (a.group != b.group) return group_text[a.group] < group_text[b.group];
+    return a.seq < b.seq;
+  });
+  std::vector<std::vector<int64_t>> late_by(n);
+  struct Late {
+    int64_t late_by;
+    size_t key;
+  };
+  auto later = [](const Late& a, const Late& b) {  // min-heap on lateness, then key order
+    return a.late_by != b.late_by ? a.late_by > b.late_by : a.key < b.key;
+  };
+  std::priority_queue<Late, std::vector<Late>, decltype(later)> worst(later);
+  struct BucketKey {
+    std::string name;
+    int64_t min_bytes;
+    bool operator<(const BucketKey& o) const {
+      return name != o.name ? name < o.name : min_bytes < o.min_bytes;
+    }
+  };
+  std::map<BucketKey, SizeBucket> buckets;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::vector<Arrival>& a = calls[keys[k]];
+    std::stable_sort(a.begin(), a.end(), [](const Arrival& x, const Arrival& y) {
+      return x.start != y.start ? x.start < y.start : x.rank_row < y.rank_row;
+    });
+    // Bandwidth: the shortest kernel of the call moves the data without waiting.
+    int64_t transfer = INT64_MAX, bytes = 0;
+    int32_t group_size = 0;
+    for (const Arrival& x : a) {
+      transfer = std::min(transfer, x.end - x.start);
+      bytes = std::max(bytes, x.bytes);
+      group_size = std::max(group_size, x.group_size);
+    }
+    if (bytes > 0 && transfer > 0) {
+      int64_t lo = 1;
+      while (lo <= bytes / 2) lo *= 2;
+      const std::string& name = sums[a.front().rank_row].names[a.front().name];
+      SizeBucket& b = buckets[{name, lo}];
+      b.name = name;
+      b.min_bytes = lo;
+      ++b.calls;
+      b.bytes += bytes;
+      b.time_ns += transfer;
+      b.group_size = std::max<int64_t>(b.group_size, group_size);
+    }
+    if (a.size() < 2) continue;
+    ++r.matched_calls;
+    for (const Arrival& x : a) ++r.ranks[x.rank_row].collective_calls;
+    const Arrival& last = a.back();
+    int64_t late = last.start - a[a.size() - 2].start;
+    RankStats& lr = r.ranks[last.rank_row];
+    ++lr.last_count;
+    lr.late_total_ns += late;
+    late_by[last.rank_row].push_back(late);
+    if (o.top_calls > 0) {
+      worst.push({late, k});
+      if (worst.size() > o.top_calls) worst.pop();
+    }
+  }
+  while (!worst.empty()) {
+    const Late& w = worst.top();
+    const std::vector<Arrival>& a = calls[keys[w.key]];
+    const Arrival& last = a.back();
+    LateCall c;
+    c.group = group_text[keys[w.key].group];
+    c.seq = keys[w.key].seq;
+    c.name = sums[last.rank_row].names[last.name];
+    for (const Arrival& x : a) c.bytes = std::max(c.bytes, x.bytes);
+    c.ranks = static_cast<uint32_t>(a.size());
+    c.last_rank = r.ranks[last.rank_row].rank;
+    c.late_by_ns = w.late_by;
+    c.spread_ns = last.start - a.front().start;
+    c.aligned_start_ns = last.start;
+    r.late_calls.push_back(std::move(c));
+    worst.pop();
+  }
+  std::reverse(r.late_calls.begin(), r.late_calls.end());
+  for (auto& [key, b] : buckets) {
+    b.algbw_gbps = static_cast<double>(b.bytes) / static_cast<double>(b.time_ns);
+    b.busbw_gbps = b.algbw_gbps * bus_factor(b.name, b.group_size);
+    r.size_buckets.push_back(b);
+  }
+
+  // ---- per-collective totals over all ranks ----
+  std::map<std::string, CollectiveStats> coll;
+  for (const RankSummary& s : sums)
+    for (const CollectiveCall& c : s.calls) {
+      const std::string& name = s.names[c.name];
+      CollectiveStats& cs = coll[name];
+      cs.name = name;
+      ++cs.count;
+      cs.time_ns += c.end_ns - c.start_ns;
+      cs.bytes += c.bytes;
+      if (cs.dtype.empty()) cs.dtype = s.names[c.dtype];
+      if (c.group_size > 0) cs.group_size = c.group_size;
+    }
+  for (auto& [name, c] : coll) {
     if (c.time_ns > 0 && c.bytes > 0) {
       c.algbw_gbps = static_cast<double>(c.bytes) / static_cast<double>(c.time_ns);
       c.busbw_gbps = c.algbw_gbps * bus_factor(name, c.group_size);
     }
     r.collectives.push_back(c);
   }
-  std::sort(
+  std::stable_sort(
       r.collectives.begin(), r.collectives.end(),
       [](const CollectiveStats& a, const CollectiveStats& b) { return a.time_ns > b.time_ns; });
+
+  // ---- imbalance and stragglers ----
+  std::vector<double> wall, compute;
+  double step_sum = 0;
+  for (const RankStats& rs : r.ranks) {
+    wall.push_back(rs.steps > 0 ? rs.step_mean_ns : static_cast<double>(rs.wall_ns));
+    compute.push_back(static_cast<double>(rs.temporal.compute_ns));
+    step_sum += rs.step_mean_ns;
+  }
+  r.step_mean_ns = step_sum / static_cast<double>(n);
+  auto max_over_mean = [](const std::vector<double>& v) {
+    double sum = 0, mx = 0;
+    for (double x : v) {
+      sum += x;
+      mx = std::max(mx, x);
+    }
+    return sum > 0 ? mx / (sum / static_cast<double>(v.size())) : 0.0;
+  };
+  r.load_imbalance = max_over_mean(wall);
+  r.compute_imbalance = max_over_mean(compute);
+  double med = stats::median(wall);
+  double share_needed =
+      std::max(o.straggler_last_share, std::min(0.9, 1.5 / static_cast<double>(n)));
+  for (size_t i = 0; i < n && n > 1; ++i) {
+    RankStats& rs = r.ranks[i];
+    StragglerEvidence e;
+    e.rank = rs.rank;
+    e.last_count = rs.last_count;
+    e.calls = rs.collective_calls;
+    e.last_share = e.calls > 0 ? static_cast<double>(e.last_count) / e.calls : 0;
+    e.late_total_ns = rs.late_total_ns;
+    e.late_median_ns = std::llround(median_of(late_by[i]));
+    e.step_excess_pct = med > 0 ? 100.0 * (wall[i] - med) / med : 0;
+    bool by_calls = e.last_count >= o.straggler_min_calls && e.last_share >= share_needed &&
+                    e.late_median_ns >= o.straggler_min_late_ns;
+    bool by_steps = wall[i] > med * (1.0 + o.straggler_threshold);
+    if (!by_calls && !by_steps) continue;
+    char buf[256];
+    if (by_calls) {
+      std::snprintf(buf, sizeof buf,
+                    "last to arrive at %llu of %llu collectives (%.0f%%), a median %.3f ms after "
+                    "the previous rank",
+                    static_cast<unsigned long long>(e.last_count),
+                    static_cast<unsigned long long>(e.calls), 100.0 * e.last_share,
+                    static_cast<double>(e.late_median_ns) / 1e6);
+      e.reason = buf;
+    }
+    if (by_steps) {
+      std::snprintf(buf, sizeof buf, "%s %.1f%% above the median",
+                    rs.steps > 0 ? "mean step" : "GPU span", e.step_excess_pct);
+      e.reason += (e.reason.empty() ? "" : "; ") + std::string(buf);
+    }
+    rs.straggler = true;
+    r.stragglers.push_back(rs.rank);
+    r.straggler_evidence.push_back(std::move(e));
+  }
+
+  // ---- distributions over ranks ----
+  auto distribution = [&](const char* metric, auto&& value, bool only_with_steps = false) {
+    std::vector<std::pair<double, int32_t>> v;
+    for (const RankStats& rs : r.ranks)
+      if (!only_with_steps || rs.steps > 0) v.emplace_back(value(rs), rs.rank);
+    if (v.empty()) return;
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<double> sorted;
+    double sum = 0;
+    for (const auto& [x, rank] : v) {
+      sorted.push_back(x);
+      sum += x;
+    }
+    RankDistribution d;
+    d.metric = metric;
+    d.min = sorted.front();
+    d.max = sorted.back();
+    d.p50 = stats::quantile_sorted(sorted, 0.5);
+    d.p90 = stats::quantile_sorted(sorted, 0.9);
+    d.p99 = stats::quantile_sorted(sorted, 0.99);
+    d.mean = sum / static_cast<double>(sorted.size());
+    d.max_over_mean = d.mean > 0 ? d.max / d.mean : 0;
+    d.min_rank = v.front().second;
+    d.max_rank = v.back().second;
+    r.distributions.push_back(d);
+  };
+  distribution(
+      "step_mean_ns", [](const RankStats& s) { return s.step_mean_ns; }, true);
+  distribution("wall_ns", [](const RankStats& s) { return static_cast<double>(s.wall_ns); });
+  distribution("span_ns",
+               [](const RankStats& s) { return static_cast<double>(s.temporal.span_ns); });
+  distribution("compute_ns",
+               [](const RankStats& s) { return static_cast<double>(s.temporal.compute_ns); });
+  distribution("communication_ns",
+               [](const RankStats& s) { return static_cast<double>(s.temporal.communication_ns); });
+  distribution("exposed_comm_ns",
+               [](const RankStats& s) { return static_cast<double>(s.exposed_comm_ns); });
+  distribution("idle_ns",
+               [](const RankStats& s) { return static_cast<double>(s.temporal.idle_ns); });
+  distribution("memory_peak_bytes",
+               [](const RankStats& s) { return static_cast<double>(s.memory_peak_bytes); });
+  if (r.matched_calls > 0)
+    distribution("late_total_ns",
+                 [](const RankStats& s) { return static_cast<double>(s.late_total_ns); });
   return r;
+}
+
+RanksResult analyze_ranks(const std::vector<const Trace*>& traces, const RanksOptions& o) {
+  std::vector<RankSummary> sums(traces.size());
+  unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                                     static_cast<unsigned>(traces.size())));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < traces.size(); i = next++) sums[i] = summarize_rank(*traces[i], o);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  return analyze_rank_summaries(std::move(sums), o);
 }
 
 }  // namespace mlprof

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "cli/command.h"
@@ -19,6 +20,11 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("--straggler-pct", *straggler_pct,
                      "a rank slower than the median by this percentage is a straggler");
       return [a, hta, straggler_pct]() {
+        const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
+        if (world != nullptr && std::atoi(world) > 1) {
+          std::fprintf(stderr, "mlprof: built without MPI: run `mlprof ranks` without mpirun\n");
+          return kExitBadInput;
+        }
         std::error_code ec;
         if (!std::filesystem::is_directory(a->path, ec)) {
           std::fprintf(stderr, "mlprof: %s: not a directory\n", a->path.c_str());

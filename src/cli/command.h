@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -48,6 +49,15 @@ bool strict_import();
 // null (exit with kExitBadInput); files of a directory that fail are reported and skipped.
 std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options = {},
                                            unsigned threads = 0);
+
+// A rank directory's pieces, for commands that reduce the ranks themselves (ranks under MPI):
+// the loader of one rank (import warnings printed when asked), and the set over summaries
+// (null, with the one-line error printed, when none loaded; skipped files printed).
+RankLoader rank_loader(bool print_warnings, std::atomic<uint64_t>* progress_bytes = nullptr);
+std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
+                                              std::vector<RankSummary> summaries,
+                                              std::vector<std::string> errors,
+                                              AnalysisOptions options);
 
 // What every analysis subcommand takes: the input, --json, --threads (rank directories).
 struct AnalysisArgs {

@@ -64,28 +64,50 @@ std::optional<Trace> load_or_report(const std::string& path) {
   return std::move(r.value());
 }
 
+RankLoader rank_loader(bool print_warnings, std::atomic<uint64_t>* progress_bytes) {
+  ImportOptions io;
+  io.strict = strict_import();
+  io.threads = 1;  // one rank per core instead
+  io.progress_bytes = progress_bytes;
+  return [io, print_warnings](const std::string& path) -> Result<Trace> {
+    Result<Trace> t = load_trace(path, io);
+    if (t && print_warnings) print_import_warnings(*t);
+    return t;
+  };
+}
+
+std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
+                                              std::vector<RankSummary> summaries,
+                                              std::vector<std::string> errors,
+                                              AnalysisOptions options) {
+  if (summaries.empty()) {  // one line: the directory, and the first file's problem
+    std::string why = dir + ": no trace could be loaded (a directory of rank traces";
+    if (!errors.empty())
+      why += "; " + std::to_string(errors.size()) + " failed, the first: " + errors.front();
+    std::fprintf(stderr, "mlprof: %s)\n", why.c_str());
+    return nullptr;
+  }
+  for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+  return std::make_unique<AnalysisSet>(std::move(summaries), rank_loader(false), std::move(options),
+                                       std::move(errors));
+}
+
 std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options,
                                            unsigned threads) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    std::vector<std::string> errors;
-    ImportOptions io;
-    io.strict = strict_import();
-    Progress progress("loading rank directory " + file_name(path), trace_files_bytes(path));
-    io.progress_bytes = progress.counter();
-    auto loaded = load_rank_dir(path, threads, errors, io);
-    progress.done();
-    if (!loaded) {  // one line: the directory, and the first file's problem
-      std::string why = loaded.error() + " (a directory of rank traces";
-      if (!errors.empty())
-        why += "; " + std::to_string(errors.size()) + " failed, the first: " + errors.front();
-      std::fprintf(stderr, "mlprof: %s)\n", why.c_str());
+    // Streaming: each worker loads one rank, reduces it to its summary and frees it.
+    auto files = list_rank_files(path);
+    if (!files) {
+      std::fprintf(stderr, "mlprof: %s (a directory of rank traces)\n", files.error().c_str());
       return nullptr;
     }
-    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
-    for (const Trace& t : *loaded) print_import_warnings(t);
-    return std::make_unique<AnalysisSet>(std::move(loaded.value()), std::move(options),
-                                         std::move(errors));
+    std::vector<std::string> errors;
+    Progress progress("loading rank directory " + file_name(path), trace_files_bytes(path));
+    std::vector<RankSummary> summaries = reduce_rank_files(
+        files.value(), rank_loader(true, progress.counter()), threads, options.ranks, errors);
+    progress.done();
+    return set_of_summaries(path, std::move(summaries), std::move(errors), std::move(options));
   }
   auto trace = load_or_report(path);
   if (!trace) return nullptr;

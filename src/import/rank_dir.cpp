@@ -22,9 +22,7 @@ bool is_trace_file(const std::filesystem::path& p) {
 
 }  // namespace
 
-Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned threads,
-                                         std::vector<std::string>& errors,
-                                         const ImportOptions& options) {
+Result<std::vector<std::string>> list_rank_files(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Status::error(dir + ": not a directory");
@@ -37,7 +35,15 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
   if (ec) return Status::error(dir + ": " + ec.message());
   if (files.empty()) return Status::error(dir + ": no trace files (*.json, *.json.gz, *.mlprof)");
   std::sort(files.begin(), files.end());
+  return files;
+}
 
+Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned threads,
+                                         std::vector<std::string>& errors,
+                                         const ImportOptions& options) {
+  auto listed = list_rank_files(dir);
+  if (!listed) return listed.status();
+  const std::vector<std::string>& files = listed.value();
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   std::vector<std::optional<Trace>> loaded(files.size());

@@ -126,7 +126,7 @@ std::string render_analysis_text(AnalysisSet& s, AnalysisId id, const TextOption
     case AnalysisId::kCriticalPath:
       return render_critical_path_text(s.critical_path(), o.width);
     case AnalysisId::kRanks:
-      return render_ranks_text(s.ranks(), o.width);
+      return render_ranks_text(s.ranks(), o.width, o.rows);
   }
   return {};
 }

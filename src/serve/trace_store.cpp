@@ -299,17 +299,21 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
   std::optional<Lookup> r = result_flights_.run(
       key,
       [&]() -> std::optional<Lookup> {
-        std::vector<Trace> traces;
-        traces.reserve(files.size());
-        for (const TraceFileInfo& info : files) {
-          if (!still(wanted)) return std::nullopt;  // between files: the client may have gone
+        // Streaming, as `mlprof ranks DIR`: one rank in memory at a time, reduced to its summary.
+        std::vector<std::string> names;
+        for (const TraceFileInfo& info : files) names.push_back(info.name);
+        auto load_one = [this](const std::string& name) -> Result<Trace> {
           OpenFile f;
           std::string message;
-          if (open(info.name, f, message) != LookupError::kNone) continue;
-          Result<Trace> t = load(f);
-          if (t) traces.push_back(std::move(t.value()));
-        }
-        AnalysisSet set(std::move(traces));
+          if (open(name, f, message) != LookupError::kNone) return Status::error(message);
+          return load(f);
+        };
+        std::vector<std::string> errors;
+        AnalysisOptions options;
+        std::vector<RankSummary> summaries = reduce_rank_files(
+            names, load_one, 1, options.ranks, errors, [&] { return still(wanted); });
+        if (!still(wanted)) return std::nullopt;  // between files: the client may have gone
+        AnalysisSet set(std::move(summaries), nullptr, options, std::move(errors));
         Lookup done;
         done.body = shared(analysis_json(set, AnalysisId::kRanks));
         results_.put(key, done.body);

@@ -139,6 +139,20 @@ def check_rank_dir(ranks_dir):
           "report DIR: bottlenecks == analyze DIR bottlenecks (rank results included)")
     check(json.loads(run("bottlenecks", "--json", ranks_dir)) == analyze["bottlenecks"],
           "bottlenecks DIR == analyze DIR bottlenecks")
+    # The ranks result token for token: its subcommand, analyze, the report, serve's endpoint
+    # (serve names files by their real path: the directory is given as one).
+    real = os.path.realpath(ranks_dir)
+    single = exact(run("ranks", "--json", real))
+    check(dict(exact(run("analyze", "--json", real)))["ranks"] == single,
+          "analyze DIR ranks == ranks DIR --json")
+    check(dict(exact(run("report", "--data-json", real)))["ranks"] == single,
+          "report DIR ranks == ranks DIR --json")
+    srv = Serve(real)
+    try:
+        check(exact(srv.get("/api/profiler/ranks")) == single,
+              "serve /api/profiler/ranks == ranks DIR --json")
+    finally:
+        srv.close()
 
 
 own = [p for p in traces_under(DATA) if is_trace(p)]

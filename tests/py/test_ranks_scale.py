@@ -1,0 +1,207 @@
+"""`mlprof ranks` on generated rank sets whose answers are known (bench/gen_ranks.py, from the real
+rank traces in the shared folder), on the real 2-rank set and the NCCL trace, and under mpirun:
+
+* the delayed rank is named the straggler, late by the delay (minus at most the jitter), at every
+  collective, and every clock offset is the one the generator applied (base time, or collective
+  ends when the traces have no baseTimeNanoseconds);
+* the communication time of each rank, computed here from the generated files (union of the NCCL
+  kernels), is the distribution's min and max;
+* duplicate ranks, missing ranks and mixed world sizes are warnings;
+* `mpirun --oversubscribe -np 3 mlprof ranks DIR --json` prints the single-process JSON byte for
+  byte (skipped, with a message, when mpirun is absent or mlprof was built without MPI).
+
+Usage: test_ranks_scale.py MLPROF DATA_DIR"""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(__file__))
+import shared_data  # noqa: E402
+
+MLPROF = sys.argv[1]
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GEN = os.path.join(REPO, "bench", "gen_ranks.py")
+failures = checked = 0
+
+
+def check(cond, what):
+    global failures, checked
+    checked += 1
+    if not cond:
+        failures += 1
+        print("FAIL", what, flush=True)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([MLPROF, *args], capture_output=True, text=True)
+    if p.returncode != expect:
+        raise RuntimeError(f"mlprof {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
+    return p
+
+
+def ranks_json(d):
+    return json.loads(run("ranks", "--json", d).stdout)
+
+
+def generate(src, out, *args):
+    subprocess.run([sys.executable, GEN, src, out, *args], check=True)
+    return json.load(open(os.path.join(out, "answers.txt")))
+
+
+def comm_union_ns(path):
+    """|union of the NCCL kernels| of one generated rank file, in ns (mlprof rounds each time to
+    a whole ns)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    events = json.load(opener(path, "rt"), parse_float=Decimal)["traceEvents"]
+    iv = sorted((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)) for e in events
+                if e.get("cat") == "kernel" and "nccl" in e.get("name", "").lower())
+    total, cur_s, cur_e = 0, None, None
+    for s, e in iv:
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                total += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        total += cur_e - cur_s
+    return total
+
+
+def metric(r, name):
+    return next(d for d in r["distributions"] if d["metric"] == name)
+
+
+def check_delayed(d, ans, base_time):
+    r = ranks_json(d)
+    n, late, jitter = ans["ranks"], ans["delay_rank"], ans["jitter_us"]
+    tag = f"{os.path.basename(d)}:"
+    check(r["stragglers"] == [late], f"{tag} straggler {r['stragglers']} == [{late}]")
+    ev = r["straggler_evidence"][0] if r["straggler_evidence"] else {}
+    calls = ans["comm_kernels_per_rank"]
+    check(ev.get("last_count") == calls and ev.get("calls") == calls,
+          f"{tag} last at every call: {ev.get('last_count')}/{ev.get('calls')} of {calls}")
+    delay_ns = ans["delay_us"] * 1000
+    med = ev.get("late_median_ns", 0)
+    check(delay_ns - jitter * 1000 - 1000 <= med <= delay_ns + 1000,
+          f"{tag} late by {med} ns, delay {delay_ns} ns (jitter {jitter} us)")
+    check(all(c["last_rank"] == late for c in r["late_calls"]), f"{tag} every late call is rank {late}")
+    method = "kineto_base_time" if base_time else "collective_end"
+    check(r["clock_alignment"]["method"] == method,
+          f"{tag} clock alignment {r['clock_alignment']['method']} == {method}")
+    shifts = ans["offsets_us"]
+    for row in r["ranks"]:
+        want = (shifts["0"] - shifts[str(row["rank"])]) * 1000
+        # base time: exact; collective ends: exact but for float-microsecond rounding
+        tol = 0 if base_time else 2
+        check(abs(row["clock_offset_ns"] - want) <= tol,
+              f"{tag} rank {row['rank']} clock offset {row['clock_offset_ns']} == {want}")
+    check(len(r["ranks"]) == n and r["world_size"] == n and not r["warnings"],
+          f"{tag} {n} ranks, no warnings: {r['warnings']}")
+    # Communication time per rank, computed here from the files.
+    comm = [comm_union_ns(os.path.join(d, f)) for f in ans["files"]]
+    m = metric(r, "communication_ns")
+    check(abs(m["min"] - min(comm)) <= calls and abs(m["max"] - max(comm)) <= calls,
+          f"{tag} communication min/max {m['min']}/{m['max']} vs {min(comm)}/{max(comm)}")
+    return r
+
+
+def check_mpi(d):
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        print("SKIP mpirun: not installed (Debian openmpi-bin)")
+        return
+    single = run("ranks", "--json", d).stdout
+    p = subprocess.run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "3", MLPROF,
+                        "ranks", "--json", d], capture_output=True, text=True, timeout=240)
+    if "built without MPI" in p.stderr:
+        print("SKIP mpirun: this mlprof was built without MPI")
+        return
+    check(p.returncode == 0, f"mpirun -np 3: exit {p.returncode}: {p.stderr.strip()[-400:]}")
+    check(p.stdout == single, f"mpirun -np 3 ranks --json == single process ({len(p.stdout)} vs "
+                              f"{len(single)} bytes)")
+    text = run("ranks", d).stdout
+    p = subprocess.run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "2", MLPROF,
+                        "ranks", d], capture_output=True, text=True, timeout=240)
+    check(p.returncode == 0 and p.stdout == text, "mpirun -np 2 ranks (text) == single process")
+
+
+shared = shared_data.require("traces/kineto-gpu")
+sampled = os.path.join(shared, "trace_filter", "sampled_rank-0.json.gz")
+nccl = os.path.join(shared, "nccl_parser_config", "nccl_data.json.gz")
+tmp = tempfile.mkdtemp(prefix="mlprof-ranks-")
+try:
+    # A real NCCL rank (process groups, sizes, baseTimeNanoseconds) as 4 ranks, rank 2 late.
+    d = os.path.join(tmp, "nccl4")
+    ans = generate(nccl, d, "-n", "4", "--delay-rank", "2", "--delay-us", "1500",
+                   "--skew-us", "5000", "--jitter-us", "20", "--gzip")
+    r = check_delayed(d, ans, base_time=True)
+    check(any(b["name"] == "allreduce" for b in r["size_buckets"]), "allreduce size buckets")
+    check_mpi(d)
+
+    # The sampled A100 rank (no process-group args: streams stand for them) as 6 ranks without
+    # baseTimeNanoseconds: aligned at collective ends.
+    d = os.path.join(tmp, "sampled6")
+    ans = generate(sampled, d, "-n", "6", "--delay-rank", "5", "--delay-us", "3000",
+                   "--skew-us", "20000", "--no-base-time")
+    check_delayed(d, ans, base_time=False)
+    # ... and with a base time written in.
+    d = os.path.join(tmp, "sampled6b")
+    ans = generate(sampled, d, "-n", "6", "--delay-rank", "1", "--delay-us", "800",
+                   "--skew-us", "20000", "--base-time", "1682725000000000000", "--jitter-us", "5")
+    check_delayed(d, ans, base_time=True)
+
+    # Duplicate, missing, mixed world sizes.
+    d = os.path.join(tmp, "broken")
+    generate(sampled, d, "-n", "8", "--duplicate", "2", "--missing", "5", "--missing", "6",
+             "--world-size", "7=16")
+    r = ranks_json(d)
+    w = r["warnings"]
+    check(any(x.startswith("duplicate rank 2: 2 traces (rank-00002-dup.json, rank-00002.json)")
+              for x in w), f"duplicate warning in {w}")
+    check("missing ranks: 2 of world size 8 have no trace (5-6)" in w, f"missing warning in {w}")
+    check(any(x.startswith("mixed world sizes: 8 (6 traces: rank 0-4); 16 (1 trace: rank 7)")
+              for x in w), f"mixed world size warning in {w}")
+    text = run("ranks", d).stdout
+    check("warning: duplicate rank 2" in text and "warning: missing ranks" in text,
+          "warnings in the text output")
+
+    # Output that reads at scale: 40 ranks -> distributions and the worst 10 in text, every rank
+    # in --json and --csv.
+    d = os.path.join(tmp, "many")
+    generate(sampled, d, "-n", "40", "--delay-rank", "17", "--delay-us", "2000")
+    text = run("ranks", d).stdout
+    check("Worst 10 of 40 ranks" in text, "text shows the worst 10 of 40")
+    rows = [ln for ln in text.splitlines() if ln[:1].isdigit() and " ms " in ln]
+    check(rows and rows[0].startswith("17 *"), f"the straggler leads the worst ranks: {rows[:1]}")
+    check(len(ranks_json(d)["ranks"]) == 40, "--json lists every rank")
+    csv = run("ranks", "--csv", d).stdout.strip().splitlines()
+    check(len(csv) == 41, f"--csv: header + 40 rows, got {len(csv)} lines")
+
+    # The real 2-rank set (2 of a 128-rank job) and the one-rank NCCL trace.
+    real = os.path.join(shared, "trace_filter")
+    r = ranks_json(real)
+    check(r["world_size"] == 128, "trace_filter: world size 128")
+    check("missing ranks: 126 of world size 128 have no trace (2-127)" in r["warnings"],
+          f"trace_filter: missing ranks warned: {r['warnings']}")
+    check(r["matched_calls"] == 10 and r["clock_alignment"]["method"] == "collective_end",
+          f"trace_filter: 10 calls matched over streams, aligned at collective ends "
+          f"({r['matched_calls']}, {r['clock_alignment']['method']})")
+    one = os.path.join(tmp, "nccl1")
+    os.makedirs(one)
+    os.symlink(nccl, os.path.join(one, "rank-0.json.gz"))
+    r = ranks_json(one)
+    check(r["clock_alignment"]["method"] == "none" and r["matched_calls"] == 0,
+          "one rank: no alignment, no matched calls")
+    check("missing ranks: 1 of world size 2 have no trace (1)" in r["warnings"],
+          f"nccl: rank 1 of 2 missing: {r['warnings']}")
+finally:
+    shutil.rmtree(tmp)
+
+print(f"{checked - failures}/{checked} checks passed")
+sys.exit(shared_data.exit_code(failures))
