@@ -5,7 +5,7 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config python3 libsimdjson-dev libi
   libbenchmark-dev libsqlite3-dev libunwind-dev libdw-dev zlib1g-dev libssl-dev valgrind \
   clang libclang-rt-14-dev chromium \
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-pandas \
-  python3-torch python3-setuptools python3-pip
+  python3-torch python3-setuptools python3-pip libopenmpi-dev openmpi-bin
 JOBS ?= $(shell nproc)
 
 .PHONY: deps build demo test test-asan test-tsan fuzz bench clean format

@@ -251,7 +251,8 @@ std::vector<RankSummary> reduce_rank_files(const std::vector<std::string>& files
                                            const RankLoader& load, unsigned threads,
                                            const RanksOptions& options,
                                            std::vector<std::string>& errors,
-                                           const std::function<bool()>& keep_going) {
+                                           const std::function<bool()>& keep_going,
+                                           std::vector<size_t>* error_files) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
   std::vector<std::optional<RankSummary>> done(files.size());
@@ -284,6 +285,7 @@ std::vector<RankSummary> reduce_rank_files(const std::vector<std::string>& files
     if (done[i]) {
       out.push_back(std::move(*done[i]));
     } else if (!failure[i].empty()) {
+      if (error_files != nullptr) error_files->push_back(i);
       errors.push_back(failure[i].find(files[i]) == std::string::npos ? files[i] + ": " + failure[i]
                                                                       : failure[i]);
     }

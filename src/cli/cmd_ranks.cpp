@@ -1,8 +1,8 @@
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 
 #include "cli/command.h"
+#include "cli/mpi_ranks.h"
 
 namespace mlprof::cli {
 namespace {
@@ -20,11 +20,6 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("--straggler-pct", *straggler_pct,
                      "a rank slower than the median by this percentage is a straggler");
       return [a, hta, straggler_pct]() {
-        const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
-        if (world != nullptr && std::atoi(world) > 1) {
-          std::fprintf(stderr, "mlprof: built without MPI: run `mlprof ranks` without mpirun\n");
-          return kExitBadInput;
-        }
         std::error_code ec;
         if (!std::filesystem::is_directory(a->path, ec)) {
           std::fprintf(stderr, "mlprof: %s: not a directory\n", a->path.c_str());
@@ -33,6 +28,8 @@ MLPROF_REGISTER_COMMAND(
         AnalysisOptions o;
         o.set_hta_compatible(*hta);
         o.ranks.straggler_threshold = *straggler_pct / 100.0;
+        // Under mpirun: the files sharded across the processes, the output from process 0.
+        if (launched_by_mpi()) return run_ranks_mpi(*a, o);
         return run_analysis_command(*a, AnalysisId::kRanks, o);
       };
     });

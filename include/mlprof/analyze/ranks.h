@@ -99,13 +99,15 @@ RankSummary summarize_rank(const Trace& trace, const RanksOptions& options = {})
 // Loads files one per worker, reduces each to its summary and frees it before taking the next:
 // peak memory is `threads` traces plus the summaries. Files that fail to load are reported in
 // `errors` ("path: why", in file order). `keep_going` (optional) is asked between files. The
-// loader sets each trace's meta.source (the rank's name in every output).
+// loader sets each trace's meta.source (the rank's name in every output). `error_files`
+// (optional) receives the index in `files` of each error.
 using RankLoader = std::function<Result<Trace>(const std::string& path)>;
 std::vector<RankSummary> reduce_rank_files(const std::vector<std::string>& files,
                                            const RankLoader& load, unsigned threads,
                                            const RanksOptions& options,
                                            std::vector<std::string>& errors,
-                                           const std::function<bool()>& keep_going = {});
+                                           const std::function<bool()>& keep_going = {},
+                                           std::vector<size_t>* error_files = nullptr);
 
 // Summaries as bytes and back (MPI gathers them to one process); lossless.
 std::string encode_rank_summaries(const std::vector<RankSummary>& summaries);
