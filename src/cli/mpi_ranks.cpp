@@ -53,7 +53,7 @@ std::vector<int> shard_by_size(const std::vector<uint64_t>& sizes, int processes
 
 bool mpi_available() { return false; }
 
-int run_ranks_mpi(const AnalysisArgs&, const AnalysisOptions&) {
+int run_ranks_mpi(const AnalysisArgs&, const AnalysisOptions&, const TextOptions&) {
   std::fprintf(stderr,
                "mlprof: built without MPI (Debian libopenmpi-dev at build time): run `mlprof "
                "ranks` without mpirun\n");
@@ -118,7 +118,7 @@ int finish(int rc) {
 
 }  // namespace
 
-int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options) {
+int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options, const TextOptions& text) {
   MPI_Init(nullptr, nullptr);
   int me = 0, processes = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
@@ -206,7 +206,7 @@ int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options) {
       std::cout << csv.value();
     }
   } else {
-    rc = print_analysis(*set, AnalysisId::kRanks, a.json);
+    rc = print_analysis(*set, AnalysisId::kRanks, a.json, text);
   }
   std::cout.flush();
   return finish(rc);

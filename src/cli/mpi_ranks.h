@@ -16,6 +16,6 @@ bool mpi_available();
 std::vector<int> shard_by_size(const std::vector<uint64_t>& sizes, int processes);
 // `ranks` across the MPI processes; process 0 prints what the single-process run prints. Every
 // process returns the same exit code.
-int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options);
+int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options, const TextOptions& text);
 
 }  // namespace mlprof::cli
