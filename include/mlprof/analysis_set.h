@@ -76,6 +76,7 @@ struct OpsResult {
 struct AnalysisOptions {
   SummaryOptions summary;
   OpsOptions ops;
+  StepsOptions steps;
   KernelsOptions kernels;
   GpuOptions gpu;
   MemoryOptions memory;

@@ -200,7 +200,8 @@ const OpsResult& AnalysisSet::ops() {
 }
 
 const StepsResult& AnalysisSet::steps() {
-  return get<StepsResult>(AnalysisId::kSteps, [&] { return analyze_steps(trace()); });
+  return get<StepsResult>(AnalysisId::kSteps,
+                          [&] { return analyze_steps(trace(), options_.steps); });
 }
 
 const KernelsResult& AnalysisSet::kernels() {

@@ -203,10 +203,18 @@ bool is_plugin_runtime_cat(std::string_view l) {
 // docs/analysis.md: a kernel whose name says communication (NCCL kernels launched by
 // record_param_comms or c10d ops, which the plugin does not know) is communication, and
 // gpu_user_annotation ranges (markers, not work; the plugin counts them as CPU op) take no part.
-int8_t gpu_class_of(const Trace& trace, size_t i, std::string_view cat, std::string_view name) {
+int8_t gpu_class_of(const Trace& trace, size_t i, std::string_view cat, std::string_view name,
+                    bool exact) {
   using C = GpuStepClass;
   auto as = [](C c) { return static_cast<int8_t>(c); };
-  if (trace.is_gpu_track(trace.slices.track[i])) {
+  if (exact && trace.is_gpu_track(trace.slices.track[i])) {
+    std::string lc = lower(cat);
+    if (lc == "kernel") return as(C::kKernel);
+    if (lc == "memcpy" || lc == "gpu_memcpy") return as(C::kMemcpy);
+    if (lc == "memset" || lc == "gpu_memset") return as(C::kMemset);
+    if (lc != "gpu_user_annotation") return -1;
+    // The plugin reads gpu_user_annotation as a user annotation: a CPU op below.
+  } else if (trace.is_gpu_track(trace.slices.track[i])) {
     GpuWorkKind k = gpu_work_kind(cat, name);
     if (k == GpuWorkKind::kAnnotation || k == GpuWorkKind::kSync) return -1;
     if (k == GpuWorkKind::kMemcpy) return as(C::kMemcpy);
@@ -216,7 +224,9 @@ int8_t gpu_class_of(const Trace& trace, size_t i, std::string_view cat, std::str
   }
   std::string lc = lower(cat);
   if (is_plugin_runtime_cat(lc)) return as(C::kRuntime);
-  if (lc != "cpu_op" && lc != "operator" && lc != "user_annotation" && lc != "python") return -1;
+  if (lc != "cpu_op" && lc != "operator" && lc != "user_annotation" && lc != "python" &&
+      lc != "gpu_user_annotation")
+    return -1;
   if (step_number(name)) return -1;
   if (is_plugin_data_loader(name)) return as(C::kDataLoader);
   if (is_plugin_comm_op(name)) return as(C::kCommunication);
@@ -229,7 +239,7 @@ int64_t arg_int_of(const Trace& trace, size_t i, StringId key) {
   return a ? a->as_int().value_or(-1) : -1;
 }
 
-void split_gpu_classes(const Trace& trace, StepsResult& r) {
+void split_gpu_classes(const Trace& trace, StepsResult& r, bool exact) {
   const SliceTable& s = trace.slices;
   if (r.steps.empty()) return;
   int64_t lo = r.steps.front().gpu_begin_ns;
@@ -265,7 +275,7 @@ void split_gpu_classes(const Trace& trace, StepsResult& r) {
     }
     int8_t& memo = memo_by_cat[static_cast<size_t>(slot)][s.name[i]];
     if (memo == kNotComputed)
-      memo = gpu_class_of(trace, i, trace.str(s.cat[i]), trace.str(s.name[i]));
+      memo = gpu_class_of(trace, i, trace.str(s.cat[i]), trace.str(s.name[i]), exact);
     int8_t cls = memo;
     if (cls < 0) continue;
     if (cls == static_cast<int8_t>(GpuStepClass::kKernel) && !nccl_ext.empty()) {
@@ -417,7 +427,7 @@ DeviceStepWindows device_step_windows(const Trace& trace,
   return out;
 }
 
-StepsResult analyze_steps(const Trace& trace) {
+StepsResult analyze_steps(const Trace& trace, const StepsOptions& options) {
   StepsResult r;
   const SliceTable& s = trace.slices;
   // Step markers on host threads (Kineto also mirrors them on GPU streams as annotations).
@@ -469,7 +479,8 @@ StepsResult analyze_steps(const Trace& trace) {
       st.plugin_dropped = k >= w.kept;
     }
     r.plugin_steps = w.kept;
-    split_gpu_classes(trace, r);
+    split_gpu_classes(trace, r, options.tb_plugin_classes);
+    r.tb_plugin_classes = options.tb_plugin_classes;
   }
 
   std::vector<double> durs;

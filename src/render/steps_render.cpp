@@ -115,6 +115,7 @@ void write_steps_json(JsonWriter& w, const StepsResult& r) {
       w.field(gpu_step_class_name(static_cast<GpuStepClass>(c)), r.gpu_class_total_ns[c]);
     w.end_object();
     w.field("gpu_total_ns", r.gpu_total_ns);
+    w.field("tb_plugin_classes", r.tb_plugin_classes);
     w.key("gpu_window")
         .value(
             "each step from max(host start, previous step's GPU end) to max(host end, end of the "

@@ -23,6 +23,7 @@ import gzip
 import json
 import sys
 from collections import defaultdict
+from decimal import Decimal
 
 NCCL_OPS = {"nccl:broadcast", "nccl:reduce", "nccl:all_reduce", "nccl:all_gather",
             "nccl:reduce_scatter"}
@@ -39,11 +40,30 @@ ROLE_NAMES = ["kernel", "memcpy", "memset", "communication", "runtime", "data_lo
               "other"]
 
 
+BASE_US = 0  # load() rebases times on the whole microsecond of the first event (see there)
+
+
 def load(path):
+    """The trace's duration events with their plugin type. Timestamps are read exactly
+    (Decimal) and rebased on BASE_US: epoch-scale float microseconds (1.7e15) hold only 0.25 us
+    as doubles, which would blur sub-microsecond traces; absolute time = BASE_US + ts."""
+    global BASE_US
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        doc = json.load(f)
+        doc = json.load(f, parse_float=Decimal)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    stamps = [e["ts"] for e in events if e.get("ph") == "X" and "ts" in e]
+    BASE_US = int(min(stamps)) if stamps else 0
+    for e in events:
+        for k in ("ts", "dur"):
+            if k in e and isinstance(e[k], (int, Decimal)):
+                v = e[k] - BASE_US if k == "ts" else e[k]
+                e[k] = int(v) if v == int(v) else float(v)
+        a = e.get("args")
+        if isinstance(a, dict):
+            for k, v in a.items():
+                if isinstance(v, Decimal):
+                    a[k] = float(v)
     out = []
     for e in events:
         if e.get("ph") != "X":

@@ -63,10 +63,11 @@ def check_trace(rel, us=1000):
               f"{d['est_sm_efficiency']} vs {sm}")
         check(near(d["est_achieved_occupancy_pct"], occ), f"{name} GPU {dev}: occupancy "
               f"{d['est_achieved_occupancy_pct']} vs {occ}")
-    check(summary["window_begin_ns"] == kept[0][0] * us and
-          summary["window_end_ns"] == kept[-1][1] * us,
+    base = tb.BASE_US * us
+    check(summary["window_begin_ns"] == base + kept[0][0] * us and
+          summary["window_end_ns"] == base + kept[-1][1] * us,
           f"{name}: window [{summary['window_begin_ns']}, {summary['window_end_ns']}] vs "
-          f"{[kept[0][0] * us, kept[-1][1] * us]}")
+          f"{[base + kept[0][0] * us, base + kept[-1][1] * us]}")
     if not steps["steps"]:
         return ref
     check(steps["plugin_steps"] == len(kept), f"{name}: plugin keeps {steps['plugin_steps']} "
@@ -74,9 +75,9 @@ def check_trace(rel, us=1000):
     costs = tb.step_costs(ev, windows)
     plugin_total = [0] * 8
     for k, (st, (b, e), c) in enumerate(zip(steps["steps"], windows, costs)):
-        check(st["gpu_begin_ns"] == b * us and st["gpu_dur_ns"] == (e - b) * us,
+        check(st["gpu_begin_ns"] == base + b * us and st["gpu_dur_ns"] == (e - b) * us,
               f"{name} step {st['number']}: GPU window {st['gpu_begin_ns']}+{st['gpu_dur_ns']} "
-              f"vs {b * us}+{(e - b) * us}")
+              f"vs {base + b * us}+{(e - b) * us}")
         check(st["plugin_dropped"] == (k >= len(kept)), f"{name} step {st['number']}: dropped")
         mine = [st["gpu_class_ns"][n] for n in tb.ROLE_NAMES]
         check(mine == [x * us for x in c], f"{name} step {st['number']}: classes {mine} vs "
@@ -104,6 +105,41 @@ for unit in ["gpu_utilization_kernel_out_of_step.json", "last_steps_no_kernel.js
 for sample in ["resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz",
                "resnet50_num_workers_4/worker0.1623213129365.pt.trace.json.gz"]:
     check_trace("peers/tb_plugin/traces/" + sample)
+
+
+# Newer traces (NCCL kernels, gpu_user_annotation ranges, float-microsecond timestamps): with
+# --tb-plugin-classes the step classes are the plugin's own (its reference treats a
+# gpu_user_annotation as a user annotation, a CPU op); by default mlprof's documented
+# differences apply (GPU annotations take no part, NCCL-named kernels are communication).
+for rel in ["traces/kineto-gpu/nccl_parser_config/nccl_data.json.gz",
+            "traces/kineto-gpu/ns_resolution_trace/rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"]:
+    path = shared_data.shared_path(rel)
+    if not path:
+        continue
+    name = os.path.basename(path)
+    ev = tb.load(path)
+    kept, _, windows = tb.device_steps(ev)
+    costs = tb.step_costs(ev, windows)
+    exact = run("steps", path, "--tb-plugin-classes")
+    default = run("steps", path)
+    check(exact["tb_plugin_classes"] and not default["tb_plugin_classes"], f"{name}: flag echoed")
+    check(exact["plugin_steps"] == len(kept), f"{name}: kept steps")
+    base = tb.BASE_US * 1000
+    for st, (b, e), c in zip(exact["steps"], windows, costs):
+        tol = 2 + 1e-9 * (e - b) * 1000
+        check(abs(st["gpu_begin_ns"] - (base + b * 1000)) <= 1 and
+              abs(st["gpu_dur_ns"] - (e - b) * 1000) <= 2,
+              f"{name} step {st['number']}: window {st['gpu_begin_ns']}+{st['gpu_dur_ns']} vs "
+              f"{base + b * 1000}+{(e - b) * 1000}")
+        mine = [st["gpu_class_ns"][n] for n in tb.ROLE_NAMES]
+        bad = [(n, m, x * 1000) for n, m, x in zip(tb.ROLE_NAMES, mine, c)
+               if abs(m - x * 1000) > tol]
+        check(not bad, f"{name} step {st['number']}: plugin classes differ {bad}")
+    # GPU annotations are user annotations to the plugin (CPU op, or communication when named
+    # nccl:*), nothing by default: the two differ on these traces.
+    if any(e.get("cat") == "gpu_user_annotation" for e in ev):
+        check(exact["gpu_class_total_ns"] != default["gpu_class_total_ns"],
+              f"{name}: the plugin's classes differ from mlprof's here")
 
 print(f"{checked - failures}/{checked} checks passed")
 sys.exit(shared_data.exit_code(failures))

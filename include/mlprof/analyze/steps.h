@@ -86,10 +86,19 @@ struct StepsResult {
   size_t plugin_steps = 0;
   std::array<int64_t, kGpuStepClassCount> plugin_class_total_ns{};
   int64_t plugin_total_ns = 0;
+  bool tb_plugin_classes = false;      // classes computed with StepsOptions::tb_plugin_classes
   std::vector<int64_t> outlier_steps;  // step numbers
 };
 
-StepsResult analyze_steps(const Trace& trace);
+struct StepsOptions {
+  // The TensorBoard plugin's step classes exactly, where mlprof differs on purpose
+  // (docs/analysis.md): NCCL kernels count as communication only when a `nccl:*` op launched
+  // them, gpu_user_annotation ranges count as CPU op, and GPU work of categories other than
+  // kernel/memcpy/memset takes no part.
+  bool tb_plugin_classes = false;
+};
+
+StepsResult analyze_steps(const Trace& trace, const StepsOptions& options = {});
 
 // The TensorBoard plugin's device-side step windows (EventParser._find_device_steps and
 // _update_steps_duration): `host` is each step's host window in time order. A runtime call lying
