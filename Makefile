@@ -8,7 +8,7 @@ DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config python3 libsimdjson-dev libi
   python3-torch python3-setuptools python3-pip libopenmpi-dev openmpi-bin
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build demo test test-asan test-tsan fuzz bench clean format
+.PHONY: deps build demo test test-asan test-tsan fuzz fuzz-long bench clean format
 
 deps:
 	@missing=""; for p in $(DEBIAN_PACKAGES); do \
@@ -41,9 +41,15 @@ test-tsan: deps
 	cmake --build --preset tsan -j $(JOBS) --target import_paths_test $$(cd tests && ls recorder_*_test.cpp | sed 's/\.cpp$$//')
 	cd build-tsan && ctest --output-on-failure -j $(JOBS) -R 'recorder|ParallelImport'
 
+# Each fuzz target for FUZZ_SECONDS (CI: 30). fuzz-long: every target for hours, on every core
+# (new inputs accumulate in build-fuzz/corpus/, crashes in build-fuzz/artifacts/). docs/testing.md.
 FUZZ_SECONDS ?= 60
+FUZZ_LONG_SECONDS ?= 7200
 fuzz: deps
 	bash tests/fuzz/run_fuzz.sh $(FUZZ_SECONDS)
+
+fuzz-long: deps
+	FUZZ_JOBS=$(JOBS) FUZZ_ENTROPIC=1 bash tests/fuzz/run_fuzz.sh $(FUZZ_LONG_SECONDS)
 
 bench: build
 	bash bench/run_all.sh

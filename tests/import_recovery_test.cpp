@@ -1,7 +1,8 @@
 // Recovery: a trace with a bad byte is read up to (or around) it, each kind of problem counted
 // in Trace::meta.import_stats, as Perfetto's trace processor does; only what is not a trace at
-// all (or, with strict, any problem) is an error. Every case runs through the four import paths
-// (fast path or simdjson alone, one parser or two on tiny chunks), which must agree.
+// all (or, with strict, any problem) is an error. Every case runs through the import paths
+// (fast path or simdjson alone; one parser, or two on tiny chunks in threads or taking turns on
+// one thread), which must agree.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -21,6 +22,11 @@ std::vector<ImportOptions> all_paths() {
       o.threads = parsers > 1 ? 3 : 1;
       o.chunk_bytes = parsers > 1 ? 64 : 0;
       v.push_back(o);
+      if (parsers > 1) {  // the same split, the parsers taking turns on one thread
+        o.threads = 1;
+        o.chunk_bytes = 16;
+        v.push_back(o);
+      }
     }
   }
   return v;

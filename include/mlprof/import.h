@@ -17,7 +17,8 @@ struct ImportOptions {
   // (all cores); 1 = everything on the calling thread.
   unsigned threads = 0;
   // Parsers working on alternate chunks of one file. 0 = automatic: one per core when the
-  // file is large enough to be worth splitting (several chunks), else one.
+  // file is large enough to be worth splitting (several chunks), else one. With threads == 1
+  // the parsers take turns on the calling thread (the same parts and merge, for tests).
   unsigned parse_threads = 0;
   // Bytes of events handed to a parser at a time; 0 = the default (2 MiB). Tests use small
   // chunks to exercise the chunk boundaries and the merge of parallel parsers.

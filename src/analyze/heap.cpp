@@ -39,8 +39,10 @@ class LiveBlocks {
   // fn(process, block) for every live block.
   template <typename Fn>
   void for_each(Fn&& fn) const {
-    for (const auto& [process, m] : maps_)
-      m.for_each([&](uint64_t, const Block& b) { fn(process, b); });
+    for (const auto& entry : maps_) {     // not a structured binding: clang 14 (make fuzz)
+      const auto& process = entry.first;  // cannot capture one in a lambda
+      entry.second.for_each([&](uint64_t, const Block& b) { fn(process, b); });
+    }
   }
 
  private:

@@ -89,32 +89,67 @@ class PlainSource : public ByteSource {
 
 class GzipSource : public ByteSource {
  public:
-  GzipSource(std::unique_ptr<RawInput> in, std::string name, std::string prefix)
-      : in_(std::move(in)), name_(std::move(name)), inbuf_(kInBytes) {
+  // `input_bytes`: the compressed size when known (0 if not): a small input gets a small
+  // buffer (the fuzzer inflates thousands of tiny streams a second).
+  GzipSource(std::unique_ptr<RawInput> in, std::string name, std::string prefix,
+             uint64_t input_bytes)
+      : in_(std::move(in)),
+        name_(std::move(name)),
+        inbuf_size_(input_bytes
+                        ? std::max<size_t>(prefix.size(), std::min<uint64_t>(kInBytes, input_bytes))
+                        : kInBytes),
+        inbuf_(new char[inbuf_size_]) {
     isal_inflate_init(&state_);
     state_.crc_flag = ISAL_GZIP;
-    std::memcpy(inbuf_.data(), prefix.data(), prefix.size());
+    std::memcpy(inbuf_.get(), prefix.data(), prefix.size());
     in_len_ = prefix.size();
     compressed_read_ = prefix.size();
-    state_.next_in = reinterpret_cast<uint8_t*>(inbuf_.data());
+    state_.next_in = reinterpret_cast<uint8_t*>(inbuf_.get());
     state_.avail_in = static_cast<uint32_t>(in_len_);
   }
 
   // On an error, returns the bytes inflated before it (the importer keeps the events they
-  // hold); the next call returns 0.
+  // hold), and what inflated while the error was found is dropped; the next call returns 0.
+  // Inflate is called on whole units of kUnitBytes of output, into the reader's buffer when it
+  // has room for a unit and into unit_ otherwise, so where inflate stops on a corrupt stream
+  // (and so the text the importer sees) never depends on the sizes the reader asks for.
   size_t read(char* dst, size_t n) override {
+    size_t done = 0;
+    for (;;) {
+      if (unit_pos_ < unit_len_) {
+        size_t k = std::min(n - done, unit_len_ - unit_pos_);
+        std::memcpy(dst + done, unit_.get() + unit_pos_, k);
+        unit_pos_ += k;
+        done += k;
+      }
+      if (done == n || !status_ || finished_) return done;
+      if (n - done >= kUnitBytes) {
+        size_t got = inflate_unit(dst + done, kUnitBytes);
+        done += got;
+        if (got < kUnitBytes) return done;  // the end of the stream, or an error
+      } else {
+        if (!unit_) unit_.reset(new char[kUnitBytes]);
+        unit_len_ = inflate_unit(unit_.get(), kUnitBytes);
+        unit_pos_ = 0;
+        if (unit_len_ == 0) return done;
+      }
+    }
+  }
+
+ private:
+  size_t inflate_unit(char* dst, size_t n) {
     if (!status_ || finished_) return 0;
     size_t done = 0;
     while (done < n) {
       if (state_.avail_in == 0 && !input_eof_) {
-        ssize_t r = in_->read(inbuf_.data(), inbuf_.size());
+        ssize_t r = in_->read(inbuf_.get(), inbuf_size_);
         if (r < 0) {
           status_ = Status::error(name_ + ": read error: " + std::strerror(errno));
           return 0;
         }
         if (r == 0) input_eof_ = true;
         compressed_read_ += static_cast<uint64_t>(r);
-        state_.next_in = reinterpret_cast<uint8_t*>(inbuf_.data());
+        state_.next_in = reinterpret_cast<uint8_t*>(inbuf_.get());
         state_.avail_in = static_cast<uint32_t>(r);
       }
       if (state_.block_state == ISAL_BLOCK_FINISH) {
@@ -155,6 +190,8 @@ class GzipSource : public ByteSource {
     }
     return done;
   }
+
+ public:
   uint64_t file_bytes_read() const override { return compressed_read_; }
 
  private:
@@ -177,9 +214,13 @@ class GzipSource : public ByteSource {
     }
   }
   static constexpr size_t kInBytes = 1 << 20;
+  static constexpr size_t kUnitBytes = 64 << 10;
+  std::unique_ptr<char[]> unit_;  // one unit of output, for reads smaller than a unit
+  size_t unit_pos_ = 0, unit_len_ = 0;
   std::unique_ptr<RawInput> in_;
   std::string name_;
-  std::vector<char> inbuf_;
+  size_t inbuf_size_;
+  std::unique_ptr<char[]> inbuf_;
   size_t in_len_ = 0;
   inflate_state state_{};
   bool input_eof_ = false;
@@ -188,7 +229,7 @@ class GzipSource : public ByteSource {
 };
 
 std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, const std::string& name,
-                                        Status* error) {
+                                        uint64_t input_bytes, Status* error) {
   // Read two bytes to detect gzip (1f 8b), then hand them to the chosen source.
   char head[2];
   size_t got = 0;
@@ -204,7 +245,7 @@ std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, const std:
   std::string prefix(head, got);
   if (got == 2 && static_cast<unsigned char>(head[0]) == 0x1f &&
       static_cast<unsigned char>(head[1]) == 0x8b)
-    return std::make_unique<GzipSource>(std::move(in), name, prefix);
+    return std::make_unique<GzipSource>(std::move(in), name, prefix, input_bytes);
   return std::make_unique<PlainSource>(std::move(in), name, prefix);
 }
 
@@ -224,7 +265,7 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
   uint32_t isize = 0;
   if (file_size >= 18 && ::pread(fd, &isize, 4, static_cast<off_t>(file_size - 4)) != 4) isize = 0;
   Status err;
-  auto src = make_source(std::make_unique<FdInput>(fd), path, &err);
+  auto src = make_source(std::make_unique<FdInput>(fd), path, file_size, &err);
   if (!src) return err;
   bool gz = dynamic_cast<GzipSource*>(src.get()) != nullptr;
   src->set_size_hint(gz ? std::max<uint64_t>(isize, file_size) : file_size);
@@ -234,7 +275,7 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
 std::unique_ptr<ByteSource> memory_byte_source(const char* data, size_t size,
                                                const std::string& name) {
   Status err;
-  return make_source(std::make_unique<MemInput>(data, size), name, &err);
+  return make_source(std::make_unique<MemInput>(data, size), name, size, &err);
 }
 
 }  // namespace mlprof::import

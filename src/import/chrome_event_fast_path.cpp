@@ -262,6 +262,7 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
       case FieldKind::kCat:
         if (*p != '"' || !plain_string(p, &s)) return bail();
         e.cat = category_id(s);
+        e.has_cat = true;
         break;
       case FieldKind::kPid:
       case FieldKind::kTid: {

@@ -140,7 +140,6 @@ void ChromeEventParser::drop_json_parser() { parser_.reset(); }
 StringId ChromeEventParser::key_id(std::string_view key) { return b_.intern(key); }
 
 StringId ChromeEventParser::category_id(std::string_view s) {
-  saw_category_ = true;
   // Consecutive events mostly share a category: skip hashing it again.
   if (s != last_cat_text_) {
     last_cat_text_id_ = b_.intern(s);
@@ -267,7 +266,10 @@ Status ChromeEventParser::parse_events(const char* json, size_t len, size_t allo
     event_at_ = offset + static_cast<uint64_t>(start - json) - 1;
     if (fast_path_ && fast_event(p)) continue;
     p = scan_value_end(start, end);
-    if (!p) break;
+    if (!p) {  // not from the chunker (its scan and this one agree on whole events)
+      p = start;
+      break;
+    }
     size_t at = static_cast<size_t>(start - json);
     parse_one_event(start, static_cast<size_t>(p - start), allocated - at, offset + at - 1);
   }
@@ -388,6 +390,7 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
         std::string_view s;
         if (v.get_string().get(s)) return bad(key, "expected a string");
         e.cat = category_id(s);
+        e.has_cat = true;
         break;
       }
       case FieldKind::kPid:
@@ -654,6 +657,8 @@ uint32_t ChromeEventParser::track_for(const Pending& e) {
 }
 
 void ChromeEventParser::emit(Pending& e) {
+  // Only events read whole count (a path may read a field of an event it then skips).
+  saw_category_ |= e.has_cat;
   normalize_ids(e);
   switch (e.ph) {
     case 'X': {

@@ -54,7 +54,8 @@ class ChromeEventParser {
   // One event's fields as read (by either path), before it becomes rows.
   struct Pending {
     char ph = 0;
-    bool has_ts = false, has_dur = false, has_pid = false, has_tid = false, has_id = false;
+    bool has_ts = false, has_dur = false, has_pid = false, has_tid = false, has_id = false,
+         has_cat = false;
     bool pid_is_text = false, tid_is_text = false;
     int64_t ts = 0, dur = 0, pid = 0, tid = 0;
     std::string pid_text, tid_text;

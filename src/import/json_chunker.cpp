@@ -3,6 +3,7 @@
 #include <simdjson.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "import/error_text.h"
@@ -42,12 +43,22 @@ const char* scan_value_end(const char* p, const char* end) {
   char c = *p;
   if (c == '"') return skip_string(p + 1, end);
   if (c == '{' || c == '[') {
+    const char* start = p;
     size_t depth = 0;
     while (p < end) {
       while (p < end && !kStructural.t[static_cast<unsigned char>(*p)]) ++p;
       if (p == end) return nullptr;
       c = *p;
       if (c == '"') {
+        // A quote after an odd run of backslashes is escaped outside strings too, as in
+        // scan_events() (simdjson's rule): on invalid JSON the two must still agree on where a
+        // value ends (the chunker splits with one, the parser walks a chunk with the other).
+        size_t backslashes = 0;
+        for (const char* r = p; r > start && r[-1] == '\\'; --r) ++backslashes;
+        if (backslashes & 1) {
+          ++p;
+          continue;
+        }
         p = skip_string(p + 1, end);
         if (!p) return nullptr;
         continue;
@@ -176,32 +187,52 @@ const char* scan_events(const char* p, const char* end) { return scan_events_sca
 
 ChunkBuffer::ChunkBuffer(size_t capacity) { allocate(capacity); }
 
-ChunkBuffer::~ChunkBuffer() {
-  if (base_) ::munmap(base_, allocated_);
+namespace {
+void free_buffer(char* base, bool mapped, size_t bytes) {
+  if (!base) return;
+  if (mapped)
+    ::munmap(base, bytes);
+  else
+    delete[] base;
 }
+}  // namespace
+
+ChunkBuffer::~ChunkBuffer() { free_buffer(base_, mapped_, allocated_); }
 
 void ChunkBuffer::allocate(size_t capacity) {
-  // mmap + MADV_HUGEPAGE: a first touch of a 4 KiB page costs ~10 us on these VMs
-  // (FIELD_NOTES.md), so big buffers take 2 MiB pages where the kernel allows.
   // Layout: one byte of headroom, the data, the byte after the last event (the parser writes
-  // ']' there), then simdjson's padding. Small buffers (tests) keep their small size.
+  // ']' there), then simdjson's padding.
+  capacity = std::max<size_t>(capacity, 16);
   size_t need = capacity + 2 + kPadding;
-  size_t unit = need >= kHugePage / 2 ? kHugePage : 4096;
-  size_t bytes = (need + unit - 1) / unit * unit;
+  if (need < kHugePage / 2) {
+    // Small buffers (tests, the fuzzer: small inputs split into many chunks) hold exactly what
+    // was asked, on the heap: a read past the padding is then an ASan error, not a silent read
+    // of the rest of a page.
+    base_ = new char[need];
+    mapped_ = false;
+    allocated_ = need;
+    capacity_ = capacity;
+    return;
+  }
+  // mmap + MADV_HUGEPAGE: a first touch of a 4 KiB page costs ~10 us on these VMs
+  // (FIELD_NOTES.md), so big buffers take 2 MiB pages, used whole, where the kernel allows.
+  size_t bytes = (need + kHugePage - 1) / kHugePage * kHugePage;
   void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) throw std::bad_alloc();
   ::madvise(m, bytes, MADV_HUGEPAGE);
   base_ = static_cast<char*>(m);
+  mapped_ = true;
   allocated_ = bytes;
   capacity_ = bytes - 2 - kPadding;
 }
 
 void ChunkBuffer::grow(size_t new_capacity, size_t keep_bytes) {
   char* old = base_;
+  bool old_mapped = mapped_;
   size_t old_bytes = allocated_;
   allocate(new_capacity);
   std::memcpy(base_ + 1, old + 1, keep_bytes);
-  ::munmap(old, old_bytes);
+  free_buffer(old, old_mapped, old_bytes);
 }
 
 BufferPool::BufferPool(size_t count, size_t capacity) {

@@ -38,6 +38,7 @@ class ChunkBuffer {
  private:
   void allocate(size_t capacity);
   char* base_ = nullptr;
+  bool mapped_ = false;  // mmap'd (big buffers) or new[] (small ones)
   size_t capacity_ = 0;
   size_t allocated_ = 0;
 };

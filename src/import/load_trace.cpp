@@ -92,11 +92,11 @@ Status over_limit_error(const std::string& path, const std::string& what, uint64
 // The chunker leaves headroom before `begin` and padding after the capacity: the run of
 // events becomes one JSON array in place.
 Status parse_chunk(import::ChromeEventParser& parser, const import::Chunk& c) {
-  char* d = c.buffer->data();
-  d[c.begin - 1] = '[';
-  d[c.end] = ']';
-  size_t allocated = c.buffer->allocated_after_data() - (c.begin - 1);
-  return parser.parse_events(d + c.begin - 1, c.end - c.begin + 2, allocated, c.offset, c.seq);
+  char* array = c.buffer->data() + c.begin - 1;  // c.begin may be 0: data()[-1] is the headroom
+  array[0] = '[';
+  array[c.end - c.begin + 1] = ']';
+  size_t allocated = c.buffer->allocated_after_data() + 1 - c.begin;
+  return parser.parse_events(array, c.end - c.begin + 2, allocated, c.offset, c.seq);
 }
 
 // The chunker's problems join the parsers'. A file where nothing could be read is not a trace:
@@ -180,6 +180,27 @@ Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& n
   if (!result.is_ok()) return result;
   uint64_t events = parser.events();
   Trace t = std::move(parser).finish(bare);
+  return finish_import(std::move(t), name, events, problems);
+}
+
+// The parts' tables merged in chunk order into `merged`, then the Trace finished.
+Result<Trace> merge_and_finish(import::ChromeEventParser& merged,
+                               std::vector<std::unique_ptr<import::ChromeEventParser>>& parts,
+                               const std::string& name, bool bare, const ImportStats& problems,
+                               std::chrono::steady_clock::time_point t0) {
+  auto t1 = std::chrono::steady_clock::now();
+  merged.merge_parts(parts);
+  auto t2 = std::chrono::steady_clock::now();
+  uint64_t events = merged.events();
+  Trace t = std::move(merged).finish(bare);
+  if (std::getenv("MLPROF_TIMING")) {
+    auto t3 = std::chrono::steady_clock::now();
+    auto ms = [](auto a, auto b) {
+      return std::chrono::duration<double, std::milli>(b - a).count();
+    };
+    std::fprintf(stderr, "import: parse %.1f ms, merge %.1f ms, finish %.1f ms\n", ms(t0, t1),
+                 ms(t1, t2), ms(t2, t3));
+  }
   return finish_import(std::move(t), name, events, problems);
 }
 
@@ -295,20 +316,52 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
     if (!r.status.is_ok() && (!failed || r.error_seq < failed->error_seq)) failed = &r;
   if (failed) return failed->status;
   pool_owner.reset();  // the merge reuses this memory
-  auto t1 = std::chrono::steady_clock::now();
-  merged.merge_parts(parts);
-  auto t2 = std::chrono::steady_clock::now();
-  uint64_t events = merged.events();
-  Trace t = std::move(merged).finish(results[0].bare);
-  if (std::getenv("MLPROF_TIMING")) {
-    auto t3 = std::chrono::steady_clock::now();
-    auto ms = [](auto a, auto b) {
-      return std::chrono::duration<double, std::milli>(b - a).count();
-    };
-    std::fprintf(stderr, "import: parse %.1f ms, merge %.1f ms, finish %.1f ms\n", ms(t0, t1),
-                 ms(t1, t2), ms(t2, t3));
+  return merge_and_finish(merged, parts, name, results[0].bare, results[0].problems, t0);
+}
+
+// The split parse on the calling thread: the same parts, chunks and merge as
+// import_chrome_parallel, each chunk parsed by its part as the chunker hands it over (no
+// threads, so no scheduling: tests and the fuzzer compare it with one parser cheaply).
+Result<Trace> import_chrome_split_inline(import::ByteSource& src, const std::string& name,
+                                         size_t chunk_bytes, unsigned parsers, bool fast_path) {
+  using import::Chunk;
+  import::BufferPool pool(kPoolBuffers, chunk_bytes);
+  import::ChromeEventParser merged(name);
+  std::vector<std::unique_ptr<import::ChromeEventParser>> parts;
+  for (unsigned i = 0; i < parsers; ++i) {
+    parts.push_back(
+        std::make_unique<import::ChromeEventParser>(name, import::ChromeEventParser::Mode::kPart));
+    parts.back()->set_fast_path(fast_path);
   }
-  return finish_import(std::move(t), name, events, results[0].problems);
+  auto t0 = std::chrono::steady_clock::now();
+  Status result;
+  bool bare = false;
+  ImportStats problems;
+  uint64_t seq = 0, event_chunks = 0;
+  import::JsonChunker chunker(src, pool, name, kMaxValueBytes);
+  chunker.run([&](Chunk&& c) -> bool {
+    c.seq = seq++;
+    switch (c.kind) {
+      case Chunk::Kind::kEvents: {
+        result = parse_chunk(*parts[event_chunks++ % parsers], c);
+        pool.release(c.buffer);
+        return result.is_ok();
+      }
+      case Chunk::Kind::kTopLevelValue:
+        merged.parse_top_level(c.key, c.raw, c.offset);
+        return true;
+      case Chunk::Kind::kEnd:
+        bare = c.bare_array;
+        problems = std::move(c.problems);
+        return false;
+      case Chunk::Kind::kError:
+        result = c.error;
+        return false;
+    }
+    return false;
+  });
+  if (!result.is_ok()) return result;
+  return merge_and_finish(merged, parts, name, bare, problems, t0);
 }
 
 Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& name,
@@ -325,8 +378,9 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
   }
   bool fast_path = options.fast_path;
   if (const char* env = std::getenv("MLPROF_SIMDJSON_ONLY"); env && *env == '1') fast_path = false;
-  Result<Trace> t = parsers <= 1
-                        ? import_chrome_serial(src, name, chunk_bytes, threads, fast_path)
+  Result<Trace> t = parsers <= 1 ? import_chrome_serial(src, name, chunk_bytes, threads, fast_path)
+                    : threads <= 1
+                        ? import_chrome_split_inline(src, name, chunk_bytes, parsers, fast_path)
                         : import_chrome_parallel(src, name, chunk_bytes, parsers, fast_path);
   if (t && options.strict) {
     if (Status s = import::strict_error(*t); !s) return s;

@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "import/error_text.h"
 #include "mlprof/detail/native_layout.h"
 #include "mlprof/native_format.h"
 
@@ -247,7 +248,7 @@ void read_tables(PayloadReader& r, Trace& t) {
     uint32_t columns = r.pod<uint32_t>();
     if (r.failed()) return;
     if (std::find(seen_tables.begin(), seen_tables.end(), name) != seen_tables.end())
-      return r.fail("table " + name + " appears twice");
+      return r.fail("table " + import::printable(name) + " appears twice");
     seen_tables.push_back(name);
     bool known = visit_table(t, name, [&](auto& table) {
       using Table = std::remove_cvref_t<decltype(table)>;
@@ -258,7 +259,8 @@ void read_tables(PayloadReader& r, Trace& t) {
         uint8_t bytes = r.pod<uint8_t>();
         if (r.failed()) return;
         if (std::find(seen.begin(), seen.end(), column) != seen.end())
-          return r.fail("column " + name + "." + column + " appears twice");
+          return r.fail("column " + import::printable(name) + "." + import::printable(column) +
+                        " appears twice");
         seen.push_back(column);
         bool found = visit_input_column(table, column, [&](auto c, auto& values) {
           using Value = typename decltype(c)::Value;
@@ -266,14 +268,16 @@ void read_tables(PayloadReader& r, Trace& t) {
             return r.fail("column " + name + "." + column + " has the wrong type");
           r.values(values, rows);
         });
-        if (!found) return r.fail("unknown column " + name + "." + column);
+        if (!found)
+          return r.fail("unknown column " + import::printable(name) + "." +
+                        import::printable(column));
       }
       if (r.failed()) return;
       // A row count only backed by the columns read (each checked against the bytes left).
       if (rows > 0 && seen.empty()) return r.fail("table " + name + " has rows but no columns");
       fill_absent_columns<Table>(table, rows);
     });
-    if (!known) r.fail("unknown table " + name);
+    if (!known) r.fail("unknown table " + import::printable(name));
   }
 }
 

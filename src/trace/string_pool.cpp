@@ -1,12 +1,14 @@
 #include "mlprof/string_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace mlprof {
 
 namespace {
 constexpr size_t kArenaBytes = 1 << 20;
-constexpr size_t kInitialSlots = 1 << 12;
+constexpr size_t kFirstArenaBytes = 16 << 10;
+constexpr size_t kInitialSlots = 1 << 8;  // grows by doubling
 }  // namespace
 
 StringPool::StringPool() : slots_(kInitialSlots, 0), slot_hashes_(kInitialSlots, 0) {
@@ -38,9 +40,13 @@ uint64_t StringPool::hash(std::string_view s) {
 
 std::string_view StringPool::store(std::string_view s) {
   if (s.size() > arena_left_) {
-    size_t bytes = s.size() > kArenaBytes / 4 ? s.size() : kArenaBytes;
-    arenas_.push_back(std::make_unique<char[]>(bytes));
-    if (bytes != kArenaBytes) {  // oversized string gets its own block; keep current arena
+    // Arenas grow from kFirstArenaBytes to kArenaBytes, uninitialized: a small trace (or each
+    // small part of a split parse) must not zero and fault in a whole megabyte per pool.
+    size_t arena = std::min(kArenaBytes, kFirstArenaBytes << std::min<size_t>(arenas_.size(), 16));
+    bool oversized = s.size() > arena / 4;
+    size_t bytes = oversized ? s.size() : arena;
+    arenas_.push_back(std::unique_ptr<char[]>(new char[bytes]));
+    if (oversized) {  // an oversized string gets its own block; keep the current arena
       std::memcpy(arenas_.back().get(), s.data(), s.size());
       return std::string_view(arenas_.back().get(), s.size());
     }
