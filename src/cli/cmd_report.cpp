@@ -51,6 +51,7 @@ int run_report(const ReportArgs& a) {
   }
   in.name = base_name(main_path);
   in.include_events = !a.no_events;
+  in.load_rank = rank_loader(false);  // the Timeline of a rank directory reloads a few ranks
   if (a.data_json) {
     std::cout << report_data_json(in) << "\n";
     return kExitOk;

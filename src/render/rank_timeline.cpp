@@ -44,8 +44,35 @@ uint64_t slices_in(const RankView& v) {
 
 }  // namespace
 
-std::string encode_rank_timeline(AnalysisSet& set, RankTimelineWindow& window) {
-  const std::vector<const Trace*>& traces = set.rank_traces();
+std::string encode_rank_timeline(AnalysisSet& set, const RankLoader& load,
+                                 RankTimelineWindow& window) {
+  std::vector<const Trace*> traces = set.rank_traces();
+  std::vector<Trace> loaded;  // a set of summaries: the other ranks, reloaded here
+  if (traces.empty()) {
+    const std::string& focus_source = set.trace().meta.source;
+    std::vector<const RankStats*> others;
+    for (const RankStats& r : set.ranks().ranks)
+      if (r.source != focus_source) others.push_back(&r);
+    std::sort(others.begin(), others.end(),
+              [](const RankStats* a, const RankStats* b) { return a->rank < b->rank; });
+    if (others.size() + 1 > kRankTimelineMaxRanks) {
+      window.ranks_left_out = others.size() + 1 - kRankTimelineMaxRanks;
+      others.resize(kRankTimelineMaxRanks - 1);
+    }
+    loaded.reserve(others.size());
+    for (const RankStats* r : others) {
+      if (!load) break;
+      Result<Trace> t = load(r->source);
+      if (!t) {
+        ++window.ranks_left_out;
+        continue;
+      }
+      if (t->meta.rank < 0) t->meta.rank = r->rank;
+      loaded.push_back(std::move(t.value()));
+    }
+    traces.push_back(&set.trace());
+    for (const Trace& t : loaded) traces.push_back(&t);
+  }
   // Ranks drawn: the one analyzed in depth, then the others in rank order, at most kMaxRanks.
   std::vector<const Trace*> order(traces.begin(), traces.end());
   auto rank_of = [&](const Trace* t) {

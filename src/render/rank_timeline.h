@@ -34,11 +34,13 @@ struct RankTimelineWindow {
   size_t ranks_left_out = 0;   // beyond kMaxRanks
 };
 
-inline constexpr size_t kRankTimelineMaxRanks = 16;
+inline constexpr size_t kRankTimelineMaxRanks = 8;  // traces held in memory while encoding
 inline constexpr uint64_t kRankTimelineMaxSlices = 1'000'000;  // all ranks together
 inline constexpr size_t kRankTimelineMaxSteps = 3;
 
 // The encoded events of a rank set's timeline (gzip bytes), and what its window holds.
-std::string encode_rank_timeline(AnalysisSet& set, RankTimelineWindow& window);
+// A set made from summaries (no rank traces in memory) loads the other ranks with `load`.
+std::string encode_rank_timeline(AnalysisSet& set, const RankLoader& load,
+                                 RankTimelineWindow& window);
 
 }  // namespace mlprof

@@ -39,7 +39,7 @@ std::string render_report_html(const ReportInput& in) {
   if (in.include_events && in.set->is_rank_set()) {
     // Every rank's lanes over a window of steps; the window goes into the data object.
     RankTimelineWindow window;
-    events = base64_encode(encode_rank_timeline(*in.set, window));
+    events = base64_encode(encode_rank_timeline(*in.set, in.load_rank, window));
     JsonWriter w;
     w.begin_object();
     w.key("ranks").begin_array();

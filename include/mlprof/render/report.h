@@ -20,6 +20,9 @@ struct ReportInput {
   const Trace* base = nullptr;  // optional: compare base (report BASE NEW)
   std::string base_name;
   bool include_events = true;  // the timeline's events (the bulk of the file)
+  // A rank set made from summaries holds no rank traces: the Timeline's other ranks are loaded
+  // through this, one by one (at most kRankTimelineMaxRanks). Unset: the focus rank only.
+  RankLoader load_rank;
 };
 
 // The page's data object (analyses + compare + ranks), without the events.
