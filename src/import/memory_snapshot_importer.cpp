@@ -6,6 +6,7 @@
 #include "import/memory_snapshot_importer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <unordered_map>
 
@@ -129,29 +130,32 @@ class SnapshotAssembler : public PyAssembler {
     const PyVal* traces = py_get(d, "device_traces");
     if (!segs && !traces)
       return Status::error(name + ": not a memory snapshot (no 'segments' or 'device_traces' key)");
-    std::unordered_map<uint64_t, int16_t> device_of_list;
+    // Device of each list that took entries (its index in device_traces; -1: another list).
+    std::vector<int32_t> device_of_list(list_serials_.size(), -1);
     if (traces && traces->type() == PyKind::kList) {
       const auto& lists = traces->obj->items;
-      for (size_t k = 0; k < lists.size(); ++k)
+      for (size_t k = 0; k < lists.size() && k <= INT16_MAX; ++k)
         if (lists[k].type() == PyKind::kList)
-          device_of_list[lists[k].obj->serial] = static_cast<int16_t>(k);
+          if (auto it = list_ids_.find(lists[k].obj->serial); it != list_ids_.end())
+            device_of_list[it->second] = static_cast<int32_t>(k);
     }
-    // Entries of lists outside device_traces (host_traces) are not device memory: dropped.
-    std::vector<SnapshotTraceEntry> kept;
-    kept.reserve(snap_.trace.size());
-    std::vector<uint64_t> per_device;
-    for (size_t k = 0; k < snap_.trace.size(); ++k) {
-      auto it = device_of_list.find(entry_list_[k]);
-      if (it == device_of_list.end()) continue;
-      snap_.trace[k].device = it->second;
-      kept.push_back(snap_.trace[k]);
+    // Entries of lists outside device_traces (host_traces) are not device memory: dropped, in
+    // place (a multi-GB snapshot has no room for a second copy of its entries).
+    std::vector<SnapshotTraceEntry>& trace = snap_.trace;
+    size_t kept = 0;
+    for (size_t k = 0; k < trace.size(); ++k) {
+      int32_t device = device_of_list[entry_list_[k]];
+      if (device < 0) continue;
+      trace[k].device = static_cast<int16_t>(device);
+      trace[kept++] = trace[k];
     }
-    // Devices in order, each device's entries in recorded order.
-    std::stable_sort(kept.begin(), kept.end(),
-                     [](const auto& a, const auto& b) { return a.device < b.device; });
-    snap_.trace = std::move(kept);
-    entry_list_.clear();
-    entry_list_.shrink_to_fit();
+    trace.resize(kept);
+    // Devices in order, each device's entries in recorded order (already so when the lists were
+    // written one after the other, the usual case: no sort buffer then).
+    auto by_device = [](const auto& a, const auto& b) { return a.device < b.device; };
+    if (!std::is_sorted(trace.begin(), trace.end(), by_device))
+      std::stable_sort(trace.begin(), trace.end(), by_device);
+    std::vector<uint32_t>().swap(entry_list_);
     for (size_t k = 0; k + 1 < d.items.size(); k += 2) {
       std::string_view key = d.items[k].str();
       const PyVal& v = d.items[k + 1];
@@ -236,7 +240,15 @@ class SnapshotAssembler : public PyAssembler {
     if (const PyVal* um = py_get(d, "user_metadata"); um && um->type() == PyKind::kStr)
       e.text = snap_.strings.intern(um->str());
     snap_.trace.push_back(e);
-    entry_list_.push_back(list_serial);
+    // Which list took the entry, as a small id (lists are few: one per device and host trace).
+    if (list_serial != last_serial_ || list_serials_.empty()) {
+      auto [it, added] =
+          list_ids_.emplace(list_serial, static_cast<uint32_t>(list_serials_.size()));
+      if (added) list_serials_.push_back(list_serial);
+      last_serial_ = list_serial;
+      last_id_ = it->second;
+    }
+    entry_list_.push_back(last_id_);
   }
 
   Status add_segment(const PyObj& d) {
@@ -290,7 +302,11 @@ class SnapshotAssembler : public PyAssembler {
   }
 
   MemorySnapshot& snap_;
-  std::vector<uint64_t> entry_list_;  // per trace entry: serial of the list that took it
+  std::vector<uint32_t> entry_list_;                 // per trace entry: id of the list that took it
+  std::unordered_map<uint64_t, uint32_t> list_ids_;  // list serial -> id
+  std::vector<uint64_t> list_serials_;               // id -> list serial
+  uint64_t last_serial_ = 0;
+  uint32_t last_id_ = 0;
   std::unordered_map<std::vector<StringId>, uint32_t, VecHash> stack_ids_;
 };
 

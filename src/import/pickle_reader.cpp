@@ -69,6 +69,98 @@ uint64_t le(const unsigned char* p, int n) {
   return v;
 }
 
+// The pickle memo: MEMOIZE numbers every object in order and a later GET may name any of them, so
+// no slot can be forgotten. A snapshot has a few memo slots per trace entry (the entry's dict,
+// its frames list, a fresh "N/A" string), so a multi-GB file has hundreds of millions. Slots are
+// kept in chunks of 64Ki: the two newest chunks hold full values; older chunks are packed into
+// one 8-byte word per slot (records the assembler took away: empty; frames lists: their stack
+// id; shared short strings: their index) with anything else in a per-chunk overflow list. Chunks
+// never move, so the memo grows without the copy a doubling vector makes.
+class Memo {
+ public:
+  static constexpr size_t kChunkBits = 16, kChunk = size_t{1} << kChunkBits;
+  explicit Memo(const std::vector<PyRef>& interned) : interned_(interned) {}
+  size_t size() const { return size_; }
+
+  void put(size_t idx, const PyVal& v) {
+    size_t c = idx >> kChunkBits, off = idx & (kChunk - 1);
+    while (chunks_.size() <= c) chunks_.emplace_back();
+    Chunk& ch = chunks_[c];
+    if (ch.packed.empty()) {
+      if (ch.hot.empty()) ch.hot.resize(kChunk);
+      ch.hot[off] = v;
+    } else {
+      ch.packed[off] = pack(ch, v);
+    }
+    size_ = std::max(size_, idx + 1);
+    // Records finish within a chunk or two of their MEMOIZE: pack what is older.
+    while (packed_below_ + 2 < chunks_.size()) {
+      Chunk& old = chunks_[packed_below_++];
+      if (old.hot.empty()) continue;
+      old.packed.resize(kChunk);
+      for (size_t k = 0; k < kChunk; ++k) old.packed[k] = pack(old, old.hot[k]);
+      std::vector<PyVal>().swap(old.hot);
+    }
+  }
+
+  // The value at idx; false when nothing is there (never stored, or a record already read).
+  bool get(size_t idx, PyVal& out) const {
+    size_t c = idx >> kChunkBits, off = idx & (kChunk - 1);
+    if (idx >= size_ || c >= chunks_.size()) return false;
+    const Chunk& ch = chunks_[c];
+    if (ch.packed.empty()) {
+      if (ch.hot.empty() || ch.hot[off].type() == PyKind::kNone ||
+          ch.hot[off].type() == PyKind::kConsumed)
+        return false;
+      out = ch.hot[off];
+      return true;
+    }
+    uint64_t w = ch.packed[off];
+    uint64_t payload = w & kPayload;
+    switch (w >> 62) {
+      case kEmpty:
+        return false;
+      case kStackId:
+        out = PyVal();
+        out.kind = PyKind::kStack;
+        out.i = static_cast<int64_t>(payload);
+        return true;
+      case kOverflow:
+        out = ch.overflow[payload];
+        return true;
+      default:
+        out = PyVal();
+        out.kind = PyKind::kStr;
+        out.obj = interned_[payload];
+        return true;
+    }
+  }
+
+ private:
+  enum : uint64_t { kEmpty = 0, kStackId = 1, kOverflow = 2, kInterned = 3 };
+  static constexpr uint64_t kPayload = (uint64_t{1} << 62) - 1;
+  struct Chunk {
+    std::vector<PyVal> hot;        // kChunk values while new
+    std::vector<uint64_t> packed;  // kChunk words once packed
+    std::vector<PyVal> overflow;   // packed slots that are not empty, a stack or a shared string
+  };
+  static uint64_t word(uint64_t tag, uint64_t payload) { return tag << 62 | payload; }
+  uint64_t pack(Chunk& ch, const PyVal& v) {
+    PyKind k = v.type();
+    if (k == PyKind::kNone || k == PyKind::kConsumed) return word(kEmpty, 0);
+    if (k == PyKind::kStack)
+      return word(kStackId, static_cast<uint32_t>(v.obj ? v.obj->stack : v.i));
+    if (k == PyKind::kStr && v.obj->serial > 0 && v.obj->serial <= interned_.size() &&
+        interned_[v.obj->serial - 1] == v.obj)
+      return word(kInterned, v.obj->serial - 1);
+    ch.overflow.push_back(v);
+    return word(kOverflow, ch.overflow.size() - 1);
+  }
+  const std::vector<PyRef>& interned_;
+  std::vector<Chunk> chunks_;
+  size_t size_ = 0, packed_below_ = 0;
+};
+
 PyVal make_obj(PyKind kind) {
   PyVal v;
   v.kind = kind;
@@ -153,10 +245,11 @@ class PickleVm {
         case 'g': {  // BINGET, LONG_BINGET, GET
           uint64_t idx;
           if (!index_arg(op, idx)) return truncated(at);
-          if (idx >= memo_.size() || memo_[idx].type() == PyKind::kNone)
+          PyVal v;
+          if (!memo_.get(idx, v))
             return fail(at, "memo index " + std::to_string(idx) +
                                 " not available (never stored, or a record already read)");
-          if (Status s = push(PyVal(memo_[idx])); !s) return s;
+          if (Status s = push(std::move(v)); !s) return s;
           break;
         }
         case 'N':
@@ -376,37 +469,15 @@ class PickleVm {
     stack_.push_back(std::move(v));
     return Status::ok();
   }
-  // The memo is a vector (MEMOIZE numbers objects in order). Now and then the entries added
-  // since the last pass are compacted: records the assembler took away are released, frames
-  // lists already turned into stacks become an inline stack id. So the memo costs one small
-  // slot per object, not the objects.
   Status memo_put(uint64_t idx, uint64_t at) {
     if (stack_.empty()) return fail(at, "MEMOIZE/PUT on an empty stack");
     if (idx > memo_.size() + (1u << 20))
       return fail(at, "memo index " + std::to_string(idx) + " out of sequence");
-    if (idx >= memo_.size()) memo_.resize(idx + 1);
-    memo_[idx] = stack_.back();
-    if (memo_.size() >= compact_at_) {
-      size_t from = compacted_ > 4096 ? compacted_ - 4096 : 0;  // records finish shortly after
-      for (size_t k = from; k < memo_.size(); ++k) {
-        PyVal& v = memo_[k];
-        if (!v.obj) continue;
-        if (v.obj->kind == PyKind::kConsumed) {
-          v = PyVal();
-        } else if (v.obj->kind == PyKind::kStack) {
-          int64_t id = v.obj->stack;
-          v = PyVal();
-          v.kind = PyKind::kStack;
-          v.i = id;
-        }
-      }
-      compacted_ = memo_.size();
-      compact_at_ = memo_.size() + (1u << 16);
-    }
+    memo_.put(idx, stack_.back());
     return Status::ok();
   }
   // Short strings are shared by content: PyTorch writes e.g. compile_context "N/A" as a new
-  // string object in every trace entry.
+  // string object in every trace entry. A shared string's serial is its index + 1 in interned_.
   PyVal make_string(std::string&& text) {
     if (text.size() <= 64 && strings_.size() < (1u << 20)) {
       auto it = strings_.find(text);
@@ -419,8 +490,11 @@ class PickleVm {
     }
     PyVal v = make_obj(PyKind::kStr);
     v.obj->str = std::move(text);
-    if (v.obj->str.size() <= 64 && strings_.size() < (1u << 20))
+    if (v.obj->str.size() <= 64 && strings_.size() < (1u << 20)) {
       strings_.emplace(v.obj->str, v.obj);
+      interned_.push_back(v.obj);
+      v.obj->serial = interned_.size();
+    }
     return v;
   }
   bool pop_mark(size_t& m) {
@@ -461,9 +535,9 @@ class PickleVm {
   PyAssembler& asm_;
   std::vector<PyVal> stack_;
   std::vector<size_t> marks_;
-  std::vector<PyVal> memo_;
-  size_t compacted_ = 0, compact_at_ = 1u << 16;
   std::unordered_map<std::string, PyRef> strings_;
+  std::vector<PyRef> interned_;  // before memo_: the memo refers to it
+  Memo memo_{interned_};
 };
 
 }  // namespace
