@@ -124,6 +124,45 @@ TEST(AnalysisSet, RankSetAnalyzesTheSlowestRankAndFeedsBottlenecks) {
   EXPECT_TRUE(imbalance) << analysis_json(s, AnalysisId::kBottlenecks);
 }
 
+// Views that need content of their own: compiled regions (compile), the CUDA allocator's state
+// (memory_snapshot, only when the trace was loaded from a snapshot).
+TEST(AnalysisSet, ContentViewsSayWhyWithoutTheirContent) {
+  Trace plain = make_trace(1, true);
+  AnalysisSet p(plain);
+  ASSERT_TRUE(p.unavailable(AnalysisId::kCompile));
+  EXPECT_NE(p.unavailable(AnalysisId::kCompile)->find("no torch.compile regions"),
+            std::string::npos);
+  ASSERT_TRUE(p.unavailable(AnalysisId::kMemorySnapshot));
+  EXPECT_NE(analysis_json(p, AnalysisId::kMemorySnapshot).find("not a CUDA memory snapshot"),
+            std::string::npos);
+
+  // A compiled region on the host thread, and the kernel launched inside it.
+  std::string j = R"({"traceEvents": [
+    {"ph":"X","pid":1,"tid":1,"name":"Torch-Compiled Region: 0/1","cat":"cpu_op","ts":0,"dur":100},
+    {"ph":"X","pid":1,"tid":1,"name":"cudaLaunchKernel","cat":"cuda_runtime","ts":10,"dur":5,
+     "args":{"correlation":7}},
+    {"ph":"X","pid":0,"tid":7,"name":"triton_poi_fused_add_0","cat":"kernel","ts":30,"dur":20,
+     "args":{"correlation":7,"stream":7,"device":0}},
+    {"ph":"X","pid":0,"tid":7,"name":"Torch-Compiled Region: 9/9","cat":"gpu_user_annotation",
+     "ts":30,"dur":20}]})";
+  Trace compiled = std::move(import_chrome_json_buffer(j, "compiled.json").value());
+  AnalysisSet c(compiled);
+  ASSERT_FALSE(c.unavailable(AnalysisId::kCompile));
+  const CompileResult& r = c.compile();
+  ASSERT_EQ(r.runtime.regions.size(), 1u);  // the GPU-track annotation is not a region
+  EXPECT_EQ(r.runtime.regions[0].compile_id, "0/1");
+  EXPECT_EQ(r.runtime.regions[0].triton_kernels, 1u);
+  EXPECT_EQ(r.runtime.regions[0].gpu_busy_ns, 20000);
+
+  // Only the GPU-track annotation: no region a host thread ran.
+  std::string g = R"({"traceEvents": [
+    {"ph":"X","pid":0,"tid":7,"name":"Torch-Compiled Region: 0/0","cat":"gpu_user_annotation",
+     "ts":30,"dur":20,"args":{"stream":7,"device":0}}]})";
+  Trace gpu_only = std::move(import_chrome_json_buffer(g, "gpu_only.json").value());
+  AnalysisSet go(gpu_only);
+  EXPECT_TRUE(go.unavailable(AnalysisId::kCompile));
+}
+
 TEST(AnalysisSet, PrettyJsonKeepsEveryToken) {
   std::string compact = R"({"a":[1,2.5,{"b":"x,y:{}"}],"c":{},"d":[],"e":"q\"}"})";
   std::string pretty = pretty_json(compact);

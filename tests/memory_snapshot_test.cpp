@@ -6,10 +6,16 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 
+#include "mlprof/analysis_set.h"
+#include "mlprof/import.h"
 #include "mlprof/memory_snapshot.h"
+#include "mlprof/render/memory_snapshot_render.h"
+#include "render/analysis_output.h"
 
 using namespace mlprof;
 
@@ -179,3 +185,25 @@ TEST(MemorySnapshot, HostileInputIsAnErrorNotACrash) {
 }
 
 }  // namespace
+
+// A snapshot file loads as a trace whose analysis stage has the allocator view: the same JSON as
+// analyzing the snapshot directly, text times relative to the first entry (+2 us for the OOM).
+TEST(MemorySnapshot, LoadedAsATraceTheStageHasTheAllocatorView) {
+  std::string path = ::testing::TempDir() + "stage_snapshot.json";
+  std::ofstream(path) << kSnapshotJson;
+  Result<Trace> t = load_trace(path);
+  ASSERT_TRUE(t) << t.error();
+  ASSERT_TRUE(t->memory_snapshot);
+  AnalysisSet set(std::move(t.value()));
+  ASSERT_FALSE(set.unavailable(AnalysisId::kMemorySnapshot));
+  auto snap = load_memory_snapshot(path);
+  ASSERT_TRUE(snap) << snap.error();
+  JsonWriter w;
+  write_memory_snapshot_json(
+      w, analyze_memory_snapshot(snap.value(), AnalysisOptions().memory_snapshot));
+  EXPECT_EQ(analysis_json(set, AnalysisId::kMemorySnapshot), w.str());
+  EXPECT_EQ(set.memory_snapshot().start_time_us, 1);
+  std::string text = render_analysis_text(set, AnalysisId::kMemorySnapshot);
+  EXPECT_NE(text.find("OOM at entry 2 (+2"), std::string::npos) << text;
+  std::remove(path.c_str());
+}

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "mlprof/analyze/bottlenecks.h"
+#include "mlprof/analyze/compile.h"
 #include "mlprof/analyze/critical_path.h"
 #include "mlprof/analyze/flame.h"
 #include "mlprof/analyze/flops.h"
@@ -29,6 +30,7 @@
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/leaks.h"
 #include "mlprof/analyze/memory.h"
+#include "mlprof/analyze/memory_snapshot.h"
 #include "mlprof/analyze/modules.h"
 #include "mlprof/analyze/op_stats.h"
 #include "mlprof/analyze/ranks.h"
@@ -56,8 +58,10 @@ enum class AnalysisId : uint8_t {
   kModules,
   kCriticalPath,
   kRanks,
+  kCompile,
+  kMemorySnapshot,
 };
-inline constexpr size_t kAnalysisCount = 15;
+inline constexpr size_t kAnalysisCount = 17;
 
 // The per-operation table (`mlprof ops`): every op (or the top `top`) in `sort` order.
 struct OpsOptions {
@@ -88,6 +92,8 @@ struct AnalysisOptions {
   ModulesOptions modules;
   CriticalPathOptions critical_path;
   RanksOptions ranks;
+  CompileOptions compile;
+  SnapshotOptions memory_snapshot;
   // Holistic Trace Analysis' event window and time base for every analysis that has the switch.
   void set_hta_compatible(bool on);
 };
@@ -99,6 +105,9 @@ struct AnalysisInfo {
   std::vector<AnalysisId> needs;  // results computed first and passed in
   bool needs_gpu = false;         // unavailable on a trace without GPU streams
   bool needs_ranks = false;       // unavailable on a single trace
+  // Unavailable unless the trace has this content (looked up once per set).
+  enum class Content : uint8_t { kAny, kCompiledRegions, kMemorySnapshot };
+  Content needs_content = Content::kAny;
 };
 const std::array<AnalysisInfo, kAnalysisCount>& analysis_table();
 const AnalysisInfo& analysis_info(AnalysisId id);
@@ -156,6 +165,10 @@ class AnalysisSet {
   const ModulesResult& modules();
   const CriticalPathResult& critical_path();
   const RanksResult& ranks();
+  // torch.compile's compiled regions in a Kineto trace (`mlprof compile TRACE`).
+  const CompileResult& compile();
+  // The CUDA allocator's own view when the trace was loaded from a memory snapshot.
+  const SnapshotResult& memory_snapshot();
 
   // Hands in a heap report computed elsewhere (`mlprof run` streams it from the capture, whose
   // trace keeps only the rows the report points at). Call before heap() is first used.

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -229,6 +230,8 @@ struct TraceMeta {
 
 // ---- the trace ------------------------------------------------------------------------------
 
+struct MemorySnapshot;  // mlprof/memory_snapshot.h
+
 class Trace {
  public:
   StringPool strings;
@@ -246,6 +249,9 @@ class Trace {
   TraceMeta meta;
   // Computed by finish(): slices of track t are [track_slice_begin[t], track_slice_begin[t+1]).
   std::vector<uint32_t> track_slice_begin;
+  // The CUDA allocator snapshot this trace was loaded from (segments, blocks and the trace ring
+  // buffer the allocator view reads); null for every other source, and not kept in .mlprof files.
+  std::shared_ptr<const MemorySnapshot> memory_snapshot;
 
   // Calls f(name, &Trace::table) for every event table, in .mlprof file order.
   template <typename F>

@@ -33,6 +33,13 @@ const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
       {A::kModules, "modules", {}},
       {A::kCriticalPath, "critical_path", {}},
       {A::kRanks, "ranks", {}, false, /*needs_ranks=*/true},
+      {A::kCompile, "compile", {}, false, false, AnalysisInfo::Content::kCompiledRegions},
+      {A::kMemorySnapshot,
+       "memory_snapshot",
+       {},
+       false,
+       false,
+       AnalysisInfo::Content::kMemorySnapshot},
   }};
   return table;
 }
@@ -64,8 +71,11 @@ struct AnalysisSet::Slots {
              std::optional<LeakResult>, std::optional<HeapResult>, std::optional<BottleneckResult>,
              std::optional<FlopsResult>, std::optional<FlameGraph>, std::optional<TimelineResult>,
              std::optional<ModulesResult>, std::optional<CriticalPathResult>,
-             std::optional<RanksResult>>
+             std::optional<RanksResult>, std::optional<CompileResult>,
+             std::optional<SnapshotResult>>
       results;
+  std::once_flag compiled_once;
+  bool compiled_regions = false;
 };
 
 template <typename T, typename F>
@@ -175,6 +185,15 @@ std::optional<std::string> AnalysisSet::unavailable(AnalysisId id) const {
   if (info.needs_gpu && !has_gpu_) return "no GPU streams in this trace (a CPU-only profile)";
   if (info.needs_ranks && !rank_set_)
     return "one trace: rank analysis needs several (a directory with one trace per rank)";
+  if (info.needs_content == AnalysisInfo::Content::kMemorySnapshot && !focus_->memory_snapshot)
+    return "not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot .pickle/.json)";
+  if (info.needs_content == AnalysisInfo::Content::kCompiledRegions) {
+    std::call_once(slots_->compiled_once,
+                   [&] { slots_->compiled_regions = has_compiled_regions(*focus_); });
+    if (!slots_->compiled_regions)
+      return "no torch.compile regions in this trace (Torch-Compiled Region, CompiledFxGraph, "
+             "CompiledFunction): eager code, or a profile without the compiled calls";
+  }
   return std::nullopt;
 }
 
@@ -284,6 +303,22 @@ const RanksResult& AnalysisSet::ranks() {
   });
 }
 
+const CompileResult& AnalysisSet::compile() {
+  return get<CompileResult>(AnalysisId::kCompile, [&] {
+    return unavailable(AnalysisId::kCompile) ? CompileResult{}
+                                             : analyze_compile({}, &trace(), options_.compile);
+  });
+}
+
+const SnapshotResult& AnalysisSet::memory_snapshot() {
+  return get<SnapshotResult>(AnalysisId::kMemorySnapshot, [&] {
+    if (!trace().memory_snapshot) return SnapshotResult{};
+    SnapshotResult r = analyze_memory_snapshot(*trace().memory_snapshot, options_.memory_snapshot);
+    r.source = trace().meta.source;  // the name every consumer gives the file (serve reads an fd)
+    return r;
+  });
+}
+
 namespace {
 
 void compute_one(AnalysisSet& s, AnalysisId id) {
@@ -332,6 +367,12 @@ void compute_one(AnalysisSet& s, AnalysisId id) {
       break;
     case AnalysisId::kRanks:
       s.ranks();
+      break;
+    case AnalysisId::kCompile:
+      s.compile();
+      break;
+    case AnalysisId::kMemorySnapshot:
+      s.memory_snapshot();
       break;
   }
 }

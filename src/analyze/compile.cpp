@@ -183,7 +183,25 @@ void analyze_runtime(const Trace& t, const std::vector<CompileLog>& logs, Compil
   res.runtime.present = true;
 }
 
+bool is_region_name(std::string_view name) {
+  return name.starts_with("Torch-Compiled Region") ||
+         name.starts_with("## Call CompiledFxGraph ") || name == "CompiledFunction" ||
+         name == "CompiledFunctionBackward";
+}
+
 }  // namespace
+
+bool has_compiled_regions(const Trace& t) {
+  // Names first (the string pool is small next to the slices): most traces stop here.
+  std::vector<bool> region(t.strings.size(), false);
+  bool any = false;
+  for (StringId id = 0; id < t.strings.size(); ++id)
+    if (is_region_name(t.str(id))) any = region[id] = true;
+  if (!any) return false;
+  for (size_t i = 0; i < t.slices.size(); ++i)
+    if (region[t.slices.name[i]] && !t.is_gpu_track(t.slices.track[i])) return true;
+  return false;
+}
 
 CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* trace,
                               const CompileOptions& o) {

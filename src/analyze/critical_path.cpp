@@ -68,6 +68,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     wb = inst[o.instance].first;
     we = inst[o.instance].second;
   }
+  res.trace_begin_ns = t.begin_ns();
   res.window_begin_ns = wb == INT64_MIN ? t.begin_ns() : wb;
   res.window_end_ns = we == INT64_MAX ? t.end_ns() : we;
   StringId cpu_op = t.strings.find("cpu_op"), rt = t.strings.find("cuda_runtime"),

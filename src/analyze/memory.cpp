@@ -206,8 +206,8 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
     size_t keep = std::min(unfreed.size(), options.top_unfreed);
     std::partial_sort(unfreed.begin(), unfreed.begin() + keep, unfreed.end(), larger);
     for (size_t k = 0; k < keep; ++k)
-      dm.unfreed.push_back({unfreed[k].ts_ns, unfreed[k].addr, unfreed[k].bytes,
-                            slice_name(trace, unfreed[k].slice)});
+      dm.unfreed.push_back({unfreed[k].ts_ns, unfreed[k].ts_ns - trace.begin_ns(), unfreed[k].addr,
+                            unfreed[k].bytes, slice_name(trace, unfreed[k].slice)});
   }
   std::sort(ops.begin(), ops.end(), [](const OpMemory& a, const OpMemory& b) {
     return a.bytes_allocated != b.bytes_allocated ? a.bytes_allocated > b.bytes_allocated

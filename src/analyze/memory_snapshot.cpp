@@ -246,6 +246,12 @@ SnapshotResult analyze_memory_snapshot(const MemorySnapshot& s, const SnapshotOp
   r.blocks = s.blocks.size();
   r.allocator_settings = s.allocator_settings;
   r.annotations = s.annotations.size();
+  for (const SnapshotTraceEntry& e : s.trace)
+    if (e.time_us >= 0 && (r.start_time_us < 0 || e.time_us < r.start_time_us))
+      r.start_time_us = e.time_us;
+  for (const SnapshotAnnotation& a : s.annotations)
+    if (a.time_us >= 0 && (r.start_time_us < 0 || a.time_us < r.start_time_us))
+      r.start_time_us = a.time_us;
   std::map<std::pair<int32_t, int64_t>, SnapshotGroup> streams;
   std::map<std::tuple<int32_t, int64_t, int64_t>, SnapshotGroup> pools;
   StackTally by_site(s, true), by_stack(s, false);

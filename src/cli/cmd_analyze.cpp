@@ -40,9 +40,14 @@ std::string render_text(AnalysisSet& set, const TextOptions& text) {
                                                 {"FLOPs", A::kFlops},
                                                 {"Modules", A::kModules},
                                                 {"Critical path", A::kCriticalPath},
+                                                {"Compile", A::kCompile},
+                                                {"CUDA memory snapshot", A::kMemorySnapshot},
                                                 {"Bottlenecks", A::kBottlenecks}};
   for (const auto& [title, id] : sections) {
-    if ((id == A::kGpu || id == A::kKernels) && set.unavailable(id)) continue;
+    // Sections for content this trace does not have are left out of the text (JSON says why).
+    if ((id == A::kGpu || id == A::kKernels || id == A::kCompile || id == A::kMemorySnapshot) &&
+        set.unavailable(id))
+      continue;
     out += section(title) + render_analysis_text(set, id, text);
   }
   return out;

@@ -57,6 +57,16 @@ MLPROF_REGISTER_COMMAND(
             return kExitBadInput;
           }
         }
+        if (log_paths.empty()) {
+          // A Kineto trace alone: the compiled-regions analysis of the stage (the same JSON as
+          // `analyze`, the report and serve show).
+          AnalysisArgs in;
+          in.path = trace_path;
+          in.json = a->json;
+          AnalysisOptions o;
+          o.compile.top = a->top;
+          return run_analysis_command(in, AnalysisId::kCompile, o);
+        }
         std::vector<CompileLog> logs;
         for (const std::string& p : log_paths) {
           Result<CompileLog> log = load_compile_log(p);

@@ -420,7 +420,9 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
     Result<MemorySnapshot> snap = import::import_memory_snapshot(peeked, path, pickle);
     if (peeked.over_limit()) return over_limit_error(path, "the decompressed trace", limit);
     if (!snap) return snap.status();
-    return memory_snapshot_to_trace(snap.value());
+    Trace t = memory_snapshot_to_trace(snap.value());
+    t.memory_snapshot = std::make_shared<const MemorySnapshot>(std::move(snap.value()));
+    return t;
   }
   if (nested_list) {
     Result<Trace> t = import::import_memory_timeline(peeked, path);

@@ -22,6 +22,7 @@ std::string_view analysis_main_table(AnalysisId id) {
       {"flame", "frames"},
       {"timeline", "lanes"},
       {"ranks", "ranks"},
+      {"memory_snapshot", "fragmented_segments"},
   };
   std::string_view name = analysis_info(id).name;
   for (const auto& [analysis, table] : kTables)

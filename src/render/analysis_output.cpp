@@ -1,6 +1,7 @@
 #include "render/analysis_output.h"
 
 #include "mlprof/render/bottlenecks_render.h"
+#include "mlprof/render/compile_render.h"
 #include "mlprof/render/critical_path_render.h"
 #include "mlprof/render/flame_render.h"
 #include "mlprof/render/flops_render.h"
@@ -8,6 +9,7 @@
 #include "mlprof/render/heap_render.h"
 #include "mlprof/render/kernels_render.h"
 #include "mlprof/render/memory_render.h"
+#include "mlprof/render/memory_snapshot_render.h"
 #include "mlprof/render/modules_render.h"
 #include "mlprof/render/ranks_render.h"
 #include "mlprof/render/steps_render.h"
@@ -73,6 +75,10 @@ void write_analysis_json(JsonWriter& w, AnalysisSet& s, AnalysisId id) {
       return write_critical_path_json(w, s.critical_path());
     case AnalysisId::kRanks:
       return write_ranks_json(w, s.ranks());
+    case AnalysisId::kCompile:
+      return write_compile_json(w, s.compile());
+    case AnalysisId::kMemorySnapshot:
+      return write_memory_snapshot_json(w, s.memory_snapshot());
   }
 }
 
@@ -127,6 +133,10 @@ std::string render_analysis_text(AnalysisSet& s, AnalysisId id, const TextOption
       return render_critical_path_text(s.critical_path(), o.width);
     case AnalysisId::kRanks:
       return render_ranks_text(s.ranks(), o.width, o.rows);
+    case AnalysisId::kCompile:
+      return render_compile_text(s.compile(), o.width);
+    case AnalysisId::kMemorySnapshot:
+      return render_memory_snapshot_text(s.memory_snapshot(), o.width);
   }
   return {};
 }
@@ -134,16 +144,17 @@ std::string render_analysis_text(AnalysisSet& s, AnalysisId id, const TextOption
 const std::vector<AnalysisId>& report_analyses() {
   using A = AnalysisId;
   static const std::vector<AnalysisId> ids = {
-      A::kSummary,     A::kOps,   A::kSteps, A::kKernels,  A::kGpu,     A::kMemory,      A::kLeaks,
-      A::kBottlenecks, A::kFlops, A::kFlame, A::kTimeline, A::kModules, A::kCriticalPath};
+      A::kSummary,  A::kOps,     A::kSteps,        A::kKernels, A::kGpu,
+      A::kMemory,   A::kLeaks,   A::kBottlenecks,  A::kFlops,   A::kFlame,
+      A::kTimeline, A::kModules, A::kCriticalPath, A::kCompile, A::kMemorySnapshot};
   return ids;
 }
 
 const std::vector<AnalysisId>& analyze_analyses() {
   using A = AnalysisId;
   static const std::vector<AnalysisId> ids = {
-      A::kSummary, A::kSteps, A::kGpu,         A::kKernels, A::kMemory,
-      A::kLeaks,   A::kFlops, A::kBottlenecks, A::kModules, A::kCriticalPath};
+      A::kSummary, A::kSteps,       A::kGpu,     A::kKernels,      A::kMemory,  A::kLeaks,
+      A::kFlops,   A::kBottlenecks, A::kModules, A::kCriticalPath, A::kCompile, A::kMemorySnapshot};
   return ids;
 }
 

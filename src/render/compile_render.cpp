@@ -89,15 +89,26 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
   }
   if (r.runtime.present) {
     const CompileRuntime& rt = r.runtime;
+    auto per_op = [](uint64_t events, uint64_t ops) {
+      return ops ? format_fixed(static_cast<double>(events) / static_cast<double>(ops), 2) : "-";
+    };
+    int64_t gpu_total = rt.gpu_ns_in_compiled + rt.gpu_ns_outside;
     std::snprintf(
         buf, sizeof buf,
-        "\nruntime: %llu GPU events launched in compiled regions (%llu triton, %s), %llu "
-        "outside (%s); cpu ops inside/outside %llu/%llu; %llu Dynamo cache lookups (%s)\n",
-        static_cast<unsigned long long>(rt.kernels_in_compiled),
+        "%sruntime: compiled regions launched %llu GPU events (%llu triton), %s of GPU time (%s "
+        "of the trace's); outside them %llu events, %s\n  GPU events per CPU op: %s in compiled "
+        "code, %s eager (CPU ops %llu / %llu); %llu Dynamo cache lookups (%s)\n",
+        out.empty() ? "" : "\n", static_cast<unsigned long long>(rt.kernels_in_compiled),
         static_cast<unsigned long long>(rt.triton_in_compiled),
         format_duration_ns(static_cast<double>(rt.gpu_ns_in_compiled)).c_str(),
+        gpu_total ? format_percent(static_cast<double>(rt.gpu_ns_in_compiled) /
+                                   static_cast<double>(gpu_total))
+                        .c_str()
+                  : "-",
         static_cast<unsigned long long>(rt.kernels_outside),
         format_duration_ns(static_cast<double>(rt.gpu_ns_outside)).c_str(),
+        per_op(rt.kernels_in_compiled, rt.cpu_ops_in_compiled).c_str(),
+        per_op(rt.kernels_outside, rt.cpu_ops_outside).c_str(),
         static_cast<unsigned long long>(rt.cpu_ops_in_compiled),
         static_cast<unsigned long long>(rt.cpu_ops_outside),
         static_cast<unsigned long long>(rt.cache_lookups),

@@ -29,10 +29,11 @@ std::string render_critical_path_text(const CriticalPathResult& r, size_t width)
   char buf[512];
   std::snprintf(
       buf, sizeof buf,
-      "critical path of '%s' [%s .. %s]: %s over %llu edges (%llu events); graph %llu "
+      "critical path of '%s' [+%s .. +%s]: %s over %llu edges (%llu events); graph %llu "
       "nodes, %llu edges%s\n\n",
-      r.annotation.empty() ? "whole trace" : r.annotation.c_str(), ns(r.window_begin_ns).c_str(),
-      ns(r.window_end_ns).c_str(), ns(r.path_ns).c_str(),
+      r.annotation.empty() ? "whole trace" : r.annotation.c_str(),
+      ns(r.window_begin_ns - r.trace_begin_ns).c_str(),
+      ns(r.window_end_ns - r.trace_begin_ns).c_str(), ns(r.path_ns).c_str(),
       static_cast<unsigned long long>(r.path_edges), static_cast<unsigned long long>(r.path_events),
       static_cast<unsigned long long>(r.nodes), static_cast<unsigned long long>(r.edges),
       r.has_sync_events ? "" : "; no cuda_sync events in the trace: GPU->CPU waits are missing");

@@ -48,7 +48,7 @@ std::string render_memory_text(const MemoryResult& r, size_t width) {
       t.add_column("time");
       for (const UnfreedAllocation& u : d.unfreed)
         t.add_row({u.op.empty() ? "(no op)" : u.op, format_bytes(static_cast<double>(u.bytes)),
-                   format_duration_ns(static_cast<double>(u.ts_ns))});
+                   "+" + format_duration_ns(static_cast<double>(u.offset_ns))});
       out += t.render(width);
     }
     out += "\n";
@@ -100,6 +100,7 @@ void write_memory_json(JsonWriter& w, const MemoryResult& r) {
     for (const UnfreedAllocation& u : d.unfreed) {
       w.begin_object();
       w.field("ts_ns", u.ts_ns);
+      w.field("offset_ns", u.offset_ns);
       w.field("addr", u.addr);
       w.field("bytes", u.bytes);
       w.field("op", u.op);

@@ -9,6 +9,11 @@ namespace {
 
 std::string b(int64_t v) { return format_bytes(static_cast<double>(v)); }
 std::string u(uint64_t v) { return std::to_string(v); }
+// " (+1.622 s)": a time_us relative to the snapshot's first recorded time; "" without times.
+std::string at(int64_t time_us, int64_t start_us) {
+  if (time_us < 0 || start_us < 0) return "";
+  return " (+" + format_duration_ns(static_cast<double>(time_us - start_us) * 1e3) + ")";
+}
 
 void stack_table(std::string& out, const char* title, const std::vector<StackBytes>& rows,
                  size_t width, bool with_frames) {
@@ -134,8 +139,9 @@ std::string render_memory_snapshot_text(const SnapshotResult& r, size_t width) {
     }
     out += "  active memory (replayed as memory_viz): start " + b(d.start_active) + ", peak " +
            b(d.peak_active) +
-           (d.peak_index >= 0 ? " at entry " + std::to_string(d.peak_index)
-                              : std::string(" at the start")) +
+           (d.peak_index >= 0
+                ? " at entry " + std::to_string(d.peak_index) + at(d.peak_time_us, r.start_time_us)
+                : std::string(" at the start")) +
            ", end " + b(d.end_active) + "\n";
     out += "  reserved: start " + b(d.start_reserved) + ", peak " + b(d.peak_reserved) + ", end " +
            b(d.end_reserved) + "\n";
@@ -146,9 +152,10 @@ std::string render_memory_snapshot_text(const SnapshotResult& r, size_t width) {
                   static_cast<unsigned long long>(d.live_at_peak_blocks));
     stack_table(out, buf, d.live_at_peak, width, true);
     for (const SnapshotOom& o : d.ooms) {
-      out += "  OOM at entry " + u(o.index) + ": " + b(o.requested) + " requested" +
-             (o.site.empty() ? std::string() : " from " + o.site) + ", " + b(o.device_free) +
-             " free on the device, " + b(o.reserved) + " reserved, " + b(o.active) + " active\n";
+      out += "  OOM at entry " + u(o.index) + at(o.time_us, r.start_time_us) + ": " +
+             b(o.requested) + " requested" + (o.site.empty() ? std::string() : " from " + o.site) +
+             ", " + b(o.device_free) + " free on the device, " + b(o.reserved) + " reserved, " +
+             b(o.active) + " active\n";
       stack_table(out, "held at the OOM: stack", o.holders, width, true);
     }
     out += "\n";
@@ -258,6 +265,7 @@ void write_memory_snapshot_json(JsonWriter& w, const SnapshotResult& r) {
   for (const auto& [k, v] : r.allocator_settings) w.key(k).raw(v);
   w.end_object();
   w.field("annotations", r.annotations);
+  if (r.start_time_us >= 0) w.field("start_time_us", r.start_time_us);
   w.key("recommendations").begin_array();
   for (const std::string& s : r.recommendations) w.value(s);
   w.end_array();

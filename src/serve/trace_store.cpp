@@ -31,8 +31,10 @@ constexpr size_t kMaxNameBytes = 1024;
 constexpr int64_t kRecentWriteNs = 30'000'000'000;
 constexpr int64_t kClockSlackNs = 5'000'000'000;
 
+// Traces, and CUDA memory snapshots (torch.cuda.memory._dump_snapshot writes .pickle).
 bool is_trace_name(std::string_view f) {
-  return f.ends_with(".json") || f.ends_with(".json.gz") || f.ends_with(".mlprof");
+  return f.ends_with(".json") || f.ends_with(".json.gz") || f.ends_with(".mlprof") ||
+         f.ends_with(".pickle") || f.ends_with(".pickle.gz");
 }
 
 int64_t mtime_ns_of(const struct stat& st) {

@@ -20,9 +20,13 @@ if [ -z "${NODE_MODULES:-}" ]; then
 fi
 source "$(dirname "$0")/shared_data.sh"
 require_shared GPU_TRACE traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz
+# The PyTorch views (torch.compile regions, a CUDA memory snapshot): checked when present.
+COMPILE_TRACE=$(shared_path traces/compile/kineto/xdit_sd_3.5_profile_trace_rank_0.json.gz) || COMPILE_TRACE=
+SNAPSHOT=$(shared_path traces/memory-snapshot/decomfl_opt_train_memory.pickle.gz) || SNAPSHOT=
 status=0
 for mode in $MODES; do
-  MLPROF_TEST_GPU_TRACE=$GPU_TRACE MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/browser_test.mjs" "$MLPROF" "$DATA" \
+  MLPROF_TEST_GPU_TRACE=$GPU_TRACE MLPROF_TEST_COMPILE_TRACE=$COMPILE_TRACE MLPROF_TEST_SNAPSHOT=$SNAPSHOT \
+    MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/browser_test.mjs" "$MLPROF" "$DATA" \
     "$BUILD/web-screenshots" "$mode" || status=1
 done
 exit $status

@@ -13,7 +13,7 @@ import tempfile
 
 MLPROF = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shared_data import require  # noqa: E402
+from shared_data import require, shared_path  # noqa: E402
 
 DIR = os.path.dirname(os.path.dirname(require("traces/compile/tlparse/EXPECTED.json")))
 
@@ -201,6 +201,25 @@ if got:
             fx = [r for r in got["runtime"]["regions"] if r["kind"] == "CompiledFxGraph"]
             check(len(fx) == 1 and fx[0]["compile_id"] == "0/0" and fx[0]["fx_key"] == key, f"join: {fx}")
             check(got["ranks"][0]["md5_mismatches"] == 0, "generated log md5")
+
+# The runtime view is an analysis of the stage: `analyze --json`, the report and `compile TRACE
+# --json` give the same object; a trace without compiled regions says why everywhere and has no
+# Compile section in `analyze`'s text.
+single = run_json("compile", xdit)
+rc, out, err = run("analyze", xdit, "--json")
+check(rc == 0 and json.loads(out)["compile"] == single, "xdit: analyze.compile == compile --json")
+rc, out, err = run("report", xdit, "--data-json")
+check(rc == 0 and json.loads(out)["analyses"]["compile"] == single, "xdit: report compile == compile --json")
+rc, out, err = run("analyze", xdit)
+check(b"== Compile" in out and b"Torch-Compiled Region: 0/0" in out, "xdit: analyze text has the Compile section")
+eager = shared_path("traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz")
+if eager:
+    got = run_json("compile", eager)
+    check(got is not None and "no torch.compile regions" in got.get("unavailable", ""), f"eager trace: {got}")
+    rc, out, err = run("analyze", eager, "--json")
+    check(rc == 0 and json.loads(out)["compile"] == got, "eager trace: analyze.compile == compile --json")
+    rc, out, err = run("analyze", eager)
+    check(rc == 0 and b"== Compile" not in out, "eager trace: no Compile section in the text")
 
 # Tolerated damage: CRLF + blank lines + no final newline + a corrupt JSON line give the same
 # compile ids and timings as the clean file; a non-log / empty file is exit 2, one line.

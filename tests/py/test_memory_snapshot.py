@@ -154,6 +154,35 @@ for name, facts in expected.items():
             check(got["allocator_settings"]["expandable_segments"] is False, f"{tag}: settings")
             check(got["annotations"] == facts["external_annotations"], f"{tag}: annotations")
 
+# The allocator view is an analysis of the stage: `analyze`, the report and `memory` show the
+# same JSON, and the text gives times from the start of the trace (the peak's time_us minus the
+# earliest time_us, computed here from the pickle), never epoch seconds.
+import re  # noqa: E402
+for name in expected:
+    path = os.path.join(DIR, name)
+    rc, out, err = run("memory", path, "--json")
+    single = json.loads(out) if rc == 0 else None
+    rc, out, err = run("analyze", path, "--json")
+    check(rc == 0, f"analyze {name}: exit {rc}: {err.strip()}")
+    analyzed = json.loads(out) if rc == 0 else {}
+    check(analyzed.get("memory_snapshot") == single, f"{name}: analyze.memory_snapshot == memory --json")
+    rc, out, err = run("report", path, "--data-json")
+    check(rc == 0 and json.loads(out)["analyses"].get("memory_snapshot") == single,
+          f"{name}: report's memory_snapshot == memory --json")
+    rc, text, err = run("analyze", path)
+    text = text.decode()
+    check("== CUDA memory snapshot" in text, f"{name}: analyze prints the snapshot section")
+    check(not re.search(r"\b\d{7,}\.\d+ s\b", text), f"{name}: no epoch-second times in the text")
+    snap = load(path)
+    entries = snap["device_traces"][0]
+    times = [e["time_us"] for t in snap["device_traces"] for e in t if "time_us" in e]
+    times += [a["time_us"] for a in snap.get("external_annotations", []) if "time_us" in a]
+    peak_i = replay(snap)[2]
+    if times and peak_i is not None:
+        rel = (entries[peak_i]["time_us"] - min(times)) / 1e6
+        want = f"at entry {peak_i} (+{rel:.3f} s)"
+        check(want in text, f"{name}: peak time relative to the trace start: want '{want}'")
+
 # The snapshot as a trace: summary reads it through load_trace.
 path = os.path.join(DIR, "decomfl_opt_train_memory.pickle.gz")
 rc, out, err = run("memory", path, "--json")

@@ -5,7 +5,9 @@ traces folder, the JSON of each analysis is the same whether it comes from `mlpr
 (parse_float/parse_int=str), objects with their key order; only whitespace may differ (the CLI
 pretty-prints). Also the three disagreements the pipeline issue named: rank directories give the
 report the slowest rank and the ranks result reaches its bottlenecks, and "no GPU" is one object
-everywhere.
+everywhere. The compiled-regions view (`compile`) and the CUDA allocator view of a memory snapshot
+(`memory_snapshot`, which `mlprof memory SNAPSHOT` prints) are analyses of the stage like the
+others: present where the trace has that content, one unavailable object everywhere else.
 
 Usage: test_pipeline_consistency.py MLPROF DATA_DIR  (shared traces: $MLPROF_SHARED_DIR/traces,
 see shared_data.py; skipped with a message when absent)."""
@@ -26,10 +28,10 @@ MLPROF, DATA = sys.argv[1], sys.argv[2]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Each analysis of the report, and the subcommand that prints it alone.
 REPORT = ["summary", "ops", "steps", "kernels", "gpu", "memory", "leaks", "bottlenecks", "flops",
-          "flame", "timeline", "modules", "critical_path"]
+          "flame", "timeline", "modules", "critical_path", "compile", "memory_snapshot"]
 COMMAND = {"critical_path": "critical-path"}  # JSON key -> subcommand
 ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks",
-           "modules", "critical_path"]
+           "modules", "critical_path", "compile", "memory_snapshot"]
 NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
 failures = checked = 0
 
@@ -59,7 +61,8 @@ def traces_under(root):
     for d, dirs, files in os.walk(root):
         dirs.sort()
         for f in sorted(files):
-            if f.endswith((".json", ".json.gz", ".mlprof")) and f != "EXPECTED.json":
+            if f.endswith((".json", ".json.gz", ".mlprof", ".pickle", ".pickle.gz")) and \
+                    f != "EXPECTED.json":
                 found.append(os.path.join(d, f))
     return found
 
@@ -102,21 +105,34 @@ class Serve:
 
 def check_trace(path, serve, rel):
     name = os.path.relpath(path, REPO) if path.startswith(REPO) else path
-    # `mlprof memory SNAPSHOT` shows the CUDA allocator's own view (segments, blocks), not the
-    # memory analysis of the events the snapshot loads as: compared only for traces.
+    # `mlprof memory SNAPSHOT` prints the CUDA allocator's own view (the memory_snapshot
+    # analysis), `mlprof memory TRACE` the memory analysis; the other consumers show both. An
+    # analysis with no subcommand for this input is compared with the report's copy.
     snapshot = "memory-snapshot" in path.split(os.sep)
-    names = [a for a in REPORT if not (snapshot and a == "memory")]
-    singles = {a: exact(run(COMMAND.get(a, a), "--json", path)) for a in names}
+    if snapshot:
+        command = dict(COMMAND, memory=None, memory_snapshot="memory")
+    else:
+        command = dict(COMMAND, memory_snapshot=None)
+    singles = {a: exact(run(command.get(a, a), "--json", path)) for a in REPORT if command.get(a, a)}
     analyze = dict(exact(run("analyze", "--json", path)))
     report = dict(dict(exact(run("report", "--data-json", path)))["analyses"])
-    for a in names:
-        check(report.get(a) == singles[a], f"{name}: report.{a} == {a} --json")
+    for a in REPORT:
+        ref, what = (singles[a], f"{command.get(a, a)} --json") if a in singles else (report.get(a), "report")
+        check(ref is not None, f"{name}: {a} in the report")
+        if a in singles:
+            check(report.get(a) == ref, f"{name}: report.{a} == {what}")
         if a in ANALYZE:
-            check(analyze.get(a) == singles[a], f"{name}: analyze.{a} == {a} --json")
+            check(analyze.get(a) == ref, f"{name}: analyze.{a} == {what}")
         if serve:
             from urllib.parse import quote
             body = serve.get(f"/api/profiler/{a}?trace={quote(rel)}")
-            check(exact(body) == singles[a], f"{name}: serve /api/profiler/{a} == {a} --json")
+            check(exact(body) == ref, f"{name}: serve /api/profiler/{a} == {what}")
+    # The content-dependent views: there on the data made for them, a reason everywhere else.
+    views = json.loads(run("analyze", "--json", path))
+    check(("unavailable" in views["memory_snapshot"]) != snapshot,
+          f"{name}: memory_snapshot {'missing' if snapshot else 'present'}")
+    if os.path.basename(path).startswith("xdit_sd_3.5"):
+        check("unavailable" not in views["compile"], f"{name}: compiled regions found")
     gpu = json.loads(run("gpu", "--json", path))
     if "unavailable" in gpu:
         check(gpu == NO_GPU, f"{name}: gpu without GPU streams is {NO_GPU}")

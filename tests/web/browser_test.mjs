@@ -236,6 +236,53 @@ async function reportTests(browser) {
   check(Number(await page.locator('[data-testid="timeline-canvas"]').getAttribute('data-drawn')) > 0, 'timeline.html draws slices');
   await page.screenshot({ path: path.join(outDir, 'timeline-page.png') });
   check(errors.length === 0, `standalone pages: ${errors.join('; ')}`);
+  await pytorchViews(page, errors);
+}
+
+// The torch.compile tab on a compiled model's trace and the allocator snapshot in the Memory tab,
+// numbers against `mlprof compile TRACE --json` / `mlprof memory SNAPSHOT --json`; the Modules
+// and Critical path tabs draw.
+async function pytorchViews(page, errors) {
+  const compileTrace = process.env.MLPROF_TEST_COMPILE_TRACE;
+  if (compileTrace) {
+    const html = path.join(outDir, 'report-compile.html');
+    cli('report', compileTrace, '-o', html);
+    const want = JSON.parse(cli('compile', compileTrace, '--json'));
+    await page.goto('file://' + html);
+    await openTab(page, 'compile');
+    const n = await compareScalars(page, 'compile.runtime', want.runtime, 'compile');
+    check(n >= 8, `compile tab: ${n} runtime numbers`);
+    check(await page.locator('[data-testid="compile-chart"] canvas').count() === 1, 'compile tab: region chart drawn');
+    const rows = await page.locator('[data-table="compile.runtime.regions"] tbody tr').count();
+    check(rows === want.runtime.regions.length, `compile tab: ${rows} region rows vs ${want.runtime.regions.length}`);
+    const busy = await page.locator('[data-table="compile.runtime.regions"] tbody tr').first().locator('td[data-col="gpu_busy_ns"]').getAttribute('data-value');
+    check(Number(busy) === want.runtime.regions[0].gpu_busy_ns, `compile tab: GPU busy ${busy}`);
+    await page.screenshot({ path: path.join(outDir, 'compile-tab.png'), fullPage: true });
+    for (const tab of ['modules', 'critical_path']) {
+      await openTab(page, tab);
+      check(await page.locator(`[data-pane="${tab}"] .generic, [data-pane="${tab}"] [data-testid="no-data"]`).count() > 0, `${tab} tab drawn`);
+    }
+    await openTab(page, 'memory');
+    check(await page.locator('[data-testid="snapshot-chart"]').count() === 0, 'a trace has no snapshot view');
+  }
+  const snapshot = process.env.MLPROF_TEST_SNAPSHOT;
+  if (snapshot) {
+    const html = path.join(outDir, 'report-snapshot.html');
+    cli('report', snapshot, '-o', html);
+    const want = JSON.parse(cli('memory', snapshot, '--json'));
+    await page.goto('file://' + html);
+    await openTab(page, 'memory');
+    const n = await compareScalars(page, 'memory_snapshot', want, 'snapshot');
+    check(n >= 8, `memory tab: ${n} snapshot numbers`);
+    check(await page.locator('[data-testid="snapshot-chart"] canvas').count() === want.devices.filter((d) => d.timeline.length > 1).length,
+      'memory tab: one replayed timeline per device with history');
+    const peak = await page.locator('[data-table="memory_snapshot.devices"] tbody tr').first().locator('td[data-col="peak_active_bytes"]').getAttribute('data-value');
+    check(Number(peak) === want.devices[0].peak_active_bytes, `memory tab: replayed peak ${peak}`);
+    await page.screenshot({ path: path.join(outDir, 'snapshot-memory.png'), fullPage: true });
+    await openTab(page, 'compile');
+    check(await page.locator('[data-pane="compile"] [data-testid="no-data"]').count() === 1, 'compile tab on a snapshot says why it is empty');
+  }
+  check(errors.length === 0, `PyTorch views: ${errors.join('; ')}`);
 }
 
 async function serveTests(browser) {

@@ -29,15 +29,18 @@ function recordScale(div) {
   return (u) => { div.dataset.yMin = String(u.scales.y.min); div.dataset.yMax = String(u.scales.y.max); };
 }
 
-// xs: numbers (ns since trace start); series: [{label, values, legend}]; marker: {x, label} drawn
-// as a line. zero: the y axis starts at 0 (default; counters that hover far from 0 pass false).
+// xs: numbers (ns since trace start; else xIsTime false and xFmt/xTick format them); series:
+// [{label, values, legend}];
+// marker: {x, label} drawn as a line. zero: the y axis starts at 0 (default; counters that hover
+// far from 0 pass false).
 export function lineChart(container, { title, xs, series, yFmt = (v) => String(v), marker, testid, height = 260,
-  zero = true, width: w, xLabel = 'time since trace start', yTick, stepped = false }) {
+  zero = true, width: w, xLabel = 'time since trace start', yTick, stepped = false, xFmt = fmtNs, xTick = fmtNsTick,
+  xIsTime = true }) {
   const { div, hover } = frame(container, testid, title);
   const hooks = { setScale: [recordScale(div)], setCursor: [(u) => {
     const i = u.cursor.idx;
     if (i == null) { hover.textContent = '\u00a0'; return; }
-    hover.textContent = `at ${fmtNs(xs[i])}: ` + series.map((s) => `${s.label} ${s.values[i] == null ? 'n/a' : yFmt(s.values[i])}`).join(' · ');
+    hover.textContent = `at ${xFmt(xs[i])}: ` + series.map((s) => `${s.label} ${s.values[i] == null ? 'n/a' : yFmt(s.values[i])}`).join(' · ');
   }] };
   if (marker) {
     hooks.draw = [(u) => {
@@ -57,9 +60,9 @@ export function lineChart(container, { title, xs, series, yFmt = (v) => String(v
   const opts = {
     width: width(container, w), height,
     // Time axes run over the whole trace (charts of one report line up) when the data fits in it.
-    scales: { x: { time: false, range: (u, min, max) => (getSpan() && min >= 0 && max <= getSpan() * 1.001 ? [0, getSpan()] : [min, max]) },
+    scales: { x: { time: false, range: (u, min, max) => (xIsTime && getSpan() && min >= 0 && max <= getSpan() * 1.001 ? [0, getSpan()] : [min, max]) },
       y: zero ? { range: fromZero } : {} },
-    axes: [{ values: (u, v) => v.map((x) => fmtNsTick(x)), label: xLabel, labelSize: 20 },
+    axes: [{ values: (u, v) => v.map((x) => xTick(x)), label: xLabel, labelSize: 20 },
       { values: (u, v) => v.map(yTick || (yFmt === fmtNs ? fmtNsTick : yFmt)), size: 80 }],
     legend: { live: false },
     series: [{ label: xLabel },

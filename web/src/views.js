@@ -97,7 +97,32 @@ function kernelsByOp(c, byOp) {
 
 // ---- Memory: the allocator's curves per device ------------------------------------------------
 
+// The CUDA caching allocator's view of a memory snapshot (`mlprof memory SNAPSHOT --json`): state
+// cards, the active memory timeline replayed as memory_viz does (by trace entry), then the tables.
+function memorySnapshot(c, s) {
+  c.append(el('h3', {}, 'CUDA allocator snapshot'));
+  c.append(cards(s, 'memory_snapshot', ['segments', 'blocks', 'reserved_bytes', 'allocated_bytes',
+    'requested_bytes', 'active_bytes', 'largest_inactive_bytes', 'unused_fraction', 'fragmentation',
+    'private_pool_segments', 'expandable_segments'].filter((k) => k in s)));
+  for (const d of s.devices || []) {
+    const pts = d.timeline || [];  // [trace entry, time_us, active bytes, reserved bytes]
+    if (pts.length < 2) continue;
+    const entry = (x) => `entry ${fmtCount(Math.round(x))}`;
+    lineChart(c, { title: `GPU ${d.device}: active memory replayed as memory_viz does`, testid: 'snapshot-chart',
+      xs: pts.map((p) => p[0]), xLabel: 'allocator trace entry', xIsTime: false, xFmt: entry, xTick: (x) => fmtCount(Math.round(x)),
+      series: [{ label: 'active', legend: `active (peak ${fmtBytes(d.peak_active_bytes)})`, values: pts.map((p) => p[2]), fill: 'rgba(78,121,167,0.15)' },
+        { label: 'reserved', legend: `reserved (peak ${fmtBytes(d.peak_reserved_bytes)})`, values: pts.map((p) => p[3]) }],
+      yFmt: fmtBytes, marker: d.peak_index != null ? { x: d.peak_index, label: `peak ${fmtBytes(d.peak_active_bytes)}` } : undefined });
+  }
+  // The timelines are drawn above; the rest as cards and tables.
+  const rest = { ...s, devices: (s.devices || []).map(({ timeline, ...d }) => d) };
+  c.append(renderGeneric(rest, 'memory_snapshot'));
+  c.append(el('h3', {}, 'The snapshot\'s allocations as memory events'));
+}
+
 export async function memory(c, src) {
+  const snap = await src.get('memory_snapshot');
+  if (snap && !unavailable(snap)) memorySnapshot(c, snap);
   const m = await src.get('memory');
   if (!missing(c, m, 'Memory')) {
     const devices = m.devices || [];

@@ -105,6 +105,10 @@ struct CompileResult {
   std::vector<std::string> recommendations;
 };
 
+// Whether a host thread of `trace` has a compiled region's event ("Torch-Compiled Region: F/C",
+// "## Call CompiledFxGraph <key> ##", CompiledFunction[Backward]): what the runtime view needs.
+bool has_compiled_regions(const Trace& trace);
+
 // `logs` may be empty (trace only); `trace` may be null (logs only).
 CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* trace,
                               const CompileOptions& options = {});

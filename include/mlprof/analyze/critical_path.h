@@ -59,6 +59,7 @@ struct CriticalPathResult {
   std::string message;  // set when no analysis was possible (no annotation, no events)
   std::string annotation;
   int64_t window_begin_ns = 0, window_end_ns = 0;
+  int64_t trace_begin_ns = 0;  // the trace's start: what the text's "+s" times count from
   uint64_t nodes = 0, edges = 0;
   uint64_t edges_by_type[5] = {};
   uint64_t path_nodes = 0, path_edges = 0, path_events = 0;

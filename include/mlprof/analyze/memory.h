@@ -25,6 +25,7 @@ struct MemoryPoint {
 
 struct UnfreedAllocation {
   int64_t ts_ns = 0;
+  int64_t offset_ns = 0;  // ts_ns relative to the start of the trace (what reports print)
   uint64_t addr = 0;
   int64_t bytes = 0;
   std::string op;  // innermost enclosing slice ("" when none)

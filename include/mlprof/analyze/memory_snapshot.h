@@ -16,9 +16,9 @@
 namespace mlprof {
 
 struct SnapshotOptions {
-  size_t top = 10;               // rows per ranking (stacks, segments)
-  size_t timeline_points = 200;  // replayed timeline, downsampled (bucket maxima)
-  size_t frames_shown = 6;       // frames kept per stack row
+  size_t top = 30;                // rows per ranking (stacks, segments)
+  size_t timeline_points = 1000;  // replayed timeline, downsampled (bucket maxima)
+  size_t frames_shown = 6;        // frames kept per stack row
 };
 
 // Memory grouped by the stack that allocated it.
@@ -109,6 +109,9 @@ struct SnapshotResult {
   std::vector<SnapshotReplay> devices;
   std::vector<std::pair<std::string, std::string>> allocator_settings;
   uint64_t annotations = 0;
+  // Earliest time_us of any trace entry or annotation (-1 without times): what the text's
+  // "+s" times count from, the start of the trace the snapshot loads as.
+  int64_t start_time_us = -1;
   std::vector<std::string> recommendations;
 };
 
