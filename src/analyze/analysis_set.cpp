@@ -185,11 +185,12 @@ std::optional<std::string> AnalysisSet::unavailable(AnalysisId id) const {
   if (info.needs_gpu && !has_gpu_) return "no GPU streams in this trace (a CPU-only profile)";
   if (info.needs_ranks && !rank_set_)
     return "one trace: rank analysis needs several (a directory with one trace per rank)";
-  if (info.needs_content == AnalysisInfo::Content::kMemorySnapshot && !focus_->memory_snapshot)
+  // trace(): a rank set of summaries loads the rank it analyzes in depth on first use.
+  if (info.needs_content == AnalysisInfo::Content::kMemorySnapshot && !trace().memory_snapshot)
     return "not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot .pickle/.json)";
   if (info.needs_content == AnalysisInfo::Content::kCompiledRegions) {
     std::call_once(slots_->compiled_once,
-                   [&] { slots_->compiled_regions = has_compiled_regions(*focus_); });
+                   [&] { slots_->compiled_regions = has_compiled_regions(trace()); });
     if (!slots_->compiled_regions)
       return "no torch.compile regions in this trace (Torch-Compiled Region, CompiledFxGraph, "
              "CompiledFunction): eager code, or a profile without the compiled calls";
