@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "mlprof/import.h"
-#include "mlprof/sql/trace_database.h"
+#include "sql/trace_database.h"
 
 namespace {
 

@@ -1,5 +1,6 @@
-# `mlprof run` capture: the LD_PRELOAD malloc tracker, the CUPTI injection library, the code that
-# turns their raw files into a Trace (linked into mlprof), and the examples it is tested with.
+# `mlprof run` capture: the LD_PRELOAD malloc tracker and the CUPTI injection library (sources:
+# src/record/), the readers that turn their raw files into a Trace (src/import/capture/, linked
+# into mlprof), and the examples it is tested with.
 # Included from the top-level CMakeLists.txt after the mlprof target.
 
 find_library(MLPROF_UNWIND_LIB NAMES unwind)
@@ -19,13 +20,10 @@ target_compile_options(mlprof_preload PRIVATE ${mlprof_no_sanitize})
 target_link_options(mlprof_preload PRIVATE ${mlprof_no_sanitize})
 set_target_properties(mlprof_preload PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
-# Reading the raw files, symbolizing (libdw), NVML sampling: runs in mlprof after the child.
+# Reading the raw files and symbolizing (libdw): the import stage's part that runs in mlprof after
+# the child, a library of its own so that only mlprof links libdw.
 file(GLOB mlprof_capture_srcs CONFIGURE_DEPENDS
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/record/preload/*_reader.cpp
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/record/preload/symbolizer.cpp
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/record/preload/memory_capture.cpp
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/record/cupti/gpu_capture.cpp
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/record/nvml/*.cpp)
+     ${CMAKE_CURRENT_SOURCE_DIR}/src/import/capture/*.cpp)
 add_library(mlprof_capture STATIC ${mlprof_capture_srcs})
 target_include_directories(mlprof_capture PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
                            PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)

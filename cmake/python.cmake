@@ -63,8 +63,8 @@ file(GLOB mlprof_py_ext_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/pytho
 pybind11_add_module(mlprof_python_ext MODULE ${mlprof_py_ext_srcs})
 target_include_directories(mlprof_python_ext PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
                                                      ${CMAKE_CURRENT_SOURCE_DIR}/python/src)
-target_link_libraries(mlprof_python_ext PRIVATE mlprof_import mlprof_analyze mlprof_render
-                      mlprof_record)
+target_link_libraries(mlprof_python_ext PRIVATE mlprof_import mlprof_export mlprof_analyze
+                      mlprof_render mlprof_record)
 set_target_properties(mlprof_python_ext PROPERTIES
   OUTPUT_NAME _core
   LIBRARY_OUTPUT_DIRECTORY ${MLPROF_PYTHON_DIR}/mlprof)

@@ -54,7 +54,7 @@ add_custom_command(
   COMMENT "web: embedding the bundle"
   VERBATIM)
 add_library(mlprof_web_assets STATIC ${MLPROF_WEB_BUILD_DIR}/web_bundle.cpp)
-target_include_directories(mlprof_web_assets PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+target_include_directories(mlprof_web_assets PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(mlprof_render PUBLIC mlprof_web_assets PRIVATE ZLIB::ZLIB)
 
 # `mlprof serve`: the dashboard and REST API.

@@ -5,9 +5,9 @@
 
 #include "mlprof/analyze/flame.h"
 #include "mlprof/analyze/timeline.h"
-#include "mlprof/render/flame_render.h"
-#include "mlprof/render/timeline_render.h"
-#include "mlprof/render/web_page.h"
+#include "render/flame_render.h"
+#include "render/timeline_render.h"
+#include "render/web_page.h"
 
 namespace mlprof {
 namespace {

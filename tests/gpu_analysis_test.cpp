@@ -10,11 +10,11 @@
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/analyze/steps.h"
 #include "mlprof/import.h"
-#include "mlprof/json_writer.h"
-#include "mlprof/render/gpu_render.h"
-#include "mlprof/render/kernels_render.h"
-#include "mlprof/render/ranks_render.h"
+#include "render/gpu_render.h"
+#include "render/kernels_render.h"
+#include "render/ranks_render.h"
 #include "shared_data.h"
+#include "trace/json_writer.h"
 
 namespace mlprof {
 namespace {

@@ -1,7 +1,7 @@
 // JsonWriter's output is valid UTF-8 whatever the bytes it is given (issue 11 item 6). The
 // well-formed sequences are those of the Unicode standard's table 3-7; each byte of anything
 // else becomes U+FFFD.
-#include "mlprof/json_writer.h"
+#include "trace/json_writer.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // events by time and a replay give (ties, frees never seen, blocks replaced without a free, wide
 // events, a thread out of time order), and the .mlprof written from a big capture must load back
 // with the same rows and the exact leaked bytes.
-#include "record/preload/memory_capture.h"
+#include "import/capture/memory_capture.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,11 +16,12 @@
 #include <string>
 #include <vector>
 
-#include "analyze/addr_map.h"
 #include "mlprof/analyze/heap.h"
 #include "mlprof/analyze/heap_stream.h"
+#include "mlprof/import.h"
 #include "mlprof/native_format.h"
-#include "record/preload/raw_format.h"
+#include "trace/addr_map.h"
+#include "trace/formats/raw_memory_format.h"
 
 namespace {
 
@@ -365,7 +366,7 @@ TEST_F(MemoryCaptureTest, StreamedHeapEqualsHeapOfEveryEvent) {
 }
 
 TEST(AddrMap, MatchesStdMapUnderChurn) {
-  analyze_detail::AddrMap<uint32_t> m(4);
+  AddrMap<uint32_t> m(4);
   std::map<uint64_t, uint32_t> ref;
   uint64_t x = 88172645463325252ull;
   for (uint32_t step = 0; step < 200000; ++step) {

@@ -11,10 +11,10 @@
 #include <sstream>
 
 #include "mlprof/chrome_export.h"
-#include "mlprof/detail/native_layout.h"
 #include "mlprof/import.h"
 #include "mlprof/mlprof.h"
 #include "mlprof/native_format.h"
+#include "trace/formats/native_layout.h"
 #include "trace_equality.h"
 
 namespace {

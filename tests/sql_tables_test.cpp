@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "mlprof/sql/trace_database.h"
 #include "mlprof/trace.h"
+#include "sql/trace_database.h"
 
 using namespace mlprof;
 using Rows = std::vector<std::vector<std::string>>;

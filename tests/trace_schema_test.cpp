@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "mlprof/detail/native_layout.h"
 #include "mlprof/import.h"
 #include "mlprof/native_format.h"
 #include "mlprof/trace.h"
+#include "trace/formats/native_layout.h"
 #include "trace_equality.h"
 
 namespace mlprof {

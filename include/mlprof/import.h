@@ -51,6 +51,10 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options =
 // "warning: PATH: byte N: what (K times, the first shown); E events read".
 std::vector<std::string> import_warnings(const Trace& trace);
 
+// mlprof's own .mlprof files (mlprof/native_format.h writes them); load_trace() reads them too.
+Result<Trace> load_native(const std::string& path);
+Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name);
+
 // Chrome trace JSON from memory (tests, fuzzing). `name` is used in error messages.
 Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string& name,
                                         const ImportOptions& options = {});

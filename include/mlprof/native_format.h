@@ -1,5 +1,6 @@
 // mlprof's own compact trace file (.mlprof): a version header, then the Trace's tables,
-// zstd-compressed. Written by the recorder and `mlprof run`, read back by load_trace().
+// zstd-compressed. Written by the recorder and `mlprof run`, read back by load_trace() and
+// load_native() (mlprof/import.h).
 #pragma once
 
 #include <string>
@@ -15,7 +16,5 @@ inline constexpr std::string_view kNativeMagic = "MLPROF\x01\n";
 
 // Writes atomically: a temporary file renamed into place, so a crash never leaves half a file.
 Status save_native(const Trace& trace, const std::string& path);
-Result<Trace> load_native(const std::string& path);
-Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name);
 
 }  // namespace mlprof

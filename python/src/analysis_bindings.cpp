@@ -7,10 +7,10 @@
 
 #include "bindings.h"
 #include "errors.h"
-#include "mlprof/render/flame_render.h"
-#include "mlprof/render/report.h"
-#include "mlprof/render/timeline_render.h"
 #include "render/analysis_output.h"
+#include "render/flame_render.h"
+#include "render/report.h"
+#include "render/timeline_render.h"
 
 namespace py = pybind11;
 

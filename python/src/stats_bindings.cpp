@@ -8,8 +8,8 @@
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/leaks.h"
 #include "mlprof/analyze/stats.h"
-#include "mlprof/json_writer.h"
-#include "mlprof/render/memory_render.h"
+#include "render/memory_render.h"
+#include "trace/json_writer.h"
 
 namespace py = pybind11;
 

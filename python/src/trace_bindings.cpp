@@ -12,9 +12,9 @@
 #include "mlprof/analyze/compare.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/import.h"
-#include "mlprof/json_writer.h"
 #include "mlprof/native_format.h"
-#include "mlprof/render/compare_render.h"
+#include "render/compare_render.h"
+#include "trace/json_writer.h"
 
 namespace py = pybind11;
 

@@ -7,7 +7,7 @@
 
 #include "analyze/name_rules.h"
 #include "mlprof/analyze/kernel_class.h"
-#include "mlprof/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

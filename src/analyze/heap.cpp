@@ -5,9 +5,9 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "analyze/addr_map.h"
 #include "analyze/heap_stacks.h"
 #include "analyze/memory_order.h"
+#include "trace/addr_map.h"
 
 namespace mlprof {
 
@@ -28,10 +28,10 @@ struct Block {
 class LiveBlocks {
  public:
   // `key`: the event's analyze_detail::address_space.
-  analyze_detail::AddrMap<Block>& map(uint64_t key, uint32_t process) {
+  AddrMap<Block>& map(uint64_t key, uint32_t process) {
     if (key == last_key_ && last_ != nullptr) return *last_;
     auto [it, fresh] = index_.try_emplace(key, maps_.size());
-    if (fresh) maps_.emplace_back(process, analyze_detail::AddrMap<Block>());
+    if (fresh) maps_.emplace_back(process, AddrMap<Block>());
     last_key_ = key;
     last_ = &maps_[it->second].second;
     return *last_;
@@ -46,10 +46,10 @@ class LiveBlocks {
   }
 
  private:
-  std::deque<std::pair<uint32_t, analyze_detail::AddrMap<Block>>> maps_;  // stable addresses
+  std::deque<std::pair<uint32_t, AddrMap<Block>>> maps_;  // stable addresses
   std::unordered_map<uint64_t, size_t> index_;
   uint64_t last_key_ = 0;
-  analyze_detail::AddrMap<Block>* last_ = nullptr;
+  AddrMap<Block>* last_ = nullptr;
 };
 
 }  // namespace

@@ -4,14 +4,13 @@
 #include <deque>
 #include <unordered_map>
 
-#include "analyze/addr_map.h"
 #include "analyze/heap_stacks.h"
+#include "trace/addr_map.h"
 
 namespace mlprof {
 
 namespace {
 
-using analyze_detail::AddrMap;
 using analyze_detail::StackAggs;
 
 constexpr size_t kCurveBuckets = 2000;

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "analyze/addr_map.h"
 #include "mlprof/trace.h"
+#include "trace/addr_map.h"
 
 namespace mlprof::analyze_detail {
 

@@ -3,7 +3,7 @@
 
 #include "cli/command.h"
 #include "mlprof/analyze/compare.h"
-#include "mlprof/render/compare_render.h"
+#include "render/compare_render.h"
 
 namespace mlprof::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include "cli/command.h"
 #include "mlprof/analyze/compile.h"
 #include "mlprof/compile_log.h"
-#include "mlprof/render/compile_render.h"
+#include "render/compile_render.h"
 
 namespace mlprof::cli {
 namespace {

@@ -10,10 +10,10 @@
 
 #include "cli/command.h"
 #include "mlprof/chrome_export.h"
-#include "mlprof/json_writer.h"
 #include "mlprof/mlprof.h"
 #include "mlprof/native_format.h"
 #include "record/demo_workload.h"
+#include "trace/json_writer.h"
 
 namespace mlprof::cli {
 namespace {

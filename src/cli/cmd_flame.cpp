@@ -3,8 +3,8 @@
 
 #include "cli/command.h"
 #include "mlprof/analyze/flame.h"
-#include "mlprof/output_file.h"
-#include "mlprof/render/flame_render.h"
+#include "render/flame_render.h"
+#include "trace/output_file.h"
 
 namespace mlprof::cli {
 namespace {

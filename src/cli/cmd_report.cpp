@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "mlprof/render/report.h"
+#include "render/report.h"
 
 namespace mlprof::cli {
 namespace {

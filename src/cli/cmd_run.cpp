@@ -29,15 +29,15 @@
 
 #include "cli/command.h"
 #include "cli/run_files.h"
+#include "import/capture/gpu_capture.h"
+#include "import/capture/memory_capture.h"
 #include "mlprof/analyze/heap_stream.h"
-#include "mlprof/json_writer.h"
 #include "mlprof/native_format.h"
-#include "mlprof/output_file.h"
-#include "mlprof/text_table.h"
-#include "record/cupti/gpu_capture.h"
 #include "record/nvml/nvml_sampler.h"
-#include "record/preload/memory_capture.h"
-#include "record/preload/raw_format.h"
+#include "trace/formats/raw_memory_format.h"
+#include "trace/json_writer.h"
+#include "trace/output_file.h"
+#include "trace/units.h"
 
 namespace mlprof::cli {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "cli/command.h"
 #include "cli/sql_source.h"
-#include "mlprof/sql/result_sinks.h"
+#include "sql/result_sinks.h"
 
 namespace mlprof::cli {
 namespace {

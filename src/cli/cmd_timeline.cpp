@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "mlprof/render/timeline_render.h"
+#include "render/timeline_render.h"
 
 namespace mlprof::cli {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "cli/command.h"
 #include "mlprof/import.h"
-#include "mlprof/output_file.h"
 #include "render/analysis_csv.h"
+#include "trace/output_file.h"
 
 namespace mlprof::cli {
 

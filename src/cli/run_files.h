@@ -10,7 +10,7 @@
 
 namespace mlprof::cli {
 
-// Whether the capture can be saved at a path: mlprof::check_output_path (mlprof/output_file.h),
+// Whether the capture can be saved at a path: mlprof::check_output_path (trace/output_file.h),
 // the rules every writer follows, checked before the command starts.
 
 // Where to save the capture when `failed` cannot be written: the temporary directory, under the

@@ -9,8 +9,8 @@
 #include "cli/command.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/import.h"
-#include "mlprof/output_file.h"
-#include "mlprof/sql/result_sinks.h"
+#include "sql/result_sinks.h"
+#include "trace/output_file.h"
 
 namespace mlprof::cli {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "mlprof/sql/trace_database.h"
 #include "mlprof/trace.h"
+#include "sql/trace_database.h"
 
 namespace mlprof::cli {
 

@@ -14,9 +14,8 @@
 #include "import/json_chunker.h"
 #include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
-#include "mlprof/detail/native_layout.h"
 #include "mlprof/import.h"
-#include "mlprof/native_format.h"
+#include "trace/formats/native_layout.h"
 
 namespace mlprof {
 
@@ -462,8 +461,8 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
       char head[native::kHeaderBytes] = {};
       ssize_t n = ::read(fd, head, sizeof head);
       ::close(fd);
-      if (n >= static_cast<ssize_t>(kNativeMagic.size()) &&
-          std::string_view(head, kNativeMagic.size()) == kNativeMagic) {
+      if (n >= static_cast<ssize_t>(native::kMagic.size()) &&
+          std::string_view(head, native::kMagic.size()) == native::kMagic) {
         uint64_t declared = 0;
         if (n == static_cast<ssize_t>(sizeof head)) std::memcpy(&declared, head + 16, 8);
         if (declared > limit)
@@ -471,7 +470,7 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
         return load_native(path);
       }
       // "MLPROF" with another marker byte: not a JSON trace either.
-      if (n >= 6 && std::string_view(head, 6) == kNativeMagic.substr(0, 6))
+      if (n >= 6 && std::string_view(head, 6) == native::kMagic.substr(0, 6))
         return Status::error(path + ": not a .mlprof file this mlprof reads (unknown header)");
     }
   }

@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "import/py_value.h"
-#include "mlprof/json_writer.h"
+#include "trace/json_writer.h"
 
 namespace mlprof {
 

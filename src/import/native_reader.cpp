@@ -1,4 +1,4 @@
-// Reads .mlprof files (layout: include/mlprof/detail/native_layout.h). Input is untrusted:
+// Reads .mlprof files (layout: src/trace/formats/native_layout.h). Input is untrusted:
 // every count is checked against the bytes left before anything is allocated, every index
 // against the table it points into, so a truncated or corrupted file is an error, never a crash.
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "import/error_text.h"
-#include "mlprof/detail/native_layout.h"
-#include "mlprof/native_format.h"
+#include "mlprof/import.h"
+#include "trace/formats/native_layout.h"
 
 namespace mlprof {
 namespace {
@@ -237,7 +237,7 @@ std::string validate(const Trace& t) {
   return {};
 }
 
-// Version 2 tables: TABL sections until META (layout: mlprof/detail/native_layout.h).
+// Version 2 tables: TABL sections until META (layout: trace/formats/native_layout.h).
 void read_tables(PayloadReader& r, Trace& t) {
   using namespace native;
   std::vector<std::string> seen_tables;
@@ -437,7 +437,7 @@ Result<Trace> decode_payload(std::string_view payload, uint32_t version, const s
 }  // namespace
 
 Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name) {
-  if (bytes.substr(0, kNativeMagic.size()) != kNativeMagic)
+  if (bytes.substr(0, native::kMagic.size()) != native::kMagic)
     return Status::error(name + ": not a .mlprof file (no .mlprof header)");
   if (bytes.size() < native::kHeaderBytes)
     return Status::error(name + ": truncated .mlprof file (the header is " +

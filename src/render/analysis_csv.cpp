@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "mlprof/render/json_table_csv.h"
 #include "render/analysis_output.h"
+#include "render/json_table_csv.h"
 
 namespace mlprof {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "mlprof/analysis_set.h"
-#include "mlprof/json_writer.h"
+#include "trace/json_writer.h"
 
 namespace mlprof {
 

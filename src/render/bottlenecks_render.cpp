@@ -1,9 +1,9 @@
-#include "mlprof/render/bottlenecks_render.h"
+#include "render/bottlenecks_render.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

@@ -1,10 +1,11 @@
-#include "mlprof/render/compile_render.h"
+#include "render/compile_render.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 namespace {

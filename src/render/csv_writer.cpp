@@ -1,4 +1,4 @@
-#include "mlprof/render/csv_writer.h"
+#include "render/csv_writer.h"
 
 #include <charconv>
 #include <cmath>

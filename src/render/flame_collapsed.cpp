@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "mlprof/render/flame_render.h"
+#include "render/flame_render.h"
 
 namespace mlprof {
 namespace {

@@ -1,5 +1,5 @@
-#include "mlprof/render/flame_render.h"
-#include "mlprof/render/web_page.h"
+#include "render/flame_render.h"
+#include "render/web_page.h"
 
 namespace mlprof {
 

@@ -1,4 +1,4 @@
-#include "mlprof/render/flame_render.h"
+#include "render/flame_render.h"
 
 namespace mlprof {
 

@@ -2,7 +2,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "mlprof/render/flame_render.h"
+#include "render/flame_render.h"
 
 namespace mlprof {
 

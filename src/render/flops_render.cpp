@@ -1,9 +1,10 @@
-#include "mlprof/render/flops_render.h"
+#include "render/flops_render.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

@@ -1,9 +1,10 @@
-#include "mlprof/render/gpu_render.h"
+#include "render/gpu_render.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

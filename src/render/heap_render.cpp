@@ -1,8 +1,9 @@
-#include "mlprof/render/heap_render.h"
+#include "render/heap_render.h"
 
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

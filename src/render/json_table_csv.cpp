@@ -1,11 +1,11 @@
-#include "mlprof/render/json_table_csv.h"
+#include "render/json_table_csv.h"
 
 #include <simdjson.h>
 
 #include <map>
 #include <vector>
 
-#include "mlprof/render/csv_writer.h"
+#include "render/csv_writer.h"
 
 namespace mlprof {
 namespace {
@@ -29,17 +29,23 @@ struct Table {
 
 std::string scalar_text(dom::element e) {
   switch (e.type()) {
-    case dom::element_type::INT64: return std::to_string(int64_t(e));
-    case dom::element_type::UINT64: return std::to_string(uint64_t(e));
+    case dom::element_type::INT64:
+      return std::to_string(int64_t(e));
+    case dom::element_type::UINT64:
+      return std::to_string(uint64_t(e));
     case dom::element_type::DOUBLE: {
       CsvWriter w;  // shortest round-trip text
       w.field(double(e));
       return w.str();
     }
-    case dom::element_type::STRING: return std::string(std::string_view(e));
-    case dom::element_type::BOOL: return bool(e) ? "true" : "false";
-    case dom::element_type::NULL_VALUE: return "";
-    default: return simdjson::minify(e);  // arrays: their JSON text
+    case dom::element_type::STRING:
+      return std::string(std::string_view(e));
+    case dom::element_type::BOOL:
+      return bool(e) ? "true" : "false";
+    case dom::element_type::NULL_VALUE:
+      return "";
+    default:
+      return simdjson::minify(e);  // arrays: their JSON text
   }
 }
 

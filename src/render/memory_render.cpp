@@ -1,10 +1,11 @@
-#include "mlprof/render/memory_render.h"
+#include "render/memory_render.h"
 
 #include <cmath>
 #include <cstdio>
 
-#include "mlprof/render/heap_render.h"
-#include "mlprof/text_table.h"
+#include "render/heap_render.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

@@ -1,8 +1,9 @@
-#include "mlprof/render/memory_snapshot_render.h"
+#include "render/memory_snapshot_render.h"
 
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 namespace {

@@ -1,8 +1,9 @@
-#include "mlprof/render/modules_render.h"
+#include "render/modules_render.h"
 
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 namespace {

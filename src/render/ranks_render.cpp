@@ -1,10 +1,11 @@
-#include "mlprof/render/ranks_render.h"
+#include "render/ranks_render.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

@@ -1,11 +1,11 @@
 #include "mlprof/analyze/compare.h"
-#include "mlprof/json_writer.h"
-#include "mlprof/render/compare_render.h"
-#include "mlprof/render/report.h"
-#include "mlprof/render/timeline_render.h"
-#include "mlprof/render/web_page.h"
 #include "render/analysis_output.h"
+#include "render/compare_render.h"
 #include "render/rank_timeline.h"
+#include "render/report.h"
+#include "render/timeline_render.h"
+#include "render/web_page.h"
+#include "trace/json_writer.h"
 
 namespace mlprof {
 

@@ -1,9 +1,10 @@
-#include "mlprof/render/summary_render.h"
+#include "render/summary_render.h"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

@@ -1,8 +1,6 @@
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 
 namespace mlprof {
 
@@ -65,66 +63,6 @@ std::string TextTable::render(size_t width) const {
   out += rule + '\n';
   for (const auto& r : rows_) emit(r);
   return out;
-}
-
-std::string format_duration_ns(double ns) {
-  char buf[32];
-  double a = std::fabs(ns);
-  if (a >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
-  else if (a >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  else if (a >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  return buf;
-}
-
-std::string format_duration_compact(double ns) {
-  static const char* units[] = {"ns", "us", "ms", "s"};
-  double v = ns;
-  int u = 0;
-  while (u < 3 && std::fabs(v) >= 999.5) {
-    v /= 1000.0;
-    ++u;
-  }
-  char buf[32];
-  double a = std::fabs(v);
-  if (u == 0 || a >= 99.95)
-    std::snprintf(buf, sizeof buf, "%.0f%s", v, units[u]);
-  else if (a >= 9.995)
-    std::snprintf(buf, sizeof buf, "%.1f%s", v, units[u]);
-  else
-    std::snprintf(buf, sizeof buf, "%.2f%s", v, units[u]);
-  return buf;
-}
-
-std::string format_bytes(double b) {
-  char buf[32];
-  double a = std::fabs(b);
-  if (a >= 1024.0 * 1024 * 1024)
-    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-  else if (a >= 1024.0 * 1024)
-    std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
-  else if (a >= 1024.0)
-    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
-
-std::string format_fixed(double v, int digits) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string format_percent(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", f * 100.0);
-  return buf;
 }
 
 }  // namespace mlprof

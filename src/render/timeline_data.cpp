@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "mlprof/render/timeline_render.h"
 #include "render/rank_timeline.h"
+#include "render/timeline_render.h"
 
 namespace mlprof {
 namespace {

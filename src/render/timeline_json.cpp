@@ -1,6 +1,7 @@
-#include "mlprof/render/timeline_render.h"
-#include "mlprof/render/web_page.h"
-#include "mlprof/text_table.h"
+#include "render/text_table.h"
+#include "render/timeline_render.h"
+#include "render/web_page.h"
+#include "trace/units.h"
 
 namespace mlprof {
 

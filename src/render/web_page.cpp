@@ -1,6 +1,6 @@
-#include "mlprof/render/web_page.h"
+#include "render/web_page.h"
 
-#include "mlprof/json_writer.h"
+#include "trace/json_writer.h"
 
 namespace mlprof {
 

@@ -20,13 +20,13 @@
 #include <thread>
 #include <utility>
 
-#include "mlprof/json_writer.h"
-#include "mlprof/render/report.h"
-#include "mlprof/render/web_page.h"
 #include "render/analysis_output.h"
+#include "render/report.h"
+#include "render/web_page.h"
 #include "serve/host_check.h"
 #include "serve/trace_store.h"
 #include "serve/worker_pool.h"
+#include "trace/json_writer.h"
 
 namespace mlprof::serve {
 namespace {

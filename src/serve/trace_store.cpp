@@ -11,11 +11,11 @@
 #include <filesystem>
 
 #include "mlprof/import.h"
-#include "mlprof/json_writer.h"
-#include "mlprof/render/report.h"
-#include "mlprof/render/timeline_render.h"
 #include "render/analysis_output.h"
+#include "render/report.h"
+#include "render/timeline_render.h"
 #include "serve/open_beneath.h"
+#include "trace/json_writer.h"
 
 namespace fs = std::filesystem;
 

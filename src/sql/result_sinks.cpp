@@ -1,4 +1,4 @@
-#include "mlprof/sql/result_sinks.h"
+#include "sql/result_sinks.h"
 
 #include <sqlite3.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "mlprof/json_writer.h"
-#include "mlprof/render/csv_writer.h"
-#include "mlprof/text_table.h"
+#include "render/csv_writer.h"
+#include "render/text_table.h"
+#include "trace/json_writer.h"
 
 namespace mlprof::sql {
 namespace {

@@ -1,4 +1,4 @@
-#include "mlprof/sql/trace_database.h"
+#include "sql/trace_database.h"
 
 #include <sqlite3.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "mlprof/output_file.h"
 #include "sql/virtual_table.h"
+#include "trace/output_file.h"
 
 namespace mlprof::sql {
 

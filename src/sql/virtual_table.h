@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "mlprof/sql/trace_database.h"
+#include "sql/trace_database.h"
 
 namespace mlprof::sql {
 

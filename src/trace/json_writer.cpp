@@ -1,4 +1,4 @@
-#include "mlprof/json_writer.h"
+#include "trace/json_writer.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "mlprof/output_file.h"
+#include "trace/output_file.h"
 
 #include <fcntl.h>
 #include <sys/random.h>

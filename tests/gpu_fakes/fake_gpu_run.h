@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "mlprof/import.h"
 #include "mlprof/native_format.h"
 #include "mlprof/trace.h"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "record/cupti/cupti_format.h"
+#include "trace/formats/cupti_format.h"
 
 namespace {
 

@@ -24,7 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "record/preload/raw_format.h"
+#include "trace/formats/raw_memory_format.h"
 
 namespace {
 

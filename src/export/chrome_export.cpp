@@ -1,0 +1,314 @@
+#include "mlprof/chrome_export.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "trace/json_writer.h"
+#include "trace/output_file.h"
+
+namespace mlprof {
+
+namespace {
+
+// Microseconds with exact nanosecond decimals: "1234.567".
+void append_us(std::string& out, int64_t ns) {
+  char buf[40];
+  bool neg = ns < 0;
+  uint64_t a = neg ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+  uint64_t whole = a / 1000, frac = a % 1000;
+  int n = frac ? std::snprintf(buf, sizeof buf, "%s%llu.%03llu", neg ? "-" : "",
+                               static_cast<unsigned long long>(whole),
+                               static_cast<unsigned long long>(frac))
+               : std::snprintf(buf, sizeof buf, "%s%llu", neg ? "-" : "",
+                               static_cast<unsigned long long>(whole));
+  out.append(buf, static_cast<size_t>(n));
+}
+
+class EventWriter {
+ public:
+  EventWriter(const Trace& t, std::ostream& out) : t_(t), out_(out) {}
+
+  // Stable numeric ids: string pids/tids (legacy "CPU functions") get positive synthetic ones,
+  // and their text becomes the process/thread name.
+  int64_t pid_of(uint32_t process) const {
+    const Process& p = t_.processes[process];
+    return p.label ? 900000 + static_cast<int64_t>(process) : p.pid;
+  }
+  int64_t tid_of(uint32_t track) const {
+    const Track& tr = t_.tracks[track];
+    return tr.label ? 900000 + static_cast<int64_t>(track) : tr.tid;
+  }
+
+  void begin_event(char ph, uint32_t track, int64_t ts) {
+    if (!first_) buf_ += ",\n";
+    first_ = false;
+    buf_ += "{\"ph\":\"";
+    buf_ += ph;
+    buf_ += "\",\"pid\":";
+    buf_ += std::to_string(pid_of(t_.tracks[track].process));
+    buf_ += ",\"tid\":";
+    buf_ += std::to_string(tid_of(track));
+    buf_ += ",\"ts\":";
+    append_us(buf_, ts);
+  }
+  void str_field(const char* key, std::string_view v) {
+    buf_ += ",\"";
+    buf_ += key;
+    buf_ += "\":";
+    JsonWriter::escape(buf_, v);
+  }
+  void raw_field(const char* key, std::string_view raw) {
+    buf_ += ",\"";
+    buf_ += key;
+    buf_ += "\":";
+    JsonWriter::append_utf8(buf_, raw);
+  }
+  void arg_value(const Arg& a) {
+    switch (a.type) {
+      case ArgType::kString:
+        JsonWriter::escape(buf_, t_.str(a.s));
+        break;
+      case ArgType::kDouble: {
+        char b[40];
+        std::snprintf(b, sizeof b, "%.17g", a.d);
+        std::string_view s(b);
+        buf_ += (s.find_first_of("0123456789") == std::string_view::npos) ? "null" : b;
+        break;
+      }
+      default:
+        JsonWriter::append_utf8(buf_, t_.arg_text(a));  // raw JSON from any file: valid UTF-8
+    }
+  }
+  // Args, with "@key" ones (unknown event keys kept by the importer) back at the top level.
+  void args(uint32_t begin, uint32_t count) {
+    bool any = false;
+    for (uint32_t i = begin; i < begin + count; ++i) {
+      std::string_view k = t_.str(t_.args[i].key);
+      if (!k.empty() && k[0] == '@') {
+        buf_ += ",";
+        JsonWriter::escape(buf_, k.substr(1));
+        buf_ += ":";
+        arg_value(t_.args[i]);
+      } else {
+        any = true;
+      }
+    }
+    if (!any) return;
+    buf_ += ",\"args\":{";
+    bool first = true;
+    for (uint32_t i = begin; i < begin + count; ++i) {
+      std::string_view k = t_.str(t_.args[i].key);
+      if (!k.empty() && k[0] == '@') continue;
+      if (!first) buf_ += ",";
+      first = false;
+      JsonWriter::escape(buf_, k);
+      buf_ += ":";
+      arg_value(t_.args[i]);
+    }
+    buf_ += "}";
+  }
+  void end_event() {
+    buf_ += "}";
+    if (buf_.size() > (1 << 20)) flush();
+  }
+  void metadata(const char* name, uint32_t track, const char* key, const std::string& value_json) {
+    if (!first_) buf_ += ",\n";
+    first_ = false;
+    buf_ += "{\"ph\":\"M\",\"name\":\"";
+    buf_ += name;
+    buf_ += "\",\"pid\":" + std::to_string(pid_of(t_.tracks[track].process)) +
+            ",\"tid\":" + std::to_string(tid_of(track)) + ",\"ts\":0,\"args\":{\"" + key +
+            "\":" + value_json + "}}";
+  }
+  void flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+  std::string& buf() { return buf_; }
+
+ private:
+  const Trace& t_;
+  std::ostream& out_;
+  std::string buf_;
+  bool first_ = true;
+};
+
+std::string quoted(std::string_view s) {
+  std::string out;
+  JsonWriter::escape(out, s);
+  return out;
+}
+
+}  // namespace
+
+void write_chrome_json(const Trace& t, std::ostream& out) {
+  std::string head = "{";
+  bool have_schema = false, have_devices = false, have_dist = false, have_base = false;
+  for (const auto& [key, raw] : t.meta.extra) {
+    JsonWriter::escape(head, key);
+    head += ":";
+    JsonWriter::append_utf8(head, raw);  // a .mlprof written before commands were escaped
+    head += ",\n";
+    have_schema |= key == "schemaVersion";
+    have_devices |= key == "deviceProperties";
+    have_dist |= key == "distributedInfo";
+    have_base |= key == "baseTimeNanoseconds";
+  }
+  if (!have_schema && t.meta.schema_version >= 0)
+    head += "\"schemaVersion\":" + std::to_string(t.meta.schema_version) + ",\n";
+  if (!have_dist && t.meta.rank >= 0)
+    head += "\"distributedInfo\":{\"rank\":" + std::to_string(t.meta.rank) +
+            (t.meta.world_size >= 0 ? ",\"world_size\":" + std::to_string(t.meta.world_size) : "") +
+            "},\n";
+  if (!have_base && t.meta.base_time_ns)
+    head += "\"baseTimeNanoseconds\":" + std::to_string(t.meta.base_time_ns) + ",\n";
+  if (!have_devices && !t.meta.devices.empty()) {
+    head += "\"deviceProperties\":[";
+    for (size_t i = 0; i < t.meta.devices.size(); ++i) {
+      const DeviceInfo& d = t.meta.devices[i];
+      head += (i ? "," : "") + std::string("{\"id\":") + std::to_string(d.id) +
+              ",\"name\":" + quoted(d.name) +
+              ",\"totalGlobalMem\":" + std::to_string(d.total_global_mem) +
+              ",\"computeMajor\":" + std::to_string(d.compute_major) +
+              ",\"computeMinor\":" + std::to_string(d.compute_minor) +
+              ",\"numSms\":" + std::to_string(d.num_sms) +
+              ",\"maxThreadsPerMultiprocessor\":" + std::to_string(d.max_threads_per_sm) + "}";
+    }
+    head += "],\n";
+  }
+  if (t.meta.dropped_events)
+    head += "\"mlprofDroppedEvents\":" + std::to_string(t.meta.dropped_events) + ",\n";
+  head += "\"traceEvents\":[\n";
+  out << head;
+
+  EventWriter w(t, out);
+  // Names first, so viewers label tracks before drawing them.
+  std::vector<bool> process_done(t.processes.size(), false);
+  for (uint32_t k = 0; k < t.tracks.size(); ++k) {
+    const Track& tr = t.tracks[k];
+    const Process& p = t.processes[tr.process];
+    if (!process_done[tr.process]) {
+      process_done[tr.process] = true;
+      if (p.name)
+        w.metadata("process_name", k, "name", quoted(t.str(p.name)));
+      else if (p.label)
+        w.metadata("process_name", k, "name", quoted(t.str(p.label)));
+      w.metadata("process_sort_index", k, "sort_index", std::to_string(p.sort_index));
+      for (const auto& [key, value] : p.labels)
+        if (t.str(key) == "process_labels")
+          w.metadata("process_labels", k, "labels", quoted(t.str(value)));
+    }
+    if (tr.kind == TrackKind::kAsync) continue;
+    if (tr.name)
+      w.metadata("thread_name", k, "name", quoted(t.str(tr.name)));
+    else if (tr.label)
+      w.metadata("thread_name", k, "name", quoted(t.str(tr.label)));
+    w.metadata("thread_sort_index", k, "sort_index", std::to_string(tr.sort_index));
+  }
+  const SliceTable& s = t.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const Track& tr = t.tracks[s.track[i]];
+    if (tr.kind == TrackKind::kAsync) {
+      // Async ranges: a b/e pair on the process with the range's id.
+      uint32_t thread = s.track[i];
+      for (char ph : {'b', 'e'}) {
+        w.begin_event(ph, thread, ph == 'b' ? s.ts[i] : s.end(i));
+        w.str_field("name", t.str(s.name[i]));
+        w.str_field("cat", t.str(s.cat[i]));
+        w.raw_field("id", std::to_string(tr.tid));
+        if (ph == 'b' && s.thread_ts[i] >= 0) {
+          w.buf() += ",\"tts\":";
+          append_us(w.buf(), s.thread_ts[i]);
+        }
+        if (ph == 'b') w.args(s.args_begin[i], s.args_count[i]);
+        w.end_event();
+      }
+      continue;
+    }
+    w.begin_event('X', s.track[i], s.ts[i]);
+    w.buf() += ",\"dur\":";
+    append_us(w.buf(), s.dur[i]);
+    if (s.thread_ts[i] >= 0) {  // thread (CPU) time
+      w.buf() += ",\"tts\":";
+      append_us(w.buf(), s.thread_ts[i]);
+      if (s.thread_dur[i] >= 0) {
+        w.buf() += ",\"tdur\":";
+        append_us(w.buf(), s.thread_dur[i]);
+      }
+    }
+    w.str_field("name", t.str(s.name[i]));
+    if (s.cat[i]) w.str_field("cat", t.str(s.cat[i]));
+    w.args(s.args_begin[i], s.args_count[i]);
+    w.end_event();
+  }
+  const InstantTable& in = t.instants;
+  for (size_t i = 0; i < in.size(); ++i) {
+    uint8_t sc = in.scope[i];
+    bool is_instant = sc == 't' || sc == 'p' || sc == 'g';
+    w.begin_event(is_instant ? 'i' : static_cast<char>(sc), in.track[i], in.ts[i]);
+    w.str_field("name", t.str(in.name[i]));
+    if (in.cat[i]) w.str_field("cat", t.str(in.cat[i]));
+    if (is_instant) w.str_field("s", std::string(1, static_cast<char>(sc)));
+    w.args(in.args_begin[i], in.args_count[i]);
+    w.end_event();
+  }
+  // Counters are per process; write them on the process's first track.
+  std::vector<uint32_t> first_track(t.processes.size(), UINT32_MAX);
+  for (uint32_t k = 0; k < t.tracks.size(); ++k)
+    if (first_track[t.tracks[k].process] == UINT32_MAX) first_track[t.tracks[k].process] = k;
+  const CounterTable& c = t.counters;
+  for (size_t i = 0; i < c.size(); ++i) {
+    const CounterSeries& cs = t.counter_series[c.series[i]];
+    uint32_t track = first_track[cs.process];
+    if (track == UINT32_MAX) continue;
+    w.begin_event('C', track, c.ts[i]);
+    w.str_field("name", t.str(cs.name));
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", c.value[i]);
+    w.buf() += ",\"args\":{\"value\":";
+    w.buf() += b;
+    w.buf() += "}";
+    w.end_event();
+  }
+  const FlowTable& f = t.flows;
+  for (size_t i = 0; i < f.size(); ++i) {
+    for (char ph : {'s', 'f'}) {
+      w.begin_event(ph, ph == 's' ? f.src_track[i] : f.dst_track[i],
+                    ph == 's' ? f.src_ts[i] : f.dst_ts[i]);
+      w.raw_field("id", std::to_string(f.id[i]));
+      w.str_field("cat", t.str(f.cat[i]));
+      w.str_field("name", t.str(f.cat[i]));
+      if (ph == 'f') w.str_field("bp", "e");
+      w.end_event();
+    }
+  }
+  const MemoryTable& m = t.memory;
+  for (size_t i = 0; i < m.size(); ++i) {
+    w.begin_event('i', m.track[i], m.ts[i]);
+    w.str_field("name", "[memory]");
+    w.str_field("cat", "cpu_instant_event");
+    w.str_field("s", "t");
+    std::string& b = w.buf();
+    b += ",\"args\":{\"Device Type\":" + std::to_string(m.device_type[i]) +
+         ",\"Device Id\":" + std::to_string(m.device_id[i]) +
+         ",\"Addr\":" + std::to_string(m.addr[i]) + ",\"Bytes\":" + std::to_string(m.bytes[i]);
+    if (m.total_allocated[i] >= 0)
+      b += ",\"Total Allocated\":" + std::to_string(m.total_allocated[i]);
+    if (m.total_reserved[i] >= 0) b += ",\"Total Reserved\":" + std::to_string(m.total_reserved[i]);
+    b += "}";
+    w.end_event();
+  }
+  w.buf() += "\n]}\n";
+  w.flush();
+}
+
+Status save_chrome_json(const Trace& trace, const std::string& path) {
+  Result<OutputFile> out = OutputFile::open(path);
+  if (!out) return out.status();
+  write_chrome_json(trace, out->stream());
+  return out->commit();  // an error leaves `path` as it was
+}
+
+}  // namespace mlprof

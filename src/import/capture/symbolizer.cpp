@@ -1,0 +1,106 @@
+#include "import/capture/symbolizer.h"
+
+#include <cxxabi.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace mlprof {
+
+namespace {
+
+char* g_debuginfo_path = nullptr;
+
+const Dwfl_Callbacks kCallbacks = {
+    dwfl_linux_proc_find_elf,
+    dwfl_standard_find_debuginfo,
+    nullptr,
+    &g_debuginfo_path,
+};
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status == 0 && d) {
+    std::string s(d);
+    std::free(d);
+    return s;
+  }
+  return name;
+}
+
+std::string base_name(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+}  // namespace
+
+Symbolizer::Symbolizer(const std::string& maps_text) {
+  if (maps_text.empty()) return;
+  dwfl_ = dwfl_begin(&kCallbacks);
+  if (!dwfl_) return;
+  // fmemopen needs a mutable buffer that outlives the FILE.
+  std::string copy = maps_text;
+  FILE* f = fmemopen(copy.data(), copy.size(), "r");
+  if (!f) {
+    dwfl_end(dwfl_);
+    dwfl_ = nullptr;
+    return;
+  }
+  dwfl_report_begin(dwfl_);
+  dwfl_linux_proc_maps_report(dwfl_, f);
+  dwfl_report_end(dwfl_, nullptr, nullptr);
+  std::fclose(f);
+}
+
+Symbolizer::~Symbolizer() {
+  if (dwfl_) dwfl_end(dwfl_);
+}
+
+std::string Symbolizer::module_path(uint64_t pc) {
+  if (!dwfl_) return {};
+  Dwfl_Module* m = dwfl_addrmodule(dwfl_, pc);
+  if (!m) return {};
+  const char* name =
+      dwfl_module_info(m, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  return name ? name : "";
+}
+
+const std::string& Symbolizer::frame_name(uint64_t pc, bool return_address) {
+  uint64_t lookup = return_address && pc > 0 ? pc - 1 : pc;
+  auto it = cache_.find(lookup);
+  if (it != cache_.end()) return it->second;
+  std::string out;
+  Dwfl_Module* m = dwfl_ ? dwfl_addrmodule(dwfl_, lookup) : nullptr;
+  if (!m) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(pc));
+    out = buf;
+  } else {
+    const char* sym = dwfl_module_addrname(m, lookup);
+    Dwarf_Addr start = 0;
+    const char* modname =
+        dwfl_module_info(m, nullptr, &start, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (sym) {
+      out = demangle(sym);
+    } else {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "+0x%llx", static_cast<unsigned long long>(lookup - start));
+      out = (modname ? base_name(modname) : std::string("?")) + buf;
+    }
+    int line = 0;
+    Dwfl_Line* l = dwfl_module_getsrc(m, lookup);
+    const char* file = l ? dwfl_lineinfo(l, nullptr, &line, nullptr, nullptr, nullptr) : nullptr;
+    if (file) {
+      out += " (" + base_name(file) + ":" + std::to_string(line) + ")";
+    } else if (sym && modname) {
+      out += " (" + base_name(modname) + ")";
+    }
+  }
+  return cache_.emplace(lookup, std::move(out)).first->second;
+}
+
+}  // namespace mlprof

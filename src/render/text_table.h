@@ -1,0 +1,27 @@
+// Aligned terminal tables: text columns left-aligned, numbers right-aligned, long names cut in
+// the middle so the table fits the width (100 columns by default).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mlprof {
+
+class TextTable {
+ public:
+  enum class Align { kLeft, kRight };
+  void add_column(std::string header, Align align = Align::kRight);
+  void add_row(std::vector<std::string> cells);
+  // Spaces between columns (2 by default; 1 fits wide numeric tables in 100 columns).
+  void set_gap(size_t gap) { gap_ = gap; }
+  // The first left-aligned column shrinks (cut in the middle with "...") to fit `width`.
+  std::string render(size_t width = 100) const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<Align> aligns_;
+  std::vector<std::vector<std::string>> rows_;
+  size_t gap_ = 2;
+};
+
+}  // namespace mlprof
