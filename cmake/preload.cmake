@@ -9,7 +9,7 @@ find_library(MLPROF_ELF_LIB NAMES elf)
 
 # The preloaded tracker: no exceptions, no RTTI, initial-exec TLS (it is loaded at start-up).
 add_library(mlprof_preload SHARED ${CMAKE_CURRENT_SOURCE_DIR}/src/record/preload/malloc_hooks.cpp)
-target_include_directories(mlprof_preload PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+mlprof_stage_root(mlprof_preload PRIVATE trace)  # the raw file layout only; links no stage
 target_compile_options(mlprof_preload PRIVATE -O2 -fno-exceptions -fno-rtti -ftls-model=initial-exec
                        -fvisibility=hidden)
 target_link_libraries(mlprof_preload PRIVATE ${MLPROF_UNWIND_LIB} ${CMAKE_DL_LIBS})
@@ -25,8 +25,7 @@ set_target_properties(mlprof_preload PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE
 file(GLOB mlprof_capture_srcs CONFIGURE_DEPENDS
      ${CMAKE_CURRENT_SOURCE_DIR}/src/import/capture/*.cpp)
 add_library(mlprof_capture STATIC ${mlprof_capture_srcs})
-target_include_directories(mlprof_capture PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
-                           PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+mlprof_stage_root(mlprof_capture PUBLIC import)
 target_link_libraries(mlprof_capture PUBLIC mlprof_trace PRIVATE ${MLPROF_DW_LIB} ${MLPROF_ELF_LIB}
                       ${CMAKE_DL_LIBS})
 target_link_libraries(mlprof PRIVATE mlprof_capture)
@@ -39,8 +38,8 @@ if(MLPROF_WITH_CUDA AND EXISTS ${MLPROF_CUDA_ROOT}/include/cupti.h)
                PATHS ${MLPROF_CUDA_ROOT}/extras/CUPTI/lib64 ${MLPROF_CUDA_ROOT}/lib64 NO_DEFAULT_PATH)
   if(MLPROF_CUPTI_LIB)
     add_library(mlprof_cupti SHARED ${CMAKE_CURRENT_SOURCE_DIR}/src/record/cupti/cupti_injection.cpp)
-    target_include_directories(mlprof_cupti PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
-                               ${MLPROF_CUDA_ROOT}/include)
+    mlprof_stage_root(mlprof_cupti PRIVATE trace)  # the raw file layout only
+    target_include_directories(mlprof_cupti PRIVATE ${MLPROF_CUDA_ROOT}/include)
     target_link_libraries(mlprof_cupti PRIVATE ${MLPROF_CUPTI_LIB} Threads::Threads)
     target_compile_options(mlprof_cupti PRIVATE ${mlprof_no_sanitize})
     target_link_options(mlprof_cupti PRIVATE ${mlprof_no_sanitize})

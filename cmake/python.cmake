@@ -61,8 +61,7 @@ message(STATUS "mlprof python: building the module for ${Python3_EXECUTABLE} "
 set(MLPROF_PYTHON_DIR ${CMAKE_BINARY_DIR}/python)
 file(GLOB mlprof_py_ext_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/python/src/*.cpp)
 pybind11_add_module(mlprof_python_ext MODULE ${mlprof_py_ext_srcs})
-target_include_directories(mlprof_python_ext PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
-                                                     ${CMAKE_CURRENT_SOURCE_DIR}/python/src)
+target_include_directories(mlprof_python_ext PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/python/src)
 target_link_libraries(mlprof_python_ext PRIVATE mlprof_import mlprof_export mlprof_analyze
                       mlprof_render mlprof_record)
 set_target_properties(mlprof_python_ext PROPERTIES

@@ -54,11 +54,11 @@ add_custom_command(
   COMMENT "web: embedding the bundle"
   VERBATIM)
 add_library(mlprof_web_assets STATIC ${MLPROF_WEB_BUILD_DIR}/web_bundle.cpp)
-target_include_directories(mlprof_web_assets PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-target_link_libraries(mlprof_render PUBLIC mlprof_web_assets PRIVATE ZLIB::ZLIB)
+mlprof_stage_root(mlprof_web_assets PRIVATE render)  # defines render/web_page.h's bundle
+target_link_libraries(mlprof_render PRIVATE mlprof_web_assets ZLIB::ZLIB)
 
 # `mlprof serve`: the dashboard and REST API.
 mlprof_stage(mlprof_serve serve)
-target_link_libraries(mlprof_serve PUBLIC mlprof_render mlprof_import mlprof_analyze
-                      PRIVATE PkgConfig::MICROHTTPD Threads::Threads)
+target_link_libraries(mlprof_serve PUBLIC mlprof_analyze PRIVATE mlprof_render mlprof_import
+                      PkgConfig::MICROHTTPD Threads::Threads)
 target_link_libraries(mlprof PRIVATE mlprof_serve)
