@@ -11,8 +11,8 @@
 
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/import.h"
-#include "mlprof/json_writer.h"
-#include "mlprof/render/ranks_render.h"
+#include "render/ranks_render.h"
+#include "trace/json_writer.h"
 
 namespace mlprof {
 namespace {
