@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "mlprof/import.h"
 #include "mlprof/native_format.h"
 
 using Clock = std::chrono::steady_clock;

@@ -20,10 +20,10 @@
 #include <string_view>
 
 #include "fuzz_compare.h"
-#include "mlprof/detail/native_layout.h"
 #include "mlprof/import.h"
 #include "mlprof/native_format.h"
 #include "native_input.h"
+#include "trace/formats/native_layout.h"
 
 namespace {
 

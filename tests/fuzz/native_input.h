@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "mlprof/detail/native_layout.h"
+#include "trace/formats/native_layout.h"
 #include "mlprof/native_format.h"
 
 namespace mlprof::fuzz {
