@@ -14,7 +14,7 @@
 #include "mlprof/analysis_set.h"
 #include "mlprof/import.h"
 #include "mlprof/memory_snapshot.h"
-#include "mlprof/render/memory_snapshot_render.h"
+#include "render/memory_snapshot_render.h"
 #include "render/analysis_output.h"
 
 using namespace mlprof;
