@@ -15,22 +15,14 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
+from checks import check, finish, mlprof_json  # noqa: E402
 
 MLPROF = sys.argv[1]
-failures = checked = 0
 
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def run(*args):
-    return json.loads(subprocess.run([MLPROF, *args, "--json"], check=True, capture_output=True,
-                                     text=True).stdout)
+    return mlprof_json(MLPROF, *args)
 
 
 def ns(us):
@@ -84,5 +76,4 @@ for rel in ["traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_
     check(tl["cpu_busy_ns"] < s["span_ns"], f"{name}: CPU busy {tl['cpu_busy_ns']} < span "
           f"{s['span_ns']}")
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(shared_data.exit_code(failures))
+finish()

@@ -23,23 +23,15 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
+from checks import check, finish, mlprof_json  # noqa: E402
 
 MLPROF = sys.argv[1]
-failures = checked = 0
 LAUNCH = "runFunction - job_prep_and_submit_for_execution"
 
 
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
-
 
 def run(*args):
-    return json.loads(subprocess.run([MLPROF, *args, "--json"], check=True, capture_output=True,
-                                     text=True).stdout)
+    return mlprof_json(MLPROF, *args)
 
 
 def ns(us):
@@ -128,5 +120,4 @@ check(sorted({s["stream"] for s in hta["idle_time_breakdown"]}) == streams,
 kept = hta["kept_steps"]
 check(hta["gpu_events"] <= len(with_stream), f"HTA-mode GPU events {hta['gpu_events']} <= "
       f"{len(with_stream)} with a stream")
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(shared_data.exit_code(failures))
+finish()

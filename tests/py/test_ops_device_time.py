@@ -18,23 +18,15 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
+from checks import check, finish, mlprof_json  # noqa: E402
 import tb_plugin_reference as tb  # noqa: E402
 
 MLPROF = sys.argv[1]
-failures = checked = 0
 
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def run(*args):
-    return json.loads(subprocess.run([MLPROF, *args, "--json"], check=True, capture_output=True,
-                                     text=True).stdout)
+    return mlprof_json(MLPROF, *args)
 
 
 def kernels_by_op(events):
@@ -104,5 +96,4 @@ got = run("ops", cpu, "--top", "5")
 check(not got["device_time"] and all("device_self_ns" not in r for r in got["ops"]),
       "CPU trace: no device columns")
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(shared_data.exit_code(failures))
+finish()

@@ -22,19 +22,11 @@ from decimal import Decimal
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF = sys.argv[1]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GEN = os.path.join(REPO, "bench", "gen_ranks.py")
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
 
 
 def run(*args, expect=0):
@@ -203,5 +195,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(shared_data.exit_code(failures))
+finish()

@@ -15,23 +15,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
+from checks import check, finish, mlprof_json  # noqa: E402
 import tb_plugin_reference as tb  # noqa: E402
 
 MLPROF = sys.argv[1]
-failures = checked = 0
 
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def run(*args):
-    return json.loads(subprocess.run([MLPROF, *args, "--json"], check=True, capture_output=True,
-                                     text=True).stdout)
+    return mlprof_json(MLPROF, *args)
 
 
 def near(a, b, tol=1e-9):
@@ -141,5 +133,4 @@ for rel in ["traces/kineto-gpu/nccl_parser_config/nccl_data.json.gz",
         check(exact["gpu_class_total_ns"] != default["gpu_class_total_ns"],
               f"{name}: the plugin's classes differ from mlprof's here")
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(shared_data.exit_code(failures))
+finish()

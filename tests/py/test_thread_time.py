@@ -19,19 +19,11 @@ from collections import defaultdict
 from decimal import Decimal, InvalidOperation
 
 sys.path.insert(0, os.path.dirname(__file__))
-from shared_data import exit_code, shared_path  # noqa: E402
+from shared_data import shared_path  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF = sys.argv[1]
-failures = 0
-checked = 0
 
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def run(*args):
@@ -179,5 +171,4 @@ for name in FILES:
     if p:
         check_file(p)
 check_pass_through_once()
-print(f"test_thread_time: {checked} checks, {failures} failures")
-sys.exit(exit_code(failures))
+finish()
