@@ -1,8 +1,4 @@
-#include <cstdio>
-#include <iostream>
-
 #include "cli/command.h"
-#include "render/analysis_csv.h"
 
 namespace mlprof::cli {
 namespace {
@@ -31,16 +27,7 @@ MLPROF_REGISTER_COMMAND(
         if (!set) return kExitBadInput;
         AnalysisId id =
             set->trace().memory_snapshot ? AnalysisId::kMemorySnapshot : AnalysisId::kMemory;
-        if (a->csv) {
-          Result<std::string> csv = analysis_csv(*set, id);
-          if (!csv) {
-            std::fprintf(stderr, "mlprof: %s\n", csv.error().c_str());
-            return kExitBadInput;
-          }
-          std::cout << csv.value();
-          return kExitOk;
-        }
-        return print_analysis(*set, id, a->json);
+        return output_analysis(*set, id, *a);
       };
     });
 

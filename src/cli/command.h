@@ -71,6 +71,11 @@ void add_analysis_args(CLI::App& sub, AnalysisArgs& a);
 // Prints one analysis the way its subcommand does: pretty JSON with --json, else text.
 int print_analysis(AnalysisSet& set, AnalysisId id, bool json, const TextOptions& text = {});
 
+// Prints one analysis as its subcommand's switches ask: the main table as CSV with --csv, else
+// as print_analysis does.
+int output_analysis(AnalysisSet& set, AnalysisId id, const AnalysisArgs& a,
+                    const TextOptions& text = {});
+
 // `mlprof NAME PATH`: load, analyze, print; the body of most analysis subcommands.
 int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOptions& options,
                          const TextOptions& text = {});

@@ -132,20 +132,23 @@ int print_analysis(AnalysisSet& set, AnalysisId id, bool json, const TextOptions
   return kExitOk;
 }
 
+int output_analysis(AnalysisSet& set, AnalysisId id, const AnalysisArgs& a,
+                    const TextOptions& text) {
+  if (!a.csv) return print_analysis(set, id, a.json, text);
+  Result<std::string> csv = analysis_csv(set, id);
+  if (!csv) {
+    std::fprintf(stderr, "mlprof: %s\n", csv.error().c_str());
+    return kExitBadInput;
+  }
+  std::cout << csv.value();
+  return kExitOk;
+}
+
 int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOptions& options,
                          const TextOptions& text) {
   auto set = open_analysis(a.path, options, a.threads);
   if (!set) return kExitBadInput;
-  if (a.csv) {
-    Result<std::string> csv = analysis_csv(*set, id);
-    if (!csv) {
-      std::fprintf(stderr, "mlprof: %s\n", csv.error().c_str());
-      return kExitBadInput;
-    }
-    std::cout << csv.value();
-    return kExitOk;
-  }
-  return print_analysis(*set, id, a.json, text);
+  return output_analysis(*set, id, a, text);
 }
 
 bool write_file_atomic(const std::string& path, const std::string& text) {

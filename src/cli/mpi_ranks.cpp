@@ -14,7 +14,6 @@
 #include <numeric>
 
 #include "mlprof/import.h"
-#include "render/analysis_csv.h"
 
 #ifdef MLPROF_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only (the C++ bindings need their own library)
@@ -196,18 +195,7 @@ int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options, const T
   for (auto& [index, message] : all_errors) errors.push_back(std::move(message));
   auto set = set_of_summaries(a.path, std::move(summaries), std::move(errors), options);
   if (!set) return finish(kExitBadInput);
-  int rc = kExitOk;
-  if (a.csv) {
-    Result<std::string> csv = analysis_csv(*set, AnalysisId::kRanks);
-    if (!csv) {
-      std::fprintf(stderr, "mlprof: %s\n", csv.error().c_str());
-      rc = kExitBadInput;
-    } else {
-      std::cout << csv.value();
-    }
-  } else {
-    rc = print_analysis(*set, AnalysisId::kRanks, a.json, text);
-  }
+  int rc = output_analysis(*set, AnalysisId::kRanks, a, text);
   std::cout.flush();
   return finish(rc);
 }
