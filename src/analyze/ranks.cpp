@@ -1,14 +1,12 @@
 #include "mlprof/analyze/ranks.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <queue>
-#include <thread>
 #include <unordered_map>
 
 #include "mlprof/analyze/interval_set.h"
@@ -16,6 +14,7 @@
 #include "mlprof/analyze/op_stats.h"
 #include "mlprof/analyze/stats.h"
 #include "mlprof/analyze/steps.h"
+#include "trace/parallel_for.h"
 
 namespace mlprof {
 
@@ -253,41 +252,29 @@ std::vector<RankSummary> reduce_rank_files(const std::vector<std::string>& files
                                            std::vector<std::string>& errors,
                                            const std::function<bool()>& keep_going,
                                            std::vector<size_t>* error_files) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
   std::vector<std::optional<RankSummary>> done(files.size());
   std::vector<std::string> failure(files.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
-  auto worker = [&] {
-    for (size_t i = next++; i < files.size() && !stop; i = next++) {
-      if (keep_going && !keep_going()) {
-        stop = true;
-        break;
-      }
-      std::error_code ec;
-      uint64_t bytes = std::filesystem::file_size(files[i], ec);
-      Result<Trace> t = load(files[i]);  // sets meta.source; freed at the end of this iteration
-      if (!t) {
-        failure[i] = t.error();
-        continue;
-      }
-      done[i] = summarize_rank(t.value(), options);
-      done[i]->file_bytes = ec ? 0 : bytes;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
+  parallel_for(
+      files.size(), threads,
+      [&](size_t i) {
+        std::error_code ec;
+        uint64_t bytes = std::filesystem::file_size(files[i], ec);
+        Result<Trace> t = load(files[i]);  // sets meta.source; freed at the end of this call
+        if (!t) {
+          failure[i] = t.error();
+          return;
+        }
+        done[i] = summarize_rank(t.value(), options);
+        done[i]->file_bytes = ec ? 0 : bytes;
+      },
+      keep_going);
   std::vector<RankSummary> out;
   for (size_t i = 0; i < files.size(); ++i) {
     if (done[i]) {
       out.push_back(std::move(*done[i]));
     } else if (!failure[i].empty()) {
       if (error_files != nullptr) error_files->push_back(i);
-      errors.push_back(failure[i].find(files[i]) == std::string::npos ? files[i] + ": " + failure[i]
-                                                                      : failure[i]);
+      errors.push_back(file_error(files[i], failure[i]));
     }
   }
   return out;
@@ -886,16 +873,7 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
 
 RanksResult analyze_ranks(const std::vector<const Trace*>& traces, const RanksOptions& o) {
   std::vector<RankSummary> sums(traces.size());
-  unsigned threads = std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                                     static_cast<unsigned>(traces.size())));
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < traces.size(); i = next++) sums[i] = summarize_rank(*traces[i], o);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
+  parallel_for(traces.size(), 0, [&](size_t i) { sums[i] = summarize_rank(*traces[i], o); });
   return analyze_rank_summaries(std::move(sums), o);
 }
 

@@ -1,11 +1,10 @@
 // Loading a directory of per-rank traces: one Trace per file, loaded on several threads.
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
 #include <optional>
-#include <thread>
 
 #include "mlprof/import.h"
+#include "trace/parallel_for.h"
 
 namespace mlprof {
 
@@ -44,36 +43,26 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
   auto listed = list_rank_files(dir);
   if (!listed) return listed.status();
   const std::vector<std::string>& files = listed.value();
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(files.size()));
   std::vector<std::optional<Trace>> loaded(files.size());
   std::vector<std::string> failure(files.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    ImportOptions io = options;
-    io.threads = 1;  // parallel across files instead
-    for (size_t i = next++; i < files.size(); i = next++) {
-      Result<Trace> t = load_trace(files[i], io);
-      if (t.is_ok()) {
-        t->meta.source = files[i];
-        loaded[i] = std::move(t.value());
-      } else {
-        failure[i] = t.error();
-      }
+  ImportOptions io = options;
+  io.threads = 1;  // parallel across files instead
+  parallel_for(files.size(), threads, [&](size_t i) {
+    Result<Trace> t = load_trace(files[i], io);
+    if (t.is_ok()) {
+      t->meta.source = files[i];
+      loaded[i] = std::move(t.value());
+    } else {
+      failure[i] = t.error();
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  });
 
   std::vector<Trace> out;
   for (size_t i = 0; i < files.size(); ++i) {
     if (loaded[i]) {
       out.push_back(std::move(*loaded[i]));
     } else {
-      errors.push_back(failure[i].find(files[i]) == std::string::npos ? files[i] + ": " + failure[i]
-                                                                      : failure[i]);
+      errors.push_back(file_error(files[i], failure[i]));
     }
   }
   if (out.empty()) return Status::error(dir + ": no trace could be loaded");
