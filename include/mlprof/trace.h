@@ -230,6 +230,10 @@ struct TraceMeta {
 
 // ---- the trace ------------------------------------------------------------------------------
 
+// The category of Kineto's own whole-recording span ("PyTorch Profiler (0)"): bookkeeping, not
+// work. The trace's span, the flame graph, CPU busy time and hotspots all leave it out.
+inline constexpr std::string_view kProfilerSpanCategory = "Trace";
+
 struct MemorySnapshot;  // mlprof/memory_snapshot.h
 
 class Trace {

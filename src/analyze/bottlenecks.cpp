@@ -55,7 +55,7 @@ struct Context {
 bool excluded_from_hotspots(std::string_view name, std::string_view cat) {
   if (step_number(name)) return true;
   if (cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function" ||
-      cat == "Trace")
+      cat == kProfilerSpanCategory)
     return true;
   // record_function labels in traces without categories ("data_load", "forward").
   if (cat.empty() && name.find("::") == std::string_view::npos &&
@@ -82,7 +82,7 @@ void rule_hotspots(Context& c) {
     if (ce < 0) {
       std::string_view cat = t.str(s.cat[i]);
       ce = (cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function" ||
-            cat == "Trace")
+            cat == kProfilerSpanCategory)
                ? 1
                : 0;
     }

@@ -106,7 +106,7 @@ void collect(const Trace& t, bool gpu, Side& side) {
   const SliceTable& s = t.slices;
   std::unordered_map<uint64_t, size_t> by_ids;
   StringId annotation = t.strings.find("gpu_user_annotation");
-  StringId whole_trace = t.strings.find("Trace");  // Kineto's one span over the whole profile
+  StringId whole_trace = t.strings.find(kProfilerSpanCategory);
   // Step markers have one name per step; the step-time comparison covers them.
   std::vector<int8_t> is_step(t.strings.size(), -1);
   for (size_t i = 0; i < s.size(); ++i) {

@@ -76,7 +76,7 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
   constexpr uint32_t kCpuTag = 0xFFFFFFF0u, kGpuTag = 0xFFFFFFF1u;
   // Kineto's own "PyTorch Profiler (0)" span (category Trace) covers the whole recording on a
   // thread of its own: not CPU time of the program, so not a frame (it doubled the CPU total).
-  const StringId cat_trace = trace.strings.find("Trace");
+  const StringId cat_trace = trace.strings.find(kProfilerSpanCategory);
   auto profiler_span = [&](uint32_t i) { return s.cat[i] == cat_trace && s.depth[i] == 0; };
   int32_t cpu_root = -1;
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) {

@@ -143,7 +143,7 @@ TimelineResult analyze_timeline(const Trace& trace, const TimelineOptions& optio
   r.begin_ns = trace.begin_ns();
   r.end_ns = trace.end_ns();
   const SliceTable& s = trace.slices;
-  const StringId cat_trace = trace.strings.find("Trace");
+  const StringId cat_trace = trace.strings.find(kProfilerSpanCategory);
   Intervals cpu, gpu, lane;
   std::map<int32_t, Intervals> gpu_by_device;
   for (uint32_t t = 0; t < trace.tracks.size(); ++t) {

@@ -351,7 +351,7 @@ Trace TraceBuilder::finish() && {
   // ends after the last: the trace begins and ends with its events, as in HTA (whose frames
   // hold duration events).
   int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
-  const StringId cat_trace = t.strings.find("Trace");
+  const StringId cat_trace = t.strings.find(kProfilerSpanCategory);
   for (size_t i = 0; i < n; ++i) {
     if (s.cat[i] == cat_trace) continue;
     lo = std::min(lo, s.ts[i]);
