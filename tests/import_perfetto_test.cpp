@@ -4,15 +4,20 @@
 // FlowTracker, and the expected outputs of its JSON diff tests), not mlprof's output.
 // Shared data: $MLPROF_SHARED_DIR (default ../shared beside the repository); skipped if absent.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <ostream>
 #include <set>
+#include <sstream>
 #include <string>
 
+#include "mlprof/chrome_export.h"
 #include "mlprof/import.h"
+#include "mlprof/native_format.h"
 
 namespace mlprof {
 namespace {
@@ -181,6 +186,76 @@ TEST(PerfettoSemantics, FlowEndWithBpEBindsTheEnclosingSlice) {
       "t.json");
   ASSERT_TRUE(r.is_ok()) << r.error();
   std::set<std::pair<std::string, std::string>> want = {{"src", "encl"}};
+  EXPECT_EQ(flow_pairs(*r), want);
+}
+
+// A v1 'f' between an enclosing slice and the next one on its thread: without "bp": "e" it
+// binds the next slice ("next", which begins at 12, after the f at 5), with it the enclosing
+// one ("encl"). The rule travels with the flow: the same slice after a .mlprof round trip and
+// after export -> import (Perfetto's rule, json_trace_parser_impl.cc: kBindToNext unless bp).
+std::string flow_end_trace(bool bp_e) {
+  return std::string(R"([{"ph":"X","name":"src","pid":1,"tid":1,"ts":0,"dur":10},
+      {"ph":"s","id":1,"cat":"c","pid":1,"tid":1,"ts":1},
+      {"ph":"X","name":"encl","pid":1,"tid":2,"ts":0,"dur":10},
+      {"ph":"X","name":"inner","pid":1,"tid":2,"ts":2,"dur":2},
+      {"ph":"f","id":1,"cat":"c",)") +
+         (bp_e ? R"("bp":"e",)" : "") +
+         R"("pid":1,"tid":2,"ts":5},
+      {"ph":"X","name":"next","pid":1,"tid":2,"ts":12,"dur":4},
+      {"ph":"X","name":"next_child","pid":1,"tid":2,"ts":12,"dur":1}])";
+}
+
+// The trace as imported, saved and loaded, and exported and imported again.
+std::vector<std::pair<std::string, Trace>> flow_end_round_trips(bool bp_e) {
+  std::vector<std::pair<std::string, Trace>> out;
+  auto a = import_chrome_json_buffer(flow_end_trace(bp_e), "t.json");
+  EXPECT_TRUE(a.is_ok()) << a.error();
+  if (!a) return out;
+  std::string path = ::testing::TempDir() + "/flow_end_" + std::to_string(::getpid()) + ".mlprof";
+  EXPECT_TRUE(save_native(*a, path).is_ok());
+  auto native = load_native(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(native.is_ok()) << native.error();
+  std::ostringstream json;
+  write_chrome_json(*a, json);
+  auto exported = import_chrome_json_buffer(json.str(), "export.json");
+  EXPECT_TRUE(exported.is_ok()) << exported.error();
+  EXPECT_EQ(json.str().find(R"("bp":"e")") != std::string::npos, bp_e) << json.str();
+  out.emplace_back("import", std::move(*a));
+  if (native) out.emplace_back(".mlprof round trip", std::move(*native));
+  if (exported) out.emplace_back("export -> import", std::move(*exported));
+  return out;
+}
+
+TEST(PerfettoSemantics, FlowEndWithoutBpBindsTheNextSliceAfterEveryRoundTrip) {
+  std::set<std::pair<std::string, std::string>> want = {{"src", "next"}};
+  for (auto& [way, t] : flow_end_round_trips(false)) {
+    EXPECT_EQ(flow_pairs(t), want) << way;
+    ASSERT_EQ(t.flows.size(), 1u) << way;
+    EXPECT_EQ(t.flows.dst_next[0], 1) << way;
+    EXPECT_EQ(t.flows.dst_ts[0], 12000) << way;  // the flow ends where "next" begins
+  }
+}
+
+TEST(PerfettoSemantics, FlowEndWithBpEBindsTheEnclosingSliceAfterEveryRoundTrip) {
+  std::set<std::pair<std::string, std::string>> want = {{"src", "encl"}};
+  for (auto& [way, t] : flow_end_round_trips(true)) {
+    EXPECT_EQ(flow_pairs(t), want) << way;
+    ASSERT_EQ(t.flows.size(), 1u) << way;
+    EXPECT_EQ(t.flows.dst_next[0], 0) << way;
+    EXPECT_EQ(t.flows.dst_ts[0], 5000) << way;
+  }
+}
+
+TEST(PerfettoSemantics, FlowEndWithoutBpAndNoSliceAfterItIsUnbound) {
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"X","name":"src","pid":1,"tid":1,"ts":0,"dur":10},
+          {"ph":"s","id":1,"cat":"c","pid":1,"tid":1,"ts":1},
+          {"ph":"X","name":"encl","pid":1,"tid":2,"ts":0,"dur":10},
+          {"ph":"f","id":1,"cat":"c","pid":1,"tid":2,"ts":5}])",
+      "t.json");
+  ASSERT_TRUE(r.is_ok()) << r.error();
+  std::set<std::pair<std::string, std::string>> want = {{"src", "-"}};
   EXPECT_EQ(flow_pairs(*r), want);
 }
 

@@ -64,6 +64,7 @@ void fill(Table& table, size_t n, const Limits& l, size_t nargs) {
       row.args_count = 1;
     }
     if constexpr (requires { row.device_type; }) row.device_type = static_cast<int8_t>(i % 3);
+    if constexpr (requires { row.dst_next; }) row.dst_next = static_cast<uint8_t>(i % 2);
     schema::push_row(table, row);
   }
 }
@@ -258,6 +259,19 @@ TEST(TraceSchema, AColumnAbsentFromAFileGetsItsDefault) {
   ASSERT_TRUE(back.is_ok()) << back.error();
   EXPECT_EQ(back->memory.total_reserved, std::vector<int64_t>(t.memory.size(), -1));
   EXPECT_EQ(back->memory.total_allocated, t.memory.total_allocated);
+  // Files written before flows had dst_next (a v1 flow end's binding rule): every flow end
+  // binds its enclosing slice, as those mlprof versions bound it.
+  ASSERT_GT(std::count(t.flows.dst_next.begin(), t.flows.dst_next.end(), 1), 0);
+  std::string no_rule = without_column(payload, "flows", "dst_next");
+  ASSERT_LT(no_rule.size(), payload.size());
+  auto old_flows = load_native_buffer(with_payload(file, no_rule), "older.mlprof");
+  ASSERT_TRUE(old_flows.is_ok()) << old_flows.error();
+  EXPECT_EQ(old_flows->flows.dst_next, std::vector<uint8_t>(t.flows.size(), 0));
+  EXPECT_EQ(old_flows->flows.dst_ts, t.flows.dst_ts);
+  for (size_t i = 0; i < t.flows.size(); ++i)
+    EXPECT_EQ(old_flows->flows.dst_slice[i],
+              old_flows->enclosing_slice(t.flows.dst_track[i], t.flows.dst_ts[i]))
+        << i;
   // A column this mlprof does not know is an error, not silently dropped.
   std::string renamed = payload;
   size_t at = renamed.find("total_reserved");

@@ -141,7 +141,10 @@ struct CounterTable {
 };
 
 // Launch -> kernel links and other flows. Endpoints are bound to the deepest enclosing slice on
-// their track at finish(); -1 when no slice encloses the endpoint.
+// their track at finish(); -1 when no slice encloses the endpoint. dst_next = 1: the end binds
+// instead the next slice that begins on its track at or after dst_ts (the outermost, if several
+// begin then), as a Chrome v1 'f' event without "bp": "e" does; finish() then moves dst_ts to
+// that slice's start.
 #define MLPROF_FLOW_COLUMNS(X)                 \
   X(uint64_t, id, kNone, kInput, 0)            \
   X(StringId, cat, kString, kInput, 0)         \
@@ -149,6 +152,7 @@ struct CounterTable {
   X(int64_t, dst_ts, kNone, kInput, 0)         \
   X(uint32_t, src_track, kTrack, kInput, 0)    \
   X(uint32_t, dst_track, kTrack, kInput, 0)    \
+  X(uint8_t, dst_next, kNone, kInput, 0)       \
   X(int32_t, src_slice, kSlice, kComputed, -1) \
   X(int32_t, dst_slice, kSlice, kComputed, -1)
 
@@ -337,8 +341,9 @@ class TraceBuilder {
                    uint8_t scope = 't');
   void add_counter(uint32_t series, int64_t ts, double value);
   // Flow endpoints are (track, ts); they are bound to slices at finish().
+  // dst_next: the end binds the next slice to begin on dst_track (FlowTable::dst_next).
   void add_flow(uint64_t id, StringId cat, uint32_t src_track, int64_t src_ts, uint32_t dst_track,
-                int64_t dst_ts);
+                int64_t dst_ts, bool dst_next = false);
   void add_memory(uint32_t track, int64_t ts, uint64_t addr, int64_t bytes, DeviceType type,
                   int16_t device_id, int64_t total_allocated = -1, int64_t total_reserved = -1,
                   uint32_t stack = 0);

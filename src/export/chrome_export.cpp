@@ -280,7 +280,8 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
       w.raw_field("id", std::to_string(f.id[i]));
       w.str_field("cat", t.str(f.cat[i]));
       w.str_field("name", t.str(f.cat[i]));
-      if (ph == 'f') w.str_field("bp", "e");
+      // "bp": "e" binds the enclosing slice; without it, the next slice to begin (dst_next).
+      if (ph == 'f' && !f.dst_next[i]) w.str_field("bp", "e");
       w.end_event();
     }
   }

@@ -889,8 +889,7 @@ void ChromeEventParser::flow(char ph, StringId cat, uint64_t id, uint32_t track,
   bool v2 = ph == 'O' || ph == 'S' || ph == 'I';
   std::pair<StringId, uint64_t> key{v2 ? kFlowV2Key : cat, id};
   auto add = [&](const FlowEnd& from, uint32_t to_track, int64_t to_ts, bool next) {
-    if (next) bind_next_flows_.push_back(static_cast<uint32_t>(b_.trace().flows.size()));
-    b_.add_flow(id, v2 ? from.cat : cat, from.track, from.ts, to_track, to_ts);
+    b_.add_flow(id, v2 ? from.cat : cat, from.track, from.ts, to_track, to_ts, next);
   };
   if (ph == 's' || ph == 't' || ph == 'O' || ph == 'S') {
     auto it = flow_starts_.find(key);
@@ -1121,24 +1120,8 @@ Trace ChromeEventParser::finish(bool bare_array) && {
     t.meta.format = "pytorch-legacy";
   else
     t.meta.format = kineto_keys_ ? "kineto" : "chrome";
-  Trace out = std::move(b_).finish();
-  // v1 'f' without "bp": "e": the flow ends at the next slice that begins on its track at or
-  // after its time (the outermost, if several begin then), as in Perfetto.
-  FlowTable& f = out.flows;
-  for (uint32_t i : bind_next_flows_) {
-    uint32_t track = f.dst_track[i];
-    if (track + 1 >= out.track_slice_begin.size()) continue;
-    auto first = out.slices.ts.begin() + out.track_slice_begin[track];
-    auto last = out.slices.ts.begin() + out.track_slice_begin[track + 1];
-    auto it = std::lower_bound(first, last, f.dst_ts[i]);
-    if (it == last) {
-      f.dst_slice[i] = -1;
-      continue;
-    }
-    f.dst_slice[i] = static_cast<int32_t>(it - out.slices.ts.begin());
-    f.dst_ts[i] = *it;
-  }
-  return out;
+  // TraceBuilder::finish binds a v1 'f' without "bp": "e" (FlowTable::dst_next) to the next slice.
+  return std::move(b_).finish();
 }
 
 }  // namespace mlprof::import

@@ -197,8 +197,6 @@ class ChromeEventParser {
     bool bind_next = false;  // a v1 'f' without "bp": "e" waiting for its start
     bool used = false;       // a start some flow came from (v2 starts stay open)
   };
-  // Flows whose end binds to the next slice on its track (fixed up after the sort).
-  std::vector<uint32_t> bind_next_flows_;
   uint64_t unmatched_flow_ends_ = 0;  // v2 flow_in without a flow_out before it
   struct FlowKeyHash {
     size_t operator()(const std::pair<StringId, uint64_t>& k) const {

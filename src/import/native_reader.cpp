@@ -234,6 +234,8 @@ std::string validate(const Trace& t) {
     if (d < 0) return "negative slice duration";
   for (int8_t d : t.memory.device_type)
     if (d < 0 || d > static_cast<int8_t>(DeviceType::kOther)) return "bad memory device type";
+  for (uint8_t x : t.flows.dst_next)
+    if (x > 1) return "bad flow dst_next (not 0 or 1)";
   return {};
 }
 

@@ -180,13 +180,14 @@ void TraceBuilder::add_counter(uint32_t series, int64_t ts, double value) {
 }
 
 void TraceBuilder::add_flow(uint64_t id, StringId cat, uint32_t src_track, int64_t src_ts,
-                            uint32_t dst_track, int64_t dst_ts) {
+                            uint32_t dst_track, int64_t dst_ts, bool dst_next) {
   schema::push_row(trace_.flows, FlowTable::Row{.id = id,
                                                 .cat = cat,
                                                 .src_ts = src_ts,
                                                 .dst_ts = dst_ts,
                                                 .src_track = src_track,
-                                                .dst_track = dst_track});
+                                                .dst_track = dst_track,
+                                                .dst_next = dst_next ? uint8_t{1} : uint8_t{0}});
 }
 
 void TraceBuilder::add_memory(uint32_t track, int64_t ts, uint64_t addr, int64_t bytes,
@@ -253,6 +254,16 @@ void permute(std::vector<T>& v, const std::vector<uint32_t>& order, std::vector<
       i = from;
     }
   }
+}
+
+// The next slice that begins on `track` at or after ts (the outermost, if several begin then:
+// slices are sorted longest first), -1 if none.
+int32_t next_slice(const Trace& t, uint32_t track, int64_t ts) {
+  if (track + 1 >= t.track_slice_begin.size()) return -1;
+  auto first = t.slices.ts.begin() + t.track_slice_begin[track];
+  auto last = t.slices.ts.begin() + t.track_slice_begin[track + 1];
+  auto it = std::lower_bound(first, last, ts);
+  return it == last ? -1 : static_cast<int32_t>(it - t.slices.ts.begin());
 }
 
 }  // namespace
@@ -339,7 +350,14 @@ Trace TraceBuilder::finish() && {
   f.dst_slice.resize(f.size());
   for (size_t i = 0; i < f.size(); ++i) {
     f.src_slice[i] = t.enclosing_slice(f.src_track[i], f.src_ts[i]);
-    f.dst_slice[i] = t.enclosing_slice(f.dst_track[i], f.dst_ts[i]);
+    if (!f.dst_next[i]) {
+      f.dst_slice[i] = t.enclosing_slice(f.dst_track[i], f.dst_ts[i]);
+      continue;
+    }
+    // A v1 'f' without "bp": "e": the next slice to begin, where the flow then ends (so the
+    // same slice binds again once saved, exported or finished twice).
+    f.dst_slice[i] = next_slice(t, f.dst_track[i], f.dst_ts[i]);
+    if (f.dst_slice[i] >= 0) f.dst_ts[i] = s.ts[f.dst_slice[i]];
   }
   MemoryTable& m = t.memory;
   m.slice.resize(m.size());

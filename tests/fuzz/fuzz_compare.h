@@ -31,10 +31,6 @@ struct Compare {
   const char* ways;
   bool import = true;  // also what only a JSON import has: problems, warnings, labeled ids
   bool quiet = false;  // throw Difference instead of printing and aborting
-  // The flow ends' bound slices are not compared (native_fuzz's round trip: a v1 'f' without
-  // "bp": "e" binds the next slice on import, the enclosing one once saved and loaded, since
-  // the binding rule is not stored; open, docs/testing.md).
-  bool skip_flow_dst = false;
 
   // `what` (and the row `i`, `part` when given) name the difference.
   [[noreturn]] void fail(std::string_view what, size_t i = SIZE_MAX,
@@ -62,7 +58,6 @@ struct Compare {
         const auto& x = (a.*member).*c.member;
         const auto& y = (b.*member).*c.member;
         if (x.size() != y.size()) fail(std::string(table) + "." + c.name + " rows");
-        if (skip_flow_dst && table == "flows" && std::string_view(c.name) == "dst_slice") return;
         for (size_t i = 0; i < x.size(); ++i) {
           bool same;
           if constexpr (decltype(c)::ref == schema::Ref::kString)
