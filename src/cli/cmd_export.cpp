@@ -1,6 +1,8 @@
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/command.h"
+#include "cli/merged_export.h"
 #include "cli/sql_source.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/native_format.h"
@@ -12,19 +14,39 @@ struct ExportArgs {
   std::string path;
   std::string out;
   std::string table;
+  MergedExportArgs merged;
 };
 
 MLPROF_REGISTER_COMMAND(
     "export",
     "Write a trace as Chrome trace JSON (.json, Perfetto-loadable), .mlprof, SQLite "
-    "(.sqlite/.db) or one table as CSV (.csv --table NAME)",
+    "(.sqlite/.db) or one table as CSV (.csv --table NAME); a rank directory as one merged "
+    "Chrome trace (one process per rank, clocks aligned, --steps A:B)",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<ExportArgs>();
-      sub.add_option("path", a->path, "trace file to read")->required();
+      sub.add_option("path", a->path, "trace file to read, or a directory of rank traces")
+          ->required();
       sub.add_option("-o,--output", a->out, "output file: .json, .mlprof, .sqlite, .db or .csv")
           ->required();
       sub.add_option("--table", a->table, "with .csv: the table or analysis to write (slice)");
+      sub.add_option("--steps", a->merged.steps,
+                     "rank directory: only ProfilerStep#A to #B of each rank (A:B, or N)");
+      sub.add_option("--max-events", a->merged.max_events,
+                     "rank directory: refuse to write more events than this (0: no limit)")
+          ->capture_default_str();
+      sub.add_option("--threads", a->merged.threads,
+                     "rank directory: rank traces read at once (0 = all cores)");
       return [a]() {
+        std::error_code ec;
+        if (std::filesystem::is_directory(a->path, ec)) {
+          a->merged.dir = a->path;
+          a->merged.out = a->out;
+          return export_rank_dir(a->merged);
+        }
+        if (!a->merged.steps.empty()) {
+          std::fprintf(stderr, "mlprof export: --steps applies to a directory of rank traces\n");
+          return kExitBadInput;
+        }
         if (a->out.ends_with(".sqlite") || a->out.ends_with(".db") || a->out.ends_with(".csv") ||
             !a->table.empty())
           return export_sql_tables(a->path, a->out, a->table);

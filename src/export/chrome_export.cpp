@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 
@@ -28,15 +30,21 @@ void append_us(std::string& out, int64_t ns) {
 
 class EventWriter {
  public:
-  EventWriter(const Trace& t, std::ostream& out) : t_(t), out_(out) {}
+  // `rank` (merged traces): every track of the trace becomes a thread of the rank's process,
+  // and every time moves by the rank's shift. `first`: no event was written before.
+  EventWriter(const Trace& t, std::ostream& out, const MergedRank* rank = nullptr,
+              bool first = true)
+      : t_(t), out_(out), rank_(rank), first_(first) {}
 
   // Stable numeric ids: string pids/tids (legacy "CPU functions") get positive synthetic ones,
   // and their text becomes the process/thread name.
   int64_t pid_of(uint32_t process) const {
+    if (rank_) return rank_->pid;
     const Process& p = t_.processes[process];
     return p.label ? 900000 + static_cast<int64_t>(process) : p.pid;
   }
   int64_t tid_of(uint32_t track) const {
+    if (rank_) return static_cast<int64_t>(track) + 1;  // unique within the rank's process
     const Track& tr = t_.tracks[track];
     return tr.label ? 900000 + static_cast<int64_t>(track) : tr.tid;
   }
@@ -51,7 +59,7 @@ class EventWriter {
     buf_ += ",\"tid\":";
     buf_ += std::to_string(tid_of(track));
     buf_ += ",\"ts\":";
-    append_us(buf_, ts);
+    append_us(buf_, rank_ ? ts + rank_->shift_ns : ts);
   }
   void str_field(const char* key, std::string_view v) {
     buf_ += ",\"";
@@ -122,18 +130,199 @@ class EventWriter {
             ",\"tid\":" + std::to_string(tid_of(track)) + ",\"ts\":0,\"args\":{\"" + key +
             "\":" + value_json + "}}";
   }
+  // A merged rank's process metadata (its pid, tid 0: a trace without tracks has it too).
+  void rank_metadata(const char* name, const char* key, const std::string& value_json) {
+    if (!first_) buf_ += ",\n";
+    first_ = false;
+    buf_ += "{\"ph\":\"M\",\"name\":\"";
+    buf_ += name;
+    buf_ += "\",\"pid\":" + std::to_string(rank_->pid) + ",\"tid\":0,\"ts\":0,\"args\":{\"" + key +
+            "\":" + value_json + "}}";
+  }
   void flush() {
     out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
     buf_.clear();
   }
   std::string& buf() { return buf_; }
+  bool first() const { return first_; }
 
  private:
   const Trace& t_;
   std::ostream& out_;
+  const MergedRank* rank_;
   std::string buf_;
   bool first_ = true;
 };
+
+// The window of a merged rank (on its own clock): points inside it [begin, end] are kept; a
+// slice is kept when it overlaps the window (a zero-length one when its time is inside) and is
+// clipped to it.
+struct Window {
+  int64_t begin = INT64_MIN, end = INT64_MAX;
+  bool point(int64_t ts) const { return ts >= begin && ts <= end; }
+  bool span(int64_t ts, int64_t stop) const {
+    return stop > ts ? ts < end && stop > begin : point(ts);
+  }
+};
+
+// Thread names in a merged trace: "<process> / <thread>", the process by its Kineto label
+// ("GPU 0", "CPU"), else its name, else its pid.
+std::string merged_track_name(const Trace& t, uint32_t track) {
+  const Track& tr = t.tracks[track];
+  const Process& p = t.processes[tr.process];
+  std::string proc;
+  for (const auto& [key, value] : p.labels)
+    if (t.str(key) == "process_labels" && !t.str(value).empty()) proc = t.str(value);
+  if (proc.empty()) proc = std::string(p.name ? t.str(p.name) : p.label ? t.str(p.label) : "");
+  if (proc.empty()) proc = "pid " + std::to_string(p.pid);
+  std::string thread(tr.name ? t.str(tr.name) : tr.label ? t.str(tr.label) : "");
+  if (thread.empty()) thread = "tid " + std::to_string(tr.tid);
+  return proc + " / " + thread;
+}
+
+// Writes (w != null) or counts (w == null) the events of `t`: all of them, or for a merged rank
+// those in its window, with flow and async ids renumbered from *next_id (unique over the ranks).
+// Returns the number of events.
+uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint64_t* next_id) {
+  Window win;
+  if (r) win = Window{r->begin_ns, r->end_ns};
+  uint64_t count = 0;
+  std::vector<int64_t> async_id;  // merged: per track, assigned on first use
+  if (r && w) async_id.assign(t.tracks.size(), -1);
+  const SliceTable& s = t.slices;
+  for (size_t i = 0; i < s.size(); ++i) {
+    int64_t ts = s.ts[i], end = s.end(i);
+    if (!win.span(ts, end)) continue;
+    bool clipped = ts < win.begin || end > win.end;
+    ts = std::max(ts, win.begin);
+    end = std::min(end, win.end);
+    const Track& tr = t.tracks[s.track[i]];
+    if (tr.kind == TrackKind::kAsync) {
+      // Async ranges: a b/e pair on the process with the range's id.
+      count += 2;
+      if (!w) continue;
+      uint32_t thread = s.track[i];
+      std::string id = std::to_string(tr.tid);
+      if (r) {
+        if (async_id[thread] < 0) async_id[thread] = static_cast<int64_t>((*next_id)++);
+        id = std::to_string(async_id[thread]);
+      }
+      for (char ph : {'b', 'e'}) {
+        w->begin_event(ph, thread, ph == 'b' ? ts : end);
+        w->str_field("name", t.str(s.name[i]));
+        w->str_field("cat", t.str(s.cat[i]));
+        w->raw_field("id", id);
+        if (ph == 'b' && s.thread_ts[i] >= 0 && !clipped) {
+          w->buf() += ",\"tts\":";
+          append_us(w->buf(), s.thread_ts[i]);
+        }
+        if (ph == 'b') w->args(s.args_begin[i], s.args_count[i]);
+        w->end_event();
+      }
+      continue;
+    }
+    ++count;
+    if (!w) continue;
+    w->begin_event('X', s.track[i], ts);
+    w->buf() += ",\"dur\":";
+    append_us(w->buf(), end - ts);
+    if (s.thread_ts[i] >= 0 && !clipped) {  // thread (CPU) time, not for a clipped slice
+      w->buf() += ",\"tts\":";
+      append_us(w->buf(), s.thread_ts[i]);
+      if (s.thread_dur[i] >= 0) {
+        w->buf() += ",\"tdur\":";
+        append_us(w->buf(), s.thread_dur[i]);
+      }
+    }
+    w->str_field("name", t.str(s.name[i]));
+    if (s.cat[i]) w->str_field("cat", t.str(s.cat[i]));
+    w->args(s.args_begin[i], s.args_count[i]);
+    w->end_event();
+  }
+  const InstantTable& in = t.instants;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!win.point(in.ts[i])) continue;
+    ++count;
+    if (!w) continue;
+    uint8_t sc = in.scope[i];
+    bool is_instant = sc == 't' || sc == 'p' || sc == 'g';
+    w->begin_event(is_instant ? 'i' : static_cast<char>(sc), in.track[i], in.ts[i]);
+    w->str_field("name", t.str(in.name[i]));
+    if (in.cat[i]) w->str_field("cat", t.str(in.cat[i]));
+    if (is_instant) w->str_field("s", std::string(1, static_cast<char>(sc)));
+    w->args(in.args_begin[i], in.args_count[i]);
+    w->end_event();
+  }
+  // Counters are per process; write them on the process's first track. In a merged trace the
+  // rank's processes share one, so a series is named "<process> / <name>" when the rank has
+  // counters in more than one process.
+  std::vector<uint32_t> first_track(t.processes.size(), UINT32_MAX);
+  for (uint32_t k = 0; k < t.tracks.size(); ++k)
+    if (first_track[t.tracks[k].process] == UINT32_MAX) first_track[t.tracks[k].process] = k;
+  bool prefix_counters = false;
+  if (r)
+    for (const CounterSeries& cs : t.counter_series)
+      prefix_counters |= cs.process != t.counter_series.front().process;
+  const CounterTable& c = t.counters;
+  for (size_t i = 0; i < c.size(); ++i) {
+    const CounterSeries& cs = t.counter_series[c.series[i]];
+    uint32_t track = first_track[cs.process];
+    if (track == UINT32_MAX || !win.point(c.ts[i])) continue;
+    ++count;
+    if (!w) continue;
+    w->begin_event('C', track, c.ts[i]);
+    if (prefix_counters) {
+      std::string name = merged_track_name(t, track);
+      name = name.substr(0, name.find(" / ")) + " / " + std::string(t.str(cs.name));
+      w->str_field("name", name);
+    } else {
+      w->str_field("name", t.str(cs.name));
+    }
+    char b[40];
+    std::snprintf(b, sizeof b, "%.17g", c.value[i]);
+    w->buf() += ",\"args\":{\"value\":";
+    w->buf() += b;
+    w->buf() += "}";
+    w->end_event();
+  }
+  const FlowTable& f = t.flows;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (!win.point(f.src_ts[i]) || !win.point(f.dst_ts[i])) continue;  // both ends inside
+    count += 2;
+    if (!w) continue;
+    std::string id = std::to_string(r ? (*next_id)++ : f.id[i]);
+    for (char ph : {'s', 'f'}) {
+      w->begin_event(ph, ph == 's' ? f.src_track[i] : f.dst_track[i],
+                     ph == 's' ? f.src_ts[i] : f.dst_ts[i]);
+      w->raw_field("id", id);
+      w->str_field("cat", t.str(f.cat[i]));
+      w->str_field("name", t.str(f.cat[i]));
+      // "bp": "e" binds the enclosing slice; without it, the next slice to begin (dst_next).
+      if (ph == 'f' && !f.dst_next[i]) w->str_field("bp", "e");
+      w->end_event();
+    }
+  }
+  const MemoryTable& m = t.memory;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (!win.point(m.ts[i])) continue;
+    ++count;
+    if (!w) continue;
+    w->begin_event('i', m.track[i], m.ts[i]);
+    w->str_field("name", "[memory]");
+    w->str_field("cat", "cpu_instant_event");
+    w->str_field("s", "t");
+    std::string& b = w->buf();
+    b += ",\"args\":{\"Device Type\":" + std::to_string(m.device_type[i]) +
+         ",\"Device Id\":" + std::to_string(m.device_id[i]) +
+         ",\"Addr\":" + std::to_string(m.addr[i]) + ",\"Bytes\":" + std::to_string(m.bytes[i]);
+    if (m.total_allocated[i] >= 0)
+      b += ",\"Total Allocated\":" + std::to_string(m.total_allocated[i]);
+    if (m.total_reserved[i] >= 0) b += ",\"Total Reserved\":" + std::to_string(m.total_reserved[i]);
+    b += "}";
+    w->end_event();
+  }
+  return count;
+}
 
 std::string quoted(std::string_view s) {
   std::string out;
@@ -207,100 +396,7 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
       w.metadata("thread_name", k, "name", quoted(t.str(tr.label)));
     w.metadata("thread_sort_index", k, "sort_index", std::to_string(tr.sort_index));
   }
-  const SliceTable& s = t.slices;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const Track& tr = t.tracks[s.track[i]];
-    if (tr.kind == TrackKind::kAsync) {
-      // Async ranges: a b/e pair on the process with the range's id.
-      uint32_t thread = s.track[i];
-      for (char ph : {'b', 'e'}) {
-        w.begin_event(ph, thread, ph == 'b' ? s.ts[i] : s.end(i));
-        w.str_field("name", t.str(s.name[i]));
-        w.str_field("cat", t.str(s.cat[i]));
-        w.raw_field("id", std::to_string(tr.tid));
-        if (ph == 'b' && s.thread_ts[i] >= 0) {
-          w.buf() += ",\"tts\":";
-          append_us(w.buf(), s.thread_ts[i]);
-        }
-        if (ph == 'b') w.args(s.args_begin[i], s.args_count[i]);
-        w.end_event();
-      }
-      continue;
-    }
-    w.begin_event('X', s.track[i], s.ts[i]);
-    w.buf() += ",\"dur\":";
-    append_us(w.buf(), s.dur[i]);
-    if (s.thread_ts[i] >= 0) {  // thread (CPU) time
-      w.buf() += ",\"tts\":";
-      append_us(w.buf(), s.thread_ts[i]);
-      if (s.thread_dur[i] >= 0) {
-        w.buf() += ",\"tdur\":";
-        append_us(w.buf(), s.thread_dur[i]);
-      }
-    }
-    w.str_field("name", t.str(s.name[i]));
-    if (s.cat[i]) w.str_field("cat", t.str(s.cat[i]));
-    w.args(s.args_begin[i], s.args_count[i]);
-    w.end_event();
-  }
-  const InstantTable& in = t.instants;
-  for (size_t i = 0; i < in.size(); ++i) {
-    uint8_t sc = in.scope[i];
-    bool is_instant = sc == 't' || sc == 'p' || sc == 'g';
-    w.begin_event(is_instant ? 'i' : static_cast<char>(sc), in.track[i], in.ts[i]);
-    w.str_field("name", t.str(in.name[i]));
-    if (in.cat[i]) w.str_field("cat", t.str(in.cat[i]));
-    if (is_instant) w.str_field("s", std::string(1, static_cast<char>(sc)));
-    w.args(in.args_begin[i], in.args_count[i]);
-    w.end_event();
-  }
-  // Counters are per process; write them on the process's first track.
-  std::vector<uint32_t> first_track(t.processes.size(), UINT32_MAX);
-  for (uint32_t k = 0; k < t.tracks.size(); ++k)
-    if (first_track[t.tracks[k].process] == UINT32_MAX) first_track[t.tracks[k].process] = k;
-  const CounterTable& c = t.counters;
-  for (size_t i = 0; i < c.size(); ++i) {
-    const CounterSeries& cs = t.counter_series[c.series[i]];
-    uint32_t track = first_track[cs.process];
-    if (track == UINT32_MAX) continue;
-    w.begin_event('C', track, c.ts[i]);
-    w.str_field("name", t.str(cs.name));
-    char b[40];
-    std::snprintf(b, sizeof b, "%.17g", c.value[i]);
-    w.buf() += ",\"args\":{\"value\":";
-    w.buf() += b;
-    w.buf() += "}";
-    w.end_event();
-  }
-  const FlowTable& f = t.flows;
-  for (size_t i = 0; i < f.size(); ++i) {
-    for (char ph : {'s', 'f'}) {
-      w.begin_event(ph, ph == 's' ? f.src_track[i] : f.dst_track[i],
-                    ph == 's' ? f.src_ts[i] : f.dst_ts[i]);
-      w.raw_field("id", std::to_string(f.id[i]));
-      w.str_field("cat", t.str(f.cat[i]));
-      w.str_field("name", t.str(f.cat[i]));
-      // "bp": "e" binds the enclosing slice; without it, the next slice to begin (dst_next).
-      if (ph == 'f' && !f.dst_next[i]) w.str_field("bp", "e");
-      w.end_event();
-    }
-  }
-  const MemoryTable& m = t.memory;
-  for (size_t i = 0; i < m.size(); ++i) {
-    w.begin_event('i', m.track[i], m.ts[i]);
-    w.str_field("name", "[memory]");
-    w.str_field("cat", "cpu_instant_event");
-    w.str_field("s", "t");
-    std::string& b = w.buf();
-    b += ",\"args\":{\"Device Type\":" + std::to_string(m.device_type[i]) +
-         ",\"Device Id\":" + std::to_string(m.device_id[i]) +
-         ",\"Addr\":" + std::to_string(m.addr[i]) + ",\"Bytes\":" + std::to_string(m.bytes[i]);
-    if (m.total_allocated[i] >= 0)
-      b += ",\"Total Allocated\":" + std::to_string(m.total_allocated[i]);
-    if (m.total_reserved[i] >= 0) b += ",\"Total Reserved\":" + std::to_string(m.total_reserved[i]);
-    b += "}";
-    w.end_event();
-  }
+  write_events(t, &w, nullptr, nullptr);
   w.buf() += "\n]}\n";
   w.flush();
 }
@@ -311,5 +407,45 @@ Status save_chrome_json(const Trace& trace, const std::string& path) {
   write_chrome_json(trace, out->stream());
   return out->commit();  // an error leaves `path` as it was
 }
+
+uint64_t count_merged_events(const Trace& trace, const MergedRank& rank) {
+  return write_events(trace, nullptr, &rank, nullptr);
+}
+
+MergedChromeWriter::MergedChromeWriter(std::ostream& out, std::string_view head) : out_(out) {
+  out_ << "{" << head << "\"traceEvents\":[\n";
+}
+
+uint64_t MergedChromeWriter::add(const Trace& t, const MergedRank& rank) {
+  EventWriter w(t, out_, &rank, first_);
+  // The rank's process, then its tracks as threads in the trace's own order (processes by
+  // sort index, then their threads).
+  w.rank_metadata("process_name", "name", quoted(rank.name));
+  w.rank_metadata("process_sort_index", "sort_index", std::to_string(rank.sort_index));
+  if (!rank.labels.empty()) w.rank_metadata("process_labels", "labels", quoted(rank.labels));
+  std::vector<uint32_t> order(t.tracks.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Track& x = t.tracks[a];
+    const Track& y = t.tracks[b];
+    int32_t px = t.processes[x.process].sort_index, py = t.processes[y.process].sort_index;
+    if (px != py) return px < py;
+    if (x.process != y.process) return x.process < y.process;
+    return x.sort_index < y.sort_index;
+  });
+  int32_t index = 0;
+  for (uint32_t k : order) {
+    if (t.tracks[k].kind == TrackKind::kAsync) continue;
+    w.metadata("thread_name", k, "name", quoted(merged_track_name(t, k)));
+    w.metadata("thread_sort_index", k, "sort_index", std::to_string(index++));
+  }
+  uint64_t n = write_events(t, &w, &rank, &next_id_);
+  w.flush();
+  first_ = w.first();
+  events_ += n;
+  return n;
+}
+
+void MergedChromeWriter::finish() { out_ << "\n]}\n"; }
 
 }  // namespace mlprof

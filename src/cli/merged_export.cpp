@@ -1,0 +1,351 @@
+// `mlprof export DIR -o merged.json`: two streaming passes over the rank files.
+//  1. reduce_rank_files (the `ranks` reduction, one trace per worker): each rank's summary, and
+//     here also its step window and the number of events it will contribute; then
+//     analyze_rank_summaries gives the clock offsets, the warnings and the rank order.
+//  2. in rank order: load one rank, write its window shifted by its offset, free it.
+// Peak memory is one trace per worker in pass 1, one trace in pass 2, plus the summaries.
+#include "cli/merged_export.h"
+
+#include <charconv>
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "cli/command.h"
+#include "mlprof/analyze/ranks.h"
+#include "mlprof/analyze/steps.h"
+#include "mlprof/chrome_export.h"
+#include "mlprof/import.h"
+#include "trace/json_writer.h"
+#include "trace/output_file.h"
+#include "trace/parallel_for.h"
+
+namespace mlprof::cli {
+
+namespace {
+
+struct StepRange {
+  int64_t first = 0, last = 0;
+};
+
+// "A:B" or "N" -> the range; nullopt when malformed.
+std::optional<StepRange> parse_steps(const std::string& text) {
+  auto number = [](std::string_view s) -> std::optional<int64_t> {
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || s.empty() || v < 0) return std::nullopt;
+    return v;
+  };
+  size_t colon = text.find(':');
+  auto a = number(std::string_view(text).substr(0, colon));
+  auto b = colon == std::string::npos ? a : number(std::string_view(text).substr(colon + 1));
+  if (!a || !b || *a > *b) return std::nullopt;
+  return StepRange{*a, *b};
+}
+
+// One rank's window and size, found while the rank is loaded in pass 1.
+struct RankPlan {
+  int64_t begin = INT64_MIN, end = INT64_MAX;  // on the rank's clock
+  uint64_t steps_found = 0;                    // distinct step numbers of the range it has
+  int64_t min_step = -1, max_step = -1;        // every step it has
+  uint64_t events = 0;
+};
+
+// The window: from the start of the first ProfilerStep#N with N in the range to the end of the
+// last one, over the rank's CPU threads (the one rule for "a step": step_number). A rank without
+// any step of the range has an empty window.
+RankPlan plan_rank(const Trace& t, const std::optional<StepRange>& steps) {
+  RankPlan p;
+  if (steps) {
+    int64_t begin = INT64_MAX, end = INT64_MIN;
+    std::set<int64_t> found;
+    const SliceTable& s = t.slices;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (t.is_gpu_track(s.track[i])) continue;
+      std::optional<int64_t> n = step_number(t.str(s.name[i]));
+      if (!n) continue;
+      p.min_step = p.min_step < 0 ? *n : std::min(p.min_step, *n);
+      p.max_step = std::max(p.max_step, *n);
+      if (*n < steps->first || *n > steps->last) continue;
+      found.insert(*n);
+      begin = std::min(begin, s.ts[i]);
+      end = std::max(end, s.end(i));
+    }
+    p.steps_found = found.size();
+    p.begin = begin;  // none found: INT64_MAX..INT64_MIN keeps nothing
+    p.end = end;
+  }
+  MergedRank r;
+  r.begin_ns = p.begin;
+  r.end_ns = p.end;
+  p.events = count_merged_events(t, r);
+  return p;
+}
+
+std::string base_name(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+// "0-3, 7, 9" (at most `max_parts` parts).
+std::string rank_list(std::vector<int32_t> v, size_t max_parts = 8) {
+  std::sort(v.begin(), v.end());
+  std::string out;
+  size_t parts = 0;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    if (parts++ == max_parts) {
+      out += ", ...";
+      break;
+    }
+    if (!out.empty()) out += ", ";
+    out += std::to_string(v[i]);
+    if (j > i) out += "-" + std::to_string(v[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int export_rank_dir(const MergedExportArgs& a) {
+  std::optional<StepRange> steps;
+  if (!a.steps.empty()) {
+    steps = parse_steps(a.steps);
+    if (!steps) {
+      std::fprintf(stderr,
+                   "mlprof export: --steps %s: expected A:B (ProfilerStep#A to #B, A <= B) or N\n",
+                   a.steps.c_str());
+      return kExitBadInput;
+    }
+  }
+  if (!a.out.ends_with(".json")) {
+    std::fprintf(stderr,
+                 "mlprof export: %s: a rank directory is written as one merged Chrome trace "
+                 "(-o NAME.json)\n",
+                 a.out.c_str());
+    return kExitBadInput;
+  }
+  auto listed = list_rank_files(a.dir);
+  if (!listed) {
+    std::fprintf(stderr, "mlprof: %s (a directory of rank traces)\n", listed.error().c_str());
+    return kExitBadInput;
+  }
+  const std::vector<std::string>& files = listed.value();
+  std::unordered_map<std::string, size_t> index_of;
+  for (size_t i = 0; i < files.size(); ++i) index_of[files[i]] = i;
+
+  // ---- pass 1: summaries (clock offsets), step windows and sizes, one trace per worker ----
+  std::vector<RankPlan> plans(files.size());
+  std::vector<std::string> errors;
+  std::vector<RankSummary> summaries;
+  {
+    Progress progress("reading rank directory " + base_name(a.dir));
+    RankLoader load = rank_loader(true, progress.counter());
+    RankLoader plan_and_load = [&](const std::string& path) -> Result<Trace> {
+      Result<Trace> t = load(path);
+      if (t) {
+        t->meta.source = path;
+        plans[index_of.at(path)] = plan_rank(*t, steps);  // one slot per file: no lock needed
+      }
+      return t;
+    };
+    summaries = reduce_rank_files(files, plan_and_load, a.threads, RanksOptions{}, errors);
+    progress.done();
+  }
+  if (!errors.empty() && strict_import()) {
+    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
+    std::fprintf(stderr, "mlprof export: --strict: %zu of %zu rank files failed; nothing written\n",
+                 errors.size(), files.size());
+    return kExitBadInput;
+  }
+  if (summaries.empty()) {
+    std::fprintf(stderr,
+                 "mlprof: %s: no trace could be loaded (a directory of rank traces; %zu failed, "
+                 "the first: %s)\n",
+                 a.dir.c_str(), errors.size(), errors.empty() ? "" : errors.front().c_str());
+    return kExitBadInput;
+  }
+  for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+  std::map<std::string, int64_t> base_time;
+  for (const RankSummary& s : summaries) base_time[s.stats.source] = s.base_time_ns;
+  RanksResult ranks = analyze_rank_summaries(std::move(summaries));
+  summaries.clear();
+  const ClockAlignment& clock = ranks.clock;
+  std::fprintf(stderr, "mlprof: clocks: %s (reference rank %d, residual %lld ns): %s\n",
+               clock.method.c_str(), clock.reference_rank,
+               static_cast<long long>(clock.residual_ns), clock.note.c_str());
+  for (const std::string& w : ranks.warnings) std::fprintf(stderr, "mlprof: %s\n", w.c_str());
+
+  // Windows: which ranks lack the steps; the size guard.
+  uint64_t total = 0;
+  std::vector<int32_t> no_steps, partial;
+  int64_t min_step = -1, max_step = -1;
+  for (const RankStats& r : ranks.ranks) {
+    const RankPlan& p = plans[index_of.at(r.source)];
+    total += p.events;
+    if (p.min_step >= 0) {
+      min_step = min_step < 0 ? p.min_step : std::min(min_step, p.min_step);
+      max_step = std::max(max_step, p.max_step);
+    }
+    if (!steps) continue;
+    if (p.steps_found == 0) {
+      no_steps.push_back(r.rank);
+    } else if (p.steps_found < static_cast<uint64_t>(steps->last - steps->first + 1)) {
+      partial.push_back(r.rank);
+    }
+  }
+  std::string have = min_step < 0
+                         ? "no ProfilerStep#N at all"
+                         : "steps " + std::to_string(min_step) + " to " + std::to_string(max_step);
+  if (steps && no_steps.size() == ranks.ranks.size()) {
+    std::fprintf(stderr, "mlprof export: --steps %s: no rank has ProfilerStep#%lld to #%lld (%s)\n",
+                 a.steps.c_str(), static_cast<long long>(steps->first),
+                 static_cast<long long>(steps->last), have.c_str());
+    return kExitBadInput;
+  }
+  if (!no_steps.empty())
+    std::fprintf(stderr, "mlprof: %zu ranks have no step of %s, written without events: rank %s\n",
+                 no_steps.size(), a.steps.c_str(), rank_list(no_steps).c_str());
+  if (!partial.empty())
+    std::fprintf(stderr, "mlprof: %zu ranks have only some steps of %s: rank %s\n", partial.size(),
+                 a.steps.c_str(), rank_list(partial).c_str());
+  if (a.max_events && total > a.max_events) {
+    std::fprintf(stderr,
+                 "mlprof export: the merged trace would hold %llu events, over --max-events %llu "
+                 "(%zu ranks, %s); narrow --steps A:B or raise --max-events (0: no limit). "
+                 "Nothing written\n",
+                 static_cast<unsigned long long>(total),
+                 static_cast<unsigned long long>(a.max_events), ranks.ranks.size(),
+                 steps ? ("steps " + a.steps).c_str() : "every step");
+    return kExitFailure;
+  }
+
+  // Processes: pid = rank (a duplicate or unknown rank: 1000000 + its position), in rank order.
+  std::vector<MergedRank> merged(ranks.ranks.size());
+  std::map<int32_t, int> claims;
+  for (const RankStats& r : ranks.ranks) ++claims[r.rank];
+  std::set<int32_t> used;
+  for (size_t i = 0; i < ranks.ranks.size(); ++i) {
+    const RankStats& r = ranks.ranks[i];
+    const RankPlan& p = plans[index_of.at(r.source)];
+    MergedRank& m = merged[i];
+    bool first = r.rank >= 0 && used.insert(r.rank).second;
+    m.pid = first ? r.rank : 1'000'000 + static_cast<int64_t>(i);
+    m.name = r.rank >= 0 ? "rank " + std::to_string(r.rank) : "rank ?";
+    if (r.rank < 0 || claims[r.rank] > 1) m.name += " (" + base_name(r.source) + ")";
+    m.labels = base_name(r.source) + ", clock offset " + std::to_string(r.clock_offset_ns) + " ns";
+    m.sort_index = static_cast<int32_t>(i);
+    m.shift_ns = r.clock_offset_ns;
+    m.begin_ns = p.begin;
+    m.end_ns = p.end;
+  }
+
+  // What the trace says about itself (otherData, read by Perfetto's info page and kept by
+  // mlprof's importer).
+  JsonWriter j;
+  j.begin_object().key("mlprof_merged").begin_object();
+  j.field("tool", "mlprof export DIR");
+  j.field("directory", a.dir);
+  j.field("ranks", static_cast<uint64_t>(ranks.ranks.size()));
+  j.field("world_size", static_cast<int64_t>(ranks.world_size));
+  j.key("clock_alignment").begin_object();
+  j.field("method", clock.method);
+  j.field("reference_rank", static_cast<int64_t>(clock.reference_rank));
+  j.field("residual_ns", clock.residual_ns);
+  j.field("note", clock.note);
+  j.end_object();
+  j.key("steps");
+  if (steps) {
+    j.value(a.steps);
+  } else {
+    j.null();
+  }
+  j.field("window",
+          steps ? "per rank: from the start of its first ProfilerStep#N with N in the range to "
+                  "the end of its last, on its CPU threads; slices overlapping the window are "
+                  "clipped to it, instants/counters/memory events kept inside it, flows with both "
+                  "ends inside"
+                : "everything");
+  j.field("events", total);
+  j.key("warnings").begin_array();
+  for (const std::string& w : ranks.warnings) j.value(w);
+  j.end_array();
+  j.key("skipped").begin_array();
+  for (const std::string& e : errors) j.value(e);
+  j.end_array();
+  j.key("rank_list").begin_array();
+  for (size_t i = 0; i < merged.size(); ++i) {
+    const RankStats& r = ranks.ranks[i];
+    const MergedRank& m = merged[i];
+    const RankPlan& p = plans[index_of.at(r.source)];
+    j.begin_object();
+    j.field("rank", static_cast<int64_t>(r.rank));
+    j.field("pid", m.pid);
+    j.field("file", r.source);
+    j.field("clock_offset_ns", r.clock_offset_ns);
+    j.field("base_time_ns", base_time[r.source]);
+    if (steps) {
+      j.key("window_ns");  // on the merged (reference) clock; null: no step of the range
+      if (p.steps_found) {
+        j.begin_array().value(p.begin + r.clock_offset_ns).value(p.end + r.clock_offset_ns);
+        j.end_array();
+      } else {
+        j.null();
+      }
+    }
+    j.field("events", p.events);
+    j.end_object();
+  }
+  j.end_array();
+  j.end_object().end_object();
+  std::string head =
+      "\"schemaVersion\":1,\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + j.str() + ",\n";
+
+  // ---- pass 2: one rank at a time, in rank order ----
+  Result<OutputFile> out = OutputFile::open(a.out);
+  if (!out) {
+    std::fprintf(stderr, "mlprof export: %s\n", out.error().c_str());
+    return kExitFailure;
+  }
+  {
+    Progress progress("writing " + base_name(a.out));
+    MergedChromeWriter writer(out->stream(), head);
+    ImportOptions io;
+    io.strict = strict_import();
+    io.threads = a.threads;
+    for (size_t i = 0; i < merged.size(); ++i) {
+      const std::string& path = ranks.ranks[i].source;
+      Result<Trace> t = load_trace(path, io);  // freed at the end of this iteration
+      if (!t) {                                // it loaded in pass 1: the file changed underneath
+        progress.done();
+        std::fprintf(stderr, "mlprof export: %s; nothing written\n",
+                     file_error(path, t.error()).c_str());
+        return kExitBadInput;
+      }
+      writer.add(*t, merged[i]);
+    }
+    writer.finish();
+    progress.done();
+  }
+  if (!out->stream()) {
+    std::fprintf(stderr, "mlprof export: %s: write failed\n", a.out.c_str());
+    return kExitFailure;
+  }
+  Status s = out->commit();
+  if (!s) {
+    std::fprintf(stderr, "mlprof export: %s\n", s.message().c_str());
+    return kExitFailure;
+  }
+  std::fprintf(stderr, "wrote %s: %zu ranks, %llu events, %s\n", a.out.c_str(), ranks.ranks.size(),
+               static_cast<unsigned long long>(total),
+               steps ? ("steps " + a.steps).c_str() : "every step");
+  return kExitOk;
+}
+
+}  // namespace mlprof::cli

@@ -1,0 +1,278 @@
+"""`mlprof export DIR -o merged.json [--steps A:B]`: a rank directory as one Chrome trace, checked
+against what this script computes from the rank files themselves (bench/gen_ranks.py sets with
+known clock skews, from the real NCCL and A100 rank traces in the shared folder):
+
+* every rank is one process named "rank N" (sorted by rank), and every event sits in one of them;
+* clocks aligned: the generator shifts rank i by s_i us, so every merged time of rank i is the
+  source time + s_0; the same collective kernel ends at the same merged time on every rank, within
+  the residual the trace states (base-time alignment and collective-end alignment);
+* --steps A:B keeps exactly the complete events that overlap each rank's window (from the start of
+  its first ProfilerStep#N, A <= N <= B, on a CPU thread, to the end of its last), clipped to it;
+  flows only with both ends inside, with ids unique across ranks;
+* the output re-imports (`mlprof summary --json`); the real 2-rank set works;
+* --max-events refuses a too-large trace and writes nothing; a broken rank file is skipped with
+  its name (exit 2 and nothing written under --strict); duplicate/missing ranks are warned.
+
+Usage: test_merged_export.py MLPROF DATA_DIR"""
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from decimal import Decimal
+
+sys.path.insert(0, os.path.dirname(__file__))
+import shared_data  # noqa: E402
+from checks import check, finish  # noqa: E402
+
+MLPROF = sys.argv[1]
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GEN = os.path.join(REPO, "bench", "gen_ranks.py")
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "Kernel", "Memcpy",
+            "Memset", "mtia_ccp_events", "cuda_profiler_range"}
+
+
+def run(*args):
+    return subprocess.run([MLPROF, *args], capture_output=True, text=True)
+
+
+def generate(src, out, *args):
+    subprocess.run([sys.executable, GEN, src, out, *args], check=True)
+    return json.load(open(os.path.join(out, "answers.txt")))
+
+
+def load(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        d = json.load(f, parse_float=Decimal)
+    return d if isinstance(d, dict) else {"traceEvents": d}
+
+
+def ns(us):
+    return int(round(Decimal(us) * 1000))
+
+
+def export(d, out, *args, expect=0):
+    p = run("export", d, "-o", out, *args)
+    check(p.returncode == expect, f"export {os.path.basename(d)} {args}: exit {p.returncode} == "
+                                  f"{expect}: {p.stderr.strip()[-300:]}")
+    return p
+
+
+def processes(m):
+    """pid -> process name, and the non-metadata events by pid."""
+    names, events = {}, {}
+    for e in m["traceEvents"]:
+        if e["ph"] == "M":
+            if e["name"] == "process_name":
+                names[e["pid"]] = e["args"]["name"]
+        else:
+            events.setdefault(e["pid"], []).append(e)
+    return names, events
+
+
+def step_window(events, first, last):
+    """[start of the first ProfilerStep#N, end of the last] over CPU threads, in ns; None."""
+    gpu = {(e.get("pid"), e.get("tid")) for e in events
+           if e.get("ph") == "X" and e.get("cat") in GPU_CATS}
+    lo = hi = None
+    for e in events:
+        if e.get("ph") != "X" or (e.get("pid"), e.get("tid")) in gpu:
+            continue
+        name = e.get("name", "")
+        if not name.startswith("ProfilerStep#"):
+            continue
+        n = int(name[len("ProfilerStep#"):])
+        if first <= n <= last:
+            s, t = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
+            lo = s if lo is None else min(lo, s)
+            hi = t if hi is None else max(hi, t)
+    return None if lo is None else (lo, hi)
+
+
+def expected_slices(events, window, shift_ns):
+    """(name, ts, dur) of the complete events kept (overlapping, clipped), shifted; a multiset."""
+    lo, hi = window
+    out = []
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        s = ns(e["ts"])
+        t = s + ns(e.get("dur", 0))
+        keep = (s < hi and t > lo) if t > s else lo <= s <= hi
+        if keep:
+            s2, t2 = max(s, lo), min(t, hi)
+            out.append((e["name"], s2 + shift_ns, t2 - s2))
+    return sorted(out)
+
+
+def merged_slices(events):
+    return sorted((e["name"], ns(e["ts"]), ns(e["dur"])) for e in events if e["ph"] == "X")
+
+
+def comm_ends(events):
+    """Per thread, the end times of the NCCL kernels in time order (ns)."""
+    by = {}
+    for e in sorted((e for e in events if e["ph"] == "X" and e.get("cat") == "kernel"
+                     and "nccl" in e["name"].lower()), key=lambda e: ns(e["ts"])):
+        by.setdefault(e["tid"], []).append(ns(e["ts"]) + ns(e["dur"]))
+    return by
+
+
+def check_aligned(d, ans, method, out):
+    tag = os.path.basename(d) + ":"
+    p = export(d, out)
+    if p.returncode:
+        return
+    check(f"clocks: {method}" in p.stderr, f"{tag} stderr names the alignment {method}")
+    m = load(out)
+    info = m["otherData"]["mlprof_merged"]
+    check(info["clock_alignment"]["method"] == method,
+          f"{tag} otherData method {info['clock_alignment']['method']} == {method}")
+    names, events = processes(m)
+    n = ans["ranks"]
+    check(sorted(names.values()) == sorted(f"rank {r}" for r in range(n)),
+          f"{tag} one process per rank: {sorted(names.values())}")
+    check(set(events) == set(range(n)) and set(names) == set(range(n)),
+          f"{tag} every event in a rank's process (pids {sorted(events)})")
+    order = sorted((e["args"]["sort_index"], e["pid"]) for e in m["traceEvents"]
+                   if e["ph"] == "M" and e["name"] == "process_sort_index")
+    check([pid for _, pid in order] == list(range(n)), f"{tag} processes sorted by rank")
+    # Every slice of rank r, shifted: source time + s_0 (the generator's shift of rank 0).
+    shifts = ans["offsets_us"]
+    tol = 0 if method == "kineto_base_time" else 2  # collective ends: float-us rounding
+    for r in range(n):
+        got = merged_slices(events[r])
+        src = load(os.path.join(d, ans["files"][r]))["traceEvents"]
+        exp = expected_slices(src, (-(1 << 62), 1 << 62), (shifts["0"] - shifts[str(r)]) * 1000)
+        same = len(exp) == len(got) and all(
+            a[0] == b[0] and abs(a[1] - b[1]) <= tol and a[2] == b[2] for a, b in zip(exp, got))
+        check(same, f"{tag} rank {r}: {len(got)} slices at source time + s_0 ({len(exp)} in "
+                    "the file)")
+    # A collective ends together on every rank, within the stated residual.
+    residual = info["clock_alignment"]["residual_ns"]
+    ends = [comm_ends(events[r]) for r in range(n)]
+    worst, calls = 0, 0
+    for tid, ref in ends[0].items():
+        for k in range(len(ref)):
+            e = [ends[r].get(tid, [])[k] for r in range(n) if k < len(ends[r].get(tid, []))]
+            check(len(e) == n, f"{tag} call {k} on thread {tid} on every rank")
+            worst = max(worst, max(e) - min(e))
+            calls += 1
+    check(calls == ans["comm_kernels_per_rank"], f"{tag} {calls} collective kernels compared")
+    check(worst <= residual + 2, f"{tag} collective ends agree within {worst} ns <= residual "
+                                 f"{residual} ns (+2 ns rounding)")
+    # Re-imports.
+    p = run("summary", "--json", out)
+    check(p.returncode == 0, f"{tag} mlprof summary re-imports the merged trace: {p.stderr[-200:]}")
+
+
+def check_steps(d, ans, first, last, out):
+    tag = f"{os.path.basename(d)} --steps {first}:{last}:"
+    p = export(d, out, "--steps", f"{first}:{last}")
+    if p.returncode:
+        return
+    m = load(out)
+    names, events = processes(m)
+    info = m["otherData"]["mlprof_merged"]
+    offsets = {x["rank"]: x["clock_offset_ns"] for x in info["rank_list"]}
+    shifts = ans["offsets_us"]
+    total = 0
+    for r in range(ans["ranks"]):
+        src = load(os.path.join(d, ans["files"][r]))["traceEvents"]
+        win = step_window(src, first, last)
+        check(win is not None, f"{tag} rank {r} has the steps")
+        # The offset is the generator's (exact with base times, else within float rounding).
+        check(abs(offsets[r] - (shifts["0"] - shifts[str(r)]) * 1000) <= 2,
+              f"{tag} rank {r} offset {offsets[r]}")
+        exp = expected_slices(src, win, offsets[r])
+        got = merged_slices(events.get(r, []))
+        check(exp == got, f"{tag} rank {r}: {len(got)} slices == {len(exp)} computed from the file"
+                          + ("" if exp == got else f" (first diff: "
+                             f"{next((a, b) for a, b in zip(exp + [None] * 9, got + [None] * 9) if a != b)})"))
+        lo, hi = win[0] + offsets[r], win[1] + offsets[r]
+        others = [e for e in events.get(r, []) if e["ph"] != "X"]
+        check(all(lo <= ns(e["ts"]) <= hi for e in others),
+              f"{tag} rank {r}: {len(others)} other events inside the window")
+        total += len(events.get(r, []))
+    check(total == info["events"], f"{tag} {total} events == otherData events {info['events']}")
+    # Flows: pairs with one id, unique across ranks.
+    flows = {}
+    for pid, evs in events.items():
+        for e in evs:
+            if e["ph"] in "sf":
+                flows.setdefault(e["id"], []).append((pid, e["ph"]))
+    check(all(sorted(v) == sorted([(v[0][0], "s"), (v[0][0], "f")]) for v in flows.values()),
+          f"{tag} {len(flows)} flows: one s and one f per id, in one rank")
+    p = run("summary", "--json", out)
+    check(p.returncode == 0, f"{tag} re-imports with mlprof summary: {p.stderr[-200:]}")
+
+
+shared = shared_data.require("traces/kineto-gpu")
+sampled = os.path.join(shared, "trace_filter", "sampled_rank-0.json.gz")
+nccl = os.path.join(shared, "nccl_parser_config", "nccl_data.json.gz")
+tmp = tempfile.mkdtemp(prefix="mlprof-merged-")
+try:
+    out = os.path.join(tmp, "merged.json")
+    # Base-time alignment: the real NCCL rank as 4 ranks with skewed clocks.
+    d = os.path.join(tmp, "nccl4")
+    ans = generate(nccl, d, "-n", "4", "--skew-us", "5000", "--gzip")
+    check_aligned(d, ans, "kineto_base_time", out)
+    check_steps(d, ans, 5, 5, out)
+    check_steps(d, ans, 4, 6, out)
+    # Collective-end alignment: the sampled A100 rank as 3 ranks without baseTimeNanoseconds.
+    d = os.path.join(tmp, "a100x3")
+    ans = generate(sampled, d, "-n", "3", "--skew-us", "3000", "--no-base-time")
+    check_aligned(d, ans, "collective_end", out)
+    check_steps(d, ans, 552, 552, out)
+
+    # Steps nobody has, malformed --steps: exit 2, nothing written.
+    os.remove(out)
+    p = export(d, out, "--steps", "900:901", expect=2)
+    check("no rank has ProfilerStep#900" in p.stderr and not os.path.exists(out),
+          f"--steps 900:901: one line, nothing written: {p.stderr.strip()[-200:]}")
+    p = export(d, out, "--steps", "5:2", expect=2)
+    # The size guard: nothing written, a message naming the option.
+    p = export(d, out, "--max-events", "100", expect=1)
+    check("--max-events 100" in p.stderr and not os.path.exists(out),
+          f"size guard message, nothing written: {p.stderr.strip()[-300:]}")
+    # A broken rank file: skipped with its name; --strict: exit 2, nothing written.
+    with open(os.path.join(d, "rank-00009.json"), "w") as f:
+        f.write('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": ')
+    p = export(d, out, "--steps", "552")
+    check("skipped" in p.stderr and "rank-00009.json" in p.stderr, "broken file skipped, named")
+    os.remove(out)
+    p = export(d, out, "--strict", expect=2)
+    check("rank-00009.json" in p.stderr and not os.path.exists(out),
+          f"--strict: the broken file named, nothing written: {p.stderr.strip()[-300:]}")
+    # Duplicate and missing ranks: warned, the duplicate is a process of its own.
+    d = os.path.join(tmp, "dup")
+    generate(sampled, d, "-n", "4", "--duplicate", "1", "--missing", "2", "--no-base-time")
+    p = export(d, out)
+    check("duplicate rank 1" in p.stderr and "missing ranks" in p.stderr,
+          f"duplicate/missing warnings: {p.stderr.strip()[-300:]}")
+    if p.returncode == 0:
+        names, _ = processes(load(out))
+        check(sorted(names.values()) == ["rank 0", "rank 1 (rank-00001-dup.json)",
+                                         "rank 1 (rank-00001.json)", "rank 3"],
+              f"processes {sorted(names.values())}")
+
+    # The real 2-rank set (2 of 128 ranks).
+    real = os.path.join(shared, "trace_filter")
+    p = export(real, out, "--steps", "552:552")
+    if p.returncode == 0:
+        m = load(out)
+        names, events = processes(m)
+        check(sorted(names.values()) == ["rank 0", "rank 1"], f"trace_filter: {names}")
+        check("missing ranks: 126 of world size 128" in p.stderr, "trace_filter: missing warned")
+        for r in (0, 1):
+            src = load(os.path.join(real, f"sampled_rank-{r}.json.gz"))["traceEvents"]
+            off = m["otherData"]["mlprof_merged"]["rank_list"][r]["clock_offset_ns"]
+            exp = expected_slices(src, step_window(src, 552, 552), off)
+            check(exp == merged_slices(events[r]), f"trace_filter rank {r}: {len(exp)} slices")
+        check(run("summary", out).returncode == 0, "trace_filter merged re-imports")
+finally:
+    import shutil
+    shutil.rmtree(tmp, ignore_errors=True)
+finish()
