@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 namespace mlprof {
@@ -52,21 +53,23 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   CriticalPathResult res;
   const SliceTable& s = t.slices;
   res.annotation = o.annotation;
+  res.instance = o.instance;
   // ---- the window: the chosen instance of the annotation ----
   int64_t wb = INT64_MIN, we = INT64_MAX;
   if (!o.annotation.empty()) {
-    std::vector<std::pair<int64_t, int64_t>> inst;
+    std::vector<std::tuple<int64_t, int64_t, size_t>> inst;  // start, end, slice
     for (size_t i = 0; i < s.size(); ++i)
       if (t.str(s.name[i]).find(o.annotation) != std::string_view::npos)
-        inst.emplace_back(us_start(s.ts[i]), us_end(s.end(i)));
+        inst.emplace_back(us_start(s.ts[i]), us_end(s.end(i)), i);
     std::sort(inst.begin(), inst.end());
     if (o.instance >= inst.size()) {
       res.message = "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
                     o.annotation + "' (" + std::to_string(inst.size()) + " found)";
       return res;
     }
-    wb = inst[o.instance].first;
-    we = inst[o.instance].second;
+    wb = std::get<0>(inst[o.instance]);
+    we = std::get<1>(inst[o.instance]);
+    res.window_name = std::string(t.str(s.name[std::get<2>(inst[o.instance])]));
   }
   res.trace_begin_ns = t.begin_ns();
   res.window_begin_ns = wb == INT64_MIN ? t.begin_ns() : wb;
@@ -411,7 +414,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     const Edge& e = edges[k];
     mark(e.v);
     std::string bound;
-    std::string name;
+    std::string name, category;
     if (e.type == CpEdgeType::kKernelKernelDelay) {
       bound = "gpu_kernel_kernel_overhead";
       res.kernel_kernel_overhead_ns += e.weight;
@@ -421,6 +424,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     } else if (e.type == CpEdgeType::kOperatorKernel && e.ev >= 0) {
       const Ev& ev = evs[e.ev];
       name = std::string(t.str(s.name[ev.slice]));
+      category = std::string(t.str(s.cat[ev.slice]));
       if (!ev.gpu) {
         bound = "cpu_bound";
         res.cpu_bound_ns += e.weight;
@@ -436,8 +440,8 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
       res.cpu_bound_ns += e.weight;
     }
     if (e.weight > 0) {
-      res.path.push_back(
-          CriticalPathStep{cp_edge_type_name(e.type), name, bound, nodes[e.u].ts, e.weight});
+      res.path.push_back(CriticalPathStep{cp_edge_type_name(e.type), name, category, bound,
+                                          nodes[e.u].ts, e.weight});
       CriticalPathEvent& agg =
           by_event[{name.empty() ? std::string(cp_edge_type_name(e.type)) : name, bound}];
       agg.name = name.empty() ? std::string(cp_edge_type_name(e.type)) : name;

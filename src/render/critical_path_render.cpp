@@ -27,13 +27,18 @@ constexpr Part kParts[] = {
 std::string render_critical_path_text(const CriticalPathResult& r, size_t width) {
   if (!r.message.empty()) return "critical path: " + r.message + "\n";
   std::string out;
-  char buf[512];
+  std::string window = "the whole trace";
+  if (!r.annotation.empty())
+    window = "'" + (r.window_name.empty() ? r.annotation : r.window_name) + "'" +
+             (r.window_name == r.annotation && r.instance == 0
+                  ? ""
+                  : " (instance " + std::to_string(r.instance) + " of '" + r.annotation + "')");
+  char buf[1024];
   std::snprintf(
       buf, sizeof buf,
-      "critical path of '%s' [+%s .. +%s]: %s over %llu edges (%llu events); graph %llu "
+      "critical path of %s [+%s .. +%s]: %s over %llu edges (%llu events); graph %llu "
       "nodes, %llu edges%s\n\n",
-      r.annotation.empty() ? "whole trace" : r.annotation.c_str(),
-      ns(r.window_begin_ns - r.trace_begin_ns).c_str(),
+      window.c_str(), ns(r.window_begin_ns - r.trace_begin_ns).c_str(),
       ns(r.window_end_ns - r.trace_begin_ns).c_str(), ns(r.path_ns).c_str(),
       static_cast<unsigned long long>(r.path_edges), static_cast<unsigned long long>(r.path_events),
       static_cast<unsigned long long>(r.nodes), static_cast<unsigned long long>(r.edges),
@@ -62,8 +67,13 @@ std::string render_critical_path_text(const CriticalPathResult& r, size_t width)
 void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
   w.begin_object().field("kind", "critical_path");
   if (!r.message.empty()) w.field("message", r.message);
-  w.field("annotation", r.annotation);
+  w.field("annotation", r.annotation).field("instance", static_cast<uint64_t>(r.instance));
+  w.field("window_name", r.window_name);
   w.field("window_begin_ns", r.window_begin_ns).field("window_end_ns", r.window_end_ns);
+  // The same window (and each path edge's start) relative to the trace's start, exact: epoch
+  // nanoseconds lose their last digits as JavaScript doubles.
+  w.field("window_begin_offset_ns", r.message.empty() ? r.window_begin_ns - r.trace_begin_ns : 0);
+  w.field("window_end_offset_ns", r.message.empty() ? r.window_end_ns - r.trace_begin_ns : 0);
   w.field("nodes", r.nodes).field("edges", r.edges);
   w.key("edges_by_type").begin_object();
   for (int k = 0; k < 5; ++k)
@@ -89,8 +99,10 @@ void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
     w.begin_object()
         .field("type", st.type)
         .field("event", st.event)
+        .field("category", st.category)
         .field("bound_by", st.bound_by)
         .field("ts_ns", st.ts_ns)
+        .field("offset_ns", st.ts_ns - r.trace_begin_ns)
         .field("ns", st.ns)
         .end_object();
   w.end_array();

@@ -202,6 +202,22 @@ async function reportTests(browser) {
     }
     await page.screenshot({ path: path.join(outDir, `${tag}-gpu.png`) });
 
+    // Critical path: shown with a path, or with the reason there is none on a GPU trace.
+    const cp = analyze.critical_path;
+    const cpShown = !cp.message || analyze.summary.gpu_streams > 0;
+    check(await page.locator('button[data-tab="critical_path"]').isVisible() === cpShown,
+      `${name}: Critical path tab ${cpShown ? 'shown' : 'hidden'} (${cp.message || 'a path'})`);
+    if (cpShown) {
+      await openTab(page, 'critical_path');
+      if (cp.message) {
+        check((await page.locator('[data-pane="critical_path"] [data-testid="no-data"]').innerText()).includes(cp.message),
+          `${name}: critical path tab says why there is no path`);
+      } else {
+        check(Number(await page.locator('[data-testid="cp-length"]').getAttribute('data-value')) === cp.path_ns, `${name}: critical path length`);
+      }
+      await page.screenshot({ path: path.join(outDir, `${tag}-critical_path.png`), fullPage: true });
+    }
+
     await openTab(page, 'ranks');
     check(await page.locator('[data-pane="ranks"] [data-testid="no-data"]').count() > 0, `${name}: ranks tab says one trace`);
 
@@ -237,6 +253,68 @@ async function reportTests(browser) {
   await page.screenshot({ path: path.join(outDir, 'timeline-page.png') });
   check(errors.length === 0, `standalone pages: ${errors.join('; ')}`);
   await pytorchViews(page, errors);
+  await criticalPathView(page, errors);
+}
+
+// The Critical path tab on a real GPU trace with profiler steps: the split, the window (relative
+// to the trace start, as the CLI's text prints it) and the paginated path against
+// `mlprof critical-path --json`.
+async function criticalPathView(page, errors) {
+  const trace = process.env.MLPROF_TEST_CP_TRACE;
+  if (!trace) return;
+  const html = path.join(outDir, 'report-critical_path.html');
+  cli('report', trace, '-o', html, '--no-events');
+  const wantText = cli('critical-path', trace, '--json');
+  const want = JSON.parse(wantText);
+  const text = cli('critical-path', trace);
+  const summaryText = cli('summary', trace, '--json');
+  await page.goto('file://' + html);
+  await page.waitForSelector('[data-pane="overview"][data-ready="1"]', { timeout: 30000 });
+  await page.waitForSelector('button[data-tab="critical_path"]:not([hidden])', { timeout: 10000 });
+  await openTab(page, 'critical_path');
+  const val = async (sel) => Number(await page.locator(sel).first().getAttribute('data-value'));
+  check(!want.message && want.path_edges > 0, `critical path CLI: a path (${want.message || want.path_edges})`);
+  check(await val('[data-testid="cp-length"]') === want.path_ns, 'critical path: length');
+  // Relative to the trace start, exactly (BigInt: epoch ns are beyond a double's 53 bits).
+  const rel = (key) => Number(BigInt(new RegExp(`"${key}":\\s*(-?\\d+)`).exec(wantText)[1]) - BigInt(/"begin_ns":\s*(-?\d+)/.exec(summaryText)[1]));
+  check(await val('[data-testid="cp-window-begin"]') === rel('window_begin_ns'), 'critical path: window begin relative to the trace start');
+  check(await val('[data-testid="cp-window-end"]') === rel('window_end_ns'), 'critical path: window end relative to the trace start');
+  const m = /\[(\+[^\]]+?) \.\. (\+[^\]]+?)\]/.exec(text);
+  const shown = `${await page.locator('[data-testid="cp-window-begin"]').innerText()} .. ${await page.locator('[data-testid="cp-window-end"]').innerText()}`;
+  check(m && shown === `${m[1]} .. ${m[2]}`, `critical path: window '${shown}' as the CLI prints it '${m && m[0]}'`);
+  check((await page.locator('[data-testid="cp-window-name"]').innerText()).startsWith(want.window_name), `critical path: names ${want.window_name}`);
+  let sum = 0;
+  for (const [k, v] of Object.entries(want.bound_by_ns)) {
+    check(await val(`[data-testid="cp-legend"] tbody tr[data-part="${k}"] td[data-col="ns"]`) === v, `critical path: ${k} ${v}`);
+    sum += v;
+  }
+  check(sum === want.path_ns, 'critical path: the parts add up to the path');
+  check(await val('[data-testid="cp-legend"] tfoot td[data-col="ns"]') === want.path_ns, 'critical path: legend total');
+  const segs = await page.locator('[data-testid="cp-bar"] .cp-seg').count();
+  check(segs === Object.values(want.bound_by_ns).filter((v) => v > 0).length, `critical path: ${segs} bar segments`);
+  const barW = (await page.locator('[data-testid="cp-bar"]').boundingBox()).width;
+  const big = Object.entries(want.bound_by_ns).sort((a, b) => b[1] - a[1])[0];
+  const segW = (await page.locator(`[data-testid="cp-bar"] .cp-seg[data-part="${big[0]}"]`).boundingBox()).width;
+  check(Math.abs(segW / barW - big[1] / want.path_ns) < 0.02, `critical path: ${big[0]} bar is ${(100 * segW / barW).toFixed(1)} % wide`);
+  check(await page.locator('[data-testid="cp-events-chart"] canvas').count() === 1, 'critical path: top events chart');
+  const table = page.locator('[data-table="critical_path.path"]');
+  check(Number(await table.getAttribute('data-rows')) === want.path.length, `critical path: ${want.path.length} path rows`);
+  const rows = table.locator('tbody tr');
+  check(await rows.count() === Math.min(100, want.path.length), 'critical path: one page of path rows');
+  const cell = async (i, col) => rows.nth(i).locator(`td[data-col="${col}"]`).getAttribute('data-value');
+  const firstTs = BigInt(/"path":\s*\[\s*\{[^}]*"ts_ns":\s*(-?\d+)/.exec(wantText)[1]);
+  check(BigInt(await cell(0, 'offset_ns')) === firstTs - BigInt(/"begin_ns":\s*(-?\d+)/.exec(summaryText)[1]) &&
+    Number(await cell(0, 'offset_ns')) === want.path[0].offset_ns && Number(await cell(0, 'dur_ns')) === want.path[0].ns &&
+    await cell(0, 'bound_by') === want.path[0].bound_by, 'critical path: first path row');
+  const rel0 = await rows.nth(0).locator('td[data-col="offset_ns"]').innerText();
+  check(rel0.startsWith('+') && !/e\+|\d{10}/.test(rel0), `critical path: start shown relative '${rel0}'`);
+  await page.screenshot({ path: path.join(outDir, 'critical_path-tab.png'), fullPage: true });
+  if (want.path.length > 100) {
+    await table.locator('[data-testid="table-next"]').click();
+    check(Number(await cell(0, 'offset_ns')) === want.path[100].offset_ns && Number(await cell(0, 'dur_ns')) === want.path[100].ns,
+      'critical path: second page starts at path edge 101');
+  }
+  check(errors.length === 0, `critical path view: ${errors.join('; ')}`);
 }
 
 // The torch.compile tab on a compiled model's trace and the allocator snapshot in the Memory tab,
@@ -305,12 +383,12 @@ async function serveTests(browser) {
     check(list.traces.map((t) => t.name).join(',') === 'gpu/simple_add.json.gz,mlp_bs64.json.gz', `/api/traces lists ${JSON.stringify(list.traces.map((t) => t.name))}`);
     for (const trace of ['mlp_bs64.json.gz', 'gpu/simple_add.json.gz']) {
       const local = path.join(dir, trace);
-      for (const ep of ['summary', 'steps', 'kernels', 'gpu', 'memory', 'flame', 'timeline', 'bottlenecks']) {
+      for (const ep of ['summary', 'steps', 'kernels', 'gpu', 'memory', 'flame', 'timeline', 'bottlenecks', 'critical_path']) {
         const r = await fetch(`${base}/api/profiler/${ep}?trace=${encodeURIComponent(trace)}`);
         check(r.status === 200 && r.headers.get('content-type').startsWith('application/json'), `${ep}?trace=${trace}: HTTP ${r.status}`);
         const body = await r.json();
         if (body.unavailable) { check(['kernels', 'gpu'].includes(ep), `${ep}: unavailable: ${body.unavailable}`); continue; }
-        const cliJson = JSON.parse(cli(ep, local, '--json'));
+        const cliJson = JSON.parse(cli(ep === 'critical_path' ? 'critical-path' : ep, local, '--json'));
         check(JSON.stringify(body) === JSON.stringify(cliJson), `${ep}?trace=${trace}: REST JSON equals mlprof ${ep} --json`);
       }
     }

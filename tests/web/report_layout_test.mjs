@@ -17,7 +17,7 @@ const [mlprof, outDir, ...specs] = process.argv.slice(2);
 const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
 const { chromium } = require('playwright-core');
 const VIEW = { width: 1400, height: 900 };
-const TABS = ['overview', 'operators', 'kernels', 'timeline', 'flame', 'memory', 'gpu', 'modules', 'compile', 'ranks'];
+const TABS = ['overview', 'operators', 'kernels', 'timeline', 'flame', 'memory', 'gpu', 'modules', 'compile', 'critical_path', 'ranks'];
 
 let failures = 0, checks = 0;
 function check(cond, what) {

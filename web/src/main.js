@@ -8,15 +8,19 @@ import { renderFlame } from './flame.js';
 import { base64Bytes, decodeEvents, renderTimeline } from './timeline.js';
 import { barChart, lineChart } from './charts.js';
 import { overview } from './overview.js';
-import { missing, operators, kernels, memory, gpu, modules, compile, ranks } from './views.js';
+import { missing, operators, kernels, memory, gpu, modules, compile, criticalPath, criticalPathShown, ranks } from './views.js';
 
 const TABS = [
   ['overview', 'Overview'], ['operators', 'Operators'], ['kernels', 'Kernels'],
   ['timeline', 'Timeline'], ['flame', 'Flame graph'], ['memory', 'Memory'],
-  ['gpu', 'GPU metrics'], ['modules', 'Modules'], ['compile', 'torch.compile'], ['ranks', 'Ranks'], ['compare', 'Compare'],
+  ['gpu', 'GPU metrics'], ['modules', 'Modules'], ['compile', 'torch.compile'],
+  ['critical_path', 'Critical path'], ['ranks', 'Ranks'], ['compare', 'Compare'],
 ];
 // Tabs shown only when their analysis has something to show.
-const OPTIONAL = { compile: (r) => r && !unavailable(r) };
+const OPTIONAL = {
+  compile: (r) => r && !unavailable(r),
+  critical_path: async (r, src) => criticalPathShown(r, await src.get('summary')),
+};
 
 // ---- data sources -------------------------------------------------------------------------
 
@@ -110,7 +114,7 @@ async function compare(c, src) {
   c.append(renderGeneric(r, 'compare'));
 }
 
-const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, modules, compile, ranks, compare };
+const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, modules, compile, critical_path: criticalPath, ranks, compare };
 
 // ---- shell --------------------------------------------------------------------------------
 
@@ -148,7 +152,7 @@ function buildTabs(root, src, initial) {
     panes.append(el('section', { class: 'pane', 'data-pane': id, 'data-testid': `pane-${id}`, hidden: true }));
     if (OPTIONAL[id]) {
       button.hidden = true;
-      Promise.resolve(src.get(id)).then((r) => { button.hidden = !OPTIONAL[id](r); }, () => {});
+      Promise.resolve(src.get(id)).then(async (r) => { button.hidden = !(await OPTIONAL[id](r, src)); }).catch(() => {});
     }
   }
   root.append(nav, panes);

@@ -73,6 +73,8 @@ export function fmtByKey(key, v) {
   if (typeof v !== 'number') return v === null ? 'n/a' : String(v);
   const k = key.toLowerCase();
   if (k.endsWith('_ns') && isTimestampKey(k)) return fmtTime(v);
+  // Offsets from the trace start (exact where epoch ns would lose digits as doubles): "+1.5 ms".
+  if (/(^|_)offset_ns$/.test(k) && !k.startsWith('clock')) return (v < 0 ? '−' : '+') + fmtNs(Math.abs(v));
   if (k.endsWith('_ns') || k.endsWith('ns') && k.includes('_ns')) return fmtNs(v);
   if (k.endsWith('_us')) return fmtNs(v * 1e3);
   if (k.endsWith('_ms')) return fmtNs(v * 1e6);

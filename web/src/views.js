@@ -1,5 +1,6 @@
 // The tabs after the Overview, each drawing the JSON of one CLI command (`mlprof ops --json`,
-// `kernels`, `memory` + `leaks`, `gpu` + timeline counters, `modules`, `compile`, `ranks`): the
+// `kernels`, `memory` + `leaks`, `gpu` + timeline counters, `modules`, `compile`,
+// `critical-path`, `ranks`): the
 // views TensorBoard profiler plugin users look for.
 import { el, fmtNs, fmtBytes, fmtCount, fmtPct, unavailable, note, getOrigin, humanKey } from './util.js';
 import { dataTable } from './table.js';
@@ -286,3 +287,116 @@ export async function ranks(c, src) {
 }
 
 export { card };
+
+// ---- Critical path: HTA's critical path of one step (`mlprof critical-path --json`) -----------
+
+// The parts of the path's time, in the order of the CLI's table, with one color each.
+export const CP_PARTS = [
+  ['cpu_bound', 'CPU-bound', '#f28e2b'],
+  ['gpu_compute_bound', 'GPU compute-bound', '#59a14f'],
+  ['gpu_communication_bound', 'GPU communication-bound', '#76b7b2'],
+  ['gpu_kernel_launch_overhead', 'kernel launch overhead', '#e15759'],
+  ['gpu_kernel_kernel_overhead', 'kernel-kernel overhead', '#b07aa1'],
+];
+const CP_DELAY = { critical_path_kernel_launch_delay: 'launch delay (launch -> kernel start)',
+  critical_path_kernel_kernel_delay: 'kernel-kernel gap on the stream', critical_path_operator: 'CPU time between ops' };
+
+// True when the result is worth a tab: a path, or (for a trace with GPU streams) the reason there
+// is none, so users of a GPU trace learn which annotation to pass.
+export function criticalPathShown(r, summary) {
+  if (!r || unavailable(r)) return false;
+  if (!r.message) return true;
+  return !!(summary && summary.gpu_streams > 0);
+}
+
+export async function criticalPath(c, src) {
+  const r = await src.get('critical_path');
+  if (missing(c, r, 'Critical path')) return;
+  if (r.message) {
+    c.append(el('p', { class: 'note', 'data-testid': 'no-data' }, `Critical path unavailable: ${r.message}. ` +
+      'The report analyzes the first ProfilerStep; for another step or annotation run ' +
+      '`mlprof critical-path TRACE --annotation NAME --instance N` ("" = the whole trace).'));
+    return;
+  }
+  const plus = (ns) => (ns < 0 ? '−' : '+') + fmtNs(Math.abs(ns));
+  const win = r.window_end_ns - r.window_begin_ns;
+  const what = !r.annotation ? 'the whole trace'
+    : `${r.window_name || r.annotation}` + (r.window_name === r.annotation && !r.instance ? '' : ` (instance ${r.instance ?? 0} of annotation "${r.annotation}")`);
+  c.append(el('p', { 'data-testid': 'cp-summary' },
+    'Critical path of ', el('b', { 'data-testid': 'cp-window-name' }, what), ', window ',
+    el('span', { 'data-testid': 'cp-window-begin', 'data-value': String(r.window_begin_offset_ns) }, plus(r.window_begin_offset_ns)), ' .. ',
+    el('span', { 'data-testid': 'cp-window-end', 'data-value': String(r.window_end_offset_ns) }, plus(r.window_end_offset_ns)),
+    ` (${fmtNs(win)}, times since the trace start): `,
+    el('b', { 'data-testid': 'cp-length', 'data-value': String(r.path_ns) }, fmtNs(r.path_ns)),
+    ` along ${fmtCount(r.path_edges)} edges through ${fmtCount(r.path_events)} events ` +
+    `(dependency graph: ${fmtCount(r.nodes)} nodes, ${fmtCount(r.edges)} edges).`));
+  if (r.path_ns > win) {
+    c.append(el('p', { class: 'muted' }, 'The path is longer than the window: it follows the GPU work launched in the window to its end.'));
+  }
+  const b = r.bound_by_ns || {};
+  const gpuParts = ['gpu_compute_bound', 'gpu_communication_bound', 'gpu_kernel_launch_overhead', 'gpu_kernel_kernel_overhead'];
+  const onGpu = gpuParts.some((k) => b[k] > 0);
+  const e = r.edges_by_type || {};
+  const gpuEdges = (e.critical_path_kernel_launch_delay || 0) + (e.critical_path_kernel_kernel_delay || 0);
+  if (!r.has_sync_events && (onGpu || gpuEdges)) {
+    c.append(el('p', { class: 'warnings', 'data-testid': 'cp-no-sync' }, 'No cuda_sync events in this trace (PyTorch < 2.1, or sync events off): ' +
+      'the GPU -> CPU waits are missing from the graph, so time the CPU spent waiting for the GPU counts as CPU-bound.'));
+  }
+  if (!onGpu) {
+    c.append(el('p', { class: 'note', 'data-testid': 'cp-cpu-only' }, gpuEdges
+      ? 'The GPU work launched in this window is off the critical path: the whole path is CPU time (the GPU waits for the CPU; ' +
+        'shorten the CPU ops below, or overlap them with the GPU, to shorten the step).'
+      : 'No GPU work in this window (a CPU-only trace, or a step that launches no kernels): the whole path is CPU time.'));
+  }
+  // The split: one bar from 0 to the path's length, then a legend with each part's total and share.
+  c.append(el('h3', {}, 'Where the path\'s time goes'));
+  const total = r.path_ns || 1;
+  const parts = CP_PARTS.filter(([k]) => k in b);
+  const bar = el('div', { class: 'cp-bar', 'data-testid': 'cp-bar' }, parts.filter(([k]) => b[k] > 0).map(([k, label, color]) =>
+    el('span', { class: 'cp-seg', 'data-part': k, style: `width:${(100 * b[k] / total).toFixed(3)}%;background:${color}`,
+      title: `${label}: ${fmtNs(b[k])} (${fmtPct(100 * b[k] / total)})` })));
+  const axis = el('div', { class: 'cp-axis muted' }, el('span', {}, '0'), el('span', {}, fmtNs(r.path_ns)));
+  const legend = el('table', { class: 'data cp-legend', 'data-testid': 'cp-legend' },
+    el('thead', {}, el('tr', {}, el('th', {}, 'bound by'), el('th', {}, 'time on the path'), el('th', {}, 'share'))),
+    el('tbody', {}, parts.map(([k, label, color]) => el('tr', { 'data-part': k },
+      el('td', {}, el('span', { class: 'swatch', style: `background:${color}` }), label, el('span', { class: 'muted' }, ` (${k})`)),
+      el('td', { class: 'num', 'data-col': 'ns', 'data-value': String(b[k]) }, fmtNs(b[k])),
+      el('td', { class: 'num', 'data-col': 'share', 'data-value': String(b[k] / total) }, fmtPct(100 * b[k] / total))))),
+    el('tfoot', {}, el('tr', {}, el('td', {}, el('b', {}, 'critical path')),
+      el('td', { class: 'num', 'data-col': 'ns', 'data-value': String(r.path_ns) }, el('b', {}, fmtNs(r.path_ns))), el('td', { class: 'num' }, '100.0 %'))));
+  c.append(bar, axis, legend);
+  // The events that take most of the path, colored by what bounds them.
+  const top = (r.top_events || []).slice(0, 15);
+  if (top.length) {
+    const used = CP_PARTS.filter(([k]) => top.some((e) => e.bound_by === k));
+    barChart(c, { title: `Top ${top.length} events by time on the path`, labels: top.map((e) => CP_DELAY[e.name] || e.name), stacked: true, testid: 'cp-events-chart',
+      series: used.map(([k, label, color]) => ({ label, color, values: top.map((e) => (e.bound_by === k ? e.ns : 0)) })), yFmt: fmtNs,
+      hoverLabel: (l) => l });
+  }
+  // Every weighted edge of the path, in time order.
+  const rows = (r.path || []).map((p, i) => ({
+    '#': i + 1,
+    event: p.event || CP_DELAY[p.type] || p.type,
+    category: p.category || (p.type === 'critical_path_operator' ? 'cpu' : 'delay'),
+    offset_ns: p.offset_ns,
+    dur_ns: p.ns,
+    bound_by: p.bound_by,
+    share: p.ns / total,
+  }));
+  c.append(el('h3', {}, 'Events on the path, in order'), el('p', { class: 'muted' },
+    'One row per edge of the path with time: a CPU op or runtime call (its time up to the next node on the path), a GPU kernel, ' +
+    'copy or set, a launch delay or a kernel-kernel gap. Start is relative to the trace start.'),
+  dataTable(rows, { id: 'critical_path.path', columns: ['#', 'event', 'category', 'offset_ns', 'dur_ns', 'bound_by', 'share'], bars: 'dur_ns',
+    labels: { '#': '#', category: 'kind', offset_ns: 'start', dur_ns: 'duration', bound_by: 'bound by', share: 'share of path' } }));
+  if ((r.top_events || []).length) {
+    const byEvent = r.top_events.map((e) => ({ name: CP_DELAY[e.name] || e.name, bound_by: e.bound_by, edges: e.edges, time_ns: e.ns, share: e.ns / total }));
+    c.append(el('h3', {}, `Time on the path by event (top ${byEvent.length})`), dataTable(byEvent, { id: 'critical_path.top_events',
+      columns: ['name', 'bound_by', 'edges', 'time_ns', 'share'], labels: { time_ns: 'time on the path', bound_by: 'bound by', share: 'share of path' }, bars: 'time_ns' }));
+  }
+  if ((r.syncs || []).length) {
+    c.append(el('h3', {}, 'Synchronization edges'), dataTable(r.syncs, { id: 'critical_path.syncs' }));
+  }
+  c.append(el('h3', {}, 'Dependency graph'), cards(r.edges_by_type || {}, 'critical_path.edges_by_type'),
+    el('p', { class: 'muted' }, 'HTA\'s critical path analysis (docs/pytorch-diagnostics.md says where mlprof differs): nodes at the start and end of every CPU op, ' +
+      'runtime call and GPU event; edges for op spans and nesting, op order, kernel launch delay, kernel-kernel order on a stream, and synchronization.'));
+}

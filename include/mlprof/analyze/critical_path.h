@@ -43,7 +43,8 @@ struct CriticalPathEvent {  // events the path's time is attributed to, merged b
 
 struct CriticalPathStep {  // one edge of the path, in order
   std::string type;
-  std::string event;  // attributed event name ("" for weightless edges)
+  std::string event;     // attributed event name ("" for weightless edges)
+  std::string category;  // its trace category (cpu_op, cuda_runtime, kernel, ...); "" for delays
   std::string bound_by;
   int64_t ts_ns = 0, ns = 0;
 };
@@ -58,6 +59,8 @@ struct CriticalPathSync {  // a synchronization edge of the graph (on the path o
 struct CriticalPathResult {
   std::string message;  // set when no analysis was possible (no annotation, no events)
   std::string annotation;
+  size_t instance = 0;      // which occurrence of the annotation
+  std::string window_name;  // the annotation slice analyzed (e.g. "ProfilerStep#3"); "" = trace
   int64_t window_begin_ns = 0, window_end_ns = 0;
   int64_t trace_begin_ns = 0;  // the trace's start: what the text's "+s" times count from
   uint64_t nodes = 0, edges = 0;
