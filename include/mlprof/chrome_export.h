@@ -22,7 +22,8 @@ Status save_chrome_json(const Trace& trace, const std::string& path);
 // ("<process> / <thread>", e.g. "GPU 0 / stream 7"), every time moves by `shift_ns` (the rank's
 // clock offset), and only what lies in [begin_ns, end_ns] (on the rank's own clock) is kept:
 // instants, counter samples and memory events at a time inside it, flows with both ends inside,
-// slices that overlap it, clipped to it (a clipped slice loses its thread time).
+// slices that overlap it, clipped to it (a clipped slice loses its thread time). GPU streams
+// (and counters of GPU processes) have their own window [gpu_begin_ns, gpu_end_ns].
 struct MergedRank {
   int64_t pid = 0;
   std::string name;    // the process name ("rank 3")
@@ -31,6 +32,8 @@ struct MergedRank {
   int64_t shift_ns = 0;
   int64_t begin_ns = INT64_MIN;
   int64_t end_ns = INT64_MAX;
+  int64_t gpu_begin_ns = INT64_MIN;
+  int64_t gpu_end_ns = INT64_MAX;
 };
 
 // The events MergedChromeWriter::add writes for this rank (metadata not counted): the size of

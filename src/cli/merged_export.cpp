@@ -48,42 +48,71 @@ std::optional<StepRange> parse_steps(const std::string& text) {
   return StepRange{*a, *b};
 }
 
-// One rank's window and size, found while the rank is loaded in pass 1.
+// One rank's windows and size, found while the rank is loaded in pass 1.
 struct RankPlan {
-  int64_t begin = INT64_MIN, end = INT64_MAX;  // on the rank's clock
-  uint64_t steps_found = 0;                    // distinct step numbers of the range it has
-  int64_t min_step = -1, max_step = -1;        // every step it has
+  int64_t begin = INT64_MIN, end = INT64_MAX;          // host (CPU threads), the rank's clock
+  int64_t gpu_begin = INT64_MIN, gpu_end = INT64_MAX;  // GPU streams
+  uint64_t steps_found = 0;                            // distinct step numbers of the range
+  int64_t min_step = -1, max_step = -1;                // every step it has
   uint64_t events = 0;
 };
 
-// The window: from the start of the first ProfilerStep#N with N in the range to the end of the
-// last one, over the rank's CPU threads (the one rule for "a step": step_number). A rank without
-// any step of the range has an empty window.
+MergedRank merged_rank_window(const RankPlan& p) {
+  MergedRank r;
+  r.begin_ns = p.begin;
+  r.end_ns = p.end;
+  r.gpu_begin_ns = p.gpu_begin;
+  r.gpu_end_ns = p.gpu_end;
+  return r;
+}
+
+// The windows, by the rules of `mlprof steps`: a step is a ProfilerStep#N slice on a CPU thread
+// (step_number; a marker starting inside the previous step is a duplicate), its host window the
+// slice; its GPU window is device_step_windows' (the TensorBoard plugin's rule: up to the end of
+// the GPU work launched inside the host window, from the previous step's GPU end). The rank's
+// windows span steps A..B; without GPU work launched in steps the GPU window is the host one.
+// A rank without any step of the range has empty windows.
 RankPlan plan_rank(const Trace& t, const std::optional<StepRange>& steps) {
   RankPlan p;
   if (steps) {
-    int64_t begin = INT64_MAX, end = INT64_MIN;
-    std::set<int64_t> found;
     const SliceTable& s = t.slices;
+    std::vector<std::pair<int64_t, size_t>> markers;  // (number, slice)
     for (size_t i = 0; i < s.size(); ++i) {
       if (t.is_gpu_track(s.track[i])) continue;
-      std::optional<int64_t> n = step_number(t.str(s.name[i]));
-      if (!n) continue;
-      p.min_step = p.min_step < 0 ? *n : std::min(p.min_step, *n);
-      p.max_step = std::max(p.max_step, *n);
-      if (*n < steps->first || *n > steps->last) continue;
-      found.insert(*n);
-      begin = std::min(begin, s.ts[i]);
-      end = std::max(end, s.end(i));
+      if (std::optional<int64_t> n = step_number(t.str(s.name[i]))) markers.emplace_back(*n, i);
+    }
+    std::sort(markers.begin(), markers.end(), [&](const auto& x, const auto& y) {
+      return s.ts[x.second] != s.ts[y.second] ? s.ts[x.second] < s.ts[y.second]
+                                              : x.second < y.second;
+    });
+    std::vector<int64_t> number;
+    std::vector<std::pair<int64_t, int64_t>> host;
+    for (const auto& [n, i] : markers) {
+      if (!host.empty() && s.ts[i] < host.back().second) continue;
+      number.push_back(n);
+      host.emplace_back(s.ts[i], s.end(i));
+    }
+    DeviceStepWindows dev = device_step_windows(t, host);
+    std::set<int64_t> found;
+    int64_t begin = INT64_MAX, end = INT64_MIN, gpu_begin = INT64_MAX, gpu_end = INT64_MIN;
+    for (size_t k = 0; k < host.size(); ++k) {
+      int64_t n = number[k];
+      p.min_step = p.min_step < 0 ? n : std::min(p.min_step, n);
+      p.max_step = std::max(p.max_step, n);
+      if (n < steps->first || n > steps->last) continue;
+      found.insert(n);
+      begin = std::min(begin, host[k].first);
+      end = std::max(end, host[k].second);
+      gpu_begin = std::min(gpu_begin, dev.windows[k].first);
+      gpu_end = std::max(gpu_end, dev.windows[k].second);
     }
     p.steps_found = found.size();
     p.begin = begin;  // none found: INT64_MAX..INT64_MIN keeps nothing
     p.end = end;
+    p.gpu_begin = dev.uses_gpu ? gpu_begin : begin;
+    p.gpu_end = dev.uses_gpu ? gpu_end : end;
   }
-  MergedRank r;
-  r.begin_ns = p.begin;
-  r.end_ns = p.end;
-  p.events = count_merged_events(t, r);
+  p.events = count_merged_events(t, merged_rank_window(p));
   return p;
 }
 
@@ -244,6 +273,8 @@ int export_rank_dir(const MergedExportArgs& a) {
     m.shift_ns = r.clock_offset_ns;
     m.begin_ns = p.begin;
     m.end_ns = p.end;
+    m.gpu_begin_ns = p.gpu_begin;
+    m.gpu_end_ns = p.gpu_end;
   }
 
   // What the trace says about itself (otherData, read by Perfetto's info page and kept by
@@ -267,10 +298,11 @@ int export_rank_dir(const MergedExportArgs& a) {
     j.null();
   }
   j.field("window",
-          steps ? "per rank: from the start of its first ProfilerStep#N with N in the range to "
-                  "the end of its last, on its CPU threads; slices overlapping the window are "
-                  "clipped to it, instants/counters/memory events kept inside it, flows with both "
-                  "ends inside"
+          steps ? "per rank: CPU threads from the start of its first ProfilerStep#N with N in the "
+                  "range to the end of its last; GPU streams the same steps' GPU windows (as "
+                  "mlprof steps: to the end of the GPU work they launched); slices overlapping the "
+                  "window are clipped to it, instants/counters/memory events kept inside it, "
+                  "flows with both ends inside"
                 : "everything");
   j.field("events", total);
   j.key("warnings").begin_array();
@@ -291,10 +323,18 @@ int export_rank_dir(const MergedExportArgs& a) {
     j.field("clock_offset_ns", r.clock_offset_ns);
     j.field("base_time_ns", base_time[r.source]);
     if (steps) {
-      j.key("window_ns");  // on the merged (reference) clock; null: no step of the range
+      // On the merged (reference) clock; null: no step of the range.
+      j.key("window_ns");
       if (p.steps_found) {
         j.begin_array().value(p.begin + r.clock_offset_ns).value(p.end + r.clock_offset_ns);
         j.end_array();
+      } else {
+        j.null();
+      }
+      j.key("gpu_window_ns");
+      if (p.steps_found) {
+        j.begin_array().value(p.gpu_begin + r.clock_offset_ns);
+        j.value(p.gpu_end + r.clock_offset_ns).end_array();
       } else {
         j.null();
       }

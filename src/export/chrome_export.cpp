@@ -184,14 +184,19 @@ std::string merged_track_name(const Trace& t, uint32_t track) {
 // those in its window, with flow and async ids renumbered from *next_id (unique over the ranks).
 // Returns the number of events.
 uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint64_t* next_id) {
-  Window win;
-  if (r) win = Window{r->begin_ns, r->end_ns};
+  Window cpu, gpu;  // GPU streams have the window of the GPU work the steps launched
+  if (r) {
+    cpu = Window{r->begin_ns, r->end_ns};
+    gpu = Window{r->gpu_begin_ns, r->gpu_end_ns};
+  }
+  auto window = [&](uint32_t track) -> const Window& { return t.is_gpu_track(track) ? gpu : cpu; };
   uint64_t count = 0;
   std::vector<int64_t> async_id;  // merged: per track, assigned on first use
   if (r && w) async_id.assign(t.tracks.size(), -1);
   const SliceTable& s = t.slices;
   for (size_t i = 0; i < s.size(); ++i) {
     int64_t ts = s.ts[i], end = s.end(i);
+    const Window& win = window(s.track[i]);
     if (!win.span(ts, end)) continue;
     bool clipped = ts < win.begin || end > win.end;
     ts = std::max(ts, win.begin);
@@ -241,7 +246,7 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
   }
   const InstantTable& in = t.instants;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (!win.point(in.ts[i])) continue;
+    if (!window(in.track[i]).point(in.ts[i])) continue;
     ++count;
     if (!w) continue;
     uint8_t sc = in.scope[i];
@@ -267,7 +272,8 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
   for (size_t i = 0; i < c.size(); ++i) {
     const CounterSeries& cs = t.counter_series[c.series[i]];
     uint32_t track = first_track[cs.process];
-    if (track == UINT32_MAX || !win.point(c.ts[i])) continue;
+    if (track == UINT32_MAX) continue;
+    if (!(t.processes[cs.process].is_gpu ? gpu : cpu).point(c.ts[i])) continue;
     ++count;
     if (!w) continue;
     w->begin_event('C', track, c.ts[i]);
@@ -287,7 +293,8 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
   }
   const FlowTable& f = t.flows;
   for (size_t i = 0; i < f.size(); ++i) {
-    if (!win.point(f.src_ts[i]) || !win.point(f.dst_ts[i])) continue;  // both ends inside
+    if (!window(f.src_track[i]).point(f.src_ts[i]) || !window(f.dst_track[i]).point(f.dst_ts[i]))
+      continue;  // both ends inside
     count += 2;
     if (!w) continue;
     std::string id = std::to_string(r ? (*next_id)++ : f.id[i]);
@@ -304,7 +311,7 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
   }
   const MemoryTable& m = t.memory;
   for (size_t i = 0; i < m.size(); ++i) {
-    if (!win.point(m.ts[i])) continue;
+    if (!window(m.track[i]).point(m.ts[i])) continue;
     ++count;
     if (!w) continue;
     w->begin_event('i', m.track[i], m.ts[i]);

@@ -72,32 +72,84 @@ def processes(m):
     return names, events
 
 
-def step_window(events, first, last):
-    """[start of the first ProfilerStep#N, end of the last] over CPU threads, in ns; None."""
-    gpu = {(e.get("pid"), e.get("tid")) for e in events
-           if e.get("ph") == "X" and e.get("cat") in GPU_CATS}
-    lo = hi = None
-    for e in events:
-        if e.get("ph") != "X" or (e.get("pid"), e.get("tid")) in gpu:
+RUNTIME_CATS = {"runtime", "cuda_runtime", "mtia_runtime", "glow_runtime", "xpu_runtime",
+                "privateuse1_runtime"}
+
+
+def gpu_tracks(events):
+    return {(e.get("pid"), e.get("tid")) for e in events
+            if e.get("ph") == "X" and e.get("cat") in GPU_CATS}
+
+
+def step_windows(events, first, last):
+    """(host window, GPU window) of steps first..last in ns, or None. Host: from the start of the
+    first ProfilerStep#N (first <= N <= last) on a CPU thread to the end of the last (a marker
+    starting inside the previous step is a duplicate). GPU: the TensorBoard plugin's device step
+    windows: a step's GPU work is what runtime calls lying wholly inside its host window launched
+    (by correlation); its window ends at max(host end, that work's end) and starts at
+    max(host start, the previous step's window end)."""
+    gpu = gpu_tracks(events)
+    xs = [e for e in events if e.get("ph") == "X"]
+    markers = sorted(((ns(e["ts"]), i, e) for i, e in enumerate(xs)
+                      if (e.get("pid"), e.get("tid")) not in gpu
+                      and e.get("name", "").startswith("ProfilerStep#")), key=lambda x: x[:2])
+    host = []
+    for s, _, e in markers:
+        if host and s < host[-1][2]:
             continue
-        name = e.get("name", "")
-        if not name.startswith("ProfilerStep#"):
-            continue
-        n = int(name[len("ProfilerStep#"):])
+        host.append((int(e["name"][len("ProfilerStep#"):]), s, s + ns(e["dur"])))
+    corr = lambda e: (e.get("args") or {}).get("correlation")  # noqa: E731
+    device = [e for e in xs if (e.get("pid"), e.get("tid")) in gpu
+              and e.get("cat") != "gpu_user_annotation"]
+    by_corr = {}
+    for e in device:
+        if corr(e) is not None:
+            by_corr.setdefault(corr(e), []).append(e)
+    runtimes = [e for e in xs if (e.get("pid"), e.get("tid")) not in gpu
+                and str(e.get("cat", "")).lower() in RUNTIME_CATS]
+    dev, matched = [], set()
+    for _, hs, he in host:
+        lo = hi = None
+        for r in runtimes:
+            rs = ns(r["ts"])
+            if rs >= hs and rs + ns(r["dur"]) <= he and corr(r) is not None:
+                for d in by_corr.get(corr(r), []):
+                    ds, de = ns(d["ts"]), ns(d["ts"]) + ns(d["dur"])
+                    lo = ds if lo is None else min(lo, ds)
+                    hi = de if hi is None else max(hi, de)
+                    matched.add(id(d))
+        dev.append((lo, hi))
+    cpu_w = [(hs, he) for n, hs, he in host if first <= n <= last]
+    if not cpu_w:
+        return None
+    cpu = (min(x[0] for x in cpu_w), max(x[1] for x in cpu_w))
+    if not matched:
+        return cpu, cpu
+    prev_end = host[0][1]
+    if dev[0][0] is not None:
+        for d in device:
+            de = ns(d["ts"]) + ns(d["dur"])
+            if id(d) not in matched and de < dev[0][0]:
+                prev_end = max(prev_end, de)
+    gw = []
+    for (n, hs, he), (lo, hi) in zip(host, dev):
+        b = max(prev_end, hs)
+        e = max(he, b) if lo is None else max(max(he, hi), b)
+        prev_end = e
         if first <= n <= last:
-            s, t = ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])
-            lo = s if lo is None else min(lo, s)
-            hi = t if hi is None else max(hi, t)
-    return None if lo is None else (lo, hi)
+            gw.append((b, e))
+    return cpu, (min(x[0] for x in gw), max(x[1] for x in gw))
 
 
-def expected_slices(events, window, shift_ns):
-    """(name, ts, dur) of the complete events kept (overlapping, clipped), shifted; a multiset."""
-    lo, hi = window
+def expected_slices(events, windows, shift_ns):
+    """(name, ts, dur) of the complete events kept (overlapping their track's window, clipped),
+    shifted; sorted."""
+    gpu = gpu_tracks(events)
     out = []
     for e in events:
         if e.get("ph") != "X":
             continue
+        lo, hi = windows[1] if (e.get("pid"), e.get("tid")) in gpu else windows[0]
         s = ns(e["ts"])
         t = s + ns(e.get("dur", 0))
         keep = (s < hi and t > lo) if t > s else lo <= s <= hi
@@ -145,7 +197,8 @@ def check_aligned(d, ans, method, out):
     for r in range(n):
         got = merged_slices(events[r])
         src = load(os.path.join(d, ans["files"][r]))["traceEvents"]
-        exp = expected_slices(src, (-(1 << 62), 1 << 62), (shifts["0"] - shifts[str(r)]) * 1000)
+        everything = (-(1 << 62), 1 << 62)
+        exp = expected_slices(src, (everything, everything), (shifts["0"] - shifts[str(r)]) * 1000)
         same = len(exp) == len(got) and all(
             a[0] == b[0] and abs(a[1] - b[1]) <= tol and a[2] == b[2] for a, b in zip(exp, got))
         check(same, f"{tag} rank {r}: {len(got)} slices at source time + s_0 ({len(exp)} in "
@@ -177,12 +230,22 @@ def check_steps(d, ans, first, last, out):
     names, events = processes(m)
     info = m["otherData"]["mlprof_merged"]
     offsets = {x["rank"]: x["clock_offset_ns"] for x in info["rank_list"]}
+    listed = {x["rank"]: x for x in info["rank_list"]}
     shifts = ans["offsets_us"]
     total = 0
+    gpu_later = []
     for r in range(ans["ranks"]):
         src = load(os.path.join(d, ans["files"][r]))["traceEvents"]
-        win = step_window(src, first, last)
+        win = step_windows(src, first, last)
         check(win is not None, f"{tag} rank {r} has the steps")
+        (lo, hi), (glo, ghi) = win
+        off = offsets[r]
+        check(listed[r]["window_ns"] == [lo + off, hi + off]
+              and listed[r]["gpu_window_ns"] == [glo + off, ghi + off],
+              f"{tag} rank {r} windows {listed[r]['window_ns']} {listed[r]['gpu_window_ns']} == "
+              f"{[lo + off, hi + off]} {[glo + off, ghi + off]}")
+        if r == 0:
+            gpu_later.append(ghi > hi)
         # The offset is the generator's (exact with base times, else within float rounding).
         check(abs(offsets[r] - (shifts["0"] - shifts[str(r)]) * 1000) <= 2,
               f"{tag} rank {r} offset {offsets[r]}")
@@ -191,7 +254,7 @@ def check_steps(d, ans, first, last, out):
         check(exp == got, f"{tag} rank {r}: {len(got)} slices == {len(exp)} computed from the file"
                           + ("" if exp == got else f" (first diff: "
                              f"{next((a, b) for a, b in zip(exp + [None] * 9, got + [None] * 9) if a != b)})"))
-        lo, hi = win[0] + offsets[r], win[1] + offsets[r]
+        lo, hi = min(lo, glo) + off, max(hi, ghi) + off
         others = [e for e in events.get(r, []) if e["ph"] != "X"]
         check(all(lo <= ns(e["ts"]) <= hi for e in others),
               f"{tag} rank {r}: {len(others)} other events inside the window")
@@ -207,6 +270,20 @@ def check_steps(d, ans, first, last, out):
           f"{tag} {len(flows)} flows: one s and one f per id, in one rank")
     p = run("summary", "--json", out)
     check(p.returncode == 0, f"{tag} re-imports with mlprof summary: {p.stderr[-200:]}")
+    return gpu_later
+
+
+def gpu_lagged(src, out, lag_us):
+    """The trace with its GPU work `lag_us` later (correlations kept): the GPU runs behind."""
+    with gzip.open(src, "rt") as f:
+        d = json.load(f)  # floats, as bench/gen_ranks.py reads it
+    gpu = gpu_tracks(d["traceEvents"])
+    for e in d["traceEvents"]:
+        if e.get("ph") != "M" and "ts" in e and (e.get("pid"), e.get("tid")) in gpu:
+            e["ts"] = e["ts"] + lag_us
+    with gzip.open(out, "wt") as f:
+        json.dump(d, f)
+    return out
 
 
 shared = shared_data.require("traces/kineto-gpu")
@@ -226,6 +303,13 @@ try:
     ans = generate(sampled, d, "-n", "3", "--skew-us", "3000", "--no-base-time")
     check_aligned(d, ans, "collective_end", out)
     check_steps(d, ans, 552, 552, out)
+    # GPU work running 30 ms behind the CPU: the GPU window follows it.
+    lagged = gpu_lagged(sampled, os.path.join(tmp, "lagged.json.gz"), 30000)
+    d = os.path.join(tmp, "lagged2")
+    ans = generate(lagged, d, "-n", "2", "--skew-us", "3000", "--no-base-time")
+    later = check_steps(d, ans, 552, 552, out)
+    check(later == [True], f"lagged: the GPU window ends after the host window ({later})")
+    d = os.path.join(tmp, "a100x3")
 
     # Steps nobody has, malformed --steps: exit 2, nothing written.
     os.remove(out)
@@ -269,7 +353,7 @@ try:
         for r in (0, 1):
             src = load(os.path.join(real, f"sampled_rank-{r}.json.gz"))["traceEvents"]
             off = m["otherData"]["mlprof_merged"]["rank_list"][r]["clock_offset_ns"]
-            exp = expected_slices(src, step_window(src, 552, 552), off)
+            exp = expected_slices(src, step_windows(src, 552, 552), off)
             check(exp == merged_slices(events[r]), f"trace_filter rank {r}: {len(exp)} slices")
         check(run("summary", out).returncode == 0, "trace_filter merged re-imports")
 finally:
