@@ -286,12 +286,77 @@ def gpu_lagged(src, out, lag_us):
     return out
 
 
-shared = shared_data.require("traces/kineto-gpu")
-sampled = os.path.join(shared, "trace_filter", "sampled_rank-0.json.gz")
-nccl = os.path.join(shared, "nccl_parser_config", "nccl_data.json.gz")
+def handmade_rank(r):
+    """A small rank trace with what the real ones lack: async ranges, instants, counters in two
+    processes, a flow, a slice across the window; its clock 5 us * r ahead of rank 0's."""
+    cpu, gpu = {"pid": 100, "tid": 1}, {"pid": 0, "tid": 7}
+    ev = [{"ph": "M", "name": "process_labels", "pid": 100, "tid": 0, "args": {"labels": "CPU"}},
+          {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}},
+          {"ph": "M", "name": "thread_name", "pid": 100, "tid": 1, "args": {"name": "main"}}]
+    for n in (1, 2, 3):
+        ev.append({"ph": "X", "name": f"ProfilerStep#{n}", "cat": "user_annotation",
+                   "ts": 100 * (n - 1), "dur": 100, **cpu})
+    ev += [{"ph": "X", "name": "long", "cat": "cpu_op", "ts": 50, "dur": 200, **cpu},
+           {"ph": "X", "name": "cudaLaunchKernel", "cat": "cuda_runtime", "ts": 110, "dur": 5,
+            "args": {"correlation": 5}, **cpu},
+           {"ph": "X", "name": "kern", "cat": "kernel", "ts": 160, "dur": 30,
+            "args": {"correlation": 5, "device": 0, "stream": 7}, **gpu},
+           {"ph": "s", "name": "ac2g", "cat": "ac2g", "id": 5, "ts": 110, **cpu},
+           {"ph": "f", "name": "ac2g", "cat": "ac2g", "id": 5, "ts": 160, "bp": "e", **gpu},
+           {"ph": "b", "name": "req", "cat": "async", "id": 1, "ts": 120, **cpu},
+           {"ph": "e", "name": "req", "cat": "async", "id": 1, "ts": 180, **cpu},
+           {"ph": "i", "name": "mark", "s": "t", "ts": 150, **cpu},
+           {"ph": "i", "name": "late", "s": "t", "ts": 250, **cpu},
+           {"ph": "C", "name": "mem", "ts": 150, "args": {"value": 1}, **cpu},
+           {"ph": "C", "name": "mem", "ts": 150, "args": {"value": 2}, **gpu}]
+    for e in ev:
+        if "ts" in e:
+            e["ts"] += 5 * r
+    return {"distributedInfo": {"rank": r, "world_size": 2},
+            "baseTimeNanoseconds": 10**9 - 5000 * r, "traceEvents": ev}
+
+
+def check_handmade(tmp, out):
+    d = os.path.join(tmp, "handmade")
+    os.makedirs(d)
+    for r in (0, 1):
+        json.dump(handmade_rank(r), open(os.path.join(d, f"rank{r}.json"), "w"))
+    p = export(d, out, "--steps", "2")
+    if p.returncode:
+        return
+    names, events = processes(load(out))
+    ids = {}
+    for r in (0, 1):
+        ev = events.get(r, [])
+        tag = f"handmade rank {r}:"
+        # Window [100, 200] us on rank 0's clock (base time alignment undoes the 5 us skew).
+        check(merged_slices(ev) == sorted([("ProfilerStep#2", 100000, 100000),
+                                           ("long", 100000, 100000),  # clipped from 50..250
+                                           ("cudaLaunchKernel", 110000, 5000),
+                                           ("kern", 160000, 30000)]),
+              f"{tag} slices {merged_slices(ev)}")
+        check([(e["name"], ns(e["ts"])) for e in ev if e["ph"] == "i"] == [("mark", 150000)],
+              f"{tag} only the instant inside the window")
+        check(sorted(e["name"] for e in ev if e["ph"] == "C") == ["CPU / mem", "GPU 0 / mem"],
+              f"{tag} counters of two processes named by process")
+        asy = [e for e in ev if e["ph"] in "be"]
+        check(len(asy) == 2 and asy[0]["id"] == asy[1]["id"], f"{tag} one async range")
+        fl = [e for e in ev if e["ph"] in "sf"]
+        check(len(fl) == 2 and fl[0]["id"] == fl[1]["id"], f"{tag} one flow")
+        ids[r] = {str(e["id"]) for e in asy + fl}
+    check(not (ids.get(0, set()) & ids.get(1, set())), f"handmade: ids unique across ranks {ids}")
+    check(sorted(names.values()) == ["rank 0", "rank 1"], "handmade: two processes")
+
+
 tmp = tempfile.mkdtemp(prefix="mlprof-merged-")
 try:
     out = os.path.join(tmp, "merged.json")
+    check_handmade(tmp, out)  # needs no shared data
+    shared = shared_data.shared_path("traces/kineto-gpu")
+    if shared is None:
+        finish()  # exit 77: the rest reads the shared traces
+    sampled = os.path.join(shared, "trace_filter", "sampled_rank-0.json.gz")
+    nccl = os.path.join(shared, "nccl_parser_config", "nccl_data.json.gz")
     # Base-time alignment: the real NCCL rank as 4 ranks with skewed clocks.
     d = os.path.join(tmp, "nccl4")
     ans = generate(nccl, d, "-n", "4", "--skew-us", "5000", "--gzip")
