@@ -3,7 +3,8 @@
 # rank sets generated from one real rank trace (bench/gen_ranks.py, clocks skewed): wall time,
 # peak RSS and output size per size, with the ratios to the first size measured in the same run.
 # The export streams the ranks (one trace per worker to read the clock offsets, then one trace at
-# a time to write), so peak RSS should stay flat while the output grows with the ranks.
+# a time to write), so peak RSS should stay flat while the output grows with the ranks. Baseline:
+# `mlprof ranks DIR --json` on the same ranks (pass 1 of the export is that reduction).
 #   usage: bench/merged_export_rss.sh [MLPROF]   (SIZES="8 64", SRC=a rank trace, STEPS=5:5)
 # Generated traces go under /tmp and are removed at exit.
 set -euo pipefail
@@ -23,16 +24,24 @@ for n in $SIZES; do
 done
 
 printf '%-26s %6s %8s %8s %9s %7s %10s\n' run ranks "wall s" "RSS MB" "out MB" "RSS/x" "events"
-for mode in "--steps $STEPS" "--max-events 0"; do
+for mode in "ranks" "--steps $STEPS" "--max-events 0"; do
   base=""
   for n in $SIZES; do
-    # shellcheck disable=SC2086
-    /usr/bin/time -f "%e %M" -o "$tmp/m" "$MLPROF" export "$tmp/r$n" -o "$tmp/out.json" $mode \
-      2> "$tmp/err" || { echo "failed: $(tail -1 "$tmp/err")"; exit 1; }
+    rm -f "$tmp/out.json"
+    if [ "$mode" = ranks ]; then
+      /usr/bin/time -f "%e %M" -o "$tmp/m" "$MLPROF" ranks "$tmp/r$n" --json > "$tmp/out.json" \
+        2> "$tmp/err" || { echo "failed: $(tail -1 "$tmp/err")"; exit 1; }
+      label="ranks --json (baseline)"; events=""
+    else
+      # shellcheck disable=SC2086
+      /usr/bin/time -f "%e %M" -o "$tmp/m" "$MLPROF" export "$tmp/r$n" -o "$tmp/out.json" $mode \
+        2> "$tmp/err" || { echo "failed: $(tail -1 "$tmp/err")"; exit 1; }
+      label="export $mode"
+      events=$(grep -o 'wrote .*' "$tmp/err" | sed 's/.*ranks, \([0-9]*\) events.*/\1/')
+    fi
     read -r w r < "$tmp/m"
     [ -z "$base" ] && base=$r
-    events=$(grep -o 'wrote .*' "$tmp/err" | sed 's/.*ranks, \([0-9]*\) events.*/\1/')
-    printf '%-26s %6d %8.2f %8.1f %9.1f %7.2f %10s\n' "export $mode" "$n" "$w" \
+    printf '%-26s %6d %8.2f %8.1f %9.1f %7.2f %10s\n' "$label" "$n" "$w" \
       "$(echo "$r / 1024" | bc -l)" "$(echo "$(stat -c %s "$tmp/out.json") / 1048576" | bc -l)" \
       "$(echo "$r / $base" | bc -l)" "$events"
   done

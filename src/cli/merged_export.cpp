@@ -2,8 +2,9 @@
 //  1. reduce_rank_files (the `ranks` reduction, one trace per worker): each rank's summary, and
 //     here also its step window and the number of events it will contribute; then
 //     analyze_rank_summaries gives the clock offsets, the warnings and the rank order.
-//  2. in rank order: load one rank, write its window shifted by its offset, free it.
-// Peak memory is one trace per worker in pass 1, one trace in pass 2, plus the summaries.
+//  2. in rank order: load a rank (a batch of one per worker), write its windows shifted by its
+//     offset, free it.
+// Peak memory is one trace per worker in both passes, plus the summaries.
 #include "cli/merged_export.h"
 
 #include <charconv>
@@ -14,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "cli/command.h"
@@ -356,19 +358,34 @@ int export_rank_dir(const MergedExportArgs& a) {
   {
     Progress progress("writing " + base_name(a.out));
     MergedChromeWriter writer(out->stream(), head);
+    // Batches of `workers` ranks loaded at once (as many traces as pass 1 holds), written in
+    // rank order and freed one by one.
+    unsigned workers = a.threads ? a.threads : std::max(1u, std::thread::hardware_concurrency());
     ImportOptions io;
     io.strict = strict_import();
-    io.threads = a.threads;
-    for (size_t i = 0; i < merged.size(); ++i) {
-      const std::string& path = ranks.ranks[i].source;
-      Result<Trace> t = load_trace(path, io);  // freed at the end of this iteration
-      if (!t) {                                // it loaded in pass 1: the file changed underneath
-        progress.done();
-        std::fprintf(stderr, "mlprof export: %s; nothing written\n",
-                     file_error(path, t.error()).c_str());
-        return kExitBadInput;
+    io.threads = workers > 1 ? 1 : 0;  // one file per core, else all cores on the one file
+    for (size_t start = 0; start < merged.size(); start += workers) {
+      size_t count = std::min<size_t>(workers, merged.size() - start);
+      std::vector<std::optional<Trace>> batch(count);
+      std::vector<std::string> why(count);
+      parallel_for(count, workers, [&](size_t k) {
+        Result<Trace> t = load_trace(ranks.ranks[start + k].source, io);
+        if (t) {
+          batch[k] = std::move(t.value());
+        } else {
+          why[k] = t.error();
+        }
+      });
+      for (size_t k = 0; k < count; ++k) {
+        if (!batch[k]) {  // it loaded in pass 1: the file changed underneath
+          progress.done();
+          std::fprintf(stderr, "mlprof export: %s; nothing written\n",
+                       file_error(ranks.ranks[start + k].source, why[k]).c_str());
+          return kExitBadInput;
+        }
+        writer.add(*batch[k], merged[start + k]);
+        batch[k].reset();
       }
-      writer.add(*t, merged[i]);
     }
     writer.finish();
     progress.done();
