@@ -37,7 +37,7 @@ for mode in "ranks" "--steps $STEPS" "--max-events 0"; do
       /usr/bin/time -f "%e %M" -o "$tmp/m" "$MLPROF" export "$tmp/r$n" -o "$tmp/out.json" $mode \
         2> "$tmp/err" || { echo "failed: $(tail -1 "$tmp/err")"; exit 1; }
       label="export $mode"
-      events=$(grep -o 'wrote .*' "$tmp/err" | sed 's/.*ranks, \([0-9]*\) events.*/\1/')
+      events=$(grep -o 'wrote .*' "$tmp/err" | sed 's/.*ranks*, \([0-9]*\) events.*/\1/')
     fi
     read -r w r < "$tmp/m"
     [ -z "$base" ] && base=$r

@@ -399,8 +399,8 @@ int export_rank_dir(const MergedExportArgs& a) {
     std::fprintf(stderr, "mlprof export: %s\n", s.message().c_str());
     return kExitFailure;
   }
-  std::fprintf(stderr, "wrote %s: %zu ranks, %llu events, %s\n", a.out.c_str(), ranks.ranks.size(),
-               static_cast<unsigned long long>(total),
+  std::fprintf(stderr, "wrote %s: %zu rank%s, %llu events, %s\n", a.out.c_str(), ranks.ranks.size(),
+               ranks.ranks.size() == 1 ? "" : "s", static_cast<unsigned long long>(total),
                steps ? ("steps " + a.steps).c_str() : "every step");
   return kExitOk;
 }
