@@ -183,5 +183,33 @@ TEST(AnalysisSet, PrettyJsonKeepsEveryToken) {
   EXPECT_EQ(pretty_json(c.str()), w.str());  // the CLI's --json layout is unchanged
 }
 
+// `--json` of a large result is indented in pieces on its way out: the pieces make the same text
+// as the whole, and none is much over 64 KB.
+TEST(AnalysisSet, PrettyJsonInPiecesIsTheWholeText) {
+  JsonWriter c, p(true);
+  for (JsonWriter* w : {&c, &p}) {
+    w->begin_object().key("rows").begin_array();
+    for (int i = 0; i < 5000; ++i)
+      w->begin_object()
+          .field("i", i)
+          .field("name", "a \"quoted\", {braced}: [" + std::to_string(i) + "]")
+          .key("empty")
+          .begin_array()
+          .end_array()
+          .end_object();
+    w->end_array().end_object();
+  }
+  std::vector<std::string> pieces;
+  pretty_json(c.str(), [&](std::string_view part) { pieces.emplace_back(part); });
+  ASSERT_GT(pieces.size(), 3u);
+  std::string joined;
+  for (const std::string& part : pieces) {
+    EXPECT_LE(part.size(), 65u * 1024);
+    joined += part;
+  }
+  EXPECT_EQ(joined, p.str());
+  EXPECT_EQ(pretty_json(c.str()), p.str());
+}
+
 }  // namespace
 }  // namespace mlprof

@@ -248,6 +248,50 @@ TEST(RanksScale, SummariesRoundTripAsBytesAndOrderDoesNotMatter) {
   }
 }
 
+// What a summary keeps lives until every rank is reduced: the top names and nothing beside them.
+// A rank with 300 op names and 300 kernel names keeps 5 of each, in storage for 5 (a vector of
+// all 300 cut down to 5 kept room for 300: 1024 ranks of the sample job grew 20 MB that way),
+// and its calls without spare room.
+TEST(RanksScale, SummaryKeepsOnlyItsTopNames) {
+  std::string j = R"({"traceEvents": [)";
+  for (int i = 0; i < 300; ++i) {
+    std::string n = std::to_string(i);
+    // Times 1..300 us, op and kernel i both last i+1 us; ties between op_7a/op_7b by name.
+    j += R"({"ph":"X","pid":1,"tid":1,"name":"aten::op_with_a_long_name_)" + n +
+         R"(","cat":"cpu_op","ts":)" + std::to_string(i * 1000) + R"(,"dur":)" +
+         std::to_string(i + 1) + "},";
+    j += R"({"ph":"X","pid":0,"tid":8,"name":"void kernel_with_a_long_template_name_)" + n +
+         R"(<float>","cat":"kernel","ts":)" + std::to_string(i * 1000) + R"(,"dur":)" +
+         std::to_string(i + 1) + R"(,"args":{"stream":8,"device":0}},)";
+  }
+  j += R"({"ph":"X","pid":1,"tid":1,"name":"aten::op_with_a_long_name_tie","cat":"cpu_op",)"
+       R"("ts":400000,"dur":300}]})";
+  Result<Trace> t = import_chrome_json_buffer(j, "rank-0.json");
+  ASSERT_TRUE(t.is_ok()) << t.error();
+  RankSummary s = summarize_rank(t.value());
+  ASSERT_EQ(s.stats.top_ops.size(), 5u);
+  EXPECT_EQ(s.stats.top_ops.capacity(), 5u);
+  std::vector<std::string> ops;
+  for (const NamedTime& n : s.stats.top_ops) ops.push_back(n.name);
+  EXPECT_EQ(ops, (std::vector<std::string>{
+                     "aten::op_with_a_long_name_299", "aten::op_with_a_long_name_tie",
+                     "aten::op_with_a_long_name_298", "aten::op_with_a_long_name_297",
+                     "aten::op_with_a_long_name_296"}));
+  EXPECT_EQ(s.stats.top_ops[1].time_ns, 300 * kUs);
+  ASSERT_EQ(s.stats.top_kernels.size(), 5u);
+  EXPECT_EQ(s.stats.top_kernels.capacity(), 5u);
+  EXPECT_EQ(s.stats.top_kernels[0].name, "void kernel_with_a_long_template_name_299<float>");
+  EXPECT_EQ(s.stats.top_kernels[4].time_ns, 296 * kUs);
+
+  Job job;
+  job.calls = 5;
+  Result<Trace> r = import_chrome_json_buffer(rank_json(job, 0, 4), "rank-0.json");
+  ASSERT_TRUE(r.is_ok());
+  RankSummary c = summarize_rank(r.value());
+  ASSERT_EQ(c.calls.size(), 5u);
+  EXPECT_EQ(c.calls.capacity(), c.calls.size());
+}
+
 TEST(RanksScale, ReductionHoldsAtMostOneTracePerWorker) {
   Job job;
   job.ranks = 12;

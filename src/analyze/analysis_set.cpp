@@ -5,6 +5,7 @@
 #include <future>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "mlprof/analyze/gpu_events.h"
 
@@ -135,7 +136,23 @@ void AnalysisSet::init() {
     focus_ = ranks_.front();
   }
   if (rank_set_) {
-    // The slowest rank sets the job's pace: it is the one analyzed in depth.
+    // The slowest rank sets the job's pace: it is the one analyzed in depth (the first in the
+    // ranks' order, by rank then file, when several are as slow).
+    if (!summaries_.empty()) {
+      const RankStats* slowest = nullptr;
+      for (const RankSummary& s : summaries_) {
+        const RankStats& rs = s.stats;
+        if (slowest == nullptr || rs.wall_ns > slowest->wall_ns ||
+            (rs.wall_ns == slowest->wall_ns &&
+             std::tie(rs.rank, rs.source) < std::tie(slowest->rank, slowest->source))) {
+          slowest = &rs;
+          has_gpu_ = s.has_gpu;
+        }
+      }
+      focus_source_ = slowest->source;
+      ranks();  // takes the summaries: they are not held twice
+      return;   // the focus trace is loaded on first use
+    }
     const RanksResult& r = ranks();
     int64_t slowest_wall = -1;
     for (const RankStats& rs : r.ranks)
@@ -143,16 +160,6 @@ void AnalysisSet::init() {
         slowest_wall = rs.wall_ns;
         focus_source_ = rs.source;
       }
-    if (!summaries_.empty()) {
-      for (const RankSummary& s : summaries_)
-        if (s.stats.source == focus_source_) {
-          has_gpu_ = s.has_gpu;
-          break;
-        }
-      summaries_.clear();
-      summaries_.shrink_to_fit();
-      return;  // the focus trace is loaded on first use
-    }
     for (const Trace* t : ranks_)
       if (t->meta.source == focus_source_) {
         focus_ = t;
@@ -297,8 +304,9 @@ const CriticalPathResult& AnalysisSet::critical_path() {
 
 const RanksResult& AnalysisSet::ranks() {
   return get<RanksResult>(AnalysisId::kRanks, [&] {
-    RanksResult r = summaries_.empty() ? analyze_ranks(ranks_, options_.ranks)
-                                       : analyze_rank_summaries(summaries_, options_.ranks);
+    RanksResult r = summaries_.empty()
+                        ? analyze_ranks(ranks_, options_.ranks)
+                        : analyze_rank_summaries(std::exchange(summaries_, {}), options_.ranks);
     r.errors = rank_errors_;
     return r;
   });

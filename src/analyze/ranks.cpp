@@ -250,6 +250,11 @@ RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
   rs.top_ops = top_of(ops, o.top_names);
   for (int64_t a : memory_allocated_totals(t))
     rs.memory_peak_bytes = std::max(rs.memory_peak_bytes, a);
+  // Kept until every rank is reduced: no spare capacity (push_back leaves up to half unused).
+  sum.step_times.shrink_to_fit();
+  sum.calls.shrink_to_fit();
+  sum.groups.shrink_to_fit();
+  sum.names.shrink_to_fit();
   return sum;
 }
 
@@ -276,6 +281,8 @@ std::vector<RankSummary> reduce_rank_files(const std::vector<std::string>& files
       },
       keep_going);
   std::vector<RankSummary> out;
+  out.reserve(static_cast<size_t>(
+      std::count_if(done.begin(), done.end(), [](const auto& d) { return d.has_value(); })));
   for (size_t i = 0; i < files.size(); ++i) {
     if (done[i]) {
       out.push_back(std::move(*done[i]));
@@ -576,7 +583,10 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     return a.stats.rank != b.stats.rank ? a.stats.rank < b.stats.rank
                                         : a.stats.source < b.stats.source;
   });
-  for (const RankSummary& s : sums) r.ranks.push_back(s.stats);
+  // The rows take the stats (not copied: their names are most of a summary); below, the
+  // summaries are read for their calls, steps and base times only.
+  r.ranks.reserve(sums.size());
+  for (RankSummary& s : sums) r.ranks.push_back(std::move(s.stats));
   if (sums.empty()) return r;
   add_warnings(r);
   const size_t n = sums.size();
@@ -598,7 +608,7 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
   // ---- clock alignment ----
   std::vector<int64_t> offset(n, 0);
   ClockAlignment& clock = r.clock;
-  clock.reference_rank = sums[0].stats.rank;
+  clock.reference_rank = r.ranks[0].rank;
   std::unordered_map<CallKey, int64_t, CallKeyHash> ref_end;
   for (const CollectiveCall& c : sums[0].calls) ref_end[key_of(0, c)] = c.end_ns;
   // Per rank, its calls' end - the reference's end, over the calls both have.
@@ -624,7 +634,7 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     for (size_t i = 1; i < n; ++i) {
       std::vector<int64_t> d = end_diffs(i);
       if (d.empty()) {
-        unaligned.push_back(sums[i].stats.rank);
+        unaligned.push_back(r.ranks[i].rank);
         continue;
       }
       offset[i] = std::llround(median_of(std::move(d)));

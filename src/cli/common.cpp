@@ -126,9 +126,15 @@ int print_analysis(AnalysisSet& set, AnalysisId id, bool json, const TextOptions
   std::string out;
   {
     Progress progress("analyzing (" + std::string(analysis_info(id).name) + ")");
-    out = json ? pretty_json(analysis_json(set, id)) + "\n" : render_analysis_text(set, id, text);
+    out = json ? analysis_json(set, id) : render_analysis_text(set, id, text);
   }
-  std::cout << out;
+  if (!json) {
+    std::cout << out;
+    return kExitOk;
+  }
+  // Indented on the way out: the JSON of a thousand-rank directory is megabytes, not held twice.
+  pretty_json(out, [](std::string_view part) { std::cout.write(part.data(), part.size()); });
+  std::cout << "\n";
   return kExitOk;
 }
 

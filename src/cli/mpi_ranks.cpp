@@ -179,6 +179,7 @@ int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options, const T
   std::string gathered(me == 0 ? static_cast<size_t>(total) : 0, '\0');
   MPI_Gatherv(share.data(), bytes, MPI_BYTE, gathered.data(), counts.data(), displs.data(),
               MPI_BYTE, 0, MPI_COMM_WORLD);
+  std::string().swap(share);
   if (me != 0) return finish(kExitOk);
 
   std::vector<std::pair<uint64_t, std::string> > all_errors;
@@ -190,6 +191,7 @@ int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options, const T
       return finish(kExitFailure);
     }
   }
+  std::string().swap(gathered);  // decoded: not held beside the summaries
   std::sort(all_errors.begin(), all_errors.end());
   errors.clear();
   for (auto& [index, message] : all_errors) errors.push_back(std::move(message));

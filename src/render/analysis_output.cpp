@@ -1,5 +1,7 @@
 #include "render/analysis_output.h"
 
+#include <algorithm>
+
 #include "render/bottlenecks_render.h"
 #include "render/compile_render.h"
 #include "render/critical_path_render.h"
@@ -158,11 +160,12 @@ const std::vector<AnalysisId>& analyze_analyses() {
   return ids;
 }
 
-std::string pretty_json(std::string_view in) {
+void pretty_json(std::string_view in, const std::function<void(std::string_view)>& write) {
   // Mirrors JsonWriter(pretty=true): a newline and two spaces per level before each member or
   // element, ": " after keys, empty containers as {} and [].
+  constexpr size_t kChunk = 64 * 1024;
   std::string out;
-  out.reserve(in.size() + in.size() / 4);
+  out.reserve(std::min(in.size() + in.size() / 4, kChunk + 4096));
   size_t depth = 0;
   auto newline = [&] {
     out.push_back('\n');
@@ -207,7 +210,18 @@ std::string pretty_json(std::string_view in) {
       default:
         out.push_back(c);
     }
+    if (out.size() >= kChunk) {
+      write(out);
+      out.clear();
+    }
   }
+  if (!out.empty()) write(out);
+}
+
+std::string pretty_json(std::string_view in) {
+  std::string out;
+  out.reserve(in.size() + in.size() / 4);
+  pretty_json(in, [&](std::string_view part) { out += part; });
   return out;
 }
 

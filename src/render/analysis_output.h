@@ -4,6 +4,7 @@
 // AnalysisSet.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,8 @@ const std::vector<AnalysisId>& analyze_analyses();
 // Compact JSON re-indented for people (`--json` on the terminal): the same tokens in the same
 // order, so it parses to exactly what the compact form does.
 std::string pretty_json(std::string_view compact);
+// The same handed to `write` in pieces of about 64 KB, for output too large to hold twice (the
+// ranks of a thousand-rank job).
+void pretty_json(std::string_view compact, const std::function<void(std::string_view)>& write);
 
 }  // namespace mlprof
