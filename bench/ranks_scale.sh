@@ -53,10 +53,11 @@ else
   echo "mpirun: not installed (Debian openmpi-bin): skipped"
 fi
 
-measure() {  # measure NAME COMMAND...: prints "wall_s rss_kb"
-  /usr/bin/time -f "%e %M" -o "$tmp/m" "$@" > "$tmp/out.json" 2> "$tmp/err" || {
+measure() {  # measure COMMAND...: prints "wall_s rss_kb cpu_s" (cpu: user + system)
+  /usr/bin/time -f "%e %M %U %S" -o "$tmp/m" "$@" > "$tmp/out.json" 2> "$tmp/err" || {
     echo "failed: $* : $(tail -1 "$tmp/err")" >&2; exit 1; }
-  cat "$tmp/m"
+  read -r e m u sy < "$tmp/m"
+  python3 -c "print($e, $m, round($u + $sy, 2))"
 }
 
 printf '%-22s %6s %8s %10s %9s %9s %10s\n' run ranks "wall s" "ms/rank" "RSS MB" "RSS/8" "time/8"
@@ -66,9 +67,9 @@ for mode in single mpi2; do
   base_w=""; base_r=""
   for n in $SIZES; do
     if [ "$mode" = single ]; then
-      read -r w r < <(measure "$MLPROF" ranks "$tmp/r$n" --json)
+      read -r w r c < <(measure "$MLPROF" ranks "$tmp/r$n" --json)
     else
-      read -r w r < <(measure mpirun --oversubscribe --allow-run-as-root -np 2 "$MLPROF" ranks \
+      read -r w r c < <(measure mpirun --oversubscribe --allow-run-as-root -np 2 "$MLPROF" ranks \
         "$tmp/r$n" --json)
     fi
     straggler=$(python3 -c "import json; print(json.load(open('$tmp/out.json'))['stragglers'])")
@@ -80,3 +81,12 @@ print(f'{\"mlprof ranks\" if \"$mode\" == \"single\" else \"mpirun -np 2 mlprof\
   done
 done
 echo "(RSS/8 and time/8: ratios to the ${base_n}-rank run of the same mode; $(nproc) cores)"
+# Dividing by the cores: the largest set again with one worker, against the run above (all cores).
+# On a machine busy with other work the cores are not free: the CPU seconds say whether the
+# workers add work of their own (they should not) beside the wall time.
+read -r w1 r1 c1 < <(measure "$MLPROF" ranks "$tmp/r$max" --json --threads 1)
+read -r wn rn cn < <(measure "$MLPROF" ranks "$tmp/r$max" --json)
+python3 -c "print(f'mlprof ranks, {$max} ranks: --threads 1 {$w1:.2f} s wall, {$c1:.2f} s CPU, '
+                  f'{$r1/1024:.0f} MB; all $(nproc) cores {$wn:.2f} s wall, {$cn:.2f} s CPU, '
+                  f'{$rn/1024:.0f} MB: {$w1/$wn:.2f}x faster (load average now '
+                  f'{open(\"/proc/loadavg\").read().split()[0]})')"
