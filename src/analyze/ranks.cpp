@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <queue>
+#include <span>
 #include <unordered_map>
 
 #include "mlprof/analyze/interval_set.h"
@@ -546,16 +547,6 @@ void add_warnings(RanksResult& r) {
   }
 }
 
-struct Arrival {
-  uint32_t rank_row;  // index into RanksResult::ranks / the sorted summaries
-  int64_t start;      // aligned
-  int64_t end;        // aligned
-  int64_t bytes;
-  int32_t group_size;
-  uint32_t name;   // into its summary's names
-  uint32_t dtype;  // into its summary's names
-};
-
 // A call's key across ranks: the group's text (interned over all ranks) and the sequence number.
 struct CallKey {
   uint32_t group;
@@ -591,16 +582,20 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
   add_warnings(r);
   const size_t n = sums.size();
 
-  // Group texts interned over all ranks, and every rank's calls by key.
+  // Group texts interned over all ranks, numbered in text order (the order calls are listed in).
   std::vector<std::string> group_text;
-  std::unordered_map<std::string, uint32_t> group_id;
   std::vector<std::vector<uint32_t>> local_to_global(n);
-  for (size_t i = 0; i < n; ++i)
-    for (const std::string& g : sums[i].groups) {
-      auto [it, added] = group_id.emplace(g, static_cast<uint32_t>(group_text.size()));
-      if (added) group_text.push_back(g);
-      local_to_global[i].push_back(it->second);
+  {
+    std::map<std::string, uint32_t> group_id;
+    for (const RankSummary& s : sums)
+      for (const std::string& g : s.groups) group_id.emplace(g, 0);
+    for (auto& [text, id] : group_id) {
+      id = static_cast<uint32_t>(group_text.size());
+      group_text.push_back(text);
     }
+    for (size_t i = 0; i < n; ++i)
+      for (const std::string& g : sums[i].groups) local_to_global[i].push_back(group_id.at(g));
+  }
   auto key_of = [&](size_t i, const CollectiveCall& c) {
     return CallKey{local_to_global[i][c.group], c.seq};
   };
@@ -668,18 +663,41 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
   for (size_t i = 0; i < n; ++i) r.ranks[i].clock_offset_ns = offset[i];
 
   // ---- collectives matched across ranks ----
-  std::unordered_map<CallKey, std::vector<Arrival>, CallKeyHash> calls;
+  // Every call once, as (rank row, index in its summary), sorted by key (group, sequence number),
+  // then by aligned arrival and rank row: each key's arrivals are one run. Beside the summaries
+  // this takes 8 bytes a call, not a copy of every call in a map by key.
+  struct Ref {
+    uint32_t row;
+    uint32_t call;
+  };
+  auto call_of = [&](const Ref& x) -> const CollectiveCall& { return sums[x.row].calls[x.call]; };
+  auto start_of = [&](const Ref& x) { return call_of(x).start_ns + offset[x.row]; };
+  auto end_of = [&](const Ref& x) { return call_of(x).end_ns + offset[x.row]; };
+  auto ref_key = [&](const Ref& x) { return key_of(x.row, call_of(x)); };
+  std::vector<Ref> refs;
+  {
+    size_t total = 0;
+    for (const RankSummary& s : sums) total += s.calls.size();
+    refs.reserve(total);
+  }
   for (size_t i = 0; i < n; ++i)
-    for (const CollectiveCall& c : sums[i].calls)
-      calls[key_of(i, c)].push_back({static_cast<uint32_t>(i), c.start_ns + offset[i],
-                                     c.end_ns + offset[i], c.bytes, c.group_size, c.name, c.dtype});
-  std::vector<CallKey> keys;
-  keys.reserve(calls.size());
-  for (const auto& [k, v] : calls) keys.push_back(k);
-  std::sort(keys.begin(), keys.end(), [&](const CallKey& a, const CallKey& b) {
-    if (a.group != b.group) return group_text[a.group] < group_text[b.group];
-    return a.seq < b.seq;
+    for (size_t j = 0; j < sums[i].calls.size(); ++j)
+      refs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j)});
+  std::sort(refs.begin(), refs.end(), [&](const Ref& a, const Ref& b) {
+    CallKey ka = ref_key(a), kb = ref_key(b);
+    if (ka.group != kb.group) return ka.group < kb.group;
+    if (ka.seq != kb.seq) return ka.seq < kb.seq;
+    int64_t sa = start_of(a), sb = start_of(b);
+    return sa != sb ? sa < sb : a.row < b.row;
   });
+  std::vector<size_t> run;  // where each key's arrivals begin in `refs`, then refs.size()
+  for (size_t i = 0; i < refs.size(); ++i)
+    if (i == 0 || !(ref_key(refs[i]) == ref_key(refs[i - 1]))) run.push_back(i);
+  run.push_back(refs.size());
+  const size_t keys = run.size() - 1;
+  auto arrivals = [&](size_t k) {
+    return std::span<const Ref>(refs.data() + run[k], run[k + 1] - run[k]);
+  };
   std::vector<std::vector<int64_t>> late_by(n);
   struct Late {
     int64_t late_by;
@@ -697,23 +715,20 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     }
   };
   std::map<BucketKey, SizeBucket> buckets;
-  for (size_t k = 0; k < keys.size(); ++k) {
-    std::vector<Arrival>& a = calls[keys[k]];
-    std::stable_sort(a.begin(), a.end(), [](const Arrival& x, const Arrival& y) {
-      return x.start != y.start ? x.start < y.start : x.rank_row < y.rank_row;
-    });
+  for (size_t k = 0; k < keys; ++k) {
+    std::span<const Ref> a = arrivals(k);
     // Bandwidth: the shortest kernel of the call moves the data without waiting.
     int64_t transfer = INT64_MAX, bytes = 0;
     int32_t group_size = 0;
-    for (const Arrival& x : a) {
-      transfer = std::min(transfer, x.end - x.start);
-      bytes = std::max(bytes, x.bytes);
-      group_size = std::max(group_size, x.group_size);
+    for (const Ref& x : a) {
+      transfer = std::min(transfer, end_of(x) - start_of(x));
+      bytes = std::max(bytes, call_of(x).bytes);
+      group_size = std::max(group_size, call_of(x).group_size);
     }
     if (bytes > 0 && transfer > 0) {
       int64_t lo = 1;
       while (lo <= bytes / 2) lo *= 2;
-      const std::string& name = sums[a.front().rank_row].names[a.front().name];
+      const std::string& name = sums[a.front().row].names[call_of(a.front()).name];
       SizeBucket& b = buckets[{name, lo}];
       b.name = name;
       b.min_bytes = lo;
@@ -724,13 +739,13 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     }
     if (a.size() < 2) continue;
     ++r.matched_calls;
-    for (const Arrival& x : a) ++r.ranks[x.rank_row].collective_calls;
-    const Arrival& last = a.back();
-    int64_t late = last.start - a[a.size() - 2].start;
-    RankStats& lr = r.ranks[last.rank_row];
+    for (const Ref& x : a) ++r.ranks[x.row].collective_calls;
+    const Ref& last = a.back();
+    int64_t late = start_of(last) - start_of(a[a.size() - 2]);
+    RankStats& lr = r.ranks[last.row];
     ++lr.last_count;
     lr.late_total_ns += late;
-    late_by[last.rank_row].push_back(late);
+    late_by[last.row].push_back(late);
     if (o.top_calls > 0) {
       worst.push({late, k});
       if (worst.size() > o.top_calls) worst.pop();
@@ -738,18 +753,19 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
   }
   while (!worst.empty()) {
     const Late& w = worst.top();
-    const std::vector<Arrival>& a = calls[keys[w.key]];
-    const Arrival& last = a.back();
+    std::span<const Ref> a = arrivals(w.key);
+    const Ref& last = a.back();
     LateCall c;
-    c.group = group_text[keys[w.key].group];
-    c.seq = keys[w.key].seq;
-    c.name = sums[last.rank_row].names[last.name];
-    for (const Arrival& x : a) c.bytes = std::max(c.bytes, x.bytes);
+    CallKey key = ref_key(last);
+    c.group = group_text[key.group];
+    c.seq = key.seq;
+    c.name = sums[last.row].names[call_of(last).name];
+    for (const Ref& x : a) c.bytes = std::max(c.bytes, call_of(x).bytes);
     c.ranks = static_cast<uint32_t>(a.size());
-    c.last_rank = r.ranks[last.rank_row].rank;
+    c.last_rank = r.ranks[last.row].rank;
     c.late_by_ns = w.late_by;
-    c.spread_ns = last.start - a.front().start;
-    c.aligned_start_ns = last.start;
+    c.spread_ns = start_of(last) - start_of(a.front());
+    c.aligned_start_ns = start_of(last);
     r.late_calls.push_back(std::move(c));
     worst.pop();
   }
