@@ -3,7 +3,10 @@
 # snapshot loads as) against the file's size: the largest shared snapshot and synthetic pickles
 # of growing size (bench/gen_memory_snapshot.py, written under $TMPDIR and removed after), with
 # Python's own pickle.load of the same file as the baseline where it fits (PY_MAX entries).
-# Usage: bench/memory_snapshot_rss.sh MLPROF [ENTRIES...]   (default 1000000 4000000 16000000)
+# BASELINE=OTHER_MLPROF (e.g. a build of an older commit) measures that binary on the same files in
+# the same run and prints mlprof's RSS as a ratio of it.
+# Usage: [BASELINE=old/mlprof] bench/memory_snapshot_rss.sh MLPROF [ENTRIES...]
+#        (default 1000000 4000000 16000000)
 set -eu
 MLPROF=$1
 shift
@@ -24,6 +27,11 @@ measure() {  # label file entries
   printf '%-38s %12s B %10s entries  mlprof %8.1f MB peak RSS (%.2fx the file, %s B/entry), %s s CPU' \
     "$1" "$bytes" "$3" "$(echo "$rss / 1024" | bc -l)" "$(echo "$rss * 1024 / $bytes" | bc -l)" \
     "$([[ $3 -gt 0 ]] && echo "$rss * 1024 / $3" | bc || echo -)" "$user"
+  if [[ -n ${BASELINE:-} ]]; then
+    out=$( { /usr/bin/time -f "%M %U" "$BASELINE" memory --json "$2" >/dev/null; } 2>&1 | tail -1)
+    printf '; baseline %8.1f MB, %s s CPU (mlprof %.2fx of it)' "$(echo "${out% *} / 1024" | bc -l)" \
+      "${out#* }" "$(echo "$rss / ${out% *}" | bc -l)"
+  fi
   if [[ $3 -le $PY_MAX ]]; then
     out=$( { /usr/bin/time -f "%M %U" python3 -c "import gzip,pickle,sys; f=sys.argv[1]; pickle.load((gzip.open if f.endswith('.gz') else open)(f,'rb'))" "$2"; } 2>&1 | tail -1)
     printf '; python pickle.load %8.1f MB (%.1fx mlprof)' "$(echo "${out% *} / 1024" | bc -l)" \

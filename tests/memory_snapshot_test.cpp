@@ -14,8 +14,8 @@
 #include "mlprof/analysis_set.h"
 #include "mlprof/import.h"
 #include "mlprof/memory_snapshot.h"
-#include "render/memory_snapshot_render.h"
 #include "render/analysis_output.h"
+#include "render/memory_snapshot_render.h"
 
 using namespace mlprof;
 
@@ -206,4 +206,131 @@ TEST(MemorySnapshot, LoadedAsATraceTheStageHasTheAllocatorView) {
   std::string text = render_analysis_text(set, AnalysisId::kMemorySnapshot);
   EXPECT_NE(text.find("OOM at entry 2 (+2"), std::string::npos) << text;
   std::remove(path.c_str());
+}
+
+namespace {
+
+std::vector<SnapshotTraceEntry> decoded(const SnapshotTrace& t, size_t begin, size_t end) {
+  std::vector<SnapshotTraceEntry> out;
+  t.for_each(begin, end, [&](size_t, const SnapshotTraceEntry& e) { out.push_back(e); });
+  return out;
+}
+
+bool same(const SnapshotTraceEntry& a, const SnapshotTraceEntry& b) {
+  return a.addr == b.addr && a.size == b.size && a.time_us == b.time_us && a.stream == b.stream &&
+         a.stack == b.stack && a.text == b.text && a.device == b.device && a.action == b.action;
+}
+
+}  // namespace
+
+// The encoded trace gives back every field exactly: extreme and negative values, addresses that
+// go down, missing times, stream changes, several devices, ranges that start inside a device.
+TEST(MemorySnapshot, EncodedTraceRoundTrips) {
+  std::vector<SnapshotTraceEntry> in;
+  uint64_t x = 88172645463325252ull;
+  auto rnd = [&] {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return x;
+  };
+  for (int16_t device : {0, 1, 3}) {
+    for (int k = 0; k < 70000; ++k) {  // several 1 MiB blocks per device
+      SnapshotTraceEntry e;
+      e.device = device;
+      e.action = static_cast<SnapshotAction>(rnd() % kSnapshotActionCount);
+      e.addr = k % 7 == 0 ? rnd() : 0x7f0000000000ull + (rnd() % (1ull << 34));
+      e.size = k % 11 == 0 ? -static_cast<int64_t>(rnd() % 1000) : static_cast<int64_t>(rnd() >> 1);
+      e.time_us = k % 5 == 0 ? -1 : static_cast<int64_t>(1700000000000000ll + k * 3 - (rnd() % 9));
+      e.stream = k % 13 == 0 ? static_cast<int64_t>(rnd()) : 0;
+      e.stack = static_cast<uint32_t>(rnd() % 3 == 0 ? 0 : rnd());
+      e.text = static_cast<StringId>(k % 17 == 0 ? rnd() : 0);
+      in.push_back(e);
+    }
+  }
+  in[5].addr = ~0ull;
+  in[6].addr = 0;
+  in[7].size = INT64_MIN;
+  in[8].size = INT64_MAX;
+  in[9].time_us = INT64_MAX;
+  SnapshotTrace t = SnapshotTrace::from_entries(in);
+  ASSERT_EQ(t.size(), in.size());
+  ASSERT_EQ(t.parts().size(), 3u);
+  EXPECT_LT(t.encoded_bytes(), in.size() * sizeof(SnapshotTraceEntry));
+  std::vector<SnapshotTraceEntry> all = decoded(t, 0, t.size());
+  ASSERT_EQ(all.size(), in.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < in.size(); ++i) bad += !same(all[i], in[i]);
+  EXPECT_EQ(bad, 0u);
+  // A device's range, and a range that starts and ends inside one.
+  std::vector<SnapshotTraceEntry> dev1 = decoded(t, 70000, 140000);
+  ASSERT_EQ(dev1.size(), 70000u);
+  EXPECT_TRUE(same(dev1.front(), in[70000]) && same(dev1.back(), in[139999]));
+  std::vector<SnapshotTraceEntry> mid = decoded(t, 100000, 100003);
+  ASSERT_EQ(mid.size(), 3u);
+  EXPECT_TRUE(same(mid[0], in[100000]) && same(mid[2], in[100002]));
+  EXPECT_TRUE(decoded(t, t.size(), t.size()).empty());
+  // Stopping early.
+  size_t seen = 0;
+  t.for_each([&](size_t, const SnapshotTraceEntry&) { return ++seen < 10; });
+  EXPECT_EQ(seen, 10u);
+}
+
+// A trace far beyond kSnapshotTraceFullEntries loads as a bounded Trace: per bucket its lowest
+// and highest replayed point, so the replayed peak (computed here from the plain entries) is the
+// Trace's peak, and the net change is kept; the allocator view still replays every entry.
+TEST(MemorySnapshot, HugeTraceIsDownsampledInTheTraceNotInTheReplay) {
+  MemorySnapshot s;
+  s.source = "huge";
+  std::vector<SnapshotTraceEntry> in;
+  const size_t n = 3 * kSnapshotTraceFullEntries + 123;
+  std::vector<std::pair<uint64_t, int64_t>> live;
+  uint64_t next = 0x10000, x = 12345;
+  int64_t active = 0, peak = 0;
+  for (size_t k = 0; k < n; ++k) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    SnapshotTraceEntry e;
+    e.time_us = static_cast<int64_t>(1000 + k);
+    // A slow rise with noise, then a fall: one clear peak somewhere in the middle.
+    bool grow = live.empty() || (x >> 33) % 100 < (k < n / 2 ? 55u : 40u);
+    if (grow) {
+      e.action = SnapshotAction::kAlloc;
+      e.addr = next;
+      e.size = static_cast<int64_t>(512 * (1 + (x >> 40) % 64));
+      next += static_cast<uint64_t>(e.size);
+      live.emplace_back(e.addr, e.size);
+      active += e.size;
+    } else {
+      size_t j = (x >> 20) % live.size();
+      e.action = SnapshotAction::kFreeCompleted;
+      e.addr = live[j].first;
+      e.size = live[j].second;
+      live[j] = live.back();
+      live.pop_back();
+      active -= e.size;
+    }
+    peak = std::max(peak, active);
+    in.push_back(e);
+  }
+  s.trace = SnapshotTrace::from_entries(in);
+  Trace t = memory_snapshot_to_trace(s);
+  EXPECT_LE(t.memory.size(), kSnapshotTraceFullEntries + 2);
+  EXPECT_GT(t.memory.size(), kSnapshotTraceFullEntries / 2);
+  int64_t trace_peak = 0, sum = 0;
+  for (size_t i = 0; i < t.memory.size(); ++i) {
+    trace_peak = std::max(trace_peak, t.memory.total_allocated[i]);
+    sum += t.memory.bytes[i];
+    EXPECT_EQ(t.memory.addr[i], 0u);
+    EXPECT_EQ(sum, t.memory.total_allocated[i]);
+  }
+  EXPECT_EQ(trace_peak, peak);
+  EXPECT_EQ(sum, active);
+  bool noted = false;
+  for (const auto& [k, v] : t.meta.extra)
+    noted |= k == "mlprof_snapshot_downsampled_gpu0" &&
+             v.find("\"entries\": " + std::to_string(n)) != std::string::npos;
+  EXPECT_TRUE(noted);
+  SnapshotResult r = analyze_memory_snapshot(s);
+  ASSERT_EQ(r.devices.size(), 1u);
+  EXPECT_EQ(r.devices[0].entries, n);
+  EXPECT_EQ(r.devices[0].peak_active, peak);
+  EXPECT_EQ(r.devices[0].end_active, active);
 }

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -67,6 +69,79 @@ struct SnapshotTraceEntry {
   SnapshotAction action = SnapshotAction::kOther;
 };
 
+// The allocator trace of every device, device by device, each in recorded (oldest first)
+// order, encoded as it streams in: a header byte (action, which optional fields follow), then
+// varints of the time and address deltas from the entry before, the size, and the stream, stack
+// and text when present (about 12 bytes an entry, against 48 for SnapshotTraceEntry and ~100
+// for the Python dict). Kept in 1 MiB blocks that never move (no doubling copies). Read
+// sequentially with a Cursor over one device's range or the whole trace.
+class SnapshotTrace {
+ public:
+  struct Part {  // one device's entries
+    int32_t device = 0;
+    size_t begin = 0, end = 0;  // entry indices over the whole trace
+    std::vector<std::unique_ptr<uint8_t[]>> blocks;
+    std::vector<uint32_t> used;  // bytes used in each block
+  };
+  // Appends to the part being written (one per source list; device set later).
+  class Writer {
+   public:
+    void add(const SnapshotTraceEntry& e);
+    size_t size() const { return count_; }
+
+   private:
+    friend class SnapshotTrace;
+    Part part_;
+    size_t count_ = 0;
+    uint64_t prev_addr_ = 0;
+    int64_t prev_time_ = 0, prev_stream_ = 0;
+  };
+  class Cursor {  // entries [begin, end) in order
+   public:
+    bool next(SnapshotTraceEntry& out);
+
+   private:
+    friend class SnapshotTrace;
+    const SnapshotTrace* t_ = nullptr;
+    size_t part_ = 0, block_ = 0, pos_ = 0, index_ = 0, end_ = 0;
+    uint64_t prev_addr_ = 0;
+    int64_t prev_time_ = 0, prev_stream_ = 0;
+  };
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const std::vector<Part>& parts() const { return parts_; }
+  uint64_t encoded_bytes() const;
+  // [begin, end) must start where a part starts (a device's range, or 0) and may end anywhere.
+  Cursor cursor(size_t begin, size_t end) const;
+  Cursor cursor() const { return cursor(0, size_); }
+  // Calls fn(index, entry) for entries [begin, end) in order; fn may return false to stop.
+  template <class F>
+  void for_each(size_t begin, size_t end, F&& fn) const {
+    Cursor c = cursor(begin, end);
+    SnapshotTraceEntry e;
+    for (size_t i = begin; c.next(e); ++i) {
+      if constexpr (std::is_same_v<decltype(fn(i, e)), bool>) {
+        if (!fn(i, e)) return;
+      } else {
+        fn(i, e);
+      }
+    }
+  }
+  template <class F>
+  void for_each(F&& fn) const {
+    for_each(0, size_, std::forward<F>(fn));
+  }
+  // Adds a written part as the entries of `device` (parts must come in device order).
+  void add_part(Writer&& w, int32_t device);
+  // Tests: a trace from plain entries (device order).
+  static SnapshotTrace from_entries(const std::vector<SnapshotTraceEntry>& entries);
+
+ private:
+  std::vector<Part> parts_;
+  size_t size_ = 0;
+};
+
 struct SnapshotAnnotation {  // external_annotations (record_function START/END)
   StringId name = 0;
   bool start = true;
@@ -84,7 +159,7 @@ struct MemorySnapshot {
   std::vector<SnapshotSegment> segments;
   std::vector<SnapshotBlock> blocks;
   // Every device's trace, device by device, each in recorded (oldest first) order.
-  std::vector<SnapshotTraceEntry> trace;
+  SnapshotTrace trace;
   std::vector<SnapshotAnnotation> annotations;
   // allocator_settings: key -> value as JSON text.
   std::vector<std::pair<std::string, std::string>> allocator_settings;
@@ -130,7 +205,13 @@ std::vector<SnapshotDeviceRange> snapshot_devices(const MemorySnapshot& snapshot
 // The snapshot as a Trace: one GPU memory track per device with the trace replayed as memory
 // events (+size at alloc, -size at free_completed; totals = replayed active bytes and reserved
 // segment bytes), instants for oom/segment/snapshot/annotate entries and record_function ranges
-// as slices. Entries without time_us are placed 1 us apart.
+// as slices. Entries without time_us are placed 1 us apart. A device with more than
+// kSnapshotTraceFullEntries entries is downsampled so the Trace stays bounded: per bucket of
+// entries (kSnapshotTraceFullEntries / 2 buckets) its lowest and highest replayed point as
+// memory events with address 0 (their totals exact, the peak among them), and instants past
+// kSnapshotTraceFullEntries other than OOMs left out; meta.extra says so
+// ("mlprof_snapshot_downsampled_gpuN"). The allocator view replays every entry either way.
+inline constexpr size_t kSnapshotTraceFullEntries = size_t{1} << 18;
 Trace memory_snapshot_to_trace(const MemorySnapshot& snapshot);
 
 }  // namespace mlprof

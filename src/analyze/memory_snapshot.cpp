@@ -114,8 +114,7 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange&
   ReplayPoint bucket_max;
   bool bucket_open = false;
   std::vector<uint64_t> oom_indices;
-  for (size_t i = dr.begin; i < dr.end; ++i) {
-    const SnapshotTraceEntry& e = s.trace[i];
+  s.trace.for_each(dr.begin, dr.end, [&](size_t i, const SnapshotTraceEntry& e) {
     uint64_t idx = i - dr.begin;
     ++r.action_counts[static_cast<int>(e.action)];
     if (e.time_us >= 0) {
@@ -180,7 +179,7 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange&
       oom.reserved = reserved;
       r.ooms.push_back(std::move(oom));
     }
-  }
+  });
   r.end_active = active;
   r.end_reserved = reserved;
   if (r.peak_index < 0 && oom_indices.empty()) {
@@ -194,8 +193,7 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange&
   std::unordered_map<uint64_t, Live> live;
   {
     std::unordered_map<uint64_t, int> allocated_in_trace;
-    for (size_t i = dr.begin; i < dr.end; ++i) {
-      const SnapshotTraceEntry& e = s.trace[i];
+    s.trace.for_each(dr.begin, dr.end, [&](size_t, const SnapshotTraceEntry& e) {
       if (e.action == SnapshotAction::kAlloc) {
         allocated_in_trace[e.addr] = 1;
       } else if (e.action == SnapshotAction::kFreeCompleted && !allocated_in_trace.count(e.addr)) {
@@ -203,7 +201,7 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange&
       } else if (e.action == SnapshotAction::kFreeCompleted) {
         allocated_in_trace.erase(e.addr);
       }
-    }
+    });
     for (const SnapshotSegment& seg : s.segments) {
       if (seg.device != dr.device) continue;
       for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
@@ -222,16 +220,15 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange&
   };
   size_t next_oom = 0;
   if (r.peak_index < 0) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
-  for (size_t i = dr.begin; i < dr.end; ++i) {
-    const SnapshotTraceEntry& e = s.trace[i];
+  s.trace.for_each(dr.begin, dr.end, [&](size_t i, const SnapshotTraceEntry& e) {
     int64_t idx = static_cast<int64_t>(i - dr.begin);
     if (e.action == SnapshotAction::kAlloc) live[e.addr] = Live{e.size, e.stack};
     if (e.action == SnapshotAction::kFreeCompleted) live.erase(e.addr);
     if (idx == r.peak_index) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
     while (next_oom < r.ooms.size() && static_cast<int64_t>(r.ooms[next_oom].index) == idx)
       tally_live(r.ooms[next_oom++].holders, nullptr);
-    if (idx >= r.peak_index && next_oom == r.ooms.size()) break;
-  }
+    return !(idx >= r.peak_index && next_oom == r.ooms.size());
+  });
   return r;
 }
 
@@ -246,9 +243,10 @@ SnapshotResult analyze_memory_snapshot(const MemorySnapshot& s, const SnapshotOp
   r.blocks = s.blocks.size();
   r.allocator_settings = s.allocator_settings;
   r.annotations = s.annotations.size();
-  for (const SnapshotTraceEntry& e : s.trace)
+  s.trace.for_each([&](size_t, const SnapshotTraceEntry& e) {
     if (e.time_us >= 0 && (r.start_time_us < 0 || e.time_us < r.start_time_us))
       r.start_time_us = e.time_us;
+  });
   for (const SnapshotAnnotation& a : s.annotations)
     if (a.time_us >= 0 && (r.start_time_us < 0 || a.time_us < r.start_time_us))
       r.start_time_us = a.time_us;

@@ -131,7 +131,7 @@ class SnapshotAssembler : public PyAssembler {
     if (!segs && !traces)
       return Status::error(name + ": not a memory snapshot (no 'segments' or 'device_traces' key)");
     // Device of each list that took entries (its index in device_traces; -1: another list).
-    std::vector<int32_t> device_of_list(list_serials_.size(), -1);
+    std::vector<int32_t> device_of_list(writers_.size(), -1);
     if (traces && traces->type() == PyKind::kList) {
       const auto& lists = traces->obj->items;
       for (size_t k = 0; k < lists.size() && k <= INT16_MAX; ++k)
@@ -139,23 +139,15 @@ class SnapshotAssembler : public PyAssembler {
           if (auto it = list_ids_.find(lists[k].obj->serial); it != list_ids_.end())
             device_of_list[it->second] = static_cast<int32_t>(k);
     }
-    // Entries of lists outside device_traces (host_traces) are not device memory: dropped, in
-    // place (a multi-GB snapshot has no room for a second copy of its entries).
-    std::vector<SnapshotTraceEntry>& trace = snap_.trace;
-    size_t kept = 0;
-    for (size_t k = 0; k < trace.size(); ++k) {
-      int32_t device = device_of_list[entry_list_[k]];
-      if (device < 0) continue;
-      trace[k].device = static_cast<int16_t>(device);
-      trace[kept++] = trace[k];
-    }
-    trace.resize(kept);
-    // Devices in order, each device's entries in recorded order (already so when the lists were
-    // written one after the other, the usual case: no sort buffer then).
-    auto by_device = [](const auto& a, const auto& b) { return a.device < b.device; };
-    if (!std::is_sorted(trace.begin(), trace.end(), by_device))
-      std::stable_sort(trace.begin(), trace.end(), by_device);
-    std::vector<uint32_t>().swap(entry_list_);
+    // Entries of lists outside device_traces (host_traces) are not device memory: dropped.
+    // Devices in order, each device's entries in recorded order.
+    std::vector<uint32_t> order;
+    for (uint32_t k = 0; k < writers_.size(); ++k)
+      if (device_of_list[k] >= 0) order.push_back(k);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return device_of_list[a] < device_of_list[b]; });
+    for (uint32_t k : order) snap_.trace.add_part(std::move(writers_[k]), device_of_list[k]);
+    writers_.clear();
     for (size_t k = 0; k + 1 < d.items.size(); k += 2) {
       std::string_view key = d.items[k].str();
       const PyVal& v = d.items[k + 1];
@@ -239,16 +231,14 @@ class SnapshotAssembler : public PyAssembler {
     e.stack = get_stack(py_get(d, "frames"));
     if (const PyVal* um = py_get(d, "user_metadata"); um && um->type() == PyKind::kStr)
       e.text = snap_.strings.intern(um->str());
-    snap_.trace.push_back(e);
-    // Which list took the entry, as a small id (lists are few: one per device and host trace).
-    if (list_serial != last_serial_ || list_serials_.empty()) {
-      auto [it, added] =
-          list_ids_.emplace(list_serial, static_cast<uint32_t>(list_serials_.size()));
-      if (added) list_serials_.push_back(list_serial);
+    // Each list that takes entries (one per device and host trace) encodes its own.
+    if (list_serial != last_serial_ || writers_.empty()) {
+      auto [it, added] = list_ids_.emplace(list_serial, static_cast<uint32_t>(writers_.size()));
+      if (added) writers_.emplace_back();
       last_serial_ = list_serial;
       last_id_ = it->second;
     }
-    entry_list_.push_back(last_id_);
+    writers_[last_id_].add(e);
   }
 
   Status add_segment(const PyObj& d) {
@@ -302,9 +292,8 @@ class SnapshotAssembler : public PyAssembler {
   }
 
   MemorySnapshot& snap_;
-  std::vector<uint32_t> entry_list_;                 // per trace entry: id of the list that took it
-  std::unordered_map<uint64_t, uint32_t> list_ids_;  // list serial -> id
-  std::vector<uint64_t> list_serials_;               // id -> list serial
+  std::vector<SnapshotTrace::Writer> writers_;       // per list that took entries
+  std::unordered_map<uint64_t, uint32_t> list_ids_;  // list serial -> writers_ index
   uint64_t last_serial_ = 0;
   uint32_t last_id_ = 0;
   std::unordered_map<std::vector<StringId>, uint32_t, VecHash> stack_ids_;

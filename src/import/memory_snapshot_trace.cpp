@@ -29,11 +29,10 @@ Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
   };
   // Entries without time_us sit 1 us apart from the first timed one (or from 0).
   int64_t t_first = -1;
-  for (const SnapshotTraceEntry& e : s.trace)
-    if (e.time_us >= 0) {
-      t_first = e.time_us;
-      break;
-    }
+  s.trace.for_each([&](size_t, const SnapshotTraceEntry& e) {
+    if (e.time_us >= 0) t_first = e.time_us;
+    return t_first < 0;
+  });
   for (const SnapshotDeviceRange& dr : snapshot_devices(s)) {
     uint32_t proc = b.process(dr.device);
     b.trace().processes[proc].name =
@@ -47,8 +46,39 @@ Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
     int64_t last_ts = (t_first >= 0 ? t_first : 0) * 1000;
     b.add_counter(active_series, last_ts, static_cast<double>(active));
     b.add_counter(reserved_series, last_ts, static_cast<double>(reserved));
-    for (size_t i = dr.begin; i < dr.end; ++i) {
-      const SnapshotTraceEntry& e = s.trace[i];
+    // A huge trace keeps per bucket of entries only its lowest and highest point (exact totals,
+    // the peak included, address 0 = not pairable), so the Trace stays bounded whatever the
+    // snapshot's size; the allocator view (analyze_memory_snapshot) replays every entry.
+    size_t n = dr.end - dr.begin;
+    size_t per_bucket = n <= kSnapshotTraceFullEntries ? 0
+                                                       : (n + kSnapshotTraceFullEntries / 2 - 1) /
+                                                             (kSnapshotTraceFullEntries / 2);
+    struct Point {
+      size_t idx;
+      int64_t ts, active, reserved;
+      uint32_t stack;
+    };
+    Point lo{}, hi{}, last{};
+    bool open_bucket = false;
+    size_t bucket = 0;
+    int64_t emitted = start.active;
+    uint64_t memory_events = 0, instants = 0, instants_left_out = 0;
+    auto emit = [&](const Point& p) {
+      b.add_memory(track, p.ts, 0, p.active - emitted, DeviceType::kCuda,
+                   static_cast<int16_t>(dr.device), p.active, p.reserved, trace_stack(p.stack));
+      b.add_counter(active_series, p.ts, static_cast<double>(p.active));
+      emitted = p.active;
+      ++memory_events;
+    };
+    auto flush = [&] {
+      if (!open_bucket) return;
+      const Point& first = lo.idx <= hi.idx ? lo : hi;
+      const Point& second = lo.idx <= hi.idx ? hi : lo;
+      emit(first);
+      if (second.idx != first.idx) emit(second);
+      open_bucket = false;
+    };
+    s.trace.for_each(dr.begin, dr.end, [&](size_t i, const SnapshotTraceEntry& e) {
       int64_t ts = e.time_us >= 0 ? e.time_us * 1000 : last_ts + 1000;
       last_ts = ts;
       switch (e.action) {
@@ -56,14 +86,44 @@ Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
         case SnapshotAction::kFreeCompleted: {
           int64_t delta = e.action == SnapshotAction::kAlloc ? e.size : -e.size;
           active += delta;
-          b.add_memory(track, ts, e.addr, delta, DeviceType::kCuda, static_cast<int16_t>(dr.device),
-                       active, reserved, trace_stack(e.stack));
-          b.add_counter(active_series, ts, static_cast<double>(active));
+          if (!per_bucket) {
+            b.add_memory(track, ts, e.addr, delta, DeviceType::kCuda,
+                         static_cast<int16_t>(dr.device), active, reserved, trace_stack(e.stack));
+            b.add_counter(active_series, ts, static_cast<double>(active));
+            ++memory_events;
+            break;
+          }
+          size_t k = (i - dr.begin) / per_bucket;
+          if (open_bucket && k != bucket) flush();
+          Point p{i, ts, active, reserved, e.stack};
+          last = p;
+          if (!open_bucket) {
+            lo = hi = p;
+            bucket = k;
+            open_bucket = true;
+          } else if (active < lo.active) {
+            lo = p;
+          } else if (active > hi.active) {
+            hi = p;
+          }
           break;
         }
         case SnapshotAction::kFreeRequested:
           break;  // counted at free_completed
         default: {
+          // Instants (segment, OOM, snapshot, annotate) are few in real snapshots; past the
+          // bound only OOMs are kept.
+          if (instants >= kSnapshotTraceFullEntries && e.action != SnapshotAction::kOom) {
+            ++instants_left_out;
+            if (e.action >= SnapshotAction::kSegmentAlloc &&
+                e.action <= SnapshotAction::kSegmentUnmap)
+              reserved += (e.action == SnapshotAction::kSegmentAlloc ||
+                           e.action == SnapshotAction::kSegmentMap)
+                              ? e.size
+                              : -e.size;
+            break;
+          }
+          ++instants;
           if (e.action == SnapshotAction::kSegmentAlloc || e.action == SnapshotAction::kSegmentMap)
             reserved += e.size;
           if (e.action == SnapshotAction::kSegmentFree || e.action == SnapshotAction::kSegmentUnmap)
@@ -84,6 +144,15 @@ Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
                         b.args_since(mark));
         }
       }
+    });
+    flush();
+    if (per_bucket && last.active != emitted) emit(last);  // the end state too
+    if (per_bucket || instants_left_out) {
+      b.trace().meta.extra.emplace_back(
+          "mlprof_snapshot_downsampled_gpu" + std::to_string(dr.device),
+          "{\"entries\": " + std::to_string(n) + ", \"entries_per_bucket\": " +
+              std::to_string(per_bucket) + ", \"memory_events\": " + std::to_string(memory_events) +
+              ", \"instants_left_out\": " + std::to_string(instants_left_out) + "}");
     }
   }
   // record_function ranges (external_annotations): START/END pairs per name, as slices.

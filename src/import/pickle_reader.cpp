@@ -73,9 +73,11 @@ uint64_t le(const unsigned char* p, int n) {
 // no slot can be forgotten. A snapshot has a few memo slots per trace entry (the entry's dict,
 // its frames list, a fresh "N/A" string), so a multi-GB file has hundreds of millions. Slots are
 // kept in chunks of 64Ki: the two newest chunks hold full values; older chunks are packed into
-// one 8-byte word per slot (records the assembler took away: empty; frames lists: their stack
-// id; shared short strings: their index) with anything else in a per-chunk overflow list. Chunks
-// never move, so the memo grows without the copy a doubling vector makes.
+// one word per slot (records the assembler took away: empty; frames lists: their stack id;
+// shared short strings: their index; anything else, or a payload that does not fit, in a
+// per-chunk overflow list): 2 bytes (2 tag bits, 14 bits of payload) when every slot of the
+// chunk fits, as in PyTorch's files (few stacks and shared strings), else 4 bytes (30 bits).
+// Chunks never move, so the memo grows without the copy a doubling vector makes.
 class Memo {
  public:
   static constexpr size_t kChunkBits = 16, kChunk = size_t{1} << kChunkBits;
@@ -86,19 +88,29 @@ class Memo {
     size_t c = idx >> kChunkBits, off = idx & (kChunk - 1);
     while (chunks_.size() <= c) chunks_.emplace_back();
     Chunk& ch = chunks_[c];
-    if (ch.packed.empty()) {
+    if (!ch.packed()) {
       if (ch.hot.empty()) ch.hot.resize(kChunk);
       ch.hot[off] = v;
     } else {
-      ch.packed[off] = pack(ch, v);
+      write(ch, off, pack(ch, v));
     }
     size_ = std::max(size_, idx + 1);
     // Records finish within a chunk or two of their MEMOIZE: pack what is older.
     while (packed_below_ + 2 < chunks_.size()) {
       Chunk& old = chunks_[packed_below_++];
       if (old.hot.empty()) continue;
-      old.packed.resize(kChunk);
-      for (size_t k = 0; k < kChunk; ++k) old.packed[k] = pack(old, old.hot[k]);
+      scratch_.resize(kChunk);
+      bool narrow = true;
+      for (size_t k = 0; k < kChunk; ++k) {
+        scratch_[k] = pack(old, old.hot[k]);
+        narrow = narrow && fits16(scratch_[k]);
+      }
+      if (narrow) {
+        old.narrow.resize(kChunk);
+        for (size_t k = 0; k < kChunk; ++k) old.narrow[k] = to16(scratch_[k]);
+      } else {
+        old.wide = scratch_;
+      }
       std::vector<PyVal>().swap(old.hot);
     }
   }
@@ -108,16 +120,16 @@ class Memo {
     size_t c = idx >> kChunkBits, off = idx & (kChunk - 1);
     if (idx >= size_ || c >= chunks_.size()) return false;
     const Chunk& ch = chunks_[c];
-    if (ch.packed.empty()) {
+    if (!ch.packed()) {
       if (ch.hot.empty() || ch.hot[off].type() == PyKind::kNone ||
           ch.hot[off].type() == PyKind::kConsumed)
         return false;
       out = ch.hot[off];
       return true;
     }
-    uint64_t w = ch.packed[off];
-    uint64_t payload = w & kPayload;
-    switch (w >> 62) {
+    uint32_t w = ch.narrow.empty() ? ch.wide[off] : from16(ch.narrow[off]);
+    uint32_t payload = w & kPayload;
+    switch (w >> 30) {
       case kEmpty:
         return false;
       case kStackId:
@@ -137,27 +149,50 @@ class Memo {
   }
 
  private:
-  enum : uint64_t { kEmpty = 0, kStackId = 1, kOverflow = 2, kInterned = 3 };
-  static constexpr uint64_t kPayload = (uint64_t{1} << 62) - 1;
+  enum : uint32_t { kEmpty = 0, kStackId = 1, kOverflow = 2, kInterned = 3 };
+  static constexpr uint32_t kPayload = (uint32_t{1} << 30) - 1;
   struct Chunk {
     std::vector<PyVal> hot;        // kChunk values while new
-    std::vector<uint64_t> packed;  // kChunk words once packed
+    std::vector<uint16_t> narrow;  // kChunk words once packed, when all fit 2 bytes
+    std::vector<uint32_t> wide;    // ... else
     std::vector<PyVal> overflow;   // packed slots that are not empty, a stack or a shared string
+    bool packed() const { return !narrow.empty() || !wide.empty(); }
   };
-  static uint64_t word(uint64_t tag, uint64_t payload) { return tag << 62 | payload; }
-  uint64_t pack(Chunk& ch, const PyVal& v) {
+  static uint32_t word(uint32_t tag, uint64_t payload) {
+    return tag << 30 | static_cast<uint32_t>(payload);
+  }
+  static bool fits16(uint32_t w) { return (w & kPayload) < (1u << 14); }
+  static uint16_t to16(uint32_t w) { return static_cast<uint16_t>((w >> 30) << 14 | (w & 0x3fff)); }
+  static uint32_t from16(uint16_t h) { return word(h >> 14, h & 0x3fff); }
+  // A PUT into a packed chunk (rare): widens a narrow chunk whose new word does not fit.
+  static void write(Chunk& ch, size_t off, uint32_t w) {
+    if (!ch.narrow.empty()) {
+      if (fits16(w)) {
+        ch.narrow[off] = to16(w);
+        return;
+      }
+      ch.wide.resize(kChunk);
+      for (size_t k = 0; k < kChunk; ++k) ch.wide[k] = from16(ch.narrow[k]);
+      std::vector<uint16_t>().swap(ch.narrow);
+    }
+    ch.wide[off] = w;
+  }
+  uint32_t pack(Chunk& ch, const PyVal& v) {
     PyKind k = v.type();
     if (k == PyKind::kNone || k == PyKind::kConsumed) return word(kEmpty, 0);
-    if (k == PyKind::kStack)
-      return word(kStackId, static_cast<uint32_t>(v.obj ? v.obj->stack : v.i));
+    if (k == PyKind::kStack) {
+      uint64_t id = static_cast<uint32_t>(v.obj ? v.obj->stack : v.i);
+      if (id <= kPayload) return word(kStackId, id);
+    }
     if (k == PyKind::kStr && v.obj->serial > 0 && v.obj->serial <= interned_.size() &&
-        interned_[v.obj->serial - 1] == v.obj)
+        interned_[v.obj->serial - 1] == v.obj && v.obj->serial - 1 <= kPayload)
       return word(kInterned, v.obj->serial - 1);
-    ch.overflow.push_back(v);
+    ch.overflow.push_back(v);  // at most kChunk per chunk: fits the payload
     return word(kOverflow, ch.overflow.size() - 1);
   }
   const std::vector<PyRef>& interned_;
   std::vector<Chunk> chunks_;
+  std::vector<uint32_t> scratch_;
   size_t size_ = 0, packed_below_ = 0;
 };
 

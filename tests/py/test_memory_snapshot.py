@@ -9,6 +9,7 @@ import os
 import pickle
 import subprocess
 import sys
+import random
 import tempfile
 from collections import Counter, defaultdict
 
@@ -220,6 +221,49 @@ with tempfile.TemporaryDirectory() as tmp:
         else:
             check(rc == 2 and len(lines) == 1 and p in lines[0] and not out,
                   f"{fname}: rc={rc} err={err.strip()[:200]}")
+
+# Python's own pickler (protocol 4), 300k entries with 30,000 distinct frames lists, each list
+# object used by ten entries: the reader's memo packs old chunks (2-byte words only while stack
+# ids fit 14 bits, 4-byte ones after), and every later entry names its list by LONG_BINGET into
+# an older, packed chunk. The replay here is independent of mlprof; the trace is long enough to
+# be downsampled in the Trace the snapshot loads as (2^18 entries), not in the allocator view.
+rng = random.Random(7)
+frame_objs = [{"filename": f"/m/f{k % 97}.py", "line": k, "name": f"fn{k}"} for k in range(3000)]
+stack_objs = [[frame_objs[(k * 7) % 3000], frame_objs[k % 3000]] for k in range(30000)]
+trace, live, addr = [], [], 1 << 40
+for k in range(300000):
+    if live and (len(live) > 500 or rng.random() < 0.48):
+        a, sz, st = live.pop(rng.randrange(len(live)))
+        trace.append({"action": "free_completed", "addr": a, "size": sz, "stream": 0, "time_us": k,
+                      "frames": stack_objs[st]})
+    else:
+        sz = 512 * rng.randrange(1, 100)
+        st = (k // 10) % 30000
+        live.append((addr, sz, st))
+        trace.append({"action": "alloc", "addr": addr, "size": sz, "stream": 0, "time_us": k,
+                      "frames": stack_objs[st], "compile_context": "N/A" + ""})
+        addr += sz
+many = {"segments": [], "device_traces": [trace]}
+start, peak, peak_i, end, peak_sites = replay(many)
+with tempfile.TemporaryDirectory() as tmp:
+    p = os.path.join(tmp, "many_stacks.pickle")
+    with open(p, "wb") as f:
+        pickle.dump(many, f, protocol=4)
+    rc, out, err = run("memory", p, "--json", "--top", "100000")
+    check(rc == 0, f"many_stacks: exit {rc}: {err.strip()[:300]}")
+    if rc == 0:
+        d = json.loads(out)["devices"][0]
+        check((d["entries"], d["start_active_bytes"], d["peak_active_bytes"], d["peak_index"], d["end_active_bytes"]) ==
+              (len(trace), start, peak, peak_i, end),
+              f"many_stacks: replay {d['entries']} {d['peak_active_bytes']} {d['peak_index']} vs {len(trace)} {peak} {peak_i}")
+        got_sites = {r["site"]: r["bytes"] for r in d["live_at_peak"]}
+        check(sum(got_sites.values()) == sum(peak_sites.values()),
+              f"many_stacks: bytes live at the peak {sum(got_sites.values())} vs {sum(peak_sites.values())}")
+    rc, out, err = run("analyze", p, "--json")
+    check(rc == 0, f"many_stacks analyze: exit {rc}")
+    if rc == 0:
+        mem = json.loads(out)["memory"]["devices"][0]
+        check(mem["peak_allocated"] == peak, f"many_stacks: the downsampled Trace keeps the peak {mem['peak_allocated']} vs {peak}")
 
 print(f"{checked - failures}/{checked} checks passed")
 sys.exit(1 if failures else 0)
