@@ -1,7 +1,9 @@
 #include "mlprof/analyze/memory.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
+#include <string>
 #include <unordered_map>
 
 #include "analyze/memory_order.h"
@@ -43,6 +45,19 @@ std::string slice_context(const Trace& t, int32_t slice) {
   return out;
 }
 
+// The snapshot entries a downsampled device's events stand for (meta.extra
+// "mlprof_snapshot_downsampled_gpuN": {"entries": N, ...}); 0 when it was not downsampled.
+uint64_t downsampled_entries(const Trace& trace, int16_t device) {
+  std::string key = "mlprof_snapshot_downsampled_gpu" + std::to_string(device);
+  for (const auto& [k, v] : trace.meta.extra) {
+    if (k != key) continue;
+    size_t at = v.find("\"entries\": ");
+    if (at == std::string::npos) return 0;
+    return std::strtoull(v.c_str() + at + 11, nullptr, 10);
+  }
+  return 0;
+}
+
 }  // namespace
 
 MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
@@ -68,6 +83,8 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
       d.device = memory_device_label(m.device_type[i], m.device_id[i]);
       d.device_type = m.device_type[i];
       d.device_id = m.device_id[i];
+      if (d.device_type == static_cast<int8_t>(DeviceType::kCuda))
+        d.downsampled_from_entries = downsampled_entries(trace, d.device_id);
       r.devices.push_back(std::move(d));
     }
   }

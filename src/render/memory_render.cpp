@@ -21,6 +21,14 @@ std::string render_memory_text(const MemoryResult& r, size_t width) {
         format_bytes(static_cast<double>(d.bytes_allocated)).c_str(),
         d.allocated_reconstructed ? " (totals reconstructed from Bytes)" : "");
     out += buf;
+    if (d.downsampled_from_entries) {
+      std::snprintf(buf, sizeof buf,
+                    "  (a CUDA memory snapshot of %llu entries, loaded as each bucket's lowest and "
+                    "highest point: peak and end exact, allocs/frees/bytes count the points; "
+                    "`mlprof memory SNAPSHOT` replays every entry)\n",
+                    static_cast<unsigned long long>(d.downsampled_from_entries));
+      out += buf;
+    }
     std::snprintf(buf, sizeof buf, "  peak allocated %s at +%s in %s\n",
                   format_bytes(static_cast<double>(d.peak_allocated)).c_str(),
                   format_duration_ns(static_cast<double>(d.peak_offset_ns)).c_str(),
@@ -84,6 +92,7 @@ void write_memory_json(JsonWriter& w, const MemoryResult& r) {
     w.field("bytes_allocated", d.bytes_allocated);
     w.field("bytes_freed", d.bytes_freed);
     w.field("allocated_reconstructed", d.allocated_reconstructed);
+    if (d.downsampled_from_entries) w.field("downsampled_from_entries", d.downsampled_from_entries);
     w.field("peak_allocated", d.peak_allocated);
     w.field("peak_ts_ns", d.peak_ts_ns);
     w.field("peak_offset_ns", d.peak_offset_ns);

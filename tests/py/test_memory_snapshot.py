@@ -264,6 +264,9 @@ with tempfile.TemporaryDirectory() as tmp:
     if rc == 0:
         mem = json.loads(out)["memory"]["devices"][0]
         check(mem["peak_allocated"] == peak, f"many_stacks: the downsampled Trace keeps the peak {mem['peak_allocated']} vs {peak}")
+        check(mem.get("downsampled_from_entries") == len(trace), f"many_stacks: memory says it is downsampled {mem.get('downsampled_from_entries')}")
+    rc, out, err = run("analyze", p)
+    check(rc == 0 and f"snapshot of {len(trace)} entries, loaded as each bucket" in out.decode(), "many_stacks: analyze text says downsampled")
 
 print(f"{checked - failures}/{checked} checks passed")
 sys.exit(1 if failures else 0)

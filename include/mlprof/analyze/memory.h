@@ -55,6 +55,10 @@ struct DeviceMemory {
   int64_t unfreed_bytes = 0;
   std::vector<UnfreedAllocation> unfreed;  // largest first, cut to top_unfreed
   std::vector<MemoryPoint> timeline;       // downsampled: per time bucket, its peak point
+  // A huge CUDA memory snapshot's device is loaded downsampled (memory_snapshot_to_trace): its
+  // events are per-bucket lowest/highest points standing for this many entries (0: not so).
+  // Peaks and the end state are exact; allocs/frees/bytes count the points' net changes.
+  uint64_t downsampled_from_entries = 0;
 };
 
 struct OpMemory {
