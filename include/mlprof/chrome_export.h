@@ -22,8 +22,10 @@ Status save_chrome_json(const Trace& trace, const std::string& path);
 // ("<process> / <thread>", e.g. "GPU 0 / stream 7"), every time moves by `shift_ns` (the rank's
 // clock offset), and only what lies in [begin_ns, end_ns] (on the rank's own clock) is kept:
 // instants, counter samples and memory events at a time inside it, flows with both ends inside,
-// slices that overlap it, clipped to it (a clipped slice loses its thread time). GPU streams
-// (and counters of GPU processes) have their own window [gpu_begin_ns, gpu_end_ns].
+// slices that overlap it, clipped to it (a clipped slice loses its thread time). A counter
+// series sampled before the window also gets the value in force at begin_ns as a sample there
+// (unless it has one at begin_ns). GPU streams (and counters of GPU processes) have their own
+// window [gpu_begin_ns, gpu_end_ns].
 struct MergedRank {
   int64_t pid = 0;
   std::string name;    // the process name ("rank 3")

@@ -303,8 +303,9 @@ int export_rank_dir(const MergedExportArgs& a) {
           steps ? "per rank: CPU threads from the start of its first ProfilerStep#N with N in the "
                   "range to the end of its last; GPU streams the same steps' GPU windows (as "
                   "mlprof steps: to the end of the GPU work they launched); slices overlapping the "
-                  "window are clipped to it, instants/counters/memory events kept inside it, "
-                  "flows with both ends inside"
+                  "window are clipped to it, instants/counters/memory events kept inside it (a "
+                  "counter's value in force at the window start repeated there), flows with both "
+                  "ends inside"
                 : "everything");
   j.field("events", total);
   j.key("warnings").begin_array();

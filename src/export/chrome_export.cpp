@@ -269,14 +269,30 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
     for (const CounterSeries& cs : t.counter_series)
       prefix_counters |= cs.process != t.counter_series.front().process;
   const CounterTable& c = t.counters;
-  for (size_t i = 0; i < c.size(); ++i) {
-    const CounterSeries& cs = t.counter_series[c.series[i]];
+  auto counter_window = [&](uint32_t series) -> const Window& {
+    return t.processes[t.counter_series[series].process].is_gpu ? gpu : cpu;
+  };
+  // A series sampled before its window starts gets the value in force at the start (its last
+  // sample before it; the later one in the table at equal times) as a sample at the start, unless
+  // it has a sample right there: a counter track shows its level from the window's start.
+  std::vector<size_t> carried;  // per series: that sample, or SIZE_MAX
+  if (r) {
+    carried.assign(t.counter_series.size(), SIZE_MAX);
+    std::vector<bool> at_begin(t.counter_series.size(), false);
+    for (size_t i = 0; i < c.size(); ++i) {
+      const Window& win = counter_window(c.series[i]);
+      if (win.begin > win.end) continue;  // empty window: nothing kept
+      size_t& k = carried[c.series[i]];
+      if (c.ts[i] < win.begin && (k == SIZE_MAX || c.ts[i] >= c.ts[k])) k = i;
+      if (c.ts[i] == win.begin) at_begin[c.series[i]] = true;
+    }
+    for (size_t k = 0; k < carried.size(); ++k)
+      if (at_begin[k]) carried[k] = SIZE_MAX;
+  }
+  auto write_counter = [&](uint32_t series, int64_t ts, double value) {
+    const CounterSeries& cs = t.counter_series[series];
     uint32_t track = first_track[cs.process];
-    if (track == UINT32_MAX) continue;
-    if (!(t.processes[cs.process].is_gpu ? gpu : cpu).point(c.ts[i])) continue;
-    ++count;
-    if (!w) continue;
-    w->begin_event('C', track, c.ts[i]);
+    w->begin_event('C', track, ts);
     if (prefix_counters) {
       std::string name = merged_track_name(t, track);
       name = name.substr(0, name.find(" / ")) + " / " + std::string(t.str(cs.name));
@@ -285,11 +301,22 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
       w->str_field("name", t.str(cs.name));
     }
     char b[40];
-    std::snprintf(b, sizeof b, "%.17g", c.value[i]);
+    std::snprintf(b, sizeof b, "%.17g", value);
     w->buf() += ",\"args\":{\"value\":";
     w->buf() += b;
     w->buf() += "}";
     w->end_event();
+  };
+  for (uint32_t k = 0; k < carried.size(); ++k) {
+    if (carried[k] == SIZE_MAX || first_track[t.counter_series[k].process] == UINT32_MAX) continue;
+    ++count;
+    if (w) write_counter(k, counter_window(k).begin, c.value[carried[k]]);
+  }
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (first_track[t.counter_series[c.series[i]].process] == UINT32_MAX) continue;
+    if (!counter_window(c.series[i]).point(c.ts[i])) continue;
+    ++count;
+    if (w) write_counter(c.series[i], c.ts[i], c.value[i]);
   }
   const FlowTable& f = t.flows;
   for (size_t i = 0; i < f.size(); ++i) {

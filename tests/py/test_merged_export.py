@@ -8,7 +8,9 @@ known clock skews, from the real NCCL and A100 rank traces in the shared folder)
   the residual the trace states (base-time alignment and collective-end alignment);
 * --steps A:B keeps exactly the complete events that overlap each rank's window (from the start of
   its first ProfilerStep#N, A <= N <= B, on a CPU thread, to the end of its last), clipped to it;
-  flows only with both ends inside, with ids unique across ranks;
+  flows only with both ends inside, with ids unique across ranks; counter samples inside the
+  window, plus the value in force at the window start as a sample there (hand-made set: the
+  shared rank traces have no counters);
 * the output re-imports (`mlprof summary --json`); the real 2-rank set works;
 * --max-events refuses a too-large trace and writes nothing; a broken rank file is skipped with
   its name (exit 2 and nothing written under --strict); duplicate/missing ranks are warned.
@@ -309,11 +311,54 @@ def handmade_rank(r):
            {"ph": "i", "name": "late", "s": "t", "ts": 250, **cpu},
            {"ph": "C", "name": "mem", "ts": 150, "args": {"value": 1}, **cpu},
            {"ph": "C", "name": "mem", "ts": 150, "args": {"value": 2}, **gpu}]
+    # Counters sampled before the window: the value in force at its start is repeated there
+    # (the later of two samples at one time), unless the series has a sample at the start.
+    ev += [{"ph": "C", "name": "mem", "ts": 20, "args": {"value": 7}, **cpu},
+           {"ph": "C", "name": "mem", "ts": 60, "args": {"value": 8}, **cpu},
+           {"ph": "C", "name": "mem", "ts": 60, "args": {"value": 9.5}, **cpu},
+           {"ph": "C", "name": "mem", "ts": 250, "args": {"value": 4}, **cpu},
+           {"ph": "C", "name": "util", "ts": 30, "args": {"value": 3}, **cpu},
+           {"ph": "C", "name": "at_start", "ts": 40, "args": {"value": 5}, **cpu},
+           {"ph": "C", "name": "at_start", "ts": 100, "args": {"value": 6}, **cpu},
+           {"ph": "C", "name": "after", "ts": 260, "args": {"value": 1}, **cpu},
+           {"ph": "C", "name": "mem", "ts": 10, "args": {"value": 11}, **gpu}]
     for e in ev:
         if "ts" in e:
             e["ts"] += 5 * r
     return {"distributedInfo": {"rank": r, "world_size": 2},
             "baseTimeNanoseconds": 10**9 - 5000 * r, "traceEvents": ev}
+
+
+def expected_counters(events, windows, shift_ns):
+    """(name, ts ns, value) of the counter samples a merged rank holds, sorted: the samples
+    inside their process's window (a process with GPU work: the GPU window), plus, per series
+    sampled before the window's start and not at it, its last value before the start (the later
+    one at equal times) at the start. Names are "<process label> / <name>" when counters come
+    from more than one process; counters here have one arg, "value"."""
+    gpu_pids = {pid for pid, _ in gpu_tracks(events)}
+    labels = {e["pid"]: e["args"]["labels"] for e in events
+              if e.get("ph") == "M" and e.get("name") == "process_labels"}
+    series = {}  # (pid, name) -> [(ts, value)] in file order
+    for e in events:
+        if e.get("ph") == "C":
+            series.setdefault((e["pid"], e["name"]), []).append((ns(e["ts"]), e["args"]["value"]))
+    prefix = len({pid for pid, _ in series}) > 1
+    out = []
+    for (pid, name), samples in series.items():
+        lo, hi = windows[1] if pid in gpu_pids else windows[0]
+        shown = f"{labels[pid]} / {name}" if prefix else name
+        kept = [(ts, v) for ts, v in samples if lo <= ts <= hi]
+        before = [(ts, v) for ts, v in samples if ts < lo]
+        if before and all(ts != lo for ts, _ in samples):
+            last = max(ts for ts, _ in before)
+            kept.append((lo, [v for ts, v in before if ts == last][-1]))
+        out += [(shown, ts + shift_ns, Decimal(str(v))) for ts, v in kept]
+    return sorted(out)
+
+
+def merged_counters(events):
+    return sorted((e["name"], ns(e["ts"]), Decimal(e["args"]["value"])) for e in events
+                  if e["ph"] == "C")
 
 
 def check_handmade(tmp, out):
@@ -324,7 +369,11 @@ def check_handmade(tmp, out):
     p = export(d, out, "--steps", "2")
     if p.returncode:
         return
-    names, events = processes(load(out))
+    m = load(out)
+    names, events = processes(m)
+    info = m["otherData"]["mlprof_merged"]
+    check(sum(map(len, events.values())) == info["events"],
+          f"handmade: {sum(map(len, events.values()))} events == otherData {info['events']}")
     ids = {}
     for r in (0, 1):
         ev = events.get(r, [])
@@ -337,8 +386,15 @@ def check_handmade(tmp, out):
               f"{tag} slices {merged_slices(ev)}")
         check([(e["name"], ns(e["ts"])) for e in ev if e["ph"] == "i"] == [("mark", 150000)],
               f"{tag} only the instant inside the window")
-        check(sorted(e["name"] for e in ev if e["ph"] == "C") == ["CPU / mem", "GPU 0 / mem"],
-              f"{tag} counters of two processes named by process")
+        src = handmade_rank(r)["traceEvents"]
+        off = info["rank_list"][r]["clock_offset_ns"]
+        exp = expected_counters(src, step_windows(src, 2, 2), off)
+        check(merged_counters(ev) == exp,
+              f"{tag} counters {merged_counters(ev)} == {exp} (window samples, the value in "
+              "force at the window start repeated there, named by process)")
+        check(("CPU / util", 100000, 3) in exp and ("CPU / mem", 100000, Decimal("9.5")) in exp
+              and ("GPU 0 / mem", 100000, 11) in exp and ("CPU / at_start", 100000, 6) in exp
+              and not any(e[0] == "CPU / after" for e in exp), f"{tag} the cases the set covers")
         asy = [e for e in ev if e["ph"] in "be"]
         check(len(asy) == 2 and asy[0]["id"] == asy[1]["id"], f"{tag} one async range")
         fl = [e for e in ev if e["ph"] in "sf"]
