@@ -100,6 +100,26 @@ TEST(SqlTables, StacksMemoryCountersInstants) {
   EXPECT_EQ(query(d, "SELECT name, self FROM slice WHERE name = 'step'"), (Rows{{"step", "50"}}));
 }
 
+// dst_next: 1 for a flow whose end binds the next slice beginning on its track (a Chrome v1 'f'
+// without "bp":"e"), ts_in moved to that slice's start; 0 for one bound to the enclosing slice.
+TEST(SqlTables, FlowDstNext) {
+  TraceBuilder b;
+  uint32_t a = b.thread_track(b.process(1), 1);
+  uint32_t c = b.thread_track(b.process(1), 2);
+  b.add_slice(a, 0, 10, b.intern("src"), 0);
+  b.add_slice(c, 0, 10, b.intern("encl"), 0);
+  b.add_slice(c, 12, 4, b.intern("next"), 0);
+  b.add_flow(1, b.intern("c"), a, 1, c, 5, /*dst_next=*/true);
+  b.add_flow(2, b.intern("c"), a, 2, c, 6);
+  Trace t = std::move(b).finish();
+  auto db = sql::TraceDatabase::open({{&t, 0}}, false);
+  ASSERT_TRUE(db.is_ok()) << db.error();
+  EXPECT_EQ(query(*db.value(),
+                  "SELECT f.flow_id, f.dst_next, f.ts_in, s.name FROM flow f "
+                  "JOIN slice s ON s.id = f.slice_in ORDER BY f.flow_id"),
+            (Rows{{"1", "1", "12", "next"}, {"2", "0", "6", "encl"}}));
+}
+
 TEST(SqlTables, WritesRefused) {
   Trace t = small_trace();
   auto db = sql::TraceDatabase::open({{&t, 0}}, false);

@@ -137,6 +137,7 @@ py::dict flow_columns(const TraceHandle& h, const py::object& owner) {
   d["dst_track"] = column(f.dst_track, owner);
   d["src_slice"] = column(f.src_slice, owner);
   d["dst_slice"] = column(f.dst_slice, owner);
+  d["dst_next"] = column(f.dst_next, owner);
   return d;
 }
 

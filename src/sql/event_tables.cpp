@@ -96,6 +96,9 @@ void flow_cell(sqlite3_context* ctx, const TraceSet& set, size_t p, uint64_t row
     case 8:
       sqlite3_result_int64(ctx, b.track + f.dst_track[row]);
       break;
+    case 9:
+      sqlite3_result_int64(ctx, f.dst_next[row]);
+      break;
   }
 }
 
@@ -231,7 +234,8 @@ int register_event_tables(sqlite3* db, const TraceSet& set, std::string& error) 
          {"ts_out", "INTEGER"},
          {"ts_in", "INTEGER"},
          {"track_out", "INTEGER"},
-         {"track_in", "INTEGER"}},
+         {"track_in", "INTEGER"},
+         {"dst_next", "INTEGER"}},
         [](const Trace& t) -> uint64_t { return t.flows.size(); }, &IdBase::flow, flow_cell);
   if (rc == SQLITE_OK)
     rc = add(

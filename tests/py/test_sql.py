@@ -1,6 +1,7 @@
 """`mlprof sql` and `mlprof export -o .sqlite/.csv` against an independent stdlib computation over
 the same JSON: per-name counts and totals, slices in a time window, per-track counts, launch ->
-kernel pairs by correlation id; the SQLite file read back with Python's sqlite3, CSV read back
+kernel pairs by correlation id; the flow table's bound slices and dst_next against the Chrome
+v1 flow rule (a hand-made trace and Perfetto's flow_events_json_v1.json); the SQLite file read back with Python's sqlite3, CSV read back
 with the csv module; SQL errors, refused writes and Ctrl-C. Narrowed scans (ts ranges, track,
 name, parent, args.event_id) must give what the unnarrowed scan gives (`+col` disables SQLite's
 use of a constraint). Usage: test_sql.py MLPROF TESTS_DATA."""
@@ -290,6 +291,57 @@ def check_directory(paths):
                 check(got == n, f"{col} = {rank}: {got} vs {n}")
 
 
+def v1_flows(path):
+    """(source slice, destination slice, ts_in ns, dst_next) per flow hop of a Chrome JSON with v1
+    flows (s/t/f by id, in time order), by the Chrome/Perfetto rule: s and t bind the deepest
+    slice enclosing them on their thread; an f with "bp": "e" too; an f without it binds the next
+    slice beginning on its thread at or after it (the outermost if several), and ts_in becomes
+    that slice's start (dst_next 1; None when no slice follows)."""
+    with open(path) as f:
+        d = json.load(f)
+    events = d["traceEvents"] if isinstance(d, dict) else d
+    ns = lambda us: int(round(float(us) * 1000))  # noqa: E731
+    slices = defaultdict(list)  # (pid, tid) -> [(ts, end, name)]
+    for e in events:
+        if e.get("ph") == "X":
+            slices[(e["pid"], e["tid"])].append((ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]), e["name"]))
+
+    def enclosing(thread, ts):
+        inside = [s for s in slices[thread] if s[0] <= ts < s[1]]
+        return min(inside, key=lambda s: s[1] - s[0])[2] if inside else None
+
+    chains = defaultdict(list)
+    for e in events:
+        if e.get("ph") in ("s", "t", "f"):
+            chains[e["id"]].append(e)
+    out = []
+    for chain in chains.values():
+        chain.sort(key=lambda e: ns(e["ts"]))
+        for a, b in zip(chain, chain[1:]):
+            src = enclosing((a["pid"], a["tid"]), ns(a["ts"]))
+            ts = ns(b["ts"])
+            if b["ph"] == "f" and b.get("bp") != "e":
+                after = [s for s in slices[(b["pid"], b["tid"])] if s[0] >= ts]
+                first = min(after, key=lambda s: (s[0], -(s[1] - s[0])), default=None)
+                out.append((src, first[2] if first else None, first[0] if first else ts, 1))
+            else:
+                out.append((src, enclosing((b["pid"], b["tid"]), ts), ts, 0))
+    return sorted(out, key=repr)
+
+
+def check_flow_dst_next(path):
+    """The flow table's dst_next: 1 for a v1 flow end without "bp": "e" (bound to the next
+    slice), 0 for the others; the bound slices and ts_in as the rule computed in Python."""
+    want = v1_flows(path)
+    rows = query(path, "SELECT so.name AS src, si.name AS dst, f.ts_in, f.dst_next FROM flow f "
+                       "LEFT JOIN slice so ON so.id = f.slice_out "
+                       "LEFT JOIN slice si ON si.id = f.slice_in")
+    got = sorted(((r["src"], r["dst"], r["ts_in"], r["dst_next"]) for r in rows), key=repr)
+    check(got == want, f"{os.path.basename(path)}: flow dst_next {got} == {want}")
+    check(any(w[3] for w in want) and not all(w[3] for w in want),
+          f"{os.path.basename(path)}: has flows with and without dst_next")
+
+
 cpu = os.path.join(DATA, "mlp_bs64.json.gz")
 kineto = os.path.join(DATA, "a_mlp_b32_w64.kineto.json.gz")
 simple_add = shared_path(GPU + "simple_add/benchmark_result_493459_1694039959_trace.json.gz")
@@ -303,6 +355,25 @@ if simple_add:
 if alexnet:
     check_slices(alexnet)
     check_launches(alexnet)
+with tempfile.TemporaryDirectory() as d:
+    flows = os.path.join(d, "flows.json")
+    with open(flows, "w") as f:
+        json.dump([{"ph": "X", "name": "src", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+                   {"ph": "X", "name": "encl", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+                   {"ph": "X", "name": "next", "pid": 1, "tid": 2, "ts": 12, "dur": 4},
+                   {"ph": "X", "name": "next_child", "pid": 1, "tid": 2, "ts": 12, "dur": 1},
+                   {"ph": "X", "name": "lone", "pid": 1, "tid": 3, "ts": 0, "dur": 10}]
+                  + [{"ph": "s", "id": i, "cat": "c", "pid": 1, "tid": 1, "ts": i} for i in (1, 2, 3)]
+                  + [{"ph": "f", "id": 1, "cat": "c", "pid": 1, "tid": 2, "ts": 5},  # next
+                     {"ph": "f", "id": 2, "cat": "c", "pid": 1, "tid": 2, "ts": 6, "bp": "e"},
+                     {"ph": "f", "id": 3, "cat": "c", "pid": 1, "tid": 3, "ts": 20}],  # none
+                  f)
+    check_flow_dst_next(flows)
+    check(v1_flows(flows) == sorted([("src", "next", 12000, 1), ("src", "encl", 6000, 0),
+                                     ("src", None, 20000, 1)], key=repr), "flows.json cases")
+peer_flows = shared_path("peers/perfetto/traces/flow_events_json_v1.json")
+if peer_flows:  # Perfetto's own v1 flow test trace: SenderA -> OtherSlice -> SomeSlice, SenderB -> Blergh
+    check_flow_dst_next(peer_flows)
 check_errors(cpu)
 check_inputs(cpu)
 check_directory([cpu, kineto])

@@ -143,6 +143,31 @@ def test_outputs(tmp_path):
     assert "Steps" in str(t.steps()) or "step" in str(t.steps()).lower()
 
 
+def test_flows_dst_next(tmp_path):
+    """flows() has dst_next: 1 for a v1 flow end without "bp": "e" (bound to the next slice on
+    its thread, dst_ts moved to that slice's start), 0 for one with it (the enclosing slice); the
+    same after a .mlprof round trip."""
+    events = [{"ph": "X", "name": "src", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+              {"ph": "X", "name": "encl", "pid": 1, "tid": 2, "ts": 0, "dur": 10},
+              {"ph": "X", "name": "next", "pid": 1, "tid": 2, "ts": 12, "dur": 4},
+              {"ph": "s", "id": 1, "cat": "c", "pid": 1, "tid": 1, "ts": 1},
+              {"ph": "f", "id": 1, "cat": "c", "pid": 1, "tid": 2, "ts": 5},
+              {"ph": "s", "id": 2, "cat": "c", "pid": 1, "tid": 1, "ts": 2},
+              {"ph": "f", "id": 2, "cat": "c", "pid": 1, "tid": 2, "ts": 6, "bp": "e"}]
+    path = tmp_path / "flows.json"
+    path.write_text(json.dumps(events))
+    t = mlprof.load(path)
+    t.export(tmp_path / "flows.mlprof")
+    for trace in (t, mlprof.load(tmp_path / "flows.mlprof")):
+        f = trace.flows()
+        assert f["dst_next"].dtype == np.uint8
+        sl = trace.slice_arrays()
+        names = [trace.strings[i] for i in sl["name"]]
+        got = sorted((int(a), int(b), int(n), names[d]) for a, b, n, d in
+                     zip(f["src_ts"], f["dst_ts"], f["dst_next"], f["dst_slice"]))
+        assert got == [(1000, 12000, 1, "next"), (2000, 6000, 0, "encl")]
+
+
 def cli_error(path):
     out = subprocess.run([mlprof_bin(), "summary", str(path)], capture_output=True, text=True)
     assert out.returncode == 2
