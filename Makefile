@@ -35,11 +35,13 @@ test-asan: deps
 	cmake --build --preset asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE nosan
 
-# ThreadSanitizer covers the recorder's threading tests: build just those.
+# ThreadSanitizer covers the threaded code: the recorder, the parallel import, the rank reduction
+# (workers), serve's trace store (single flight, cancellation) and the NVML sampler thread.
+TSAN_TESTS = import_paths_test ranks_scale_test serve_store_test nvml_fake_sampler_test analysis_set_test
 test-tsan: deps
 	cmake --preset tsan >/dev/null
-	cmake --build --preset tsan -j $(JOBS) --target import_paths_test $$(cd tests && ls recorder_*_test.cpp | sed 's/\.cpp$$//')
-	cd build-tsan && ctest --output-on-failure -j $(JOBS) -R 'recorder|ParallelImport'
+	cmake --build --preset tsan -j $(JOBS) --target $(TSAN_TESTS) $$(cd tests && ls recorder_*_test.cpp | sed 's/\.cpp$$//')
+	cd build-tsan && ctest --output-on-failure -j $(JOBS) -E '^layering' -R 'recorder|ParallelImport|RanksScale|TraceStore|SingleFlight|HostCheck|nvml_capture|AnalysisSet'
 
 # Each fuzz target for FUZZ_SECONDS (CI: 30). fuzz-long: every target for hours, on every core
 # (new inputs accumulate in build-fuzz/corpus/, crashes in build-fuzz/artifacts/). docs/testing.md.
