@@ -103,6 +103,12 @@ def check_delayed(d, ans, base_time):
     return r
 
 
+# Open MPI's own components leak at MPI_Finalize and are unloaded by then (no module left for an
+# LSan suppression to name): under ASan (make test-asan) the mpirun children skip leak checking.
+MPI_ENV = {**os.environ,
+           "ASAN_OPTIONS": ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "detect_leaks=0"]))}
+
+
 def check_mpi(d):
     mpirun = shutil.which("mpirun")
     if mpirun is None:
@@ -110,7 +116,8 @@ def check_mpi(d):
         return
     single = run("ranks", "--json", d).stdout
     p = subprocess.run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "3", MLPROF,
-                        "ranks", "--json", d], capture_output=True, text=True, timeout=240)
+                        "ranks", "--json", d], capture_output=True, text=True, timeout=240,
+                       env=MPI_ENV)
     if "built without MPI" in p.stderr:
         print("SKIP mpirun: this mlprof was built without MPI")
         return
@@ -119,7 +126,7 @@ def check_mpi(d):
                               f"{len(single)} bytes)")
     text = run("ranks", d).stdout
     p = subprocess.run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "2", MLPROF,
-                        "ranks", d], capture_output=True, text=True, timeout=240)
+                        "ranks", d], capture_output=True, text=True, timeout=240, env=MPI_ENV)
     check(p.returncode == 0 and p.stdout == text, "mpirun -np 2 ranks (text) == single process")
 
 
