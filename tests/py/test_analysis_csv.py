@@ -9,24 +9,15 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from shared_data import exit_code, shared_path  # noqa: E402
+from shared_data import shared_path  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-failures = 0
-checked = 0
 
 # The main table of each analysis (the JSON key its --csv writes).
 MAIN = {"summary": "top_ops", "ops": "ops", "steps": "steps", "memory": "ops",
         "leaks": "surviving_ops", "flops": "ops", "bottlenecks": "findings"}
 GPU_MAIN = {"kernels": "kernels", "gpu": "idle_time_breakdown"}
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def flatten(v, prefix, out):
@@ -73,5 +64,4 @@ gpu = shared_path("traces/kineto-gpu/critical_path/simple_add/"
 if gpu:
     for name, key in GPU_MAIN.items():
         check_command(name, key, gpu)
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(exit_code(failures))
+finish()

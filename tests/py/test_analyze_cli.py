@@ -1,6 +1,5 @@
 """`mlprof analyze --json`: one object with every analysis, each equal to its own command's
 --json; bottleneck findings carry evidence; bad input exits 2 with a one-line error."""
-import json
 import os
 import subprocess
 import sys
@@ -8,18 +7,10 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import analyze_reference as ar  # noqa: E402
-from shared_data import exit_code, shared_path  # noqa: E402
+from shared_data import shared_path  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 GPU_TRACE = shared_path("traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz")
@@ -52,5 +43,4 @@ for cmd in ["analyze", "steps", "memory", "leaks", "flops", "bottlenecks", "ops"
     check(out.returncode == 2, f"{cmd} on truncated JSON exits 2 (got {out.returncode})")
     check(out.stderr.count("\n") == 1 and bad in out.stderr, f"{cmd}: one-line error naming the file")
 os.unlink(bad)
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(exit_code(failures))
+finish()

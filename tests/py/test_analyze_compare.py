@@ -8,17 +8,9 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import analyze_reference as ar  # noqa: E402
 import trace_reference as ref  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 base = os.path.join(DATA, "mlp_bs64.json.gz")
@@ -55,5 +47,4 @@ check(rc == 0, f"a trace against itself exits 0 (got {rc})")
 rc = subprocess.run([MLPROF, "compare", base, os.path.join(DATA, "no_such_file.json")],
                     capture_output=True).returncode
 check(rc == 2, f"missing file exits 2 (got {rc})")
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -6,17 +6,9 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import analyze_reference as ar  # noqa: E402
 import trace_reference as ref  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 for name in ["a_mlp_b32_w64.kineto.json.gz", "b_cnn.kineto.json.gz"]:
@@ -36,5 +28,4 @@ for name in ["a_mlp_b32_w64.kineto.json.gz", "b_cnn.kineto.json.gz"]:
 check(ar.flop_count("aten::addmm", [[64], [32, 32], [32, 64], [], []]) == 131072, "addmm by hand")
 # b_cnn's conv2d [[8,3,32,32],[8,3,3,3]]: 2*8*8*(32*32)*3*(3*3) = 3,538,944.
 check(ar.flop_count("aten::conv2d", [[8, 3, 32, 32], [8, 3, 3, 3], [8]]) == 3538944, "conv2d by hand")
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -7,17 +7,9 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import analyze_reference as ar  # noqa: E402
 import trace_reference as ref  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 for name in ["a_mlp_b32_w64.kineto.json.gz", "c_leaky.kineto.json.gz", "b_cnn.kineto.json.gz"]:
@@ -80,5 +72,4 @@ for name in ["a_mlp_b32_w64.kineto.json.gz", "c_leaky.kineto.json.gz", "b_cnn.ki
               f"c_leaky: biggest survivor allocated in leak_append every step ({top})")
     if name.startswith("a_mlp"):
         check(not leaks["leak"], "a_mlp_b32_w64: no leak")
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -7,19 +7,11 @@ sys.path.insert(0, os.path.dirname(__file__))
 import analyze_reference as ar  # noqa: E402
 import shared_data  # noqa: E402
 import trace_reference as ref  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 FILES = ["mlp_bs64.json.gz", "mlp_bs256.json.gz", "a_mlp_b32_w64.kineto.json.gz",
          "c_leaky.kineto.json.gz", "b_cnn.kineto.json.gz", "tiny_linear.json"]
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 # df_index_resolver (shared data): torch.compile'd model under DDP; forward is the compiled
@@ -59,5 +51,4 @@ if compiled:
     got = ar.run_json(MLPROF, "steps", compiled)["phase_total_ns"]
     check(got["forward"] > 0 and got["backward"] > got["forward"] and got["communication"] > 0,
           f"df_index_resolver: compiled forward/backward and DDP allreduce recognised: {got}")
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(shared_data.exit_code(failures))
+finish()

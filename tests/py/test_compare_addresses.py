@@ -8,17 +8,9 @@ import re
 import subprocess
 import sys
 import tempfile
+from checks import check, finish  # noqa: E402
 
 MLPROF = sys.argv[1]
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def key(name):
@@ -86,5 +78,4 @@ with tempfile.TemporaryDirectory() as tmp:
     text = subprocess.run([MLPROF, "compare", base, new], check=True, capture_output=True,
                           text=True).stdout
     check("(19 more rows: --top 0 or --json)" in text, "the text shows 40 python rows")
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -10,17 +10,8 @@ import tempfile
 
 MLPROF = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shared_data import exit_code, shared_path  # noqa: E402
-
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
+from shared_data import shared_path  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 
 def run_json(*args):
@@ -116,5 +107,4 @@ with tempfile.TemporaryDirectory() as tmp:
     got = run_json(p, "--annotation", "NoSuchStep")
     check(got is not None and "no instance" in got.get("message", ""), "missing annotation message")
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(exit_code(failures))
+finish()

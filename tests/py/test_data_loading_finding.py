@@ -15,17 +15,9 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
 import tb_plugin_reference as tb  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def finding(path):
@@ -65,5 +57,4 @@ if f:
     check(f["evidence"]["data_loading_ns"] == steps_doc["phase_total_ns"]["data_loading"],
           "CPU trace: the data-loading phase total")
     check("phase" in f["rule"], f"CPU rule names the phase: {f['rule']}")
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else (shared_data.SKIP if shared_data._missing else 0))
+finish()

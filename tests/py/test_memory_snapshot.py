@@ -10,24 +10,16 @@ import pickle
 import subprocess
 import sys
 import random
+import re
 import tempfile
 from collections import Counter, defaultdict
 
 MLPROF = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
 from shared_data import require  # noqa: E402
 
 DIR = os.path.dirname(require("traces/memory-snapshot/EXPECTED.json"))
-
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def run(*args):
@@ -158,7 +150,6 @@ for name, facts in expected.items():
 # The allocator view is an analysis of the stage: `analyze`, the report and `memory` show the
 # same JSON, and the text gives times from the start of the trace (the peak's time_us minus the
 # earliest time_us, computed here from the pickle), never epoch seconds.
-import re  # noqa: E402
 for name in expected:
     path = os.path.join(DIR, name)
     rc, out, err = run("memory", path, "--json")
@@ -268,5 +259,4 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("analyze", p)
     check(rc == 0 and f"snapshot of {len(trace)} entries, loaded as each bucket" in out.decode(), "many_stacks: analyze text says downsampled")
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -12,18 +12,10 @@ from collections import defaultdict
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from shared_data import exit_code, require, shared_path  # noqa: E402
+from shared_data import require, shared_path  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 DIR = os.path.dirname(require("traces/modules/EXPECTED.json"))
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def run_json(*args):
@@ -186,5 +178,4 @@ got = run_json("modules", os.path.join(DATA, "mlp_bs64.json.gz"))
 if got:
     check(got["module_events"] == 0 and "with_modules=True" in got.get("message", ""), "no-module message")
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(exit_code(failures))
+finish()

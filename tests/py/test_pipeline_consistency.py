@@ -23,6 +23,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,15 +34,6 @@ COMMAND = {"critical_path": "critical-path"}  # JSON key -> subcommand
 ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks",
            "modules", "critical_path", "compile", "memory_snapshot"]
 NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
-failures = checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what, flush=True)
 
 
 def exact(text):
@@ -206,5 +198,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(shared_data.exit_code(failures))
+finish()

@@ -19,20 +19,11 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(__file__))
 import trace_reference as ref  # noqa: E402
-from shared_data import exit_code, shared_path  # noqa: E402
+from shared_data import shared_path  # noqa: E402
+from checks import check, finish  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 GPU = "traces/kineto-gpu/critical_path/"
-failures = 0
-checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
 
 
 def run(*args, expect=0):
@@ -377,5 +368,4 @@ if peer_flows:  # Perfetto's own v1 flow test trace: SenderA -> OtherSlice -> So
 check_errors(cpu)
 check_inputs(cpu)
 check_directory([cpu, kineto])
-print(f"{checked - failures}/{checked} checks passed")
-sys.exit(exit_code(failures))
+finish()
