@@ -111,26 +111,20 @@ Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
         case SnapshotAction::kFreeRequested:
           break;  // counted at free_completed
         default: {
-          // Instants (segment, OOM, snapshot, annotate) are few in real snapshots; past the
-          // bound only OOMs are kept.
-          if (instants >= kSnapshotTraceFullEntries && e.action != SnapshotAction::kOom) {
-            ++instants_left_out;
-            if (e.action >= SnapshotAction::kSegmentAlloc &&
-                e.action <= SnapshotAction::kSegmentUnmap)
-              reserved += (e.action == SnapshotAction::kSegmentAlloc ||
-                           e.action == SnapshotAction::kSegmentMap)
-                              ? e.size
-                              : -e.size;
-            break;
-          }
-          ++instants;
+          bool segment = e.action >= SnapshotAction::kSegmentAlloc &&
+                         e.action <= SnapshotAction::kSegmentUnmap;
           if (e.action == SnapshotAction::kSegmentAlloc || e.action == SnapshotAction::kSegmentMap)
             reserved += e.size;
           if (e.action == SnapshotAction::kSegmentFree || e.action == SnapshotAction::kSegmentUnmap)
             reserved -= e.size;
-          if (e.action >= SnapshotAction::kSegmentAlloc &&
-              e.action <= SnapshotAction::kSegmentUnmap)
-            b.add_counter(reserved_series, ts, static_cast<double>(reserved));
+          // Instants (segment, OOM, snapshot, annotate) are few in real snapshots; past the
+          // bound only OOMs are kept (reserved still follows every segment entry).
+          if (instants >= kSnapshotTraceFullEntries && e.action != SnapshotAction::kOom) {
+            ++instants_left_out;
+            break;
+          }
+          ++instants;
+          if (segment) b.add_counter(reserved_series, ts, static_cast<double>(reserved));
           uint32_t mark = b.args_mark();
           b.arg_int(k_size, e.size);
           if (e.action == SnapshotAction::kOom)
