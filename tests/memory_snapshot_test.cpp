@@ -334,3 +334,32 @@ TEST(MemorySnapshot, HugeTraceIsDownsampledInTheTraceNotInTheReplay) {
   EXPECT_EQ(r.devices[0].peak_active, peak);
   EXPECT_EQ(r.devices[0].end_active, active);
 }
+
+TEST(MemorySnapshot, SegmentEntriesLeftOutPastTheInstantBoundStillMoveReserved) {
+  MemorySnapshot s;
+  s.source = "many segments";
+  std::vector<SnapshotTraceEntry> in;
+  auto add = [&](SnapshotAction a, uint64_t addr, int64_t size) {
+    SnapshotTraceEntry e;
+    e.action = a;
+    e.addr = addr;
+    e.size = size;
+    e.time_us = static_cast<int64_t>(1000 + in.size());
+    in.push_back(e);
+  };
+  for (size_t k = 0; k < kSnapshotTraceFullEntries; ++k)
+    add(SnapshotAction::kSegmentAlloc, 0x1000 + k, 1);
+  for (int k = 0; k < 10; ++k) add(SnapshotAction::kSegmentAlloc, 0x100000000ull + k, 100);
+  add(SnapshotAction::kAlloc, 0x1000, 8);
+  s.trace = SnapshotTrace::from_entries(in);
+  Trace t = memory_snapshot_to_trace(s);
+  ASSERT_GE(t.memory.size(), 1u);
+  EXPECT_EQ(t.memory.total_reserved[t.memory.size() - 1],
+            static_cast<int64_t>(kSnapshotTraceFullEntries) + 1000);
+  EXPECT_EQ(t.memory.total_allocated[t.memory.size() - 1], 8);
+  bool noted = false;
+  for (const auto& [k, v] : t.meta.extra)
+    noted |= k == "mlprof_snapshot_downsampled_gpu0" &&
+             v.find("\"instants_left_out\": 10") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
