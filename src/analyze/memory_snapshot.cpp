@@ -119,7 +119,8 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange&
     ++r.action_counts[static_cast<int>(e.action)];
     if (e.time_us >= 0) {
       if (r.has_time && e.time_us < r.last_time_us) r.time_monotonic = false;
-      if (!r.has_time) r.first_time_us = e.time_us;
+      if (!r.has_time) r.first_time_us = r.min_time_us = e.time_us;
+      r.min_time_us = std::min(r.min_time_us, e.time_us);
       r.has_time = true;
       r.last_time_us = e.time_us;
     }
@@ -243,13 +244,6 @@ SnapshotResult analyze_memory_snapshot(const MemorySnapshot& s, const SnapshotOp
   r.blocks = s.blocks.size();
   r.allocator_settings = s.allocator_settings;
   r.annotations = s.annotations.size();
-  s.trace.for_each([&](size_t, const SnapshotTraceEntry& e) {
-    if (e.time_us >= 0 && (r.start_time_us < 0 || e.time_us < r.start_time_us))
-      r.start_time_us = e.time_us;
-  });
-  for (const SnapshotAnnotation& a : s.annotations)
-    if (a.time_us >= 0 && (r.start_time_us < 0 || a.time_us < r.start_time_us))
-      r.start_time_us = a.time_us;
   std::map<std::pair<int32_t, int64_t>, SnapshotGroup> streams;
   std::map<std::tuple<int32_t, int64_t, int64_t>, SnapshotGroup> pools;
   StackTally by_site(s, true), by_stack(s, false);
@@ -336,6 +330,12 @@ SnapshotResult analyze_memory_snapshot(const MemorySnapshot& s, const SnapshotOp
   r.live_by_stack = by_stack.top(o.top, o.frames_shown);
   for (const SnapshotDeviceRange& dr : snapshot_devices(s))
     r.devices.push_back(replay_device(s, dr, o));
+  // Every trace entry belongs to a replayed device: its earliest time comes from the replays.
+  auto earlier = [&](int64_t t) {
+    if (t >= 0 && (r.start_time_us < 0 || t < r.start_time_us)) r.start_time_us = t;
+  };
+  for (const SnapshotReplay& d : r.devices) earlier(d.min_time_us);
+  for (const SnapshotAnnotation& a : s.annotations) earlier(a.time_us);
 
   // Recommendations for the usual causes.
   auto setting = [&](std::string_view key) -> std::string {

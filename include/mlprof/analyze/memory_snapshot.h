@@ -79,6 +79,7 @@ struct SnapshotReplay {
   int64_t segment_alloc_bytes = 0, segment_free_bytes = 0;
   bool has_time = false, time_monotonic = true;
   int64_t first_time_us = -1, last_time_us = -1;
+  int64_t min_time_us = -1;  // earliest (times need not be monotonic)
   uint64_t frees_without_alloc = 0, blocks_not_in_trace = 0;
   int64_t start_active = 0, end_active = 0, peak_active = 0;
   int64_t peak_index = -1;  // entry that reached the peak; -1 when the start was the peak
