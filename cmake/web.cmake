@@ -6,7 +6,8 @@
 #    <build>/web from web/'s sources and lockfile, so each build dir has its own node_modules
 #    (parallel builds never race) and the browser tests find playwright-core there;
 #  - no npm: the prebuilt bundle committed under web/dist-committed/ (refreshed with
-#    `bash web/update-committed.sh`), so a machine without node still builds a working binary.
+#    `cp <build>/web/dist/mlprof.{js,css} web/dist-committed/` after a web change), so a machine
+#    without node still builds a working binary.
 find_package(ZLIB REQUIRED)
 pkg_check_modules(MICROHTTPD REQUIRED IMPORTED_TARGET libmicrohttpd)
 find_program(MLPROF_NPM npm)

@@ -319,7 +319,7 @@ export async function criticalPath(c, src) {
     return;
   }
   const plus = (ns) => (ns < 0 ? '−' : '+') + fmtNs(Math.abs(ns));
-  const win = r.window_end_ns - r.window_begin_ns;
+  const win = r.window_end_offset_ns - r.window_begin_offset_ns; // exact: epoch ns lose digits as doubles
   const what = !r.annotation ? 'the whole trace'
     : `${r.window_name || r.annotation}` + (r.window_name === r.annotation && !r.instance ? '' : ` (instance ${r.instance ?? 0} of annotation "${r.annotation}")`);
   c.append(el('p', { 'data-testid': 'cp-summary' },
