@@ -427,8 +427,7 @@ DeviceStepWindows device_step_windows(const Trace& trace,
   return out;
 }
 
-StepsResult analyze_steps(const Trace& trace, const StepsOptions& options) {
-  StepsResult r;
+std::vector<size_t> host_step_slices(const Trace& trace) {
   const SliceTable& s = trace.slices;
   // Step markers on host threads (Kineto also mirrors them on GPU streams as annotations).
   std::vector<size_t> candidates;
@@ -440,13 +439,20 @@ StepsResult analyze_steps(const Trace& trace, const StepsOptions& options) {
   }
   std::sort(candidates.begin(), candidates.end(),
             [&](size_t a, size_t b) { return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : a < b; });
-  std::vector<size_t> step_slices;
+  std::vector<size_t> steps;
   int64_t last_end = INT64_MIN;
   for (size_t i : candidates) {
     if (s.ts[i] < last_end) continue;  // a duplicate marker inside the previous step
-    step_slices.push_back(i);
+    steps.push_back(i);
     last_end = s.end(i);
   }
+  return steps;
+}
+
+StepsResult analyze_steps(const Trace& trace, const StepsOptions& options) {
+  StepsResult r;
+  const SliceTable& s = trace.slices;
+  std::vector<size_t> step_slices = host_step_slices(trace);
   if (step_slices.empty()) return r;
 
   PhaseCache cache(trace);

@@ -78,20 +78,10 @@ RankPlan plan_rank(const Trace& t, const std::optional<StepRange>& steps) {
   RankPlan p;
   if (steps) {
     const SliceTable& s = t.slices;
-    std::vector<std::pair<int64_t, size_t>> markers;  // (number, slice)
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (t.is_gpu_track(s.track[i])) continue;
-      if (std::optional<int64_t> n = step_number(t.str(s.name[i]))) markers.emplace_back(*n, i);
-    }
-    std::sort(markers.begin(), markers.end(), [&](const auto& x, const auto& y) {
-      return s.ts[x.second] != s.ts[y.second] ? s.ts[x.second] < s.ts[y.second]
-                                              : x.second < y.second;
-    });
     std::vector<int64_t> number;
     std::vector<std::pair<int64_t, int64_t>> host;
-    for (const auto& [n, i] : markers) {
-      if (!host.empty() && s.ts[i] < host.back().second) continue;
-      number.push_back(n);
+    for (size_t i : host_step_slices(t)) {
+      number.push_back(step_number(t.str(s.name[i])).value_or(0));
       host.emplace_back(s.ts[i], s.end(i));
     }
     DeviceStepWindows dev = device_step_windows(t, host);

@@ -54,6 +54,11 @@ std::string_view gpu_step_class_name(GpuStepClass c);  // "kernel", "memcpy", ..
 // compare, GPU analyses, ranks).
 std::optional<int64_t> step_number(std::string_view name);
 
+// The steps of a trace as `mlprof steps` counts them: the ProfilerStep#N slices on host threads
+// (not GPU streams), in time order, a marker starting inside the previous step left out as a
+// duplicate. Indices into trace.slices.
+std::vector<size_t> host_step_slices(const Trace& trace);
+
 // Outlier rule: |duration - median| > kStepOutlierMads * 1.4826 * MAD (a robust 3-sigma; the
 // MAD is not inflated by the outliers themselves the way the standard deviation is).
 inline constexpr double kStepOutlierMads = 3.0;
