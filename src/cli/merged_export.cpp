@@ -256,6 +256,7 @@ int export_rank_dir(const MergedExportArgs& a) {
     const RankStats& r = ranks.ranks[i];
     const RankPlan& p = plans[index_of.at(r.source)];
     MergedRank& m = merged[i];
+    m = merged_rank_window(p);
     bool first = r.rank >= 0 && used.insert(r.rank).second;
     m.pid = first ? r.rank : 1'000'000 + static_cast<int64_t>(i);
     m.name = r.rank >= 0 ? "rank " + std::to_string(r.rank) : "rank ?";
@@ -263,10 +264,6 @@ int export_rank_dir(const MergedExportArgs& a) {
     m.labels = base_name(r.source) + ", clock offset " + std::to_string(r.clock_offset_ns) + " ns";
     m.sort_index = static_cast<int32_t>(i);
     m.shift_ns = r.clock_offset_ns;
-    m.begin_ns = p.begin;
-    m.end_ns = p.end;
-    m.gpu_begin_ns = p.gpu_begin;
-    m.gpu_end_ns = p.gpu_end;
   }
 
   // What the trace says about itself (otherData, read by Perfetto's info page and kept by
