@@ -57,6 +57,7 @@ struct RankPlan {
   uint64_t steps_found = 0;                            // distinct step numbers of the range
   int64_t min_step = -1, max_step = -1;                // every step it has
   uint64_t events = 0;
+  int64_t base_time_ns = 0;  // the trace's baseTimeNanoseconds
 };
 
 MergedRank merged_rank_window(const RankPlan& p) {
@@ -76,6 +77,7 @@ MergedRank merged_rank_window(const RankPlan& p) {
 // A rank without any step of the range has empty windows.
 RankPlan plan_rank(const Trace& t, const std::optional<StepRange>& steps) {
   RankPlan p;
+  p.base_time_ns = t.meta.base_time_ns;
   if (steps) {
     const SliceTable& s = t.slices;
     std::vector<int64_t> number;
@@ -193,8 +195,6 @@ int export_rank_dir(const MergedExportArgs& a) {
     return kExitBadInput;
   }
   for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
-  std::map<std::string, int64_t> base_time;
-  for (const RankSummary& s : summaries) base_time[s.stats.source] = s.base_time_ns;
   RanksResult ranks = analyze_rank_summaries(std::move(summaries));
   summaries.clear();
   const ClockAlignment& clock = ranks.clock;
@@ -311,7 +311,7 @@ int export_rank_dir(const MergedExportArgs& a) {
     j.field("pid", m.pid);
     j.field("file", r.source);
     j.field("clock_offset_ns", r.clock_offset_ns);
-    j.field("base_time_ns", base_time[r.source]);
+    j.field("base_time_ns", p.base_time_ns);
     if (steps) {
       // On the merged (reference) clock; null: no step of the range.
       j.key("window_ns");
