@@ -165,19 +165,23 @@ struct Window {
   }
 };
 
-// Thread names in a merged trace: "<process> / <thread>", the process by its Kineto label
-// ("GPU 0", "CPU"), else its name, else its pid.
-std::string merged_track_name(const Trace& t, uint32_t track) {
-  const Track& tr = t.tracks[track];
-  const Process& p = t.processes[tr.process];
+// A process in a merged trace: by its Kineto label ("GPU 0", "CPU"), else its name, else its pid.
+std::string merged_process_name(const Trace& t, uint32_t process) {
+  const Process& p = t.processes[process];
   std::string proc;
   for (const auto& [key, value] : p.labels)
     if (t.str(key) == "process_labels" && !t.str(value).empty()) proc = t.str(value);
   if (proc.empty()) proc = std::string(p.name ? t.str(p.name) : p.label ? t.str(p.label) : "");
   if (proc.empty()) proc = "pid " + std::to_string(p.pid);
+  return proc;
+}
+
+// Thread names in a merged trace: "<process> / <thread>".
+std::string merged_track_name(const Trace& t, uint32_t track) {
+  const Track& tr = t.tracks[track];
   std::string thread(tr.name ? t.str(tr.name) : tr.label ? t.str(tr.label) : "");
   if (thread.empty()) thread = "tid " + std::to_string(tr.tid);
-  return proc + " / " + thread;
+  return merged_process_name(t, tr.process) + " / " + thread;
 }
 
 // Writes (w != null) or counts (w == null) the events of `t`: all of them, or for a merged rank
@@ -268,6 +272,10 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
   if (r)
     for (const CounterSeries& cs : t.counter_series)
       prefix_counters |= cs.process != t.counter_series.front().process;
+  std::vector<std::string> prefixed;  // per series, named once rather than per sample
+  if (w && prefix_counters)
+    for (const CounterSeries& cs : t.counter_series)
+      prefixed.push_back(merged_process_name(t, cs.process) + " / " + std::string(t.str(cs.name)));
   const CounterTable& c = t.counters;
   auto counter_window = [&](uint32_t series) -> const Window& {
     return t.processes[t.counter_series[series].process].is_gpu ? gpu : cpu;
@@ -293,13 +301,7 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
     const CounterSeries& cs = t.counter_series[series];
     uint32_t track = first_track[cs.process];
     w->begin_event('C', track, ts);
-    if (prefix_counters) {
-      std::string name = merged_track_name(t, track);
-      name = name.substr(0, name.find(" / ")) + " / " + std::string(t.str(cs.name));
-      w->str_field("name", name);
-    } else {
-      w->str_field("name", t.str(cs.name));
-    }
+    w->str_field("name", prefix_counters ? std::string_view(prefixed[series]) : t.str(cs.name));
     char b[40];
     std::snprintf(b, sizeof b, "%.17g", value);
     w->buf() += ",\"args\":{\"value\":";
