@@ -54,6 +54,10 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
 // the loader of one rank (import warnings printed when asked), and the set over summaries
 // (null, with the one-line error printed, when none loaded; skipped files printed).
 RankLoader rank_loader(bool print_warnings, std::atomic<uint64_t>* progress_bytes = nullptr);
+// After a reduction: false, with the one-line error printed, when no rank loaded (`loaded` 0);
+// else true, each skipped file printed.
+bool report_rank_errors(const std::string& dir, size_t loaded,
+                        const std::vector<std::string>& errors);
 std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
                                               std::vector<RankSummary> summaries,
                                               std::vector<std::string> errors,

@@ -76,18 +76,24 @@ RankLoader rank_loader(bool print_warnings, std::atomic<uint64_t>* progress_byte
   };
 }
 
-std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
-                                              std::vector<RankSummary> summaries,
-                                              std::vector<std::string> errors,
-                                              AnalysisOptions options) {
-  if (summaries.empty()) {  // one line: the directory, and the first file's problem
+bool report_rank_errors(const std::string& dir, size_t loaded,
+                        const std::vector<std::string>& errors) {
+  if (loaded == 0) {  // one line: the directory, and the first file's problem
     std::string why = dir + ": no trace could be loaded (a directory of rank traces";
     if (!errors.empty())
       why += "; " + std::to_string(errors.size()) + " failed, the first: " + errors.front();
     std::fprintf(stderr, "mlprof: %s)\n", why.c_str());
-    return nullptr;
+    return false;
   }
   for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+  return true;
+}
+
+std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
+                                              std::vector<RankSummary> summaries,
+                                              std::vector<std::string> errors,
+                                              AnalysisOptions options) {
+  if (!report_rank_errors(dir, summaries.size(), errors)) return nullptr;
   return std::make_unique<AnalysisSet>(std::move(summaries), rank_loader(false), std::move(options),
                                        std::move(errors));
 }

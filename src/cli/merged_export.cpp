@@ -187,14 +187,7 @@ int export_rank_dir(const MergedExportArgs& a) {
                  errors.size(), files.size());
     return kExitBadInput;
   }
-  if (summaries.empty()) {
-    std::fprintf(stderr,
-                 "mlprof: %s: no trace could be loaded (a directory of rank traces; %zu failed, "
-                 "the first: %s)\n",
-                 a.dir.c_str(), errors.size(), errors.empty() ? "" : errors.front().c_str());
-    return kExitBadInput;
-  }
-  for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+  if (!report_rank_errors(a.dir, summaries.size(), errors)) return kExitBadInput;
   RanksResult ranks = analyze_rank_summaries(std::move(summaries));
   summaries.clear();
   const ClockAlignment& clock = ranks.clock;
