@@ -122,22 +122,11 @@ class EventWriter {
     if (buf_.size() > (1 << 20)) flush();
   }
   void metadata(const char* name, uint32_t track, const char* key, const std::string& value_json) {
-    if (!first_) buf_ += ",\n";
-    first_ = false;
-    buf_ += "{\"ph\":\"M\",\"name\":\"";
-    buf_ += name;
-    buf_ += "\",\"pid\":" + std::to_string(pid_of(t_.tracks[track].process)) +
-            ",\"tid\":" + std::to_string(tid_of(track)) + ",\"ts\":0,\"args\":{\"" + key +
-            "\":" + value_json + "}}";
+    metadata_at(name, pid_of(t_.tracks[track].process), tid_of(track), key, value_json);
   }
   // A merged rank's process metadata (its pid, tid 0: a trace without tracks has it too).
   void rank_metadata(const char* name, const char* key, const std::string& value_json) {
-    if (!first_) buf_ += ",\n";
-    first_ = false;
-    buf_ += "{\"ph\":\"M\",\"name\":\"";
-    buf_ += name;
-    buf_ += "\",\"pid\":" + std::to_string(rank_->pid) + ",\"tid\":0,\"ts\":0,\"args\":{\"" + key +
-            "\":" + value_json + "}}";
+    metadata_at(name, rank_->pid, 0, key, value_json);
   }
   void flush() {
     out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
@@ -147,6 +136,16 @@ class EventWriter {
   bool first() const { return first_; }
 
  private:
+  void metadata_at(const char* name, int64_t pid, int64_t tid, const char* key,
+                   const std::string& value_json) {
+    if (!first_) buf_ += ",\n";
+    first_ = false;
+    buf_ += "{\"ph\":\"M\",\"name\":\"";
+    buf_ += name;
+    buf_ += "\",\"pid\":" + std::to_string(pid) + ",\"tid\":" + std::to_string(tid) +
+            ",\"ts\":0,\"args\":{\"" + key + "\":" + value_json + "}}";
+  }
+
   const Trace& t_;
   std::ostream& out_;
   const MergedRank* rank_;
