@@ -100,8 +100,11 @@ async function timelineFlows(page, tag, flowsTotal) {
   let withFlows = false;
   for (const t of targets) {
     await page.mouse.click(box.x + t.x, box.y + t.y);
-    await page.waitForTimeout(30);
-    if (await attr('data-flows-drawn') > 0) { withFlows = true; break; }
+    // The redraw lands on a later animation frame: wait for it (a loaded machine is slow), but not
+    // long for a slice without flows.
+    const drawn = await page.waitForFunction(() => Number(document.querySelector('[data-testid="timeline-canvas"]').dataset.flowsDrawn) > 0,
+      null, { timeout: 2000, polling: 30 }).then(() => true, () => false);
+    if (drawn) { withFlows = true; break; }
   }
   check(await canvas.getAttribute('data-selected'), `${tag}: clicking a slice selects it`);
   if (flowsTotal) check(withFlows, `${tag}: a clicked slice shows its flows`);
