@@ -55,7 +55,7 @@ struct CompileRecord {
 
 struct CompileLog {
   std::string source;
-  int32_t rank = -1;  // from the envelopes' "rank" or the file name (rank_N)
+  int32_t rank = -1;  // the file name's rank_N, else the envelopes' "rank"
   uint64_t lines = 0, glog_lines = 0, payload_lines = 0, blank_lines = 0;
   uint64_t unrecognized_lines = 0, json_failures = 0, payload_json_failures = 0;
   uint64_t md5_mismatches = 0;

@@ -121,10 +121,17 @@ class LogParser {
         if (it != chromium_cache_.end()) r.cache_events = it->second;
       }
     }
-    if (log_.rank < 0) {  // dedicated_log_torch_trace_rank_3_xxx.log
-      size_t r = log_.source.rfind("rank_");
-      if (r != std::string::npos) log_.rank = std::atoi(log_.source.c_str() + r + 5);
-    }
+    // The file name's rank (dedicated_log_torch_trace_rank_3_xxx.log) wins over the envelopes'
+    // "rank", as in tlparse's multi-rank pages: copied or hand-edited logs keep the rank of the
+    // run they came from (multi_rank_runtime's ranks 5 and 6 say "rank": 1 inside), and two files
+    // claiming one rank would merge in the divergence groups ("ranks 1, 1").
+    std::string_view base(log_.source);
+    if (size_t slash = base.find_last_of("/\\"); slash != std::string_view::npos)
+      base.remove_prefix(slash + 1);
+    size_t r = base.rfind("rank_");
+    if (r != std::string_view::npos && r + 5 < base.size() &&
+        std::isdigit(static_cast<unsigned char>(base[r + 5])))
+      log_.rank = std::atoi(std::string(base.substr(r + 5)).c_str());
   }
 
  private:

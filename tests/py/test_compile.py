@@ -7,6 +7,7 @@ Skips (exit 77) when the shared data is absent (MLPROF_SHARED_DIR, default ../sh
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -154,6 +155,33 @@ if got:
     check("compile ids" in div and sorted(g["ranks"] for g in div["compile ids"]) == [[0, 2], [1], [3]],
           f"multi_rank_logs: compile id groups {div.get('compile ids')}")
     check("FX graph cache hit/miss" in div, "multi_rank_logs: cache divergence")
+# multi_rank_runtime: ranks 5 and 6 are copies whose envelopes say "rank": 1; the rank is the
+# file name's (tlparse groups them as "Ranks: 5, 6"). Compile-id sequences parsed here.
+mrr = os.path.join(DIR, "tlparse", "multi_rank_runtime")
+want_ids = {}
+for fn in sorted(os.listdir(mrr)):
+    m = re.search(r"rank_(\d+)", fn)
+    ids = []
+    for l in read_text(os.path.join(mrr, fn)).split("\n"):
+        j = l.find("] {")
+        if l.startswith("\t") or j < 0 or '"frame_id"' not in l:
+            continue
+        e = json.loads(l[j + 2:])
+        if e.get("frame_id") is None:
+            continue
+        cid = f"[{e['frame_id']}/{e['frame_compile_id']}" + (f"_{e['attempt']}" if e.get("attempt") else "") + "]"
+        if cid not in ids:
+            ids.append(cid)
+    want_ids[int(m.group(1))] = " ".join(ids)
+want_groups = {}
+for r, seq in sorted(want_ids.items()):
+    want_groups.setdefault(seq, []).append(r)
+got = run_json("compile", mrr)
+if got:
+    check([r["rank"] for r in got["ranks"]] == sorted(want_ids), f"multi_rank_runtime: ranks {[r['rank'] for r in got['ranks']]}")
+    div = {d["what"]: d["groups"] for d in got["divergences"]}
+    check(sorted(g["ranks"] for g in div.get("compile ids", [])) == sorted(want_groups.values()),
+          f"multi_rank_runtime: compile id groups {div.get('compile ids')} vs {want_groups}")
 got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
 if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}
