@@ -366,7 +366,8 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     if (s.cache_misses > 0 && s.cache_hits == 0)
       res.recommendations.push_back(
           "FX graph cache: " + std::to_string(s.cache_misses) +
-          " misses, no hits -- a warm cache (persistent TORCHINDUCTOR_CACHE_DIR, or the remote "
+          (s.cache_misses == 1 ? " miss" : " misses") +
+          ", no hits -- a warm cache (persistent TORCHINDUCTOR_CACHE_DIR, or the remote "
           "cache) skips inductor on the next run; compile time now " +
           fmt_s(s.compile_s));
   }

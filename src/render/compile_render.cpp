@@ -10,6 +10,14 @@
 namespace mlprof {
 namespace {
 
+std::string file_name(const std::string& path) {
+  size_t slash = path.find_last_of("/\\");
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  // TORCH_TRACE's own prefix says nothing the column header does not: "rank_1.log.gz".
+  constexpr std::string_view kPrefix = "dedicated_log_torch_trace_";
+  if (name.size() > kPrefix.size() && name.starts_with(kPrefix)) name.erase(0, kPrefix.size());
+  return name;
+}
 std::string secs(double s) { return std::isnan(s) ? "-" : format_duration_ns(s * 1e9); }
 std::string ranks_text(const std::vector<int32_t>& ranks) {
   std::string s;
@@ -33,17 +41,22 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
     for (const char* h : {"rank", "ids", "frames", "recompiles", "breaks", "failed", "compile",
                           "autotune", "cache hit/miss", "bad md5"})
       t.add_column(h);
+    // The log's file name, whole (the directory is what the user passed; cut in the middle, the
+    // path read "/wor...og.gz" for every rank).
     for (const RankCompileSummary& s : r.ranks)
-      t.add_row({s.source, std::to_string(s.rank), std::to_string(s.compile_ids),
+      t.add_row({file_name(s.source), std::to_string(s.rank), std::to_string(s.compile_ids),
                  std::to_string(s.frames), std::to_string(s.recompiles), std::to_string(s.restarts),
                  std::to_string(s.failures), secs(s.compile_s), secs(s.autotune_us / 1e6),
                  std::to_string(s.cache_hits) + "/" + std::to_string(s.cache_misses),
                  std::to_string(s.md5_mismatches)});
-    out += t.render(width) + "\n";
+    out += t.render(std::max(width, t.render(SIZE_MAX).find('\n'))) + "\n";
   }
+  // Compile ids, phases and failures are the first log's; with several ranks the titles say so.
+  std::string first_rank =
+      r.ranks.size() > 1 ? " (rank " + std::to_string(r.ranks[0].rank) + ")" : std::string();
   if (!r.compiles.empty()) {
     TextTable t;
-    t.add_column("compile id: frame", TextTable::Align::kLeft);
+    t.add_column("compile id" + first_rank + ": frame", TextTable::Align::kLeft);
     for (const char* h :
          {"status", "compile", "backend", "inductor", "ops", "kernels", "ops/kernel", "cache"})
       t.add_column(h);
@@ -80,12 +93,16 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
   for (const CompileFailure& f : r.failures) {
     std::string reason = f.reason;
     std::replace(reason.begin(), reason.end(), '\n', ' ');
-    out += "failed " + f.id + " in " + f.user_frame + ": " + f.type + ": " + reason + "\n";
+    out += "failed " + f.id + first_rank + " in " + f.user_frame + ": " + f.type + ": " + reason +
+           "\n";
   }
   for (const RankDivergence& d : r.divergences) {
     out += "ranks diverge in " + d.what + ":\n";
     for (const auto& [v, ranks] : d.groups)
-      out += "  ranks " + ranks_text(ranks) + ": " + (v.size() > 80 ? v.substr(0, 77) + "..." : v) +
+      out += std::string(ranks.size() == 1 ? "  rank " : "  ranks ") + ranks_text(ranks) + ": " +
+             (v.empty()       ? "(none)"
+              : v.size() > 80 ? v.substr(0, 77) + "..."
+                              : v) +
              "\n";
   }
   if (r.runtime.present) {

@@ -182,6 +182,21 @@ if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}
     check(sorted(g["ranks"] for g in div.get("compile ids", [])) == sorted(want_groups.values()),
           f"multi_rank_runtime: compile id groups {div.get('compile ids')} vs {want_groups}")
+# Text: each log named by its whole file name (TORCH_TRACE's "dedicated_log_torch_trace_" prefix
+# dropped), a single rank as "rank N", an empty sequence as "(none)", the compile-id table and the
+# failure line naming the rank they are of.
+mrl = os.path.join(DIR, "tlparse", "multi_rank_logs")
+rc, out, err = run("compile", mrl)
+text = out.decode()
+table = text.split("\n\n")[0].splitlines()[2:]
+for fn in sorted(os.listdir(mrl)):
+    short = fn[len("dedicated_log_torch_trace_"):] if fn.startswith("dedicated_log_torch_trace_") else fn
+    rank = re.search(r"rank_(\d+)", fn).group(1)
+    check(any(l.split()[:2] == [short, rank] for l in table), f"multi_rank_logs text: row '{short} {rank}' in {table}")
+check("\n  rank 1: [0/0] [0/1]" in text and "\n  ranks 0, 2: (none)\n" in text,
+      "multi_rank_logs text: 'rank 1:' and '(none)'")
+check("compile id (rank 0): frame" in text and "failed [0/0] (rank 0) in " in text,
+      "multi_rank_logs text: compile ids and failure say rank 0")
 got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
 if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}
