@@ -127,17 +127,15 @@ RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
   sum.base_time_ns = t.meta.base_time_ns;
   sum.has_gpu = has_gpu(t);
 
-  // Steps: ProfilerStep#N on CPU threads.
+  // Steps: ProfilerStep#N on CPU threads, by the rule `steps` uses (a duplicate marker inside the
+  // previous step is not a step of its own), so both commands count the same steps.
   const SliceTable& s = t.slices;
   int64_t step_total = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (t.is_gpu_track(s.track[i])) continue;
-    std::optional<int64_t> n = step_number(t.str(s.name[i]));
-    if (!n) continue;
+  for (size_t i : host_step_slices(t)) {
     ++rs.steps;
     step_total += s.dur[i];
     rs.step_max_ns = std::max(rs.step_max_ns, s.dur[i]);
-    sum.step_times.push_back({*n, s.ts[i], s.dur[i]});
+    sum.step_times.push_back({step_number(t.str(s.name[i])).value_or(0), s.ts[i], s.dur[i]});
   }
   std::sort(sum.step_times.begin(), sum.step_times.end(), [](const StepTime& a, const StepTime& b) {
     return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.number < b.number;

@@ -182,6 +182,33 @@ try:
     csv = run("ranks", "--csv", d).stdout.strip().splitlines()
     check(len(csv) == 41, f"--csv: header + 40 rows, got {len(csv)} lines")
 
+    # Duplicate step markers (a copy on a second thread, a copy nested in its own step): `ranks`
+    # counts steps by the rule `steps` uses. The rule, computed here: host markers in time order,
+    # one starting before the previous kept marker ends is a duplicate.
+    d = os.path.join(tmp, "dupsteps")
+    os.makedirs(d)
+    # (tid, ts us, dur us, step number): step 1 also on thread 2, a copy of step 2 inside step 2.
+    marks = [(1, 0, 100, 1), (2, 0, 100, 1), (1, 100, 150, 2), (1, 110, 90, 2), (1, 250, 50, 3),
+             (2, 260, 10, 3)]
+    for rank in (0, 1):
+        ev = [{"ph": "X", "name": f"ProfilerStep#{n}", "pid": 1, "tid": tid, "ts": ts + rank,
+               "dur": dur} for tid, ts, dur, n in marks]
+        ev.append({"ph": "X", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 5 + rank, "dur": 20})
+        json.dump({"distributedInfo": {"rank": rank, "world_size": 2}, "traceEvents": ev},
+                  open(os.path.join(d, f"rank-{rank}.json"), "w"))
+    kept, end = [], None
+    for tid, ts, dur, n in sorted(marks, key=lambda m: m[1]):
+        if end is None or ts >= end:
+            kept.append(dur)
+            end = ts + dur
+    r = ranks_json(d)
+    steps = json.loads(run("steps", "--json", os.path.join(d, "rank-0.json")).stdout)
+    for row in r["ranks"]:
+        check(row["steps"] == len(kept) == steps["count"],
+              f"dupsteps rank {row['rank']}: {row['steps']} steps, rule {len(kept)}, steps {steps['count']}")
+        check(row["step_mean_ns"] == 1000 * sum(kept) / len(kept) and row["step_max_ns"] == 1000 * max(kept),
+              f"dupsteps rank {row['rank']}: mean {row['step_mean_ns']} max {row['step_max_ns']} vs {kept} us")
+
     # The real 2-rank set (2 of a 128-rank job) and the one-rank NCCL trace.
     real = os.path.join(shared, "trace_filter")
     r = ranks_json(real)
