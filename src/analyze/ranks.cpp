@@ -15,6 +15,7 @@
 #include "mlprof/analyze/op_stats.h"
 #include "mlprof/analyze/stats.h"
 #include "mlprof/analyze/steps.h"
+#include "trace/file_error.h"
 #include "trace/parallel_for.h"
 
 namespace mlprof {

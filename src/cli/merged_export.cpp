@@ -25,6 +25,7 @@
 #include "mlprof/import.h"
 #include "trace/json_writer.h"
 #include "trace/output_file.h"
+#include "trace/file_error.h"
 #include "trace/parallel_for.h"
 
 namespace mlprof::cli {

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "mlprof/import.h"
+#include "trace/file_error.h"
 #include "trace/parallel_for.h"
 
 namespace mlprof {

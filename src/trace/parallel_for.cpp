@@ -29,8 +29,4 @@ void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)>&
   for (auto& t : pool) t.join();
 }
 
-std::string file_error(const std::string& file, const std::string& message) {
-  return message.find(file) == std::string::npos ? file + ": " + message : message;
-}
-
 }  // namespace mlprof

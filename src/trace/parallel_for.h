@@ -3,7 +3,6 @@
 
 #include <cstddef>
 #include <functional>
-#include <string>
 
 namespace mlprof {
 
@@ -13,8 +12,5 @@ namespace mlprof {
 // item starts.
 void parallel_for(size_t n, unsigned threads, const std::function<void(size_t)>& fn,
                   const std::function<bool()>& keep_going = {});
-
-// "FILE: message", unless the message already names the file (an importer's errors do).
-std::string file_error(const std::string& file, const std::string& message);
 
 }  // namespace mlprof
