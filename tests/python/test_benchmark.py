@@ -27,7 +27,9 @@ def test_benchmark_statistics_match_the_test_own_timings():
     # Each iteration's time encloses the function's own measurement of itself.
     for outer, own in zip(r.times_ns, measured):
         assert outer >= own
-        assert outer - own < 5_000_000
+        # ...and little more: the call and the profile scope. The bound is loose because a
+        # loaded 2-core CI machine can deschedule the thread for tens of ms between the two clocks.
+        assert outer - own < 200_000_000
     t = r.times_ns
     assert r.mean_ns == pytest.approx(sum(t) / len(t))
     assert r.std_ns == pytest.approx(statistics.stdev(t))
