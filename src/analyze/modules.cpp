@@ -244,7 +244,10 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
   }
   // Step time: ProfilerStep# ranges, else the trace span.
   for (size_t i = 0; i < s.size(); ++i)
-    if (step_number(t.str(s.name[i])) && !t.is_gpu_track(s.track[i])) res.step_ns += s.dur[i];
+    if (step_number(t.str(s.name[i])) && !t.is_gpu_track(s.track[i])) {
+      res.step_ns += s.dur[i];
+      ++res.steps;
+    }
   if (res.step_ns == 0) res.step_ns = t.span_ns();
   for (size_t r = 0; r < res.rows.size(); ++r) {
     ModuleRow& row = res.rows[r];

@@ -50,12 +50,18 @@ void row_table(std::string& out, const char* title, const ModulesResult& r,
 std::string render_modules_text(const ModulesResult& r, size_t depth, size_t width) {
   if (!r.message.empty()) return r.message + "\n";
   std::string out;
-  char buf[256];
+  char buf[320];
+  // "% step" divides by this: the ProfilerStep# time, or (no steps) the whole trace's span.
+  std::string step_text =
+      r.steps > 0
+          ? std::to_string(r.steps) + (r.steps == 1 ? " ProfilerStep " : " ProfilerSteps ") +
+                ns(r.step_ns) + " (% step is of their time)"
+          : "trace span " + ns(r.step_ns) + " (no ProfilerStep: % step is of the span)";
   std::snprintf(buf, sizeof buf,
                 "%llu nn.Module calls, %zu module paths, depth %u; %llu recomputed on the autograd "
-                "thread; step time %s, GPU busy %s\n\n",
+                "thread\n%s; GPU busy %s in the whole trace\n\n",
                 static_cast<unsigned long long>(r.module_events), r.rows.size(), r.max_depth,
-                static_cast<unsigned long long>(r.recompute_events), ns(r.step_ns).c_str(),
+                static_cast<unsigned long long>(r.recompute_events), step_text.c_str(),
                 ns(r.gpu_total_ns).c_str());
   out += buf;
   std::vector<uint32_t> tree;
@@ -101,7 +107,10 @@ void write_modules_json(JsonWriter& w, const ModulesResult& r) {
   w.begin_object().field("kind", "modules");
   if (!r.message.empty()) w.field("message", r.message);
   w.field("module_events", r.module_events).field("recompute_events", r.recompute_events);
-  w.field("step_ns", r.step_ns).field("gpu_total_ns", r.gpu_total_ns).field("has_gpu", r.has_gpu);
+  w.field("step_ns", r.step_ns)
+      .field("steps", r.steps)
+      .field("gpu_total_ns", r.gpu_total_ns)
+      .field("has_gpu", r.has_gpu);
   w.field("max_depth", r.max_depth);
   w.key("rows").begin_array();
   for (const ModuleRow& m : r.rows)

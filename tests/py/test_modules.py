@@ -121,7 +121,20 @@ for name, f in exp["files"].items():
     for r in got["rows"]:
         by_class[r["class"]] += r["calls"]
     check(dict(by_class) == f["nn_module_events_by_class"], f"{name}: calls by class")
-    ref, n = reference(load(path))
+    events = load(path)
+    ref, n = reference(events)
+    # "% step" divides by the ProfilerStep# time, or the trace span when there is none; the
+    # header says which (it said "step time" for a trace without steps).
+    steps = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+             and e.get("cat") != "gpu_user_annotation"]
+    check(got.get("steps") == len(steps) == len(f["profiler_steps"]), f"{name}: steps {got.get('steps')} vs {len(steps)}")
+    if steps:
+        step_ns = sum(round(float(e["dur"]) * 1000) for e in steps)
+        check(abs(got["step_ns"] - step_ns) <= len(steps), f"{name}: step time {got['step_ns']} vs {step_ns}")
+    p = subprocess.run([MLPROF, "modules", path], capture_output=True, text=True)
+    second = p.stdout.splitlines()[1] if p.stdout.count("\n") > 1 else ""
+    want = f"{len(steps)} ProfilerSteps " if len(steps) > 1 else "trace span " if not steps else "1 ProfilerStep "
+    check(second.startswith(want), f"{name}: text says {second!r}, want it to start with {want!r}")
     check(n == got["module_events"], f"{name}: reference module count")
     check(set(ref) == set(rows), f"{name}: paths differ: {sorted(set(ref) ^ set(rows))[:5]}")
     # mlprof keeps integer ns per event: up to 1 ns of rounding per GPU event.

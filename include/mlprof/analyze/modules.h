@@ -56,6 +56,7 @@ struct ModulesResult {
   uint64_t recompute_events = 0;
   std::string message;       // set when the trace has no module events
   int64_t step_ns = 0;       // ProfilerStep time (or the trace span)
+  uint32_t steps = 0;        // ProfilerStep# ranges in step_ns (0: step_ns is the trace span)
   int64_t gpu_total_ns = 0;  // union of all GPU events
   bool has_gpu = false;
   uint32_t max_depth = 0;
