@@ -26,7 +26,8 @@ export function cards(obj, prefix, keys, unitKey) {
     const v = obj[k];
     if (v !== null && typeof v === 'object') continue;
     if (v === undefined || isInternalKey(k)) continue;
-    grid.append(card(`${prefix}.${k}`, k, v, { unitKey }));
+    // A sentence (the ranks' clock note, a file path) is text, not an 18px headline number.
+    grid.append(card(`${prefix}.${k}`, k, v, { unitKey, cls: typeof v === 'string' && v.length > 40 ? 'text' : undefined }));
   }
   return grid;
 }
@@ -54,7 +55,9 @@ export function renderGeneric(obj, prefix, depth = 0, unitKey) {
     const section = el('section', { class: 'sub', 'data-section': path });
     section.append(el(depth === 0 ? 'h3' : 'h4', {}, humanKey(k)));
     if (Array.isArray(v)) section.append(arrayView(v, path, k));
-    else section.append(renderGeneric(v, path, depth + 1, /_(ns|bytes|pct)$/.test(k) ? k : undefined));
+    // A child object's values take the unit of its key: phase_total_ns, bytes_by_state (bytes),
+    // blocks_by_state (counts, not bytes although the states are named "active_allocated").
+    else section.append(renderGeneric(v, path, depth + 1, /_(ns|bytes|pct)$|^(bytes|blocks)_by_/.test(k) ? k : undefined));
     out.append(section);
   }
   const how = howComputed(obj);

@@ -5,6 +5,7 @@ import { el, fmtByKey, humanKey } from './util.js';
 import { definition } from './defs.js';
 
 export const PAGE_SIZE = 100;
+const STAT_COLS = new Set(['min', 'p50', 'p90', 'p99', 'max', 'mean']);
 
 const INTERNAL = /^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^device_type$|^varies$/;
 
@@ -68,7 +69,9 @@ export function dataTable(rows, { id, columns, caption, bars, labels = {}, pageS
     for (const r of shown) {
       tbody.append(el('tr', {}, cols.map((c) => {
         const v = r[c];
-        const text = fmtByKey(c, v);
+        // A row naming its metric (the ranks' distributions: step_mean_ns, memory_peak_bytes)
+        // gives its statistics that metric's unit; they were raw ns.
+        const text = fmtByKey(typeof r.metric === 'string' && STAT_COLS.has(c) ? r.metric : c, v);
         const td = el('td', { class: typeof v === 'number' ? 'num' : '', 'data-col': c,
           'data-value': v === undefined ? '' : String(v), title: typeof v === 'string' && v.length > 60 ? v : undefined }, text);
         if (c === barKey && typeof v === 'number') {
@@ -80,7 +83,7 @@ export function dataTable(rows, { id, columns, caption, bars, labels = {}, pageS
     table.replaceChildren(thead, tbody);
     count.textContent = view.length > pageSize
       ? `rows ${(first + 1).toLocaleString('en-US')}–${(first + shown.length).toLocaleString('en-US')} of ${view.length.toLocaleString('en-US')}`
-      : `${view.length.toLocaleString('en-US')} rows`;
+      : `${view.length.toLocaleString('en-US')} ${view.length === 1 ? 'row' : 'rows'}`;
     pager.hidden = view.length <= pageSize;
     prev.disabled = page === 0;
     next.disabled = page >= pages - 1;

@@ -75,16 +75,18 @@ export function fmtByKey(key, v) {
   if (k.endsWith('_ns') && isTimestampKey(k)) return fmtTime(v);
   // Offsets from the trace start (exact where epoch ns would lose digits as doubles): "+1.5 ms".
   if (/(^|_)offset_ns$/.test(k) && !k.startsWith('clock')) return (v < 0 ? '−' : '+') + fmtNs(Math.abs(v));
-  if (k.endsWith('_ns') || k.endsWith('ns') && k.includes('_ns')) return fmtNs(v);
+  if (k.endsWith('_ns') || k.endsWith('ns') && k.includes('_ns') || /(^|_)ns_/.test(k)) return fmtNs(v);  // gpu_ns_in_compiled
+  // A memory snapshot's recorded times (start_time_us, first/last/peak_time_us): epoch µs.
+  if (/(^|_)time_us$/.test(k)) return fmtTime(v * 1e3);
   if (k.endsWith('_us')) return fmtNs(v * 1e3);
   if (k.endsWith('_ms')) return fmtNs(v * 1e6);
   if (k.startsWith('fragmentation')) return (100 * v).toFixed(1) + ' %';
   if (k.includes('bytes') || /(^|_)(allocated|reserved)$/.test(k)) return v === -1 ? 'n/a' : fmtBytes(v);  // -1: not recorded
   if (k.endsWith('pct') || k.endsWith('percent') || k.includes('percent_')) return v.toFixed(2) + ' %';
-  if (k === 'share' || k.endsWith('_share') || k.endsWith('_ratio') || k === 'ratio' || k === 'mfu' ||
+  if (k === 'share' || k.endsWith('_share') || k.endsWith('_fraction') || k.endsWith('_ratio') || k === 'ratio' || k === 'mfu' ||
       k === 'utilization' || k.endsWith('_utilization') || k.endsWith('_efficiency')) return (100 * v).toFixed(2) + ' %';
   if (k.endsWith('tflops')) return v.toFixed(1) + ' TFLOP/s';
-  if (k.endsWith('flops')) return fmtFlops(v);
+  if (k.endsWith('flops') || /(^|_)flops_/.test(k)) return fmtFlops(v);  // flops_self
   if (k.endsWith('_gbps')) return v.toFixed(2) + ' GB/s';
   if (k.endsWith('tflops_per_s')) return v.toFixed(3) + ' TFLOP/s';
   if (Number.isInteger(v)) return fmtCount(v);
@@ -105,7 +107,7 @@ export function fmtPct(v, digits = 1) {
 }
 
 export function humanKey(k) {
-  return k.replace(/_ns$/, '').replace(/_/g, ' ');
+  return k.replace(/_(ns|us)$/, '').replace(/_ns_/, '_time_').replace(/_/g, ' ');
 }
 
 export function hashColor(s, gpu) {

@@ -1,0 +1,22 @@
+#!/bin/bash
+# Units on the report's generic views (tests/web/units_test.mjs): a memory snapshot, a rank
+# directory and a torch.compile trace from the shared data folder, each value read back from the
+# page against the CLI's --json. Skips (exit 0) without chromium or node_modules, 77 without the
+# shared data.
+# Usage: web_units.sh MLPROF DATA_DIR
+set -u
+MLPROF=$1
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$(dirname "$MLPROF")" && pwd)
+CHROMIUM=${MLPROF_CHROMIUM:-/usr/bin/chromium}
+if [ ! -x "$CHROMIUM" ]; then echo "SKIP: $CHROMIUM not installed (make deps installs chromium)"; exit 0; fi
+if ! command -v node >/dev/null; then echo "SKIP: node not installed"; exit 0; fi
+for nm in "$BUILD/web/node_modules" "$HERE/../web/node_modules"; do
+  if [ -d "$nm/playwright-core" ]; then NODE_MODULES=$nm; break; fi
+done
+if [ -z "${NODE_MODULES:-}" ]; then echo "SKIP: playwright-core not in $BUILD/web/node_modules"; exit 0; fi
+source "$(dirname "$0")/shared_data.sh"
+require_shared RANKS traces/kineto-gpu/trace_filter
+SNAPSHOT=$(shared_path traces/memory-snapshot/decomfl_opt_train_memory.pickle.gz) || SNAPSHOT=
+COMPILE=$(shared_path traces/compile/kineto/xdit_sd_3.5_profile_trace_rank_0.json.gz) || COMPILE=
+MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/units_test.mjs" "$MLPROF" "$SNAPSHOT" "$RANKS" "$COMPILE"

@@ -1,0 +1,105 @@
+// Units on the report's generic views (tests/cli/web_units.sh): each value shown must read back,
+// unit included, as the number the CLI's --json has for it. Found wrong before: a memory snapshot's
+// block counts shown as bytes ("397 B"), bytes by state unformatted, its epoch start time as
+// "1763324226 s", unused_fraction as 0.4655; the compiled regions' GPU time in raw ns; the ranks'
+// distributions in raw ns; "1 rows".
+// Usage: node units_test.mjs MLPROF SNAPSHOT RANK_DIR COMPILE_TRACE (empty = skip that part)
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+
+const [mlprof, snapshot, rankDir, compileTrace] = process.argv.slice(2);
+const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
+const { chromium } = require('playwright-core');
+let failures = 0, checks = 0;
+function check(cond, what) { checks++; if (!cond) { failures++; console.log('FAIL', what); } }
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'mlprof-units-'));
+const cliJson = (...args) => JSON.parse(execFileSync(mlprof, [...args, '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+
+// "615.1 ms" -> 615.1e6 (ns); "967.44 MiB" -> bytes; "46.55 %" -> 0.4655; "1,234" -> 1234.
+const UNIT = { ns: 1, 'µs': 1e3, us: 1e3, ms: 1e6, s: 1e9, B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4, '%': 0.01 };
+function parse(text) {
+  const m = /^([+−-]?)([\d,]*\.?\d+)\s*(ns|µs|us|ms|s|B|KiB|MiB|GiB|TiB|%)?$/.exec(text.trim());
+  if (!m) return null;
+  return (m[1] === '−' || m[1] === '-' ? -1 : 1) * Number(m[2].replace(/,/g, '')) * (m[3] ? UNIT[m[3]] : 1);
+}
+// Shown to 3-4 significant digits: within 0.5% (or 1 unit for small integers).
+function close(text, want, label) {
+  const got = parse(text);
+  check(got !== null && Math.abs(got - want) <= Math.max(0.005 * Math.abs(want), 0.51),
+    `${label}: page '${text}' reads ${got}, JSON ${want}`);
+}
+
+async function openReport(browser, input, tab) {
+  const out = path.join(tmp, tab + '.html');
+  execFileSync(mlprof, ['report', input, '-o', out], { stdio: 'ignore' });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.goto('file://' + out);
+  await page.click(`button[data-tab="${tab}"]`);
+  await page.waitForSelector(`[data-pane="${tab}"][data-ready="1"]`, { timeout: 30000 });
+  return page;
+}
+const cardText = (page, key) => page.locator(`[data-key="${key}"] .card-value`).first().textContent();
+
+const browser = await chromium.launch({ executablePath: process.env.MLPROF_CHROMIUM || '/usr/bin/chromium',
+  headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+try {
+  if (snapshot) {
+    const j = cliJson('memory', snapshot);
+    const page = await openReport(browser, snapshot, 'memory');
+    for (const [state, n] of Object.entries(j.blocks_by_state)) {
+      const t = await cardText(page, `memory_snapshot.blocks_by_state.${state}`);
+      check(/^[\d,]+$/.test(t.trim()) && parse(t) === n, `blocks_by_state.${state}: '${t}' is a count of ${n}`);
+    }
+    for (const [state, b] of Object.entries(j.bytes_by_state)) {
+      const t = await cardText(page, `memory_snapshot.bytes_by_state.${state}`);
+      check(/B$/.test(t.trim()), `bytes_by_state.${state}: '${t}' has a byte unit`);
+      close(t, b, `bytes_by_state.${state}`);
+    }
+    close(await cardText(page, 'memory_snapshot.unused_fraction'), j.unused_fraction, 'unused_fraction');
+    // The snapshot's start is the trace's origin: "+0 ns", not epoch seconds.
+    const start = await cardText(page, 'memory_snapshot.start_time_us');
+    check(start.trim().startsWith('+') && Math.abs(parse(start)) < 1e9, `start_time_us: '${start}' is relative to the trace start`);
+    await page.close();
+  }
+  if (rankDir) {
+    const j = cliJson('ranks', rankDir);
+    const page = await openReport(browser, rankDir, 'ranks');
+    const rows = page.locator('[data-table$="distributions"] tbody tr');
+    await rows.first().waitFor();
+    const n = await rows.count();
+    check(n === j.distributions.length, `distributions: ${n} rows vs ${j.distributions.length}`);
+    for (let i = 0; i < n; i++) {
+      const metric = (await rows.nth(i).locator('td[data-col="metric"]').textContent()).trim();
+      const d = j.distributions.find((x) => x.metric === metric);
+      if (!d || !/_ns$/.test(metric)) continue;
+      for (const c of ['min', 'p50', 'max', 'mean']) {
+        const t = await rows.nth(i).locator(`td[data-col="${c}"]`).textContent();
+        check(/(ns|µs|ms|s)$/.test(t.trim()), `distributions ${metric}.${c}: '${t}' has a time unit`);
+        close(t, d[c], `distributions ${metric}.${c}`);
+      }
+    }
+    // A one-row table says "1 row".
+    const one = page.locator('[data-pane="ranks"] [data-table][data-rows="1"] [data-testid="table-count"]');
+    const ones = await one.allTextContents();
+    check(ones.length > 0 && ones.every((t) => t.trim() === '1 row'), `one-row tables say '1 row': ${JSON.stringify(ones)}`);
+    await page.close();
+  }
+  if (compileTrace) {
+    const j = cliJson('compile', compileTrace);
+    const page = await openReport(browser, compileTrace, 'compile');
+    for (const k of ['gpu_ns_in_compiled', 'gpu_ns_outside']) {
+      const t = await cardText(page, `compile.runtime.${k}`);
+      check(/(ns|µs|ms|s)$/.test(t.trim()), `compile.runtime.${k}: '${t}' has a time unit`);
+      close(t, j.runtime[k], `compile.runtime.${k}`);
+    }
+    await page.close();
+  }
+} finally {
+  await browser.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+console.log(`${checks - failures}/${checks} checks passed`);
+process.exit(failures ? 1 : 0);
