@@ -164,6 +164,9 @@ class AnalysisSet {
   const TimelineResult& timeline();
   const ModulesResult& modules();
   const CriticalPathResult& critical_path();
+  // The critical path of another window (serve's ?step=N / ?annotation=NAME): computed on each
+  // call, not kept (the caller caches what it sends).
+  CriticalPathResult critical_path_for(const CriticalPathOptions& options) const;
   const RanksResult& ranks();
   // torch.compile's compiled regions in a Kineto trace (`mlprof compile TRACE`).
   const CompileResult& compile();

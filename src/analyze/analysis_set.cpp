@@ -302,6 +302,10 @@ const CriticalPathResult& AnalysisSet::critical_path() {
   });
 }
 
+CriticalPathResult AnalysisSet::critical_path_for(const CriticalPathOptions& options) const {
+  return analyze_critical_path(trace(), options);
+}
+
 const RanksResult& AnalysisSet::ranks() {
   return get<RanksResult>(AnalysisId::kRanks, [&] {
     RanksResult r = summaries_.empty()

@@ -5,6 +5,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "mlprof/analyze/steps.h"
+
 namespace mlprof {
 
 const char* cp_edge_type_name(CpEdgeType t) {
@@ -54,15 +56,43 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   const SliceTable& s = t.slices;
   res.annotation = o.annotation;
   res.instance = o.instance;
-  // ---- the window: the chosen instance of the annotation ----
+  res.trace_begin_ns = t.begin_ns();
+  // ---- the steps a caller may pick, and the step the window is (if any) ----
+  std::vector<size_t> step_slices = host_step_slices(t);
+  res.steps_total = step_slices.size();
+  for (size_t k = 0; k < step_slices.size() && k < kCriticalPathMaxListedSteps; ++k) {
+    size_t i = step_slices[k];
+    std::string_view name = t.str(s.name[i]);
+    res.steps.push_back({step_number(name).value_or(-1), std::string(name), s.ts[i], s.dur[i]});
+  }
+  // ---- the window: the chosen step, or the chosen instance of the annotation ----
   int64_t wb = INT64_MIN, we = INT64_MAX;
-  if (!o.annotation.empty()) {
+  if (o.step >= 0) {
+    auto it = std::find_if(step_slices.begin(), step_slices.end(), [&](size_t i) {
+      return step_number(t.str(s.name[i])) == std::optional<int64_t>(o.step);
+    });
+    if (it == step_slices.end()) {
+      res.window_missing = true;
+      res.annotation = "ProfilerStep#" + std::to_string(o.step);
+      res.instance = 0;
+      res.message = "no step ProfilerStep#" + std::to_string(o.step) + " (" +
+                    std::to_string(step_slices.size()) + " steps in the trace)";
+      return res;
+    }
+    wb = us_start(s.ts[*it]);
+    we = us_end(s.end(*it));
+    res.window_name = std::string(t.str(s.name[*it]));
+    res.annotation = res.window_name;  // the text names the step as an annotation of its own
+    res.instance = 0;
+    res.step = o.step;
+  } else if (!o.annotation.empty()) {
     std::vector<std::tuple<int64_t, int64_t, size_t>> inst;  // start, end, slice
     for (size_t i = 0; i < s.size(); ++i)
       if (t.str(s.name[i]).find(o.annotation) != std::string_view::npos)
         inst.emplace_back(us_start(s.ts[i]), us_end(s.end(i)), i);
     std::sort(inst.begin(), inst.end());
     if (o.instance >= inst.size()) {
+      res.window_missing = true;
       res.message = "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
                     o.annotation + "' (" + std::to_string(inst.size()) + " found)";
       return res;
@@ -70,8 +100,8 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     wb = std::get<0>(inst[o.instance]);
     we = std::get<1>(inst[o.instance]);
     res.window_name = std::string(t.str(s.name[std::get<2>(inst[o.instance])]));
+    if (auto n = step_number(res.window_name)) res.step = *n;
   }
-  res.trace_begin_ns = t.begin_ns();
   res.window_begin_ns = wb == INT64_MIN ? t.begin_ns() : wb;
   res.window_end_ns = we == INT64_MAX ? t.end_ns() : we;
   StringId cpu_op = t.strings.find("cpu_op"), rt = t.strings.find("cuda_runtime"),

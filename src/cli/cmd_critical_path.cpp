@@ -17,6 +17,12 @@ MLPROF_REGISTER_COMMAND(
                      "trace)");
       sub.add_option("--instance", o->critical_path.instance,
                      "which occurrence of the annotation (0 = first)");
+      sub.add_option("--step", o->critical_path.step,
+                     "analyze step ProfilerStep#N (its exact number, as `mlprof steps` lists "
+                     "steps) instead of an annotation")
+          ->check(CLI::NonNegativeNumber)
+          ->excludes("--annotation")
+          ->excludes("--instance");
       sub.add_flag("--no-zero-weight-launch-edges", *no_zero_launch,
                    "do not add HTA's zero-weight launch -> kernel edges");
       sub.add_option("--top", o->critical_path.top, "events listed");

@@ -116,7 +116,30 @@ void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
         .field("gpu_to_gpu", y.gpu_to_gpu)
         .field("on_path", y.on_path)
         .end_object();
-  w.end_array().end_object();
+  w.end_array();
+  // The steps a caller may analyze instead (`--step N`, serve's ?step=N), after everything
+  // else so the fields above read as before.
+  w.key("step");
+  if (r.step >= 0)
+    w.value(r.step);
+  else
+    w.null();
+  w.key("steps").begin_array();
+  for (const CriticalPathStepWindow& st : r.steps)
+    w.begin_object()
+        .field("number", st.number)
+        .field("name", st.name)
+        .field("begin_ns", st.begin_ns)
+        .field("offset_ns", st.begin_ns - r.trace_begin_ns)
+        .field("dur_ns", st.dur_ns)
+        .end_object();
+  w.end_array();
+  w.field("steps_total", static_cast<uint64_t>(r.steps_total));
+  if (r.steps.size() < r.steps_total)
+    w.field("steps_cut", "the first " + std::to_string(r.steps.size()) + " of " +
+                             std::to_string(r.steps_total) +
+                             " steps are listed; any step can be analyzed by its number");
+  w.end_object();
 }
 
 }  // namespace mlprof

@@ -294,6 +294,18 @@ struct Server::Impl {
         return send_reply(c, error_reply(404, "no endpoint /api/profiler/" + name));
       const char* trace = query(c, "trace");
       if (trace == nullptr) return send_reply(c, error_reply(400, "missing ?trace=NAME"));
+      if (name == "critical_path") {  // ?step=N or ?annotation=NAME[&instance=K]: that window
+        std::optional<CriticalPathWindow> window;
+        std::string error;
+        if (!parse_critical_path_window(query(c, "step"), query(c, "annotation"),
+                                        query(c, "instance"), window, error))
+          return send_reply(c, error_reply(400, error));
+        if (window)
+          return dispatch(c, ex, workers,
+                          [this, t = std::string(trace), w = *window](const StillWanted& wanted) {
+                            return reply_of(store.critical_path(t, w, wanted), kJson);
+                          });
+      }
       job = [this, t = std::string(trace), name, events](const StillWanted& wanted) {
         return reply_of(store.get(t, events ? "events" : name, wanted),
                         events ? "application/octet-stream" : kJson);

@@ -12,6 +12,7 @@
 
 #include "mlprof/import.h"
 #include "render/analysis_output.h"
+#include "render/critical_path_render.h"
 #include "render/report.h"
 #include "render/timeline_render.h"
 #include "serve/open_beneath.h"
@@ -72,6 +73,60 @@ std::string compute_analysis(AnalysisSet& set, const std::string& analysis) {
 }
 
 }  // namespace
+
+bool parse_critical_path_window(const char* step, const char* annotation, const char* instance,
+                                std::optional<CriticalPathWindow>& window, std::string& error) {
+  window.reset();
+  // Digits only, at most 12 (no sign, no spaces, no "1e3"): the value cannot overflow.
+  auto number = [&](const char* text, const char* what, int64_t max, int64_t& out) {
+    std::string_view v(text);
+    bool digits = !v.empty() && v.size() <= 12 &&
+                  std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+    out = 0;
+    if (digits)
+      for (char c : v) out = out * 10 + (c - '0');
+    if (!digits || out > max) {
+      error = std::string(what) + " must be a whole number from 0 to " + std::to_string(max);
+      return false;
+    }
+    return true;
+  };
+  if (step != nullptr && (annotation != nullptr || instance != nullptr)) {
+    error = "give either ?step=N or ?annotation=NAME[&instance=K], not both";
+    return false;
+  }
+  if (step != nullptr) {
+    CriticalPathWindow w;
+    if (!number(step, "step", kMaxStepNumber, w.step)) return false;
+    window = w;
+    return true;
+  }
+  if (annotation == nullptr) {
+    if (instance != nullptr) {
+      error = "?instance=K needs ?annotation=NAME";
+      return false;
+    }
+    return true;  // the default window
+  }
+  CriticalPathWindow w;
+  std::string_view a(annotation);
+  if (a.size() > kMaxAnnotationBytes) {
+    error = "annotation is longer than " + std::to_string(kMaxAnnotationBytes) + " bytes";
+    return false;
+  }
+  if (!JsonWriter::valid_utf8(a)) {
+    error = "annotation is not valid UTF-8";
+    return false;
+  }
+  w.annotation = std::string(a);
+  if (instance != nullptr) {
+    int64_t k = 0;
+    if (!number(instance, "instance", static_cast<int64_t>(kMaxInstance), k)) return false;
+    w.instance = static_cast<size_t>(k);
+  }
+  window = w;
+  return true;
+}
 
 struct TraceStore::OpenFile {
   int fd = -1;
@@ -227,11 +282,47 @@ std::optional<Result<TraceStore::SharedTrace>> TraceStore::trace_of(const OpenFi
 
 Lookup TraceStore::get(const std::string& name, const std::string& analysis,
                        const StillWanted& wanted) {
+  return cached(
+      name, analysis,
+      [&](AnalysisSet& set) { return found(shared(compute_analysis(set, analysis))); }, wanted);
+}
+
+Lookup TraceStore::critical_path(const std::string& name, const CriticalPathWindow& window,
+                                 const StillWanted& wanted) {
+  // The key names the window unambiguously: "step N", or "annotation K NAME" (NAME last, so any
+  // bytes it holds cannot be read as another window).
+  std::string what = window.step >= 0
+                         ? "critical_path\nstep " + std::to_string(window.step)
+                         : "critical_path\nannotation " + std::to_string(window.instance) + ' ' +
+                               window.annotation;
+  return cached(
+      name, what,
+      [&](AnalysisSet& set) {
+        CriticalPathOptions o = set.options().critical_path;
+        o.step = window.step;
+        if (window.step < 0) {
+          o.annotation = window.annotation;
+          o.instance = window.instance;
+        }
+        if (auto why = set.unavailable(AnalysisId::kCriticalPath))
+          return Lookup{LookupError::kNotFound, *why, nullptr};
+        CriticalPathResult r = set.critical_path_for(o);
+        if (r.window_missing) return Lookup{LookupError::kNotFound, r.message, nullptr};
+        JsonWriter w;
+        write_critical_path_json(w, r);
+        return found(shared(w.take()));
+      },
+      wanted);
+}
+
+Lookup TraceStore::cached(const std::string& name, const std::string& what,
+                          const std::function<Lookup(AnalysisSet&)>& compute,
+                          const StillWanted& wanted) {
   Lookup out;
   OpenFile f;
   out.error = open(name, f, out.message);
   if (out.error != LookupError::kNone) return out;
-  std::string key = f.key() + '\n' + analysis;
+  std::string key = f.key() + '\n' + what;
   std::string failed_key = f.key() + "\n!load";
   auto failed = [&](std::string message) {
     bool fresh = maybe_being_written(f.info.mtime_ns);
@@ -251,9 +342,8 @@ Lookup TraceStore::get(const std::string& name, const std::string& analysis,
           return Lookup{LookupError::kLoadFailed, trace->error(), nullptr};
         }
         if (!still(wanted)) return std::nullopt;
-        Lookup done;
-        done.body = shared(compute_analysis(***trace, analysis));
-        results_.put(key, done.body);
+        Lookup done = compute(***trace);
+        if (done.error == LookupError::kNone) results_.put(key, done.body);
         return done;
       },
       wanted);

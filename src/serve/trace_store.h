@@ -12,6 +12,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,6 +47,21 @@ struct Lookup {
   Body body;  // the JSON (or bytes) when error == kNone, shared with the cache
 };
 
+// The window of a critical path other than the default (the first ProfilerStep): serve's
+// /api/profiler/critical_path?step=N, or ?annotation=NAME[&instance=K].
+struct CriticalPathWindow {
+  int64_t step = -1;       // >= 0: ProfilerStep#step
+  std::string annotation;  // when step < 0: substring of an annotation's name ("" = whole trace)
+  size_t instance = 0;
+};
+constexpr int64_t kMaxStepNumber = 999'999'999'999;  // 12 digits: larger is a client error
+constexpr size_t kMaxAnnotationBytes = 512;
+constexpr size_t kMaxInstance = 1'000'000;
+// Reads the query parameters (null: absent). False, with `error` saying why, when they are not a
+// valid window; `window` is unset (nullopt) when no parameter was given: the default window.
+bool parse_critical_path_window(const char* step, const char* annotation, const char* instance,
+                                std::optional<CriticalPathWindow>& window, std::string& error);
+
 // False once nobody waits for the result (the client closed its connection); empty = always.
 using StillWanted = std::function<bool()>;
 
@@ -69,6 +85,9 @@ class TraceStore {
 
   // `analysis` is a report_analyses() name or "events" (the timeline's encoded events).
   Lookup get(const std::string& name, const std::string& analysis, const StillWanted& wanted = {});
+  // The critical path of `window` (kNotFound when the trace has no such step or annotation).
+  Lookup critical_path(const std::string& name, const CriticalPathWindow& window,
+                       const StillWanted& wanted = {});
   Lookup compare(const std::string& base, const std::string& next, const StillWanted& wanted = {});
   // Over every listed trace; cached by the list of names, sizes and mtimes.
   Lookup ranks(const StillWanted& wanted = {});
@@ -85,6 +104,10 @@ class TraceStore {
   std::optional<Result<SharedTrace>> trace_of(const OpenFile& f, const StillWanted& wanted);
   Result<Trace> load(const OpenFile& f);
   void keep(const std::string& key, SharedTrace t);
+  // A result of one opened file cached under `what`, computed by `compute` (which may answer an
+  // error; only successful results are cached).
+  Lookup cached(const std::string& name, const std::string& what,
+                const std::function<Lookup(AnalysisSet&)>& compute, const StillWanted& wanted);
 
   std::string dir_;
   std::string canonical_dir_;

@@ -19,6 +19,9 @@ namespace mlprof {
 struct CriticalPathOptions {
   std::string annotation = "ProfilerStep";  // substring of an annotation's name; "" = all
   size_t instance = 0;                      // which occurrence (by start time)
+  // >= 0: the window is the host step ProfilerStep#step (exact number, as `mlprof steps` counts
+  // steps) instead of an annotation instance; `annotation` and `instance` are then ignored.
+  int64_t step = -1;
   // HTA adds a zero-weight launch -> kernel edge for every kernel whose launch delay is not
   // on the graph (its tests set CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1).
   bool zero_weight_launch_edges = true;
@@ -56,8 +59,20 @@ struct CriticalPathSync {  // a synchronization edge of the graph (on the path o
   bool on_path = false;
 };
 
+// One host step of the trace (as `mlprof steps` lists them): a window a caller may pick.
+struct CriticalPathStepWindow {
+  int64_t number = 0;  // N of ProfilerStep#N
+  std::string name;
+  int64_t begin_ns = 0, dur_ns = 0;
+};
+// Steps listed in a result at most (the first ones in time order); steps_total says how many
+// there are.
+inline constexpr size_t kCriticalPathMaxListedSteps = 500;
+
 struct CriticalPathResult {
-  std::string message;  // set when no analysis was possible (no annotation, no events)
+  std::string message;          // set when no analysis was possible (no annotation, no events)
+  bool window_missing = false;  // no such step / annotation instance (message says which)
+  int64_t step = -1;            // the window's step number when it is a host step, else -1
   std::string annotation;
   size_t instance = 0;      // which occurrence of the annotation
   std::string window_name;  // the annotation slice analyzed (e.g. "ProfilerStep#3"); "" = trace
@@ -74,6 +89,8 @@ struct CriticalPathResult {
   std::vector<CriticalPathEvent> top_events;  // by time on the path
   std::vector<CriticalPathStep> path;         // every weighted edge, in time order
   std::vector<CriticalPathSync> syncs;        // every synchronization edge
+  std::vector<CriticalPathStepWindow> steps;  // the trace's steps, the first listed ones
+  size_t steps_total = 0;
 };
 
 CriticalPathResult analyze_critical_path(const Trace& trace,
