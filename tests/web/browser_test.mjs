@@ -300,6 +300,11 @@ async function criticalPathView(page, errors) {
   const shown = `${await page.locator('[data-testid="cp-window-begin"]').innerText()} .. ${await page.locator('[data-testid="cp-window-end"]').innerText()}`;
   check(m && shown === `${m[1]} .. ${m[2]}`, `critical path: window '${shown}' as the CLI prints it '${m && m[0]}'`);
   check((await page.locator('[data-testid="cp-window-name"]').innerText()).startsWith(want.window_name), `critical path: names ${want.window_name}`);
+  // A static report holds the first step only: no selector, a line saying how to see another.
+  check(await page.locator('[data-testid="cp-step"]').count() === 0, 'critical path report: no step selector (one precomputed step)');
+  const other = await page.locator('[data-testid="cp-other-steps"]').innerText().catch(() => '');
+  check(other.includes(`one of ${want.steps_total} steps`) && other.includes('mlprof serve') && other.includes('--step N'),
+    `critical path report: says how to see another step: '${other}'`);
   let sum = 0;
   for (const [k, v] of Object.entries(want.bound_by_ns)) {
     check(await val(`[data-testid="cp-legend"] tbody tr[data-part="${k}"] td[data-col="ns"]`) === v, `critical path: ${k} ${v}`);
@@ -377,12 +382,8 @@ async function pytorchViews(page, errors) {
   check(errors.length === 0, `PyTorch views: ${errors.join('; ')}`);
 }
 
-async function serveTests(browser) {
-  const dir = fs.mkdtempSync(path.join(tmp, 'traces-'));
-  fs.copyFileSync(path.join(dataDir, 'mlp_bs64.json.gz'), path.join(dir, 'mlp_bs64.json.gz'));
-  fs.mkdirSync(path.join(dir, 'gpu'));
-  fs.copyFileSync(dataPath('simple_add.json.gz'), path.join(dir, 'gpu', 'simple_add.json.gz'));
-  fs.writeFileSync(path.join(tmp, 'secret.json'), '[]');
+// `mlprof serve DIR --port 0`: the server and its base URL once it listens.
+async function startServe(dir) {
   const server = spawn(mlprof, ['serve', dir, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const port = await new Promise((resolve, reject) => {
@@ -394,7 +395,16 @@ async function serveTests(browser) {
     });
     server.on('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
   });
-  const base = `http://127.0.0.1:${port}`;
+  return { server, base: `http://127.0.0.1:${port}` };
+}
+
+async function serveTests(browser) {
+  const dir = fs.mkdtempSync(path.join(tmp, 'traces-'));
+  fs.copyFileSync(path.join(dataDir, 'mlp_bs64.json.gz'), path.join(dir, 'mlp_bs64.json.gz'));
+  fs.mkdirSync(path.join(dir, 'gpu'));
+  fs.copyFileSync(dataPath('simple_add.json.gz'), path.join(dir, 'gpu', 'simple_add.json.gz'));
+  fs.writeFileSync(path.join(tmp, 'secret.json'), '[]');
+  const { server, base } = await startServe(dir);
   try {
     const list = await (await fetch(base + '/api/traces')).json();
     check(list.traces.map((t) => t.name).join(',') === 'gpu/simple_add.json.gz,mlp_bs64.json.gz', `/api/traces lists ${JSON.stringify(list.traces.map((t) => t.name))}`);
@@ -457,9 +467,82 @@ async function serveTests(browser) {
   }
 }
 
+// The dashboard's Critical path tab on a trace with several profiler steps: the step selector
+// lists the steps of `mlprof critical-path --json`; picking another step redraws the tab with the
+// numbers of `mlprof critical-path --step N --json`.
+async function serveCriticalPathSteps(browser) {
+  const trace = process.env.MLPROF_TEST_CP_TRACE;
+  if (!trace) { console.log('NOTE: no MLPROF_TEST_CP_TRACE: the critical path step selector is not checked'); return; }
+  const dir = fs.mkdtempSync(path.join(tmp, 'cp-'));
+  const name = path.basename(trace);
+  fs.copyFileSync(trace, path.join(dir, name));
+  const first = JSON.parse(cli('critical-path', trace, '--json'));
+  check(first.steps.length >= 2 && first.step === first.steps[0].number, `critical path JSON lists ${first.steps.length} steps, analyzes step ${first.step}`);
+  const pick = first.steps[1];
+  const wantText = cli('critical-path', trace, '--step', String(pick.number), '--json');
+  const want = JSON.parse(wantText);
+  const { server, base } = await startServe(dir);
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(base + '/#critical_path');
+    await page.waitForSelector('[data-pane="critical_path"][data-ready="1"]', { timeout: 30000 });
+    const sel = page.locator('[data-testid="cp-step"]');
+    check(await sel.count() === 1, 'dashboard critical path: a step selector');
+    const values = await sel.locator('option').evaluateAll((os) => os.map((o) => o.value));
+    check(values.join(',') === first.steps.map((s) => s.number).join(','), `step selector lists steps ${values.join(',')}`);
+    check(await sel.inputValue() === String(first.step), `step selector shows step ${first.step} first`);
+    check(Number(await page.locator('[data-testid="cp-length"]').getAttribute('data-value')) === first.path_ns, 'dashboard critical path: first step length');
+    await sel.selectOption(String(pick.number));
+    const redrawn = await settled(page, (n) => {
+      const pane = document.querySelector('[data-pane="critical_path"]');
+      return pane.dataset.cpStep === n && !pane.dataset.cpLoading && !!pane.querySelector('[data-testid="cp-length"]');
+    }, String(pick.number), 30000);
+    check(redrawn, `dashboard critical path: redrawn for step ${pick.number}`);
+    const val = async (q) => Number(await page.locator(q).first().getAttribute('data-value'));
+    check(want.step === pick.number && want.window_name === pick.name, `CLI --step ${pick.number}: ${want.window_name}`);
+    check(await val('[data-testid="cp-length"]') === want.path_ns, `step ${pick.number}: length ${want.path_ns}`);
+    check(want.path_ns !== first.path_ns, 'the second step has another path length than the first');
+    check((await page.locator('[data-testid="cp-window-name"]').innerText()).startsWith(want.window_name), `step ${pick.number}: names ${want.window_name}`);
+    // The window offsets, exact: BigInt of the raw JSON's epoch ns minus the trace start.
+    const big = (key, text) => BigInt(new RegExp(`"${key}":\\s*(-?\\d+)`).exec(text)[1]);
+    const start = big('begin_ns', cli('summary', trace, '--json'));
+    check(BigInt(await page.locator('[data-testid="cp-window-begin"]').getAttribute('data-value')) === big('window_begin_ns', wantText) - start,
+      `step ${pick.number}: window begin relative to the trace start`);
+    check(BigInt(await page.locator('[data-testid="cp-window-end"]').getAttribute('data-value')) === big('window_end_ns', wantText) - start,
+      `step ${pick.number}: window end relative to the trace start`);
+    for (const [k, v] of Object.entries(want.bound_by_ns))
+      check(await val(`[data-testid="cp-legend"] tbody tr[data-part="${k}"] td[data-col="ns"]`) === v, `step ${pick.number}: ${k} ${v}`);
+    const table = page.locator('[data-table="critical_path.path"]');
+    check(Number(await table.getAttribute('data-rows')) === want.path.length, `step ${pick.number}: ${want.path.length} path rows`);
+    const cell = async (col) => table.locator('tbody tr').nth(0).locator(`td[data-col="${col}"]`).getAttribute('data-value');
+    check(Number(await cell('offset_ns')) === want.path[0].offset_ns && Number(await cell('dur_ns')) === want.path[0].ns,
+      `step ${pick.number}: first path row`);
+    check(await page.locator('[data-pane="critical_path"] [data-testid="cp-length"]').count() === 1, 'one path drawn after the redraw');
+    await page.screenshot({ path: path.join(outDir, 'dashboard-critical_path-step.png'), fullPage: true });
+    // Back to the first step: the first step's numbers again.
+    await sel.selectOption(String(first.step));
+    check(await settled(page, (n) => document.querySelector('[data-pane="critical_path"]').dataset.cpStep === n, String(first.step), 30000) &&
+      await val('[data-testid="cp-length"]') === first.path_ns, 'dashboard critical path: back to the first step');
+    // The API: a step's JSON equals the CLI's; bad and unknown windows are client errors.
+    const api = (q) => fetch(`${base}/api/profiler/critical_path?trace=${encodeURIComponent(name)}${q}`);
+    const r = await api(`&step=${pick.number}`);
+    check(r.status === 200 && JSON.stringify(await r.json()) === JSON.stringify(want), `?step=${pick.number}: REST JSON equals mlprof critical-path --step --json`);
+    check((await api('&step=999999')).status === 404, '?step=999999: 404');
+    check((await api('&step=-1')).status === 400, '?step=-1: 400');
+    check(errors.length === 0, `dashboard critical path page errors: ${errors.join('; ')}`);
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
 const browser = await launch();
 try {
-  if (mode === 'serve') await serveTests(browser);
+  if (mode === 'serve') {
+    await serveTests(browser);
+    await serveCriticalPathSteps(browser);
+  }
   else await reportTests(browser);
 } catch (e) {
   failures++;

@@ -59,6 +59,18 @@ class RestSource {
     this.cache.set(name, p);
     return p;
   }
+  // The critical path of ProfilerStep#step (the tab's step selector).
+  async criticalPathOf(step) {
+    const key = `critical_path#step=${step}`;
+    if (!this.cache.has(key)) {
+      this.cache.set(key, fetch(`api/profiler/critical_path?trace=${encodeURIComponent(this.trace)}&step=${encodeURIComponent(step)}`)
+        .then(async (r) => {
+          const body = await r.json().catch(() => ({}));
+          return r.ok ? body : { unavailable: body.error || `HTTP ${r.status}` };
+        }));
+    }
+    return this.cache.get(key);
+  }
   async events() {
     const r = await fetch(`api/profiler/timeline/events?trace=${encodeURIComponent(this.trace)}`);
     if (!r.ok) return null;

@@ -309,12 +309,52 @@ export function criticalPathShown(r, summary) {
   return !!(summary && summary.gpu_streams > 0);
 }
 
+// The tab: the default window's path (the first ProfilerStep), and above it the step selector
+// when served live (each pick asks the server for that step's path), or in a static report a line
+// saying how to see another step.
 export async function criticalPath(c, src) {
   const r = await src.get('critical_path');
   if (missing(c, r, 'Critical path')) return;
+  const live = typeof src.criticalPathOf === 'function';
+  const body = el('div', { 'data-testid': 'cp-body' });
+  const steps = r.steps || [];
+  if (live && steps.length) {
+    const label = (s) => `${s.name} · +${fmtNs(s.offset_ns)} · ${fmtNs(s.dur_ns)}`;
+    const options = steps.map((s) => el('option', { value: String(s.number), selected: s.number === r.step }, label(s)));
+    if (r.step === null || r.step === undefined) options.unshift(el('option', { value: '', selected: true }, r.window_name || 'pick a step'));
+    else if (!steps.some((s) => s.number === r.step)) options.push(el('option', { value: String(r.step), selected: true }, r.window_name));
+    const select = el('select', { 'data-testid': 'cp-step' }, options);
+    let asked = 0;  // the latest pick wins when several are in flight
+    select.addEventListener('change', async () => {
+      if (select.value === '') return;
+      const token = ++asked;
+      const step = Number(select.value);
+      c.dataset.cpLoading = '1';
+      const nr = await src.criticalPathOf(step);
+      if (token !== asked) return;
+      body.replaceChildren();
+      if (!missing(body, nr, 'Critical path')) drawCriticalPath(body, nr, live);
+      c.dataset.cpStep = String(step);
+      delete c.dataset.cpLoading;
+    });
+    c.append(el('div', { class: 'toolbar' }, el('label', {}, 'Step ', select),
+      el('span', { class: 'muted', 'data-testid': 'cp-steps-count' }, `${fmtCount(r.steps_total ?? steps.length)} steps` +
+        (r.steps_cut ? ` (${r.steps_cut}: ?step=N in the API)` : '') + '; times since the trace start')));
+  } else if (!live && (r.steps_total || 0) > 1) {
+    c.append(el('p', { class: 'muted', 'data-testid': 'cp-other-steps' }, `This report shows the critical path of ${r.window_name || 'the first step'}, ` +
+      `one of ${fmtCount(r.steps_total)} steps. For another step, open the trace's folder in \`mlprof serve DIR\` and pick the step in this tab, ` +
+      'or run `mlprof critical-path TRACE --step N`.'));
+  }
+  c.append(body);
+  if (r.step !== null && r.step !== undefined) c.dataset.cpStep = String(r.step);
+  drawCriticalPath(body, r, live);
+}
+
+function drawCriticalPath(c, r, live) {
   if (r.message) {
     c.append(el('p', { class: 'note', 'data-testid': 'no-data' }, `Critical path unavailable: ${r.message}. ` +
-      'The report analyzes the first ProfilerStep; for another step or annotation run ' +
+      (live ? 'Pick another step above, or for an annotation run '
+        : 'The report analyzes the first ProfilerStep; for another step or annotation run ') +
       '`mlprof critical-path TRACE --annotation NAME --instance N` ("" = the whole trace).'));
     return;
   }
