@@ -614,8 +614,14 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     }
     return d;
   };
-  bool all_base = true;
-  for (const RankSummary& s : sums) all_base &= s.base_time_ns != 0;
+  size_t without_base = 0;
+  for (const RankSummary& s : sums) without_base += s.base_time_ns == 0;
+  bool all_base = without_base == 0;
+  // "no baseTimeNanoseconds in every trace" read as "in none"; say how many lack it.
+  std::string no_base = without_base == n
+                            ? "no trace has baseTimeNanoseconds"
+                            : "baseTimeNanoseconds missing in " + std::to_string(without_base) +
+                                  " of " + std::to_string(n) + " traces";
   if (n == 1) {
     clock.note = "one rank";
   } else if (all_base) {
@@ -636,17 +642,13 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     }
     if (aligned > 0) {
       clock.method = "collective_end";
-      clock.note =
-          "no baseTimeNanoseconds in every trace: each rank shifted so the collectives it shares "
-          "with rank " +
-          std::to_string(clock.reference_rank) + " end together (median over the calls)";
+      clock.note = no_base + ": each rank shifted so the collectives it shares with rank " +
+                   std::to_string(clock.reference_rank) + " end together (median over the calls)";
       if (!unaligned.empty())
         clock.note +=
             "; not aligned (no collective shared with the reference): rank " + ranges(unaligned, 4);
     } else {
-      clock.note =
-          "no baseTimeNanoseconds in every trace and no collective matched across ranks: raw "
-          "timestamps";
+      clock.note = no_base + " and no collective matched across ranks: raw timestamps";
     }
   }
   if (n > 1) {

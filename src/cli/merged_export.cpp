@@ -23,10 +23,11 @@
 #include "mlprof/analyze/steps.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/import.h"
+#include "trace/file_error.h"
 #include "trace/json_writer.h"
 #include "trace/output_file.h"
-#include "trace/file_error.h"
 #include "trace/parallel_for.h"
+#include "trace/units.h"
 
 namespace mlprof::cli {
 
@@ -192,9 +193,11 @@ int export_rank_dir(const MergedExportArgs& a) {
   RanksResult ranks = analyze_rank_summaries(std::move(summaries));
   summaries.clear();
   const ClockAlignment& clock = ranks.clock;
-  std::fprintf(stderr, "mlprof: clocks: %s (reference rank %d, residual %lld ns): %s\n",
+  // The residual as `mlprof ranks` prints it ("21.338 ms"; it was raw ns here).
+  std::fprintf(stderr, "mlprof: clocks: %s (reference rank %d, residual %s): %s\n",
                clock.method.c_str(), clock.reference_rank,
-               static_cast<long long>(clock.residual_ns), clock.note.c_str());
+               format_duration_ns(static_cast<double>(clock.residual_ns)).c_str(),
+               clock.note.c_str());
   for (const std::string& w : ranks.warnings) std::fprintf(stderr, "mlprof: %s\n", w.c_str());
 
   // Windows: which ranks lack the steps; the size guard.
