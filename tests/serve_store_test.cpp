@@ -211,6 +211,89 @@ TEST(TraceStoreTest, CompareResultsOfManyPairsStayWithinTheCacheBound) {
   EXPECT_LE(store.cached_bytes(), bound + largest + 256);
 }
 
+std::string stepped_trace(int steps) {  // ProfilerStep#0..#steps-1, one op each
+  std::string events;
+  for (int i = 0; i < steps; ++i) {
+    if (i) events += ",";
+    std::string ts = std::to_string(100 * i);
+    events += R"({"ph":"X","cat":"user_annotation","pid":1,"tid":1,"name":"ProfilerStep#)" +
+              std::to_string(i) + R"(","ts":)" + ts + R"(,"dur":90},)";
+    events += R"({"ph":"X","cat":"cpu_op","pid":1,"tid":1,"name":"op","ts":)" + ts + R"(,"dur":)" +
+              std::to_string(10 + i) + "}";
+  }
+  return R"({"traceEvents":[)" + events + "]}";
+}
+
+CriticalPathWindow step_window(int64_t step) {
+  CriticalPathWindow w;
+  w.step = step;
+  return w;
+}
+
+CriticalPathWindow annotation_window(const std::string& name) {
+  CriticalPathWindow w;
+  w.annotation = name;
+  return w;
+}
+
+// Issue 15: the critical path of each window is cached by trace and window, within the one
+// result cache's bound; an unknown window is kNotFound and not cached.
+TEST(TraceStoreTest, CriticalPathWindowsAreCachedWithinTheBound) {
+  TempDir served;
+  write(served.path() / "s.json", stepped_trace(40));
+  const size_t bound = 16 << 10;
+  TraceStore store(served.path().string(), TraceStoreOptions{.cache_bytes = bound});
+  Lookup a = store.critical_path("s.json", step_window(7));
+  ASSERT_EQ(a.error, LookupError::kNone) << a.message;
+  EXPECT_NE(a.body->find("\"window_name\":\"ProfilerStep#7\""), std::string::npos);
+  EXPECT_NE(a.body->find("\"path_ns\":17000"), std::string::npos);  // op of 10 + 7 us
+  Lookup again = store.critical_path("s.json", step_window(7));
+  EXPECT_EQ(again.body.get(), a.body.get());  // the cached bytes, not a new computation
+  // The same window by annotation is another key, with its own JSON.
+  Lookup by_name = store.critical_path("s.json", annotation_window("ProfilerStep#7"));
+  ASSERT_EQ(by_name.error, LookupError::kNone);
+  EXPECT_NE(by_name.body.get(), a.body.get());
+  Lookup missing = store.critical_path("s.json", step_window(40));
+  EXPECT_EQ(missing.error, LookupError::kNotFound);
+  EXPECT_NE(missing.message.find("ProfilerStep#40"), std::string::npos) << missing.message;
+  size_t largest = 0, total = 0;
+  for (int i = 0; i < 40; ++i) {
+    Lookup r = store.critical_path("s.json", step_window(i));
+    ASSERT_EQ(r.error, LookupError::kNone) << r.message;
+    largest = std::max(largest, r.body->size());
+    total += r.body->size();
+    EXPECT_LE(store.cached_bytes(), bound + largest + 256);
+  }
+  EXPECT_GT(total, 2 * bound);  // the windows' results would not have fit
+  EXPECT_EQ(store.loads(), 1u);
+}
+
+TEST(CriticalPathWindowTest, ParsesQueryParameters) {
+  std::optional<CriticalPathWindow> w;
+  std::string error;
+  EXPECT_TRUE(parse_critical_path_window(nullptr, nullptr, nullptr, w, error));
+  EXPECT_FALSE(w.has_value());  // the default window
+  ASSERT_TRUE(parse_critical_path_window("102", nullptr, nullptr, w, error));
+  EXPECT_EQ(w->step, 102);
+  ASSERT_TRUE(parse_critical_path_window(nullptr, "fwd", "3", w, error));
+  EXPECT_EQ(w->step, -1);
+  EXPECT_EQ(w->annotation, "fwd");
+  EXPECT_EQ(w->instance, 3u);
+  ASSERT_TRUE(parse_critical_path_window(nullptr, "", nullptr, w, error));  // the whole trace
+  EXPECT_EQ(w->annotation, "");
+  for (const char* bad : {"", "-1", "+1", "1e3", "0x1", " 1", "1 ", "abc", "9223372036854775808",
+                          "99999999999999999999", "1000000000000"}) {
+    EXPECT_FALSE(parse_critical_path_window(bad, nullptr, nullptr, w, error)) << bad;
+    EXPECT_FALSE(error.empty());
+  }
+  EXPECT_FALSE(parse_critical_path_window("1", "a", nullptr, w, error));
+  EXPECT_FALSE(parse_critical_path_window(nullptr, nullptr, "1", w, error));
+  EXPECT_FALSE(parse_critical_path_window(nullptr, "a", "-1", w, error));
+  EXPECT_FALSE(parse_critical_path_window(nullptr, "\xff\xfe", nullptr, w, error));
+  EXPECT_FALSE(
+      parse_critical_path_window(nullptr, std::string(600, 'a').c_str(), nullptr, w, error));
+}
+
 TEST(TraceStoreTest, RanksAreCachedUntilAFileChanges) {
   TempDir served;
   write(served.path() / "r0.json", tiny_trace("a"));

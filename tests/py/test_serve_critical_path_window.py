@@ -104,6 +104,23 @@ try:
     p = subprocess.run([MLPROF, "critical-path", local, "--step", "-2"], capture_output=True)
     check(p.returncode != 0, "--step -2 is refused")
 
+    # Thousands of steps: the first 500 listed, the cut said; a step past them still analyzable.
+    many = []
+    for i in range(600):
+        many.append({"ph": "X", "cat": "user_annotation", "pid": 1, "tid": 1, "name": f"ProfilerStep#{i}",
+                     "ts": 100 * i, "dur": 90})
+        many.append({"ph": "X", "cat": "cpu_op", "pid": 1, "tid": 1, "name": "op", "ts": 100 * i + 1, "dur": 5})
+    with open(os.path.join(tmp, "many.json"), "w") as f:
+        json.dump({"traceEvents": many}, f)
+    d = cli_json(os.path.join(tmp, "many.json"))
+    if d:
+        check(len(d["steps"]) == 500 and d["steps"][-1]["number"] == 499 and d["steps_total"] == 600 and
+              "500 of 600" in d.get("steps_cut", ""), f"600 steps: {len(d['steps'])} listed, cut: {d.get('steps_cut')}")
+    d = cli_json(os.path.join(tmp, "many.json"), "--step", "599")
+    if d:
+        check(d["step"] == 599 and d["window_begin_offset_ns"] == 599 * 100 * 1000 and d["path_ns"] == 5000,
+              f"--step 599 (not listed): window +{d['window_begin_offset_ns']}, path {d['path_ns']}")
+
     srv = Serve(tmp)
     try:
         def api(query, trace="steps.json"):
@@ -136,6 +153,8 @@ try:
         for q in ["&step=5", "&step=999999999999", "&annotation=nosuch", "&annotation=ProfilerStep&instance=3"]:
             status, ctype, body = api(q)
             check(status == 404 and "error" in json.loads(body), f"{q}: HTTP {status} {body[:100]!r}")
+        status, _, body = api("&step=599", trace="many.json")
+        check(status == 200 and json.loads(body)["step"] == 599, f"?step=599 of 600 (past the listed steps): HTTP {status}")
         status, _, _ = api("&step=3", trace="nope.json")
         check(status == 404, f"?step=3 of a missing trace: HTTP {status}")
         # Bad values: 400 with a JSON error, the server keeps serving.
