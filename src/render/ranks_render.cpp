@@ -66,9 +66,15 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
       const MetricLabel* label = nullptr;
       for (const MetricLabel& l : kMetricLabels)
         if (x.metric == l.metric) label = &l;
-      auto f = [&](double v) { return label && label->bytes ? format_bytes(v) : dur(v); };
+      // Zero on every rank is nothing recorded (a trace without memory events read as "memory
+      // peak 0 B, max rank 1"): dashes. Equal on every rank, no rank is the max.
+      bool none = x.min == 0 && x.max == 0;
+      auto f = [&](double v) {
+        return none ? std::string("-") : label && label->bytes ? format_bytes(v) : dur(v);
+      };
       d.add_row({label ? label->label : x.metric, f(x.min), f(x.p50), f(x.p90), f(x.p99), f(x.max),
-                 format_fixed(x.max_over_mean, 3), std::to_string(x.max_rank)});
+                 none ? "-" : format_fixed(x.max_over_mean, 3),
+                 x.min == x.max ? "-" : std::to_string(x.max_rank)});
     }
     out += d.render(width);
   }

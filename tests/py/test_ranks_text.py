@@ -1,4 +1,6 @@
-"""The clock-alignment line of `mlprof ranks` and `mlprof export DIR` on HTA's 2-rank set
+"""The text of `mlprof ranks` and `mlprof export DIR` on HTA's 2-rank set. The memory row of the
+distributions: the traces have no memory events (counted here), so it is dashes (it read "0 B" on
+every rank and named rank 1 the max). The clock-alignment line of `mlprof ranks` and `mlprof export DIR` on HTA's 2-rank set
 (../shared/traces/kineto-gpu/trace_filter): how many traces lack baseTimeNanoseconds is counted
 here from the JSON files (the note said "no baseTimeNanoseconds in every trace", read as "none"),
 and export's stderr residual is the ranks JSON's residual_ns in the duration format the ranks
@@ -66,4 +68,14 @@ with tempfile.TemporaryDirectory() as tmp:
                 check(float(m.group(1)) < 1000 or m.group(2) == "s", f"export residual scaled: {m.group(0)}")
                 check(abs(got - clock["residual_ns"]) <= 0.0005 * abs(clock["residual_ns"]) + 1,
                       f"export residual {m.group(0)} vs ranks JSON {clock['residual_ns']} ns")
+# Memory events (Kineto's "[memory]" instants with Bytes) counted in the files: none, so the
+# "memory peak" row has nothing to show.
+mem = 0
+for f in sorted(os.listdir(SRC)):
+    with gzip.open(os.path.join(SRC, f)) as fh:
+        mem += sum(1 for e in json.load(fh)["traceEvents"] if e.get("name") == "[memory]" or "Bytes" in (e.get("args") or {}))
+r = subprocess.run([MLPROF, "ranks", SRC], capture_output=True, text=True)
+row = [l for l in r.stdout.splitlines() if l.startswith("memory peak")]
+check(mem == 0 and len(row) == 1 and row[0].split()[2:] == ["-"] * 7,
+      f"memory peak row with {mem} memory events: {row}")
 finish()
