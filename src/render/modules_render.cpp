@@ -1,5 +1,7 @@
 #include "render/modules_render.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "render/text_table.h"
@@ -28,6 +30,10 @@ std::string short_path(const ModuleRow& m) {
   return block + (m.depth > 2 ? "/../" : "/") + m.name;
 }
 
+std::string render_whole(const TextTable& t, size_t width) {
+  return t.render(std::max(width, t.render(SIZE_MAX).find('\n')));
+}
+
 void row_table(std::string& out, const char* title, const ModulesResult& r,
                const std::vector<uint32_t>& rows, bool indent, size_t width) {
   TextTable t;
@@ -42,7 +48,9 @@ void row_table(std::string& out, const char* title, const ModulesResult& r,
                r.has_gpu ? ns(m.gpu_ns) : "-", r.has_gpu ? ns(m.gpu_self_ns) : "-",
                flops_text(m.flops), format_percent(m.step_share)});
   }
-  out += t.render(width) + "\n";
+  // A ranking's path is whole even past `width`: cut in the middle, the Qwen3 ranking read
+  // "Qwen3DecoderLayer...ParallelLinear_15" (which layer? merged or row linear?).
+  out += (indent ? t.render(width) : render_whole(t, width)) + "\n";
 }
 
 }  // namespace
@@ -90,7 +98,7 @@ std::string render_modules_text(const ModulesResult& r, size_t depth, size_t wid
       t.add_row({short_path(m), std::to_string(m.calls), ns(m.gpu_min_ns), ns(m.gpu_max_ns),
                  format_fixed(m.gpu_cv, 2)});
     }
-    out += t.render(width) + "\n";
+    out += render_whole(t, width) + "\n";
   }
   if (!r.shared.empty()) {
     TextTable t;

@@ -6,6 +6,7 @@ Also tb_plugin's hand-sized module trace, and a trace without modules (a clear m
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -135,6 +136,14 @@ for name, f in exp["files"].items():
     second = p.stdout.splitlines()[1] if p.stdout.count("\n") > 1 else ""
     want = f"{len(steps)} ProfilerSteps " if len(steps) > 1 else "trace span " if not steps else "1 ProfilerStep "
     check(second.startswith(want), f"{name}: text says {second!r}, want it to start with {want!r}")
+    # The rankings name modules whole: each part of a label ("Block_3/../Leaf_3") is a module of
+    # the trace (they were cut in the middle, "Qwen3DecoderLayer...ParallelLinear_15").
+    names = {e["name"][len("nn.Module: "):] for e in events if str(e.get("name", "")).startswith("nn.Module: ")}
+    for title in ("slowest by", "most variable"):
+        block = p.stdout.split(title, 1)[1].split("\n\n")[0].splitlines()[2:] if title in p.stdout else []
+        labels = [re.split(r"\s{2,}", l.strip())[0].replace("[recompute] ", "") for l in block]
+        bad = [x for x in labels if not all(part in names for part in x.split("/") if part != "..")]
+        check(not bad and (labels or title != "slowest by"), f"{name}: {title} labels not whole module names: {bad[:3]}")
     check(n == got["module_events"], f"{name}: reference module count")
     check(set(ref) == set(rows), f"{name}: paths differ: {sorted(set(ref) ^ set(rows))[:5]}")
     # mlprof keeps integer ns per event: up to 1 ns of rounding per GPU event.
