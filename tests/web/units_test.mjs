@@ -3,14 +3,22 @@
 // block counts shown as bytes ("397 B"), bytes by state unformatted, its epoch start time as
 // "1763324226 s", unused_fraction as 0.4655; the compiled regions' GPU time in raw ns; the ranks'
 // distributions in raw ns; "1 rows".
-// Usage: node units_test.mjs MLPROF SNAPSHOT RANK_DIR COMPILE_TRACE (empty = skip that part)
+// Also: a snapshot's segment addresses in hex, the Modules tab's step card naming the trace span
+// when there is no ProfilerStep.
+// Usage: node units_test.mjs MLPROF SNAPSHOT RANK_DIR COMPILE_TRACE MODULES_TRACE (empty = skip)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
-const [mlprof, snapshot, rankDir, compileTrace] = process.argv.slice(2);
+const [mlprof, snapshot, rankDir, compileTrace, modulesTrace] = process.argv.slice(2);
+// ProfilerStep# events of a Kineto trace, counted in Python (independent of mlprof).
+const STEPS_PY = `import gzip, json, sys
+op = gzip.open if sys.argv[1].endswith('.gz') else open
+d = json.load(op(sys.argv[1]))
+ev = d['traceEvents'] if isinstance(d, dict) else d
+print(sum(1 for e in ev if e.get('ph') == 'X' and str(e.get('name', '')).startswith('ProfilerStep#') and e.get('cat') != 'gpu_user_annotation'))`;
 const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
 const { chromium } = require('playwright-core');
 let failures = 0, checks = 0;
@@ -62,6 +70,19 @@ try {
     // The snapshot's start is the trace's origin: "+0 ns", not epoch seconds.
     const start = await cardText(page, 'memory_snapshot.start_time_us');
     check(start.trim().startsWith('+') && Math.abs(parse(start)) < 1e9, `start_time_us: '${start}' is relative to the trace start`);
+    // Segment addresses in hex, as the CLI prints them (they were decimal with commas).
+    const addr = page.locator('[data-pane="memory"] td[data-col="address"]').first();
+    const [raw, shown] = [await addr.getAttribute('data-value'), (await addr.textContent()).trim()];
+    check(shown === '0x' + BigInt(raw).toString(16), `segment address '${shown}' is 0x + hex of ${raw}`);
+    await page.close();
+  }
+  if (modulesTrace) {
+    // The card % of step divides by names what it is: ProfilerStep# time or the trace span.
+    const steps = JSON.parse(execFileSync('python3', ['-c', STEPS_PY, modulesTrace], { encoding: 'utf8' }));
+    const page = await openReport(browser, modulesTrace, 'modules');
+    const label = (await page.locator('[data-key="modules.step_ns"] .card-label').textContent()).trim();
+    check(steps === 0 ? label.startsWith('trace span') : label.startsWith(`${steps} profiler step`),
+      `modules step card with ${steps} ProfilerStep# events: '${label}'`);
     await page.close();
   }
   if (rankDir) {

@@ -80,6 +80,7 @@ export function fmtByKey(key, v) {
   if (/(^|_)time_us$/.test(k)) return fmtTime(v * 1e3);
   if (k.endsWith('_us')) return fmtNs(v * 1e3);
   if (k.endsWith('_ms')) return fmtNs(v * 1e6);
+  if (k === 'address' || k.endsWith('_address')) return '0x' + v.toString(16);  // as the CLI prints it
   if (k.startsWith('fragmentation')) return (100 * v).toFixed(1) + ' %';
   if (k.includes('bytes') || /(^|_)(allocated|reserved)$/.test(k)) return v === -1 ? 'n/a' : fmtBytes(v);  // -1: not recorded
   if (k.endsWith('pct') || k.endsWith('percent') || k.includes('percent_')) return v.toFixed(2) + ' %';

@@ -192,7 +192,11 @@ export async function modules(c, src) {
     c.append(note(m.message || 'No nn.Module events in this trace.'));
     return;
   }
-  c.append(cards(m, 'modules', ['module_events', 'recompute_events', 'step_ns', 'gpu_total_ns', 'max_depth'].filter((k) => k in m)));
+  const head = cards(m, 'modules', ['module_events', 'recompute_events', 'step_ns', 'gpu_total_ns', 'max_depth'].filter((k) => k in m));
+  // "% of step" divides by step_ns: the ProfilerStep# time, or the trace span when there is none.
+  const stepLabel = head.querySelector('[data-key="modules.step_ns"] .card-label');
+  if (stepLabel && m.steps !== undefined) stepLabel.firstChild.textContent = m.steps > 0 ? `${m.steps} profiler step${m.steps === 1 ? '' : 's'}` : 'trace span (no ProfilerStep)';
+  c.append(head);
   c.append(el('h3', {}, 'Module tree'), el('p', { class: 'muted' },
     'Host = time of the module\'s forward on the CPU; GPU = time of the kernels it launched; self = not in a child module. ' +
     '[recompute] = activation-checkpointing recomputation on the autograd thread. Click ▸ to expand.'));
