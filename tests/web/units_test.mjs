@@ -5,14 +5,16 @@
 // distributions in raw ns; "1 rows".
 // Also: a snapshot's segment addresses in hex, the Modules tab's step card naming the trace span
 // when there is no ProfilerStep.
-// Usage: node units_test.mjs MLPROF SNAPSHOT RANK_DIR COMPILE_TRACE MODULES_TRACE (empty = skip)
+// The GPU tab's launch statistics (cpu_duration_us: mean, p50... had no unit; count stays a count).
+// Usage: node units_test.mjs MLPROF SNAPSHOT RANK_DIR COMPILE_TRACE MODULES_TRACE GPU_TRACE
+// (empty = skip that part)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
-const [mlprof, snapshot, rankDir, compileTrace, modulesTrace] = process.argv.slice(2);
+const [mlprof, snapshot, rankDir, compileTrace, modulesTrace, gpuTrace] = process.argv.slice(2);
 // ProfilerStep# events of a Kineto trace, counted in Python (independent of mlprof).
 const STEPS_PY = `import gzip, json, sys
 op = gzip.open if sys.argv[1].endswith('.gz') else open
@@ -83,6 +85,20 @@ try {
     const label = (await page.locator('[data-key="modules.step_ns"] .card-label').textContent()).trim();
     check(steps === 0 ? label.startsWith('trace span') : label.startsWith(`${steps} profiler step`),
       `modules step card with ${steps} ProfilerStep# events: '${label}'`);
+    await page.close();
+  }
+  if (gpuTrace) {
+    const j = cliJson('gpu', gpuTrace).launch_stats;
+    const page = await openReport(browser, gpuTrace, 'gpu');
+    for (const k of ['cpu_duration_us', 'gpu_duration_us', 'launch_delay_us']) {
+      for (const s of ['mean', 'p50', 'max']) {
+        const t = await cardText(page, `gpu.launch_stats.${k}.${s}`);
+        check(/(ns|µs|ms|s)$/.test(t.trim()), `launch_stats.${k}.${s}: '${t}' has a time unit`);
+        close(t, j[k][s] * 1e3, `launch_stats.${k}.${s}`);
+      }
+      const n = await cardText(page, `gpu.launch_stats.${k}.count`);
+      check(parse(n) === j[k].count && /^[\d,]+$/.test(n.trim()), `launch_stats.${k}.count: '${n}' is ${j[k].count}`);
+    }
     await page.close();
   }
   if (rankDir) {

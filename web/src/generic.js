@@ -27,7 +27,8 @@ export function cards(obj, prefix, keys, unitKey) {
     if (v !== null && typeof v === 'object') continue;
     if (v === undefined || isInternalKey(k)) continue;
     // A sentence (the ranks' clock note, a file path) is text, not an 18px headline number.
-    grid.append(card(`${prefix}.${k}`, k, v, { unitKey, cls: typeof v === 'string' && v.length > 40 ? 'text' : undefined }));
+    // A describe()'s count is a count whatever the unit of its statistics.
+    grid.append(card(`${prefix}.${k}`, k, v, { unitKey: k === 'count' ? undefined : unitKey, cls: typeof v === 'string' && v.length > 40 ? 'text' : undefined }));
   }
   return grid;
 }
@@ -57,7 +58,8 @@ export function renderGeneric(obj, prefix, depth = 0, unitKey) {
     if (Array.isArray(v)) section.append(arrayView(v, path, k));
     // A child object's values take the unit of its key: phase_total_ns, bytes_by_state (bytes),
     // blocks_by_state (counts, not bytes although the states are named "active_allocated").
-    else section.append(renderGeneric(v, path, depth + 1, /_(ns|bytes|pct)$|^(bytes|blocks)_by_/.test(k) ? k : undefined));
+    // cpu_duration_us (a describe() of µs: mean, p50, max... were unitless).
+    else section.append(renderGeneric(v, path, depth + 1, /_(ns|us|bytes|pct)$|^(bytes|blocks)_by_/.test(k) ? k : undefined));
     out.append(section);
   }
   const how = howComputed(obj);
