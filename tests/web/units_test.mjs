@@ -72,6 +72,13 @@ try {
     // The snapshot's start is the trace's origin: "+0 ns", not epoch seconds.
     const start = await cardText(page, 'memory_snapshot.start_time_us');
     check(start.trim().startsWith('+') && Math.abs(parse(start)) < 1e9, `start_time_us: '${start}' is relative to the trace start`);
+    // The overview's import line: a snapshot's importer does not count events read (0), so the
+    // line must not say "0 events read" for a trace of thousands of events.
+    await page.click('button[data-tab="overview"]');
+    await page.waitForSelector('[data-pane="overview"][data-ready="1"]', { timeout: 30000 });
+    const strip = await page.locator('[data-testid="import-warnings"]').textContent();
+    check(!/(^|\D)0 events read/.test(strip), `overview import line on a snapshot: '${strip}'`);
+    await page.click('button[data-tab="memory"]');
     // Segment addresses in hex, as the CLI prints them (they were decimal with commas).
     const addr = page.locator('[data-pane="memory"] td[data-col="address"]').first();
     const [raw, shown] = [await addr.getAttribute('data-value'), (await addr.textContent()).trim()];

@@ -79,7 +79,8 @@ function importStrip(s) {
   const dropped = s.dropped_events || 0;
   const strip = el('div', { class: problems.length || dropped ? 'warnings' : 'import-ok', 'data-testid': 'import-warnings' });
   const bits = [];
-  if (typeof imp.events_read === 'number') bits.push(`${fmtCount(imp.events_read)} events read`);
+  // 0 = a source that does not count (a memory snapshot): "0 events read" above 31,118 events misled.
+  if (typeof imp.events_read === 'number' && imp.events_read > 0) bits.push(`${fmtCount(imp.events_read)} events read`);
   bits.push(el('span', { 'data-key': 'summary.dropped_events', 'data-value': String(dropped), class: dropped ? 'bad' : '',
     title: 'Events the recorder had to drop: a non-zero count means the trace is incomplete.' }, `${fmtCount(dropped)} dropped`));
   if (!problems.length) bits.push('no import warnings');
