@@ -50,6 +50,18 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
                  std::to_string(s.cache_hits) + "/" + std::to_string(s.cache_misses),
                  std::to_string(s.md5_mismatches)});
     out += t.render(std::max(width, t.render(SIZE_MAX).find('\n'))) + "\n";
+    // Say why a table is all zeros, and what "bad md5" means.
+    uint64_t ids = 0, bad_md5 = 0;
+    for (const RankCompileSummary& s : r.ranks) ids += s.compile_ids, bad_md5 += s.md5_mismatches;
+    if (ids == 0)
+      out += "no compile ids in " + std::string(r.ranks.size() == 1 ? "this log" : "these logs") +
+             ": nothing went through torch.compile (a torch.export log, or TORCH_TRACE set "
+             "without a compiled call)\n\n";
+    if (bad_md5 > 0)
+      out += "bad md5: " + std::to_string(bad_md5) +
+             (bad_md5 == 1 ? " payload does" : " payloads do") +
+             " not match the envelope's has_payload hash (an edited or truncated log); read "
+             "anyway\n\n";
   }
   // Compile ids, phases and failures are the first log's; with several ranks the titles say so.
   std::string first_rank =

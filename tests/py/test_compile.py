@@ -197,6 +197,16 @@ check("\n  rank 1: [0/0] [0/1]" in text and "\n  ranks 0, 2: (none)\n" in text,
       "multi_rank_logs text: 'rank 1:' and '(none)'")
 check("compile id (rank 0): frame" in text and "failed [0/0] (rank 0) in " in text,
       "multi_rank_logs text: compile ids and failure say rank 0")
+# A log with no compile id (torch.export) says why its row is zeros; md5 mismatches are explained
+# (counts from EXPECTED.json).
+for name in ("export_guard_added.log", "simple_corrupted_json.log.gz", "simple.log.gz"):
+    f = tl[name]
+    rc, out, err = run("compile", os.path.join(DIR, "tlparse", name))
+    text = out.decode()
+    check(("no compile ids in this log" in text) == (not f["compile_ids"]), f"{name}: 'no compile ids' line")
+    n = f["payload_md5_mismatches"]
+    want = f"bad md5: {n} payload{' does' if n == 1 else 's do'} not match"
+    check((want in text) == (n > 0) and ("bad md5: " in text) == (n > 0), f"{name}: md5 line for {n} mismatches")
 got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
 if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}
