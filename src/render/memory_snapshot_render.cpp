@@ -16,12 +16,15 @@ std::string at(int64_t time_us, int64_t start_us) {
   return " (+" + format_duration_ns(static_cast<double>(time_us - start_us) * 1e3) + ")";
 }
 
+// `bytes`: what the column sums: the dump's block sizes, or the replay's sizes (a trace entry's
+// own size, 4 B for a 4-byte tensor in a 512-byte block; a block's size for what was live before
+// the trace). Both were headed "bytes", so one site read 512 B in one table and 4 B in the next.
 void stack_table(std::string& out, const char* title, const std::vector<StackBytes>& rows,
-                 size_t width, bool with_frames) {
+                 size_t width, bool with_frames, const char* bytes = "block bytes") {
   if (rows.empty()) return;
   TextTable t;
   t.add_column(title, TextTable::Align::kLeft);
-  t.add_column("bytes");
+  t.add_column(bytes);
   t.add_column("blocks");
   for (const StackBytes& r : rows) {
     t.add_row({r.site, b(r.bytes), u(r.blocks)});
@@ -119,8 +122,8 @@ std::string render_memory_snapshot_text(const SnapshotResult& r, size_t width) {
   stack_table(out, "live memory by innermost frame", r.live_by_site, width, false);
   out += "\n";
   for (const SnapshotReplay& d : r.devices) {
-    std::snprintf(buf, sizeof buf, "GPU %d trace: %llu entries", d.device,
-                  static_cast<unsigned long long>(d.entries));
+    std::snprintf(buf, sizeof buf, "GPU %d trace: %llu %s", d.device,
+                  static_cast<unsigned long long>(d.entries), d.entries == 1 ? "entry" : "entries");
     out += buf;
     bool first = true;
     for (int k = 0; k < kSnapshotActionCount; ++k)
@@ -147,17 +150,19 @@ std::string render_memory_snapshot_text(const SnapshotResult& r, size_t width) {
     out += "  reserved: start " + b(d.start_reserved) + ", peak " + b(d.peak_reserved) + ", end " +
            b(d.end_reserved) + "\n";
     if (d.frees_without_alloc || d.blocks_not_in_trace)
-      out += "  live before the trace: " + u(d.blocks_not_in_trace) + " blocks of the dump and " +
-             u(d.frees_without_alloc) + " frees with no alloc in the trace\n";
+      out += "  live before the trace: " + u(d.blocks_not_in_trace) +
+             (d.blocks_not_in_trace == 1 ? " block" : " blocks") + " of the dump and " +
+             u(d.frees_without_alloc) + (d.frees_without_alloc == 1 ? " free" : " frees") +
+             " with no alloc in the trace\n";
     std::snprintf(buf, sizeof buf, "live at the peak (%llu allocations): stack",
                   static_cast<unsigned long long>(d.live_at_peak_blocks));
-    stack_table(out, buf, d.live_at_peak, width, true);
+    stack_table(out, buf, d.live_at_peak, width, true, "replayed bytes");
     for (const SnapshotOom& o : d.ooms) {
       out += "  OOM at entry " + u(o.index) + at(o.time_us, r.start_time_us) + ": " +
              b(o.requested) + " requested" + (o.site.empty() ? std::string() : " from " + o.site) +
              ", " + b(o.device_free) + " free on the device, " + b(o.reserved) + " reserved, " +
              b(o.active) + " active\n";
-      stack_table(out, "held at the OOM: stack", o.holders, width, true);
+      stack_table(out, "held at the OOM: stack", o.holders, width, true, "replayed bytes");
     }
     out += "\n";
   }

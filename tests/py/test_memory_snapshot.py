@@ -259,4 +259,18 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("analyze", p)
     check(rc == 0 and f"snapshot of {len(trace)} entries, loaded as each bucket" in out.decode(), "many_stacks: analyze text says downsampled")
 
+# Text: "1 entry" / "1 free" where the pickle's trace holds one entry (kivi's), and the two
+# stack tables say which bytes they sum: the dump's block sizes, the replay's sizes (for
+# aggregation.py:8:mean on DeComFL a 512-byte block holds a 4-byte entry; both were "bytes").
+for name in ("kivi_llm_snapshot.pickle", "decomfl_opt_train_memory.pickle.gz"):
+    snap = load(os.path.join(DIR, name))
+    traces = snap.get("device_traces") or []
+    n = len(traces[0]) if traces else 0
+    rc, out, err = run("memory", os.path.join(DIR, name))
+    text = out.decode()
+    want = f"GPU 0 trace: {n} {'entry' if n == 1 else 'entries'}"
+    check(want in text, f"{name}: '{want}' in the text")
+    check(re.search(r"live memory by innermost frame +block bytes +blocks", text) is not None and
+          re.search(r"live at the peak \(\d+ allocations\): stack +replayed bytes +blocks", text) is not None,
+          f"{name}: stack tables name their bytes")
 finish()
