@@ -18,6 +18,17 @@ std::string file_name(const std::string& path) {
   if (name.size() > kPrefix.size() && name.starts_with(kPrefix)) name.erase(0, kPrefix.size());
   return name;
 }
+// A table at its natural width when wider than `width`: names are never cut.
+std::string render_whole(const TextTable& t, size_t width) {
+  std::string all = t.render(SIZE_MAX);
+  size_t widest = 0;
+  for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
+    nl = all.find('\n', at);
+    if (nl == std::string::npos) nl = all.size();
+    widest = std::max(widest, nl - at);
+  }
+  return t.render(std::max(width, widest));
+}
 std::string secs(double s) { return std::isnan(s) ? "-" : format_duration_ns(s * 1e9); }
 std::string ranks_text(const std::vector<int32_t>& ranks) {
   std::string s;
@@ -49,7 +60,7 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
                  std::to_string(s.failures), secs(s.compile_s), secs(s.autotune_us / 1e6),
                  std::to_string(s.cache_hits) + "/" + std::to_string(s.cache_misses),
                  std::to_string(s.md5_mismatches)});
-    out += t.render(std::max(width, t.render(SIZE_MAX).find('\n'))) + "\n";
+    out += render_whole(t, width) + "\n";
     // Say why a table is all zeros, and what "bad md5" means.
     uint64_t ids = 0, bad_md5 = 0;
     for (const RankCompileSummary& s : r.ranks) ids += s.compile_ids, bad_md5 += s.md5_mismatches;
@@ -68,30 +79,33 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
       r.ranks.size() > 1 ? " (rank " + std::to_string(r.ranks[0].rank) + ")" : std::string();
   if (!r.compiles.empty()) {
     TextTable t;
-    t.add_column("compile id" + first_rank + ": frame", TextTable::Align::kLeft);
+    // The frame last and whole ("[0/0] inn...ils.py:66)" when it shared the first column).
+    t.add_column("compile id" + first_rank, TextTable::Align::kLeft);
     for (const char* h :
          {"status", "compile", "backend", "inductor", "ops", "kernels", "ops/kernel", "cache"})
       t.add_column(h);
+    t.add_column("frame", TextTable::Align::kLeft);
     for (const CompileRow& c : r.compiles)
-      t.add_row(
-          {c.id + " " + c.frame, c.status, secs(c.compile_s), secs(c.backend_s), secs(c.inductor_s),
-           c.graph_ops < 0 ? "-" : std::to_string(c.graph_ops), std::to_string(c.kernels),
-           c.graph_ops > 0 && c.kernels > 0
-               ? format_fixed(static_cast<double>(c.graph_ops) / c.kernels, 1)
-               : "-",
-           c.cache_hits + c.cache_misses == 0 ? "-"
-                                              : std::to_string(c.cache_hits) + " hit " +
-                                                    std::to_string(c.cache_misses) + " miss"});
-    out += t.render(width) + "\n";
+      t.add_row({c.id, c.status, secs(c.compile_s), secs(c.backend_s), secs(c.inductor_s),
+                 c.graph_ops < 0 ? "-" : std::to_string(c.graph_ops), std::to_string(c.kernels),
+                 c.graph_ops > 0 && c.kernels > 0
+                     ? format_fixed(static_cast<double>(c.graph_ops) / c.kernels, 1)
+                     : "-",
+                 c.cache_hits + c.cache_misses == 0 ? "-"
+                                                    : std::to_string(c.cache_hits) + " hit " +
+                                                          std::to_string(c.cache_misses) + " miss",
+                 c.frame});
+    out += render_whole(t, width) + "\n";
   }
   if (!r.graph_breaks.empty()) {
     TextTable t;
-    t.add_column("graph break: reason", TextTable::Align::kLeft);
-    t.add_column("frame", TextTable::Align::kLeft);
+    // The reason whole, last (it was cut to "'skip function gr...amo/decorators.py'").
+    t.add_column("graph break: frame", TextTable::Align::kLeft);
     t.add_column("count");
+    t.add_column("reason", TextTable::Align::kLeft);
     for (const GraphBreak& g : r.graph_breaks)
-      t.add_row({g.reason, g.frame, std::to_string(g.count)});
-    out += t.render(width) + "\n";
+      t.add_row({g.frame, std::to_string(g.count), g.reason});
+    out += render_whole(t, width) + "\n";
   }
   if (!r.recompiles.empty()) {
     TextTable t;

@@ -31,7 +31,14 @@ std::string short_path(const ModuleRow& m) {
 }
 
 std::string render_whole(const TextTable& t, size_t width) {
-  return t.render(std::max(width, t.render(SIZE_MAX).find('\n')));
+  std::string all = t.render(SIZE_MAX);
+  size_t widest = 0;
+  for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
+    nl = all.find('\n', at);
+    if (nl == std::string::npos) nl = all.size();
+    widest = std::max(widest, nl - at);
+  }
+  return t.render(std::max(width, widest));
 }
 
 void row_table(std::string& out, const char* title, const ModulesResult& r,

@@ -195,7 +195,7 @@ for fn in sorted(os.listdir(mrl)):
     check(any(l.split()[:2] == [short, rank] for l in table), f"multi_rank_logs text: row '{short} {rank}' in {table}")
 check("\n  rank 1: [0/0] [0/1]" in text and "\n  ranks 0, 2: (none)\n" in text,
       "multi_rank_logs text: 'rank 1:' and '(none)'")
-check("compile id (rank 0): frame" in text and "failed [0/0] (rank 0) in " in text,
+check("compile id (rank 0)  " in text and "failed [0/0] (rank 0) in " in text,
       "multi_rank_logs text: compile ids and failure say rank 0")
 # A log with no compile id (torch.export) says why its row is zeros; md5 mismatches are explained
 # (counts from EXPECTED.json).
@@ -207,6 +207,12 @@ for name in ("export_guard_added.log", "simple_corrupted_json.log.gz", "simple.l
     n = f["payload_md5_mismatches"]
     want = f"bad md5: {n} payload{' does' if n == 1 else 's do'} not match"
     check((want in text) == (n > 0) and ("bad md5: " in text) == (n > 0), f"{name}: md5 line for {n} mismatches")
+# The graph-break table shows each restart reason whole (EXPECTED.json's restarts); it was cut
+# in the middle to fit 100 columns.
+rc, out, err = run("compile", os.path.join(DIR, "tlparse", "comp_metrics.log"))
+gb = out.decode().split("graph break: frame", 1)[-1].split("\n\n")[0].splitlines()[2:]
+for cid, reason in tl["comp_metrics.log"]["restarts"]:
+    check(any(l.endswith(reason) for l in gb), f"comp_metrics: graph break row ending in {reason!r}: {gb}")
 got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
 if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}
