@@ -198,9 +198,17 @@ std::optional<std::string> AnalysisSet::unavailable(AnalysisId id) const {
   if (info.needs_content == AnalysisInfo::Content::kCompiledRegions) {
     std::call_once(slots_->compiled_once,
                    [&] { slots_->compiled_regions = has_compiled_regions(trace()); });
-    if (!slots_->compiled_regions)
+    if (!slots_->compiled_regions) {
+      // Triton kernels without a region: compiled code called directly (vLLM's piecewise
+      // graphs); "eager code" alone read wrong there.
+      uint64_t triton = triton_kernel_count(trace());
       return "no torch.compile regions in this trace (Torch-Compiled Region, CompiledFxGraph, "
-             "CompiledFunction): eager code, or a profile without the compiled calls";
+             "CompiledFunction): " +
+             (triton ? std::to_string(triton) +
+                           " triton kernels ran from compiled graphs called without a Dynamo "
+                           "region (vLLM's piecewise graphs, AOTInductor), not attributed"
+                     : std::string("eager code, or a profile without the compiled calls"));
+    }
   }
   return std::nullopt;
 }

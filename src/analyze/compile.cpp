@@ -191,6 +191,18 @@ bool is_region_name(std::string_view name) {
 
 }  // namespace
 
+uint64_t triton_kernel_count(const Trace& t) {
+  std::vector<bool> triton(t.strings.size(), false);
+  bool any = false;
+  for (StringId id = 0; id < t.strings.size(); ++id)
+    if (t.str(id).starts_with("triton_")) any = triton[id] = true;
+  uint64_t n = 0;
+  if (any)
+    for (size_t i = 0; i < t.slices.size(); ++i)
+      n += triton[t.slices.name[i]] && t.is_gpu_track(t.slices.track[i]);
+  return n;
+}
+
 bool has_compiled_regions(const Trace& t) {
   // Names first (the string pool is small next to the slices): most traces stop here.
   std::vector<bool> region(t.strings.size(), false);

@@ -213,6 +213,14 @@ rc, out, err = run("compile", os.path.join(DIR, "tlparse", "comp_metrics.log"))
 gb = out.decode().split("graph break: frame", 1)[-1].split("\n\n")[0].splitlines()[2:]
 for cid, reason in tl["comp_metrics.log"]["restarts"]:
     check(any(l.endswith(reason) for l in gb), f"comp_metrics: graph break row ending in {reason!r}: {gb}")
+# vLLM's piecewise graphs: no Dynamo region, but Inductor's triton kernels ran; the "why empty"
+# line says so (it said "eager code"). Kernels counted here from the JSON.
+vllm = os.path.join(DIR, "kineto", "vllm_prefilldecode_piecewise", "graph_execution.json.gz")
+with gzip.open(vllm) as fh:
+    tri = sum(1 for e in json.load(fh)["traceEvents"] if e.get("cat") == "kernel" and str(e.get("name", "")).startswith("triton_"))
+got = run_json("compile", vllm)
+check(tri > 0 and got is not None and f"{tri} triton kernels ran" in got.get("unavailable", ""),
+      f"vllm graph_execution: {tri} triton kernels named in {got}")
 got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
 if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}

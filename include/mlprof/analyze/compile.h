@@ -108,6 +108,8 @@ struct CompileResult {
 // Whether a host thread of `trace` has a compiled region's event ("Torch-Compiled Region: F/C",
 // "## Call CompiledFxGraph <key> ##", CompiledFunction[Backward]): what the runtime view needs.
 bool has_compiled_regions(const Trace& trace);
+// GPU events named triton_* (Inductor's kernels): compiled code even where no region marks it.
+uint64_t triton_kernel_count(const Trace& trace);
 
 // `logs` may be empty (trace only); `trace` may be null (logs only).
 CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* trace,
