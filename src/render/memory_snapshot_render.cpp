@@ -19,6 +19,20 @@ std::string at(int64_t time_us, int64_t start_us) {
 // `bytes`: what the column sums: the dump's block sizes, or the replay's sizes (a trace entry's
 // own size, 4 B for a 4-byte tensor in a 512-byte block; a block's size for what was live before
 // the trace). Both were headed "bytes", so one site read 512 B in one table and 4 B in the next.
+// A caller frame as the sites are written, "client.py:206:pull_model": the directories of
+// "C:\\research\\DeComFL\\cezo_fl\\client.py:206:pull_model" made every row too long, cut in the
+// middle
+// ("C:\\research\\DeComFL\\cezo_fl\\gradie..._gradient_estimator_given_seed_and_grad"). --json
+// keeps the whole path.
+std::string frame_text(const std::string& f) {
+  size_t colon = f.rfind(':');
+  if (colon == std::string::npos || colon == 0) return f;
+  colon = f.rfind(':', colon - 1);  // before the line number
+  if (colon == std::string::npos) return f;
+  size_t slash = f.find_last_of("/\\", colon);
+  return slash == std::string::npos ? f : f.substr(slash + 1);
+}
+
 void stack_table(std::string& out, const char* title, const std::vector<StackBytes>& rows,
                  size_t width, bool with_frames, const char* bytes = "block bytes") {
   if (rows.empty()) return;
@@ -29,7 +43,8 @@ void stack_table(std::string& out, const char* title, const std::vector<StackByt
   for (const StackBytes& r : rows) {
     t.add_row({r.site, b(r.bytes), u(r.blocks)});
     if (with_frames)
-      for (size_t k = 1; k < r.frames.size(); ++k) t.add_row({"    " + r.frames[k], "", ""});
+      for (size_t k = 1; k < r.frames.size(); ++k)
+        t.add_row({"    " + frame_text(r.frames[k]), "", ""});
   }
   out += t.render(width);
 }
@@ -117,7 +132,15 @@ std::string render_memory_snapshot_text(const SnapshotResult& r, size_t width) {
       t.add_row({s.site.empty() ? "(no frames)" : s.site, buf, b(s.total), b(s.allocated),
                  b(s.inactive), u(s.inactive_blocks), format_percent(s.fragmentation)});
     }
-    out += t.render(width) + "\n";
+    // The allocating site whole ("adam_forward.py...n_norm_paramwise" when cut to 100 columns).
+    std::string all = t.render(SIZE_MAX);
+    size_t widest = 0;
+    for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
+      nl = all.find('\n', at);
+      if (nl == std::string::npos) nl = all.size();
+      widest = std::max(widest, nl - at);
+    }
+    out += t.render(std::max(width, widest)) + "\n";
   }
   stack_table(out, "live memory by innermost frame", r.live_by_site, width, false);
   out += "\n";

@@ -259,6 +259,25 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("analyze", p)
     check(rc == 0 and f"snapshot of {len(trace)} entries, loaded as each bucket" in out.decode(), "many_stacks: analyze text says downsampled")
 
+# Text: names whole. Caller frames as "file.py:line:name" (the directories of Windows paths made
+# rows too long and cut them in the middle), the segment table's sites whole: no "..." anywhere.
+# The frames under adam_forward.py:168:<listcomp> at the peak, from the trace entries here.
+name = "decomfl_opt_train_memory.pickle.gz"
+snap = load(os.path.join(DIR, name))
+rc, out, err = run("memory", os.path.join(DIR, name))
+text = out.decode()
+check("..." not in text, f"{name}: a name cut with '...' in the text")
+want = None
+for e in snap["device_traces"][0]:
+    fr = e.get("frames") or []
+    if e["action"] == "alloc" and fr and site(fr) == "adam_forward.py:168:<listcomp>":
+        want = [site([f]) for f in fr[1:5]]
+        break
+lines = text.split("live at the peak", 1)[-1].splitlines()
+at = next((i for i, l in enumerate(lines) if l.startswith("adam_forward.py:168:<listcomp>")), None)
+check(want and at is not None and [l.strip() for l in lines[at + 1:at + 5]] == want,
+      f"{name}: frames under adam_forward.py:168:<listcomp>: {lines[at + 1:at + 5] if at is not None else None} vs {want}")
+
 # Text: "1 entry" / "1 free" where the pickle's trace holds one entry (kivi's), and the two
 # stack tables say which bytes they sum: the dump's block sizes, the replay's sizes (for
 # aggregation.py:8:mean on DeComFL a 512-byte block holds a 4-byte entry; both were "bytes").
