@@ -23,7 +23,7 @@ std::vector<std::string> import_warnings(const Trace& t) {
     const ImportStats::Entry& e = s.kinds[k];
     if (!e.count || !import_problem_is_damage(static_cast<ImportProblem>(k))) continue;
     lines.push_back("warning: " + problem_line(t, e) + "; " + std::to_string(s.events_read) +
-                    " events read");
+                    (s.events_read == 1 ? " event read" : " events read"));
   }
   return lines;
 }
