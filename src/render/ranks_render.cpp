@@ -38,11 +38,13 @@ std::string ns_or_dash(int64_t ns) { return ns ? dur(static_cast<double>(ns)) : 
 std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
   const size_t top = rows > 0 ? rows : 10;
   std::string out;
-  out += std::to_string(r.ranks.size()) + " ranks";
+  out += std::to_string(r.ranks.size()) + (r.ranks.size() == 1 ? " rank" : " ranks");
   if (r.world_size > 0) out += " (world size " + std::to_string(r.world_size) + ")";
   if (r.step_mean_ns > 0) out += ", mean step " + dur(r.step_mean_ns);
-  out += ", load imbalance (max/mean step or span) " + format_fixed(r.load_imbalance, 3) +
-         ", compute imbalance " + format_fixed(r.compute_imbalance, 3) + "\n";
+  out += ", load imbalance (max/mean step or span) " + format_fixed(r.load_imbalance, 3);
+  // No GPU compute on any rank (CPU-only traces): no compute imbalance to state ("0.000").
+  if (r.compute_imbalance > 0) out += ", compute imbalance " + format_fixed(r.compute_imbalance, 3);
+  out += "\n";
   out += "Clocks: " + r.clock.method;
   if (r.clock.method != "none")
     out += " (reference rank " + std::to_string(r.clock.reference_rank) + ", residual " +
@@ -112,15 +114,20 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
   }
   for (const RankStats* sp : shown) {
     const RankStats& s = *sp;
+    // Without GPU events (a CPU-only rank) the GPU columns are dashes, not "0 ns 0.0% ... -%".
+    bool gpu = s.temporal.span_ns > 0;
+    auto pct = [&](double v) {
+      return !gpu || std::isnan(v) ? std::string("-") : format_fixed(v, 1) + "%";
+    };
     std::vector<std::string> row = {std::to_string(s.rank) + (s.straggler ? " *" : ""),
                                     std::to_string(s.steps),
                                     s.steps ? dur(s.step_mean_ns) : "-",
-                                    dur(static_cast<double>(s.temporal.span_ns)),
-                                    format_fixed(s.temporal.compute_pct, 1) + "%",
-                                    format_fixed(s.temporal.communication_pct, 1) + "%",
-                                    format_fixed(s.temporal.idle_pct, 1) + "%",
-                                    format_fixed(s.comm_comp_overlap_pct, 1) + "%",
-                                    format_fixed(s.comm_overhead_pct, 1) + "%"};
+                                    gpu ? dur(static_cast<double>(s.temporal.span_ns)) : "-",
+                                    pct(s.temporal.compute_pct),
+                                    pct(s.temporal.communication_pct),
+                                    pct(s.temporal.idle_pct),
+                                    pct(s.comm_comp_overlap_pct),
+                                    pct(s.comm_overhead_pct)};
     if (calls) {
       row.push_back(std::to_string(s.last_count) + "/" + std::to_string(s.collective_calls));
       row.push_back(ns_or_dash(s.late_total_ns));

@@ -78,4 +78,22 @@ r = subprocess.run([MLPROF, "ranks", SRC], capture_output=True, text=True)
 row = [l for l in r.stdout.splitlines() if l.startswith("memory peak")]
 check(mem == 0 and len(row) == 1 and row[0].split()[2:] == ["-"] * 7,
       f"memory peak row with {mem} memory events: {row}")
+# CPU-only ranks (the legacy CPU traces of tests/data, no GPU event: checked here): the GPU columns
+# are dashes (they read "0 ns 0.0% ... -%"), no "compute imbalance 0.000".
+DATA = sys.argv[2]
+with tempfile.TemporaryDirectory() as tmp:
+    gpu_events = 0
+    for f in ("mlp_bs64.json.gz", "mlp_bs256.json.gz"):
+        shutil.copy(os.path.join(DATA, f), tmp)
+        with gzip.open(os.path.join(DATA, f)) as fh:
+            d = json.load(fh)
+        ev = d["traceEvents"] if isinstance(d, dict) else d
+        gpu_events += sum(1 for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    r = subprocess.run([MLPROF, "ranks", tmp], capture_output=True, text=True)
+    lines = r.stdout.splitlines()
+    head = lines.index(next(l for l in lines if l.startswith("rank ")))
+    rows = [l.split() for l in lines[head + 2:head + 4]]
+    check(gpu_events == 0 and len(rows) == 2 and all(x[-6:] == ["-"] * 6 for x in rows),
+          f"CPU-only ranks ({gpu_events} GPU events): GPU columns {rows}")
+    check(lines[0].startswith("2 ranks,") and "compute imbalance" not in lines[0], f"CPU-only header: {lines[0]}")
 finish()
