@@ -276,6 +276,7 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     res.ranks.push_back(std::move(s));
 
     // Graph breaks, recompiles and failures over all ranks (deduplicated).
+    std::map<size_t, uint32_t> recompiles_here;  // group -> this rank's recompiles
     for (const CompileRecord& c : log.compiles) {
       std::string frame = frame_of(c);
       auto add_break = [&](const std::string& reason) {
@@ -291,13 +292,19 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
         std::string reason = c.recompile_reasons.empty() ? "(no reason logged)"
                                                          : normalize_reason(c.recompile_reasons[0]);
         auto [it, fresh] = recompile_index.try_emplace({frame, reason}, res.recompiles.size());
-        if (fresh) res.recompiles.push_back(RecompileGroup{frame, reason, 0});
+        if (fresh) res.recompiles.push_back(RecompileGroup{frame, reason, 0, 0, 0});
         ++res.recompiles[it->second].count;
+        ++recompiles_here[it->second];
       }
       if (!c.fail_type.empty() && li == 0)
         res.failures.push_back(
             CompileFailure{c.id.text(), c.fail_type, c.fail_reason,
                            c.fail_user_frame.empty() ? frame : c.fail_user_frame});
+    }
+    for (const auto& [g, n] : recompiles_here) {
+      RecompileGroup& rg = res.recompiles[g];
+      rg.max_per_rank = std::max(rg.max_per_rank, n);
+      ++rg.ranks;
     }
   }
   if (!logs.empty()) {
@@ -364,11 +371,17 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
                           ? " -- a guard on an object's identity: pass the same object each "
                             "call instead of a new one"
                           : "";
-    std::string limit = rg.count + 1 >= 8 ? " (at torch._dynamo.config.cache_size_limit = 8 "
-                                            "the frame falls back to eager)"
-                                          : "";
-    res.recommendations.push_back(std::to_string(rg.count) + " recompiles of " + rg.frame + ": " +
-                                  rg.reason + why + limit);
+    // The cache limit counts one process's compiles of the frame: the most on one rank, not the
+    // sum over ranks (7 ranks with 3 each was "17 recompiles ... falls back to eager").
+    std::string limit = rg.max_per_rank + 1 >= 8
+                            ? " (at torch._dynamo.config.cache_size_limit = 8 the frame falls "
+                              "back to eager)"
+                            : "";
+    std::string where = rg.ranks > 1 ? " over " + std::to_string(rg.ranks) + " ranks (at most " +
+                                           std::to_string(rg.max_per_rank) + " on one)"
+                                     : "";
+    res.recommendations.push_back(std::to_string(rg.count) + " recompiles of " + rg.frame + where +
+                                  ": " + rg.reason + why + limit);
   }
   for (const CompileFailure& f : res.failures)
     res.recommendations.push_back("compile " + f.id + " failed (" + f.type + ": " +

@@ -221,6 +221,17 @@ with gzip.open(vllm) as fh:
 got = run_json("compile", vllm)
 check(tri > 0 and got is not None and f"{tri} triton kernels ran" in got.get("unavailable", ""),
       f"vllm graph_execution: {tri} triton kernels named in {got}")
+# The recompile bullet's cache-limit warning counts one rank's recompiles, not the sum over ranks
+# (7 ranks with at most 3 each read "17 recompiles ... falls back to eager"). Per rank from
+# EXPECTED.json's compile ids ([F/C] with C > 0 and no restart suffix).
+for d in ("multi_rank_runtime", "multi_rank_logs"):
+    per = [sum(1 for cid in f["compile_ids"] if re.fullmatch(r"\[\d+/[1-9]\d*\]", cid))
+           for name, f in tl.items() if name.startswith(d + "/")]
+    per = [n for n in per if n]
+    rc, out, err = run("compile", os.path.join(DIR, "tlparse", d))
+    bullet = next((l for l in out.decode().splitlines() if l.startswith("* ") and " recompiles of " in l), "")
+    check(f" over {len(per)} ranks (at most {max(per)} on one)" in bullet, f"{d}: per-rank recompiles {per} in {bullet!r}")
+    check(("falls back to eager" in bullet) == (max(per) + 1 >= 8), f"{d}: cache limit claim with at most {max(per)} per rank: {bullet!r}")
 got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
 if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}

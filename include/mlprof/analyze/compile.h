@@ -42,7 +42,9 @@ struct GraphBreak {  // deduplicated by (reason, frame)
 
 struct RecompileGroup {  // recompiles of one frame with the same reason (numbers as N)
   std::string frame, reason;
-  uint32_t count = 0;
+  uint32_t count = 0;         // over all ranks
+  uint32_t max_per_rank = 0;  // the most on one rank (what cache_size_limit counts)
+  uint32_t ranks = 0;         // ranks with at least one
 };
 
 struct CompileFailure {
