@@ -66,12 +66,15 @@ std::string render_modules_text(const ModulesResult& r, size_t depth, size_t wid
   if (!r.message.empty()) return r.message + "\n";
   std::string out;
   char buf[320];
-  // "% step" divides by this: the ProfilerStep# time, or (no steps) the whole trace's span.
-  std::string step_text =
-      r.steps > 0
-          ? std::to_string(r.steps) + (r.steps == 1 ? " ProfilerStep " : " ProfilerSteps ") +
-                ns(r.step_ns) + " (% step is of their time)"
-          : "trace span " + ns(r.step_ns) + " (no ProfilerStep: % step is of the span)";
+  // "% step" divides by this: the ProfilerStep# time, or (no steps) the whole trace's span; the
+  // numerator is the GPU time on a GPU trace (it read as host time), else the host time.
+  std::string share_of = r.has_gpu ? "GPU time" : "host time";
+  std::string step_text = r.steps > 0
+                              ? std::to_string(r.steps) +
+                                    (r.steps == 1 ? " ProfilerStep " : " ProfilerSteps ") +
+                                    ns(r.step_ns) + " (% step = " + share_of + " / their time)"
+                              : "trace span " + ns(r.step_ns) +
+                                    " (no ProfilerStep: % step = " + share_of + " / the span)";
   std::snprintf(buf, sizeof buf,
                 "%llu nn.Module calls, %zu module paths, depth %u; %llu recomputed on the autograd "
                 "thread\n%s; GPU busy %s in the whole trace\n\n",

@@ -136,6 +136,9 @@ for name, f in exp["files"].items():
     second = p.stdout.splitlines()[1] if p.stdout.count("\n") > 1 else ""
     want = f"{len(steps)} ProfilerSteps " if len(steps) > 1 else "trace span " if not steps else "1 ProfilerStep "
     check(second.startswith(want), f"{name}: text says {second!r}, want it to start with {want!r}")
+    # ... and which time it divides: GPU time on a trace with GPU events (counted here).
+    gpu = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
+    check(f"% step = {'GPU' if gpu else 'host'} time / " in second, f"{name}: % step numerator in {second!r}")
     # The rankings name modules whole: each part of a label ("Block_3/../Leaf_3") is a module of
     # the trace (they were cut in the middle, "Qwen3DecoderLayer...ParallelLinear_15").
     names = {e["name"][len("nn.Module: "):] for e in events if str(e.get("name", "")).startswith("nn.Module: ")}
