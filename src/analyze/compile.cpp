@@ -390,8 +390,9 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     const RankCompileSummary& s = res.ranks[0];
     if (s.cache_misses > 0 && s.cache_hits == 0)
       res.recommendations.push_back(
-          "FX graph cache: " + std::to_string(s.cache_misses) +
-          (s.cache_misses == 1 ? " miss" : " misses") +
+          "FX graph cache" +
+          (res.ranks.size() > 1 ? " on rank " + std::to_string(s.rank) : std::string()) + ": " +
+          std::to_string(s.cache_misses) + (s.cache_misses == 1 ? " miss" : " misses") +
           ", no hits -- a warm cache (persistent TORCHINDUCTOR_CACHE_DIR, or the remote "
           "cache) skips inductor on the next run; compile time now " +
           fmt_s(s.compile_s));

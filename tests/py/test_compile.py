@@ -232,6 +232,10 @@ for d in ("multi_rank_runtime", "multi_rank_logs"):
     bullet = next((l for l in out.decode().splitlines() if l.startswith("* ") and " recompiles of " in l), "")
     check(f" over {len(per)} ranks (at most {max(per)} on one)" in bullet, f"{d}: per-rank recompiles {per} in {bullet!r}")
     check(("falls back to eager" in bullet) == (max(per) + 1 >= 8), f"{d}: cache limit claim with at most {max(per)} per rank: {bullet!r}")
+# The cold-cache bullet is the first rank's numbers: with several ranks it names the rank.
+rc, out, err = run("compile", os.path.join(DIR, "tlparse", "multi_rank_runtime"))
+cache = [l for l in out.decode().splitlines() if l.startswith("* FX graph cache")]
+check(len(cache) == 1 and cache[0].startswith("* FX graph cache on rank 0: "), f"multi_rank_runtime: {cache}")
 got = run_json("compile", os.path.join(DIR, "tlparse", "graph_exec_order"))
 if got:
     div = {d["what"]: d["groups"] for d in got["divergences"]}
