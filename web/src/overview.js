@@ -72,23 +72,28 @@ function gpuUtilization(g) {
   return null;
 }
 
+const NOT_DAMAGE = new Set(['unmatched_end', 'unmatched_flow']);
+
 function importStrip(s) {
   if (!s || unavailable(s)) return null;
   const imp = s.import || {};
   const problems = Object.entries(imp.problems || {});
+  // Unmatched E / flow endpoints are counted but are not damage (import_problem_is_damage: real
+  // Kineto output has thousands; the CLI does not warn): listed, without the ⚠.
+  const damage = problems.filter(([kind]) => !NOT_DAMAGE.has(kind));
   const dropped = s.dropped_events || 0;
-  const strip = el('div', { class: problems.length || dropped ? 'warnings' : 'import-ok', 'data-testid': 'import-warnings' });
+  const strip = el('div', { class: damage.length || dropped ? 'warnings' : 'import-ok', 'data-testid': 'import-warnings' });
   const bits = [];
   // 0 = a source that does not count (a memory snapshot): "0 events read" above 31,118 events misled.
   if (typeof imp.events_read === 'number' && imp.events_read > 0) bits.push(`${fmtCount(imp.events_read)} events read`);
   bits.push(el('span', { 'data-key': 'summary.dropped_events', 'data-value': String(dropped), class: dropped ? 'bad' : '',
     title: 'Events the recorder had to drop: a non-zero count means the trace is incomplete.' }, `${fmtCount(dropped)} dropped`));
-  if (!problems.length) bits.push('no import warnings');
+  if (!damage.length) bits.push('no import warnings');
   for (const [kind, p] of problems) {
-    bits.push(el('span', { class: 'bad', 'data-problem': kind, title: p.first || '' },
+    bits.push(el('span', { class: NOT_DAMAGE.has(kind) ? 'muted' : 'bad', 'data-problem': kind, title: p.first || '' },
       `${fmtCount(p.count)} × ${kind.replace(/_/g, ' ')}${p.first ? ` (${p.first})` : ''}`));
   }
-  strip.append(el('b', {}, problems.length || dropped ? '⚠ Import: ' : 'Import: '));
+  strip.append(el('b', {}, damage.length || dropped ? '⚠ Import: ' : 'Import: '));
   bits.forEach((b, i) => { if (i) strip.append(' · '); strip.append(b); });
   return strip;
 }
