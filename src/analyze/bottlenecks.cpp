@@ -334,9 +334,17 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     c.add(std::move(f));
   }
   // Tensor cores.
+  // NVIDIA devices only: the kernel-name heuristics are NVIDIA's, and an AMD GPU's
+  // computeMajor (9 for an MI300X, gfx942) is no CUDA compute capability: its MFMA kernels
+  // (Tensile Cijk_..., MIOpen igemm) read as "0% on tensor cores" and made this the headline
+  // finding of every ROCm trace. AMD: the name, or a 64-wide wavefront (NVIDIA warps are 32).
   int compute_major = 0;
-  for (const DeviceInfo& d : t.meta.devices)
-    compute_major = std::max(compute_major, d.compute_major);
+  for (const DeviceInfo& d : t.meta.devices) {
+    bool amd = d.name.find("AMD") != std::string::npos ||
+               d.name.find("Instinct") != std::string::npos ||
+               d.name.find("Radeon") != std::string::npos || d.warp_size == 64;
+    if (!amd) compute_major = std::max(compute_major, d.compute_major);
+  }
   if (compute_major >= kTensorCoreMinComputeMajor && kernels.computation_ns > 0 &&
       kernels.tensor_core_share < kTensorCoreMaxShare && gemm_ns_no_tc > 0) {
     // Tensor-core-eligible host ops present? (the plugin's list)
