@@ -340,10 +340,7 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
   // finding of every ROCm trace. AMD: the name, or a 64-wide wavefront (NVIDIA warps are 32).
   int compute_major = 0;
   for (const DeviceInfo& d : t.meta.devices) {
-    bool amd = d.name.find("AMD") != std::string::npos ||
-               d.name.find("Instinct") != std::string::npos ||
-               d.name.find("Radeon") != std::string::npos || d.warp_size == 64;
-    if (!amd) compute_major = std::max(compute_major, d.compute_major);
+    if (!is_amd_device(d)) compute_major = std::max(compute_major, d.compute_major);
   }
   if (compute_major >= kTensorCoreMinComputeMajor && kernels.computation_ns > 0 &&
       kernels.tensor_core_share < kTensorCoreMaxShare && gemm_ns_no_tc > 0) {

@@ -63,6 +63,11 @@ bool is_pageable_memcpy(std::string_view name) {
   return starts_with(name, "Memcpy") && contains(name, "Pageable");
 }
 
+bool is_amd_device(const DeviceInfo& d) {
+  return d.name.find("AMD") != std::string::npos || d.name.find("Instinct") != std::string::npos ||
+         d.name.find("Radeon") != std::string::npos || d.warp_size == 64;
+}
+
 bool uses_tensor_cores(std::string_view n) {
   // The TensorBoard profiler plugin's list (tb_plugin/torch_tb_profiler/profiler/
   // tensor_core.py), then names of newer tensor-core kernels: CUTLASS "tensorop", Hopper

@@ -8,6 +8,7 @@
 
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/interval_set.h"
+#include "mlprof/analyze/kernel_class.h"
 
 namespace mlprof {
 
@@ -174,6 +175,7 @@ std::vector<HtaKernelRow> hta_rows(const std::vector<KernelStats>& kernels, Kern
 KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
   KernelsResult r;
   r.rank = trace.meta.rank >= 0 ? trace.meta.rank : 0;
+  for (const DeviceInfo& d : trace.meta.devices) r.amd_gpu |= is_amd_device(d);
   GpuEventsOptions eo;
   eo.hta_compatible = o.hta_compatible;
   GpuEvents ev = collect_gpu_events(trace, eo);

@@ -56,9 +56,13 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
   out += "GPU kernels (rank " + std::to_string(r.rank) + "): " + std::to_string(r.kernel_count) +
          " calls, " + std::to_string(r.kernels.size()) + " names, " +
          format_duration_ns(static_cast<double>(r.total_gpu_ns)) + " of GPU time\n";
-  out += "Tensor cores: " + format_percent(r.tensor_core_share) + " of computation-kernel time (" +
-         format_duration_ns(static_cast<double>(r.tensor_core_ns)) + " of " +
-         format_duration_ns(static_cast<double>(r.computation_ns)) + ", name heuristics)\n\n";
+  if (r.amd_gpu)  // "0.0%" on an MI300X read as a finding; MFMA kernels have other names
+    out += "Tensor cores: not measured on AMD GPUs (the kernel-name heuristics are NVIDIA's)\n\n";
+  else
+    out += "Tensor cores: " + format_percent(r.tensor_core_share) +
+           " of computation-kernel time (" +
+           format_duration_ns(static_cast<double>(r.tensor_core_ns)) + " of " +
+           format_duration_ns(static_cast<double>(r.computation_ns)) + ", name heuristics)\n\n";
 
   TextTable t;
   t.add_column("kernel", TextTable::Align::kLeft);
@@ -156,6 +160,7 @@ void write_kernels_json(JsonWriter& w, const KernelsResult& r) {
   w.field("computation_ns", r.computation_ns);
   w.field("tensor_core_ns", r.tensor_core_ns);
   w.field("tensor_core_share", r.tensor_core_share);
+  w.field("tensor_cores_measured", !r.amd_gpu);
   w.key("kernels").begin_array();
   for (const KernelStats& k : r.kernels) {
     w.begin_object();

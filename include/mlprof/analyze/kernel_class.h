@@ -43,6 +43,9 @@ bool is_pageable_memcpy(std::string_view name);
 // s1688, hmma, i8816, 16816, c1688, xmma_gemm, ...) plus newer names (cutlass tensorop,
 // sm90 gmma/wgmma, flash attention, cuBLASLt/triton tensor-core tiles).
 bool uses_tensor_cores(std::string_view kernel_name);
+// An AMD GPU (name "AMD"/"Instinct"/"Radeon", or a 64-wide wavefront): uses_tensor_cores() is
+// NVIDIA's naming and its computeMajor is no CUDA compute capability.
+bool is_amd_device(const DeviceInfo& device);
 
 // CPU-side launch calls (cuda_runtime / cuda_driver / mtia_runtime): cudaLaunchKernel,
 // cudaLaunchKernelExC, cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync, cudaGraphLaunch,

@@ -87,6 +87,7 @@ struct KernelsResult {
   int64_t total_gpu_ns = 0;  // sum of all kernel/memcpy/memset durations
   uint64_t kernel_count = 0;
   double tensor_core_share = 0;  // of computation-kernel time, on tensor-core kernels
+  bool amd_gpu = false;          // the share is NVIDIA name heuristics: not measured on AMD GPUs
   int64_t tensor_core_ns = 0;
   int64_t computation_ns = 0;        // sum of computation-kernel durations
   std::vector<KernelStats> kernels;  // sorted by total, descending
