@@ -58,7 +58,9 @@ export async function kernels(c, src) {
     barChart(c, { title: 'Top 15 kernels by total GPU time', labels: top.map((r) => r.name), testid: 'kernels-chart',
       series: [{ label: 'GPU time', legend: 'GPU time of the kernel, all launches', values: top.map((r) => r.total_ns) }], yFmt: fmtNs });
   }
-  c.append(cards(k, 'kernels', Object.keys(k).filter((x) => typeof k[x] !== 'object')));
+  // On AMD GPUs the tensor-core share is not measured (NVIDIA name heuristics): no "0.00 %" card.
+  const unmeasured = k.tensor_cores_measured === false ? ['tensor_core_ns', 'tensor_core_share'] : [];
+  c.append(cards(k, 'kernels', Object.keys(k).filter((x) => typeof k[x] !== 'object' && !unmeasured.includes(x))));
   const byOp = k.by_op || [];
   if (byOp.length) kernelsByOp(c, byOp);
   c.append(el('h3', {}, 'All kernels'), dataTable(rows, { id: 'kernels.kernels', sort: ['total_ns', true] }));
