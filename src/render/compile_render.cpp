@@ -18,17 +18,6 @@ std::string file_name(const std::string& path) {
   if (name.size() > kPrefix.size() && name.starts_with(kPrefix)) name.erase(0, kPrefix.size());
   return name;
 }
-// A table at its natural width when wider than `width`: names are never cut.
-std::string render_whole(const TextTable& t, size_t width) {
-  std::string all = t.render(SIZE_MAX);
-  size_t widest = 0;
-  for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
-    nl = all.find('\n', at);
-    if (nl == std::string::npos) nl = all.size();
-    widest = std::max(widest, nl - at);
-  }
-  return t.render(std::max(width, widest));
-}
 std::string secs(double s) { return std::isnan(s) ? "-" : format_duration_ns(s * 1e9); }
 std::string ranks_text(const std::vector<int32_t>& ranks) {
   std::string s;
@@ -60,7 +49,7 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
                  std::to_string(s.failures), secs(s.compile_s), secs(s.autotune_us / 1e6),
                  std::to_string(s.cache_hits) + "/" + std::to_string(s.cache_misses),
                  std::to_string(s.md5_mismatches)});
-    out += render_whole(t, width) + "\n";
+    out += t.render_uncut() + "\n";
     // Say why a table is all zeros, and what "bad md5" means.
     uint64_t ids = 0, bad_md5 = 0;
     for (const RankCompileSummary& s : r.ranks) ids += s.compile_ids, bad_md5 += s.md5_mismatches;
@@ -95,7 +84,7 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
                                                     : std::to_string(c.cache_hits) + " hit " +
                                                           std::to_string(c.cache_misses) + " miss",
                  c.frame});
-    out += render_whole(t, width) + "\n";
+    out += t.render_uncut() + "\n";
   }
   if (!r.graph_breaks.empty()) {
     TextTable t;
@@ -105,7 +94,7 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
     t.add_column("reason", TextTable::Align::kLeft);
     for (const GraphBreak& g : r.graph_breaks)
       t.add_row({g.frame, std::to_string(g.count), g.reason});
-    out += render_whole(t, width) + "\n";
+    out += t.render_uncut() + "\n";
   }
   if (!r.recompiles.empty()) {
     TextTable t;

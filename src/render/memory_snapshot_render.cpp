@@ -133,14 +133,7 @@ std::string render_memory_snapshot_text(const SnapshotResult& r, size_t width) {
                  b(s.inactive), u(s.inactive_blocks), format_percent(s.fragmentation)});
     }
     // The allocating site whole ("adam_forward.py...n_norm_paramwise" when cut to 100 columns).
-    std::string all = t.render(SIZE_MAX);
-    size_t widest = 0;
-    for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
-      nl = all.find('\n', at);
-      if (nl == std::string::npos) nl = all.size();
-      widest = std::max(widest, nl - at);
-    }
-    out += t.render(std::max(width, widest)) + "\n";
+    out += t.render_uncut() + "\n";
   }
   stack_table(out, "live memory by innermost frame", r.live_by_site, width, false);
   out += "\n";

@@ -30,17 +30,6 @@ std::string short_path(const ModuleRow& m) {
   return block + (m.depth > 2 ? "/../" : "/") + m.name;
 }
 
-std::string render_whole(const TextTable& t, size_t width) {
-  std::string all = t.render(SIZE_MAX);
-  size_t widest = 0;
-  for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
-    nl = all.find('\n', at);
-    if (nl == std::string::npos) nl = all.size();
-    widest = std::max(widest, nl - at);
-  }
-  return t.render(std::max(width, widest));
-}
-
 void row_table(std::string& out, const char* title, const ModulesResult& r,
                const std::vector<uint32_t>& rows, bool indent, size_t width) {
   TextTable t;
@@ -57,7 +46,7 @@ void row_table(std::string& out, const char* title, const ModulesResult& r,
   }
   // A ranking's path is whole even past `width`: cut in the middle, the Qwen3 ranking read
   // "Qwen3DecoderLayer...ParallelLinear_15" (which layer? merged or row linear?).
-  out += (indent ? t.render(width) : render_whole(t, width)) + "\n";
+  out += (indent ? t.render(width) : t.render_uncut()) + "\n";
 }
 
 }  // namespace
@@ -108,7 +97,7 @@ std::string render_modules_text(const ModulesResult& r, size_t depth, size_t wid
       t.add_row({short_path(m), std::to_string(m.calls), ns(m.gpu_min_ns), ns(m.gpu_max_ns),
                  format_fixed(m.gpu_cv, 2)});
     }
-    out += render_whole(t, width) + "\n";
+    out += t.render_uncut() + "\n";
   }
   if (!r.shared.empty()) {
     TextTable t;

@@ -2,6 +2,7 @@
 // the middle so the table fits the width (100 columns by default).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ class TextTable {
   void set_gap(size_t gap) { gap_ = gap; }
   // The first left-aligned column shrinks (cut in the middle with "...") to fit `width`.
   std::string render(size_t width = 100) const;
+  // Every cell whole, however wide the table gets (tables whose names must not be cut: file names,
+  // module paths, stack frames).
+  std::string render_uncut() const { return render(SIZE_MAX); }
 
  private:
   std::vector<std::string> headers_;
