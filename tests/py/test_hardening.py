@@ -8,12 +8,9 @@ built here (e.g. every nested slice has 2 us of self time).
 Usage: test_hardening.py MLPROF TESTS_DATA [ITEM...]   (items: changing, output, temp, utf8,
 flame, limits)"""
 import gzip
-import http.client
 import json
 import os
-import re
 import resource
-import select
 import shutil
 import signal
 import stat
@@ -31,6 +28,15 @@ else:
                           "mlp_bs64.json.gz")
 ONLY = sys.argv[3:]
 failures = []
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_process import get  # noqa: E402
+import serve_process  # noqa: E402
+
+
+def Serve(directory):
+    return serve_process.Serve(MLPROF, directory)
 
 
 def check(cond, what):
@@ -144,46 +150,6 @@ def test_changing(tmp):
 
 
 # ---- serve helper --------------------------------------------------------------------------------
-
-class Serve:
-    def __init__(self, directory, extra=()):
-        self.proc = subprocess.Popen([MLPROF, "serve", directory, "--port", "0", *extra],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.port = None
-        deadline = time.time() + 15
-        while time.time() < deadline and self.port is None:
-            r, _, _ = select.select([self.proc.stderr], [], [], 0.2)
-            if r:
-                line = self.proc.stderr.readline()
-                if not line:
-                    break
-                m = re.search(rb"http://[^ ]*:(\d+)/", line)
-                if m:
-                    self.port = int(m.group(1))
-            elif self.proc.poll() is not None:
-                break
-        if self.port is None:
-            self.stop()
-            raise RuntimeError("mlprof serve did not start")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def get(port, path, timeout=30):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    c.request("GET", path)
-    r = c.getresponse()
-    body = r.read()
-    c.close()
-    return r.status, dict(r.getheaders()), body
-
 
 # ---- 2. -o PATH: devices, FIFOs, symlinks, modes ------------------------------------------------
 

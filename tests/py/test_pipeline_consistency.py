@@ -14,16 +14,14 @@ see shared_data.py; skipped with a message when absent)."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
 from checks import check, finish  # noqa: E402
+import serve_process  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -67,32 +65,8 @@ def is_trace(path):
         return False  # reference numbers, snapshots, logs: not traces
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Serve:
-    def __init__(self, root):
-        self.port = free_port()
-        self.proc = subprocess.Popen([MLPROF, "serve", root, "--port", str(self.port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(100):
-            try:
-                self.get("/api/traces")
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("serve did not start")
-
-    def get(self, path):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=120) as r:
-            return r.read().decode()
-
-    def close(self):
-        self.proc.terminate()
-        self.proc.wait(10)
+def Serve(root):
+    return serve_process.Serve(MLPROF, root)
 
 
 def check_trace(path, serve, rel):
@@ -117,7 +91,7 @@ def check_trace(path, serve, rel):
             check(analyze.get(a) == ref, f"{name}: analyze.{a} == {what}")
         if serve:
             from urllib.parse import quote
-            body = serve.get(f"/api/profiler/{a}?trace={quote(rel)}")
+            body = serve.text(f"/api/profiler/{a}?trace={quote(rel)}")
             check(exact(body) == ref, f"{name}: serve /api/profiler/{a} == {what}")
     # The content-dependent views: there on the data made for them, a reason everywhere else.
     views = json.loads(run("analyze", "--json", path))
@@ -157,10 +131,10 @@ def check_rank_dir(ranks_dir):
           "report DIR ranks == ranks DIR --json")
     srv = Serve(real)
     try:
-        check(exact(srv.get("/api/profiler/ranks")) == single,
+        check(exact(srv.text("/api/profiler/ranks")) == single,
               "serve /api/profiler/ranks == ranks DIR --json")
     finally:
-        srv.close()
+        srv.stop()
 
 
 own = [p for p in traces_under(DATA) if is_trace(p)]
@@ -175,7 +149,7 @@ if shared_traces is not None:
             if is_trace(p):
                 check_trace(p, serve, os.path.relpath(p, shared_traces))
     finally:
-        serve.close()
+        serve.stop()
     rank_dir = os.path.join(shared_traces, "kineto-gpu", "trace_filter")
     if os.path.isdir(rank_dir):
         check_rank_dir(rank_dir)

@@ -7,7 +7,6 @@ import gzip
 import http.client
 import json
 import os
-import re
 import select
 import shutil
 import socket
@@ -17,6 +16,10 @@ import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import serve_process  # noqa: E402
+from serve_process import get  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 REPORT = "--report" in sys.argv[3:]
@@ -33,64 +36,9 @@ def check(cond, what):
         failures.append(what)
 
 
-def rss_mib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return -1.0
-
-
-class Serve:
-    """`mlprof serve DIR --port PORT` on loopback; the port is read from its stderr banner."""
-
-    def __init__(self, directory, port=0, extra=(), expect_fail=False):
-        args = [MLPROF, "serve", directory, "--port", str(port)]
-        if NEW_OPTIONS:
-            args += list(extra)
-        self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.port = None
-        deadline = time.time() + 10
-        line = b""
-        while time.time() < deadline and self.port is None:
-            r, _, _ = select.select([self.proc.stderr], [], [], 0.2)
-            if r:
-                line = self.proc.stderr.readline()
-                if not line:
-                    break
-                m = re.search(rb"http://[^ ]*:(\d+)/", line)
-                if m:
-                    self.port = int(m.group(1))
-            elif self.proc.poll() is not None:
-                break
-        if self.port is None and not expect_fail:
-            self.stop()
-            raise RuntimeError("mlprof serve did not start: " + line.decode(errors="replace"))
-
-    def rss(self):
-        return rss_mib(self.proc.pid)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-
-def get(port, path, headers=None, timeout=20):
-    """(status, headers dict, body bytes) of one GET on a fresh connection."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    c.request("GET", path, headers=headers or {})
-    r = c.getresponse()
-    body = r.read()
-    c.close()
-    return r.status, dict(r.getheaders()), body
+def Serve(directory, port=0, extra=(), expect_fail=False):
+    """serve_process.Serve; the hardening options only where this mlprof has them."""
+    return serve_process.Serve(MLPROF, directory, port, extra if NEW_OPTIONS else (), expect_fail)
 
 
 def timed_get(port, path, timeout=20):

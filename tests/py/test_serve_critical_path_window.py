@@ -3,22 +3,19 @@ the window's path, the JSON's list of steps, `mlprof critical-path --step N`, an
 parameter values (HTTP 400/404, never a crash). A hand-built trace whose paths are worked out
 below; the shared ns-resolution trace (when present) against the CLI.
 Usage: test_serve_critical_path_window.py MLPROF DATA_DIR"""
-import http.client
 import json
 import os
-import re
-import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 
 MLPROF = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from shared_data import shared_path  # noqa: E402
 from checks import check, finish  # noqa: E402
+from serve_process import Serve  # noqa: E402
 
 # Three steps, each with one CPU op: the path of a step is its op (HTA's time base: whole us).
 # Step numbers 3, 4, 40: "ProfilerStep#4" is a substring of "ProfilerStep#40", a step number is
@@ -37,41 +34,6 @@ def cli_json(path, *args):
     p = subprocess.run([MLPROF, "critical-path", path, *args, "--json"], capture_output=True)
     check(p.returncode == 0, f"critical-path {args}: exit {p.returncode} {p.stderr[:200]!r}")
     return json.loads(p.stdout) if p.returncode == 0 else None
-
-
-class Serve:
-    def __init__(self, directory):
-        self.proc = subprocess.Popen([MLPROF, "serve", directory, "--port", "0"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        self.port = None
-        deadline = time.time() + 20
-        while time.time() < deadline and self.port is None:
-            r, _, _ = select.select([self.proc.stderr], [], [], 0.5)
-            if r:
-                line = self.proc.stderr.readline()
-                if not line:
-                    break
-                m = re.search(rb"http://[^ ]*:(\d+)/", line)
-                if m:
-                    self.port = int(m.group(1))
-            elif self.proc.poll() is not None:
-                break
-        if self.port is None:
-            self.stop()
-            raise RuntimeError("mlprof serve did not start")
-
-    def get(self, path):
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
-        c.request("GET", path)
-        r = c.getresponse()
-        body = r.read()
-        c.close()
-        return r.status, r.getheader("Content-Type"), body
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(10)
 
 
 tmp = tempfile.mkdtemp(prefix="mlprof-cpwin-")
@@ -121,10 +83,12 @@ try:
         check(d["step"] == 599 and d["window_begin_offset_ns"] == 599 * 100 * 1000 and d["path_ns"] == 5000,
               f"--step 599 (not listed): window +{d['window_begin_offset_ns']}, path {d['path_ns']}")
 
-    srv = Serve(tmp)
+    srv = Serve(MLPROF, tmp)
     try:
         def api(query, trace="steps.json"):
-            return srv.get("/api/profiler/critical_path?trace=" + urllib.parse.quote(trace) + query)
+            """(status, Content-Type, body)"""
+            status, headers, body = srv.get("/api/profiler/critical_path?trace=" + urllib.parse.quote(trace) + query)
+            return status, headers.get("Content-Type", ""), body
 
         status, _, default = api("")
         check(status == 200, f"default: HTTP {status}")
