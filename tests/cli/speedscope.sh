@@ -7,14 +7,8 @@
 set -u
 MLPROF=$1; DATA=$2
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$(dirname "$MLPROF")" && pwd)
-CHROMIUM=${MLPROF_CHROMIUM:-/usr/bin/chromium}
-if [ ! -x "$CHROMIUM" ]; then echo "SKIP: $CHROMIUM not installed (make deps installs chromium)"; exit 0; fi
-if ! command -v node >/dev/null; then echo "SKIP: node not installed"; exit 0; fi
-for nm in "$BUILD/web/node_modules" "$HERE/../web/node_modules"; do
-  if [ -d "$nm/playwright-core" ] && [ -d "$nm/speedscope/dist/release" ]; then NODE_MODULES=$nm; break; fi
-done
-if [ -z "${NODE_MODULES:-}" ]; then echo "SKIP: playwright-core/speedscope not in $BUILD/web/node_modules"; exit 0; fi
+source "$(dirname "$0")/browser_env.sh"
+require_browser speedscope/dist/release
 source "$(dirname "$0")/shared_data.sh"
 TRACES=("$DATA/mlp_bs64.json.gz")
 GPU=$(shared_path traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz) && TRACES+=("$GPU")

@@ -8,16 +8,8 @@ MLPROF=$1
 DATA=$2
 MODES=${3:-report serve}
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$(dirname "$MLPROF")" && pwd)
-CHROMIUM=${MLPROF_CHROMIUM:-/usr/bin/chromium}
-if [ ! -x "$CHROMIUM" ]; then echo "SKIP: $CHROMIUM not installed (make deps installs chromium)"; exit 0; fi
-if ! command -v node >/dev/null; then echo "SKIP: node not installed"; exit 0; fi
-for nm in "$BUILD/web/node_modules" "$HERE/../web/node_modules"; do
-  if [ -d "$nm/playwright-core" ]; then NODE_MODULES=$nm; break; fi
-done
-if [ -z "${NODE_MODULES:-}" ]; then
-  echo "SKIP: playwright-core not in $BUILD/web/node_modules (built by npm ci with the mlprof target)"; exit 0
-fi
+source "$(dirname "$0")/browser_env.sh"
+require_browser
 source "$(dirname "$0")/shared_data.sh"
 require_shared GPU_TRACE traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz
 # The PyTorch views (torch.compile regions, a CUDA memory snapshot): checked when present.

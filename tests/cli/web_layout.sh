@@ -7,14 +7,8 @@
 set -u
 MLPROF=$1
 HERE=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=$(cd "$(dirname "$MLPROF")" && pwd)
-CHROMIUM=${MLPROF_CHROMIUM:-/usr/bin/chromium}
-if [ ! -x "$CHROMIUM" ]; then echo "SKIP: $CHROMIUM not installed (make deps installs chromium)"; exit 0; fi
-if ! command -v node >/dev/null; then echo "SKIP: node not installed"; exit 0; fi
-for nm in "$BUILD/web/node_modules" "$HERE/../web/node_modules"; do
-  if [ -d "$nm/playwright-core" ]; then NODE_MODULES=$nm; break; fi
-done
-if [ -z "${NODE_MODULES:-}" ]; then echo "SKIP: playwright-core not in $BUILD/web/node_modules"; exit 0; fi
+source "$(dirname "$0")/browser_env.sh"
+require_browser
 source "$(dirname "$0")/shared_data.sh"
 require_shared GPU traces/kineto-gpu/df_index_resolver/df_index_resolver.json.gz
 require_shared CPU traces/pytorch-cpu-kineto-schema/c_leaky.kineto.json.gz
