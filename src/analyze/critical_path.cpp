@@ -93,8 +93,10 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     std::sort(inst.begin(), inst.end());
     if (o.instance >= inst.size()) {
       res.window_missing = true;
-      res.message = "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
-                    o.annotation + "' (" + std::to_string(inst.size()) + " found)";
+      res.message =
+          "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
+          o.annotation + "' (" + std::to_string(inst.size()) + " found)" +
+          (inst.empty() ? "; an empty annotation (--annotation \"\") takes the whole trace" : "");
       return res;
     }
     wb = std::get<0>(inst[o.instance]);

@@ -33,17 +33,26 @@ std::string render_critical_path_text(const CriticalPathResult& r, size_t width)
              (r.window_name == r.annotation && r.instance == 0
                   ? ""
                   : " (instance " + std::to_string(r.instance) + " of '" + r.annotation + "')");
+  // One fact a line: the window, the path, what is missing (one 230-column line read badly).
   char buf[1024];
   std::snprintf(
       buf, sizeof buf,
-      "critical path of %s [+%s .. +%s]: %s over %llu edges (%llu events); graph %llu "
-      "nodes, %llu edges%s\n\n",
+      "critical path of %s\n"
+      "  window  +%s .. +%s from the trace start\n"
+      "  path    %s over %llu edges through %llu events (dependency graph: %llu nodes, "
+      "%llu edges)\n%s\n",
       window.c_str(), ns(r.window_begin_ns - r.trace_begin_ns).c_str(),
       ns(r.window_end_ns - r.trace_begin_ns).c_str(), ns(r.path_ns).c_str(),
       static_cast<unsigned long long>(r.path_edges), static_cast<unsigned long long>(r.path_events),
       static_cast<unsigned long long>(r.nodes), static_cast<unsigned long long>(r.edges),
-      r.has_sync_events ? "" : "; no cuda_sync events in the trace: GPU->CPU waits are missing");
+      r.has_sync_events ? ""
+                        : "  note    no cuda_sync events in the trace: the GPU->CPU waits "
+                          "are missing from the graph\n");
   out += buf;
+  if (r.path_ns > r.window_end_ns - r.window_begin_ns)  // as the report's tab says it
+    out.insert(out.size() - 1,
+               "  note    the path is longer than the window: it follows the GPU work launched in "
+               "the window to its end\n");
   TextTable t;
   t.add_column("bound by", TextTable::Align::kLeft);
   t.add_column("time");

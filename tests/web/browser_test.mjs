@@ -296,7 +296,7 @@ async function criticalPathView(page, errors) {
   const rel = (key) => Number(BigInt(new RegExp(`"${key}":\\s*(-?\\d+)`).exec(wantText)[1]) - BigInt(/"begin_ns":\s*(-?\d+)/.exec(summaryText)[1]));
   check(await val('[data-testid="cp-window-begin"]') === rel('window_begin_ns'), 'critical path: window begin relative to the trace start');
   check(await val('[data-testid="cp-window-end"]') === rel('window_end_ns'), 'critical path: window end relative to the trace start');
-  const m = /\[(\+[^\]]+?) \.\. (\+[^\]]+?)\]/.exec(text);
+  const m = /window +(\+\S+ \S+) \.\. (\+\S+ \S+) from the trace start/.exec(text);
   const shown = `${await page.locator('[data-testid="cp-window-begin"]').innerText()} .. ${await page.locator('[data-testid="cp-window-end"]').innerText()}`;
   check(m && shown === `${m[1]} .. ${m[2]}`, `critical path: window '${shown}' as the CLI prints it '${m && m[0]}'`);
   check((await page.locator('[data-testid="cp-window-name"]').innerText()).startsWith(want.window_name), `critical path: names ${want.window_name}`);
