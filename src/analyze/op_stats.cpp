@@ -41,8 +41,12 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
     hta_gpu_kept.assign(s.size(), 0);
     for (const GpuEvent& e : ev.events) hta_gpu_kept[e.slice] = 1;
   }
+  // Kineto's own "PyTorch Profiler (0)" span (category Trace) wraps the whole recording: not an
+  // op (it read 273.7% of the span, which leaves it out), as in the flame graph and the timeline.
+  const StringId cat_trace = t.strings.find(kProfilerSpanCategory);
   for (size_t i = 0; i < s.size(); ++i) {
     if (only_cat != StringPool::kNotFound && s.cat[i] != only_cat) continue;
+    if (s.cat[i] == cat_trace && s.depth[i] == 0 && only_cat != cat_trace) continue;
     if (!o.include_gpu && t.is_gpu_track(s.track[i])) continue;
     if (o.hta_compatible && (t.is_gpu_track(s.track[i]) ? !hta_gpu_kept[i] : s.ts[i] >= cpu_end))
       continue;

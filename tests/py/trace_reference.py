@@ -62,10 +62,13 @@ def self_times(sl):
 
 def op_table(sl, merge_steps=False):
     """{(name, cat): (count, total_ns, self_ns)}; merge_steps folds ProfilerStep#N into one
-    "ProfilerStep#*" row per category (as `mlprof summary` shows them)."""
+    "ProfilerStep#*" row per category (as `mlprof summary` shows them). Kineto's own
+    "PyTorch Profiler (0)" envelope (category "Trace", alone on its thread) is not an op."""
     selfs = self_times(sl)
     table = defaultdict(lambda: [0, 0, 0])
     for s, self_ns in zip(sl, selfs):
+        if s[4] == "Trace":
+            continue
         name = "ProfilerStep#*" if merge_steps and s[3].startswith("ProfilerStep#") else s[3]
         row = table[(name, s[4])]
         row[0] += 1
