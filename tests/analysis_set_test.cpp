@@ -1,6 +1,7 @@
 // The analysis stage: each result computed once, the dependencies the table declares are the ones
 // used, parallel and one-by-one computation agree, unavailable analyses say why, and a rank set
-// analyzes the slowest rank in depth with the ranks result reaching the bottleneck rules.
+// analyzes the straggler (else the slowest rank) in depth with the ranks result reaching the
+// bottleneck rules.
 #include "mlprof/analysis_set.h"
 
 #include <gtest/gtest.h>

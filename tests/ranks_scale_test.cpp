@@ -9,8 +9,11 @@
 #include <map>
 #include <random>
 
+#include "mlprof/analysis_set.h"
+#include "mlprof/analyze/bottlenecks.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/import.h"
+#include "render/analysis_output.h"
 #include "render/ranks_render.h"
 #include "trace/json_writer.h"
 
@@ -159,6 +162,96 @@ TEST(RanksScale, NoStragglerWhenNobodyIsLate) {
   RanksResult r = analyze_rank_summaries(summaries_of(job));
   EXPECT_TRUE(r.stragglers.empty());
   EXPECT_EQ(r.matched_calls, 5u);
+  // Identical ranks arrive together at every call (aligned at collective ends): a tie has no
+  // rank that arrived last (the highest row was counted last at every call, by 0 ns).
+  for (const RankStats& s : r.ranks) {
+    EXPECT_EQ(s.collective_calls, 5u);
+    EXPECT_EQ(s.last_count, 0u) << "rank " << s.rank;
+    EXPECT_EQ(s.late_total_ns, 0);
+  }
+  EXPECT_TRUE(r.late_calls.empty()) << json_of(r);
+}
+
+TEST(RanksScale, DuplicateTraceIsNotMatchedTwice) {
+  Job job;
+  job.ranks = 8;
+  job.late_rank = 7;
+  job.late_us = 300;
+  // rank 3 twice, ranks 5 and 6 missing: 7 traces of 6 ranks.
+  RanksResult r = analyze_rank_summaries(summaries_of(job, {0, 1, 2, 3, 3, 4, 7}));
+  ASSERT_EQ(r.ranks.size(), 7u);
+  EXPECT_EQ(r.distinct_ranks, 6u);
+  ASSERT_EQ(r.late_calls.size(), 5u);
+  for (const LateCall& c : r.late_calls) {
+    EXPECT_EQ(c.ranks, 6u);  // not 7: the copy of rank 3 is no member of its own
+    EXPECT_EQ(c.last_rank, 7);
+    EXPECT_EQ(c.late_by_ns, 300 * kUs);
+  }
+  // The first trace of rank 3 (by source) stands for it; the copy keeps its row, unmatched.
+  EXPECT_EQ(r.ranks[3].source, "rank-3-3.json");
+  EXPECT_EQ(r.ranks[3].collective_calls, 5u);
+  EXPECT_EQ(r.ranks[4].source, "rank-3-4.json");
+  EXPECT_EQ(r.ranks[4].collective_calls, 0u);
+  ASSERT_FALSE(r.collectives.empty());
+  EXPECT_EQ(r.collectives[0].count, 6u * 5u);  // each rank's calls once
+  EXPECT_EQ(render_ranks_text(r, 200, 0).rfind("7 traces of 6 ranks (world size 8)", 0), 0u)
+      << render_ranks_text(r, 200, 0);
+}
+
+// A template argument in parentheses is no parameter list: kernels are kept by their full names
+// (cut at the first '(', both of these read "void k<float, " and were merged into one).
+TEST(RanksScale, TopKernelsKeepTheirFullNames) {
+  std::string j = R"({"traceEvents": [)"
+                  R"J({"ph":"X","pid":0,"tid":7,"name":"void k<float, (E)1>(int)","cat":"kernel",)J"
+                  R"("ts":0,"dur":30,"args":{"stream":7,"device":0}},)"
+                  R"J({"ph":"X","pid":0,"tid":7,"name":"void k<float, (E)2>(int)","cat":"kernel",)J"
+                  R"("ts":40,"dur":20,"args":{"stream":7,"device":0}}]})";
+  Result<Trace> t = import_chrome_json_buffer(j, "rank-0.json");
+  ASSERT_TRUE(t.is_ok()) << t.error();
+  RankSummary s = summarize_rank(t.value());
+  ASSERT_EQ(s.stats.top_kernels.size(), 2u);
+  EXPECT_EQ(s.stats.top_kernels[0].name, "void k<float, (E)1>(int)");
+  EXPECT_EQ(s.stats.top_kernels[0].time_ns, 30 * kUs);
+  EXPECT_EQ(s.stats.top_kernels[1].name, "void k<float, (E)2>(int)");
+}
+
+// The straggler found from the arrival order is analyzed in depth (every rank's steps last as
+// long: the slowest rank by step time would be rank 0) and is a bottleneck finding whose saving
+// is the time the others wait for it.
+TEST(RanksScale, StragglerIsAnalyzedInDepthAndIsAFinding) {
+  Job job;
+  job.late_rank = 2;
+  job.late_us = 300;
+  auto loader = [](Job j) -> RankLoader {  // reloads "rank-R-N.json" of job j
+    return [j](const std::string& path) -> Result<Trace> {
+      Result<Trace> t =
+          import_chrome_json_buffer(rank_json(j, std::stoi(path.substr(5)), j.ranks), path);
+      if (t) t->meta.source = path;
+      return t;
+    };
+  };
+  AnalysisSet set(summaries_of(job), loader(job));
+  EXPECT_EQ(set.trace().meta.source, "rank-2-2.json");
+  EXPECT_EQ(set.focus_reason(), "the straggler");
+  ASSERT_EQ(set.ranks().straggler_evidence.size(), 1u);
+  EXPECT_EQ(set.ranks().straggler_evidence[0].time_lost_ns, 5 * 300 * kUs);
+  const Finding* f = nullptr;
+  for (const Finding& x : set.bottlenecks().findings)
+    if (x.kind == "straggler") f = &x;
+  ASSERT_NE(f, nullptr) << analysis_json(set, AnalysisId::kBottlenecks);
+  EXPECT_EQ(f->ops, std::vector<std::string>{"rank 2"});
+  EXPECT_EQ(f->est_savings_ns, 5 * 300 * kUs);
+  EXPECT_NE(f->title.find("Rank 2 is a straggler: last to arrive at 5 of 5"), std::string::npos)
+      << f->title;
+  EXPECT_NE(f->recommendation.find("rank-2-2.json"), std::string::npos) << f->recommendation;
+  EXPECT_NE(f->recommendation.find("The other findings here are this rank's"), std::string::npos);
+
+  // Nobody late: the slowest rank (the first of equals), as before.
+  Job even;
+  AnalysisSet plain(summaries_of(even), loader(even));
+  EXPECT_EQ(plain.focus_reason(), "the slowest rank");
+  EXPECT_EQ(plain.trace().meta.source, "rank-0-0.json");
+  for (const Finding& x : plain.bottlenecks().findings) EXPECT_NE(x.kind, "straggler");
 }
 
 TEST(RanksScale, DuplicateMissingAndMixedWorldSizesAreWarnings) {

@@ -7,8 +7,9 @@
 //   AnalysisSet set(trace);
 //   const BottleneckResult& b = set.bottlenecks();  // computes steps, memory, leaks, gpu... once
 //
-// A rank set (a directory of per-rank traces) analyzes the slowest rank in depth and gives the
-// cross-rank results to the analyses that read them (bottlenecks).
+// A rank set (a directory of per-rank traces) analyzes one rank in depth (the straggler that
+// costs the job most, else the slowest rank) and gives the cross-rank results to the analyses
+// that read them (bottlenecks).
 #pragma once
 
 #include <array>
@@ -118,16 +119,17 @@ class AnalysisSet {
   // One trace, borrowed (it must outlive the set) or owned.
   explicit AnalysisSet(const Trace& trace, AnalysisOptions options = {});
   explicit AnalysisSet(Trace&& trace, AnalysisOptions options = {});
-  // Per-rank traces of one job; the slowest rank is the one analyzed in depth. `errors` are the
-  // files that could not be loaded ("path: why"), kept in the ranks result.
+  // Per-rank traces of one job; the worst straggler (else the slowest rank) is the one analyzed in
+  // depth. `errors` are the files that could not be loaded ("path: why"), kept in the ranks
+  // result.
   explicit AnalysisSet(std::vector<Trace>&& ranks, AnalysisOptions options = {},
                        std::vector<std::string> errors = {});
   explicit AnalysisSet(const std::vector<const Trace*>& ranks, AnalysisOptions options = {},
                        std::vector<std::string> errors = {});
   // A rank set already reduced to per-rank summaries (reduce_rank_files: one trace per worker in
   // memory at a time). The cross-rank results come from the summaries; `load` reloads the one
-  // rank analyzed in depth (the slowest) the first time trace() is asked for. The summaries must
-  // have been made with options.ranks.
+  // rank analyzed in depth (the worst straggler, else the slowest) the first time trace() is asked
+  // for. The summaries must have been made with options.ranks.
   explicit AnalysisSet(std::vector<RankSummary> summaries, RankLoader load,
                        AnalysisOptions options = {}, std::vector<std::string> errors = {});
   ~AnalysisSet();
@@ -139,6 +141,9 @@ class AnalysisSet {
   // whose meta.source names the file if it cannot be reloaded, see focus_error()).
   const Trace& trace() const;
   const std::string& focus_error() const { return focus_error_; }
+  // Why a rank set's trace() is that rank: "the straggler" (the one that costs the job most) or
+  // "the slowest rank" (largest step total, else GPU span); empty for one trace.
+  const std::string& focus_reason() const { return focus_reason_; }
   bool is_rank_set() const { return rank_set_; }
   // The loaded rank traces (empty for a set made from summaries).
   const std::vector<const Trace*>& rank_traces() const { return ranks_; }
@@ -195,6 +200,7 @@ class AnalysisSet {
   std::vector<RankSummary> summaries_;  // released once the ranks result is computed
   RankLoader load_focus_;
   std::string focus_source_;
+  std::string focus_reason_;
   mutable std::once_flag focus_once_;
   mutable std::optional<Trace> focus_loaded_;
   mutable std::string focus_error_;

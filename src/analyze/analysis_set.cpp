@@ -136,30 +136,34 @@ void AnalysisSet::init() {
     focus_ = ranks_.front();
   }
   if (rank_set_) {
-    // The slowest rank sets the job's pace: it is the one analyzed in depth (the first in the
-    // ranks' order, by rank then file, when several are as slow).
-    if (!summaries_.empty()) {
-      const RankStats* slowest = nullptr;
-      for (const RankSummary& s : summaries_) {
-        const RankStats& rs = s.stats;
-        if (slowest == nullptr || rs.wall_ns > slowest->wall_ns ||
-            (rs.wall_ns == slowest->wall_ns &&
-             std::tie(rs.rank, rs.source) < std::tie(slowest->rank, slowest->source))) {
-          slowest = &rs;
-          has_gpu_ = s.has_gpu;
+    // The rank analyzed in depth: the straggler that costs the job most (in a synchronous job
+    // every rank's step lasts as long as the straggler's, so the step time alone cannot tell),
+    // else the slowest rank, which sets the job's pace (the first in the ranks' order, by rank
+    // then file, when several are as slow).
+    std::vector<std::pair<std::string, bool>> gpu_of;  // a summary's source and has_gpu
+    for (const RankSummary& s : summaries_) gpu_of.emplace_back(s.stats.source, s.has_gpu);
+    const bool summarized = !summaries_.empty();
+    const RanksResult& r = ranks();  // takes the summaries: they are not held twice
+    const RankStats* pick = nullptr;
+    if (const StragglerEvidence* worst = worst_straggler(r)) {
+      for (const RankStats& rs : r.ranks)
+        if (rs.straggler && rs.rank == worst->rank) {
+          pick = &rs;
+          break;
         }
-      }
-      focus_source_ = slowest->source;
-      ranks();  // takes the summaries: they are not held twice
-      return;   // the focus trace is loaded on first use
+      focus_reason_ = "the straggler";
     }
-    const RanksResult& r = ranks();
-    int64_t slowest_wall = -1;
-    for (const RankStats& rs : r.ranks)
-      if (rs.wall_ns > slowest_wall) {
-        slowest_wall = rs.wall_ns;
-        focus_source_ = rs.source;
-      }
+    if (pick == nullptr) {
+      for (const RankStats& rs : r.ranks)  // by rank, then file
+        if (pick == nullptr || rs.wall_ns > pick->wall_ns) pick = &rs;
+      focus_reason_ = "the slowest rank";
+    }
+    if (pick != nullptr) focus_source_ = pick->source;
+    if (summarized) {
+      for (const auto& [source, gpu] : gpu_of)
+        if (source == focus_source_) has_gpu_ = gpu;
+      return;  // the focus trace is loaded on first use
+    }
     for (const Trace* t : ranks_)
       if (t->meta.source == focus_source_) {
         focus_ = t;

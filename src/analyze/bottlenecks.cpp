@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <unordered_map>
 
@@ -440,6 +441,61 @@ void rule_ranks(Context& c, const RanksResult& ranks) {
   c.add(std::move(f));
 }
 
+// Stragglers found from the arrival order at collectives (or a step time above the median): in a
+// synchronous job every rank's step lasts as long as the straggler's, so the imbalance rule above
+// rarely fires; who arrives last, and how late, names the rank the others wait for.
+void rule_stragglers(Context& c, const RanksResult& ranks) {
+  std::vector<const StragglerEvidence*> worst;
+  for (const StragglerEvidence& e : ranks.straggler_evidence) worst.push_back(&e);
+  std::stable_sort(worst.begin(), worst.end(),
+                   [](const StragglerEvidence* a, const StragglerEvidence* b) {
+                     return a->time_lost_ns > b->time_lost_ns;
+                   });
+  if (worst.size() > kStragglerFindingsMax) worst.resize(kStragglerFindingsMax);
+  for (const StragglerEvidence* e : worst) {
+    const RankStats* row = nullptr;
+    for (const RankStats& r : ranks.ranks)
+      if (r.straggler && r.rank == e->rank) {
+        row = &r;
+        break;
+      }
+    const std::string rank = "rank " + std::to_string(e->rank);
+    const bool in_depth = row != nullptr && row->source == c.trace.meta.source;
+    Finding f;
+    f.kind = "straggler";
+    f.severity = severity_for_pct(
+        pct(static_cast<double>(e->time_lost_ns), static_cast<double>(c.basis_ns)));
+    f.title = "Rank " + std::to_string(e->rank) + " is a straggler: " + e->reason;
+    if (e->time_lost_ns > 0)
+      f.title += "; the job loses " + format_duration_ns(static_cast<double>(e->time_lost_ns));
+    f.evidence = {{"rank", static_cast<double>(e->rank), ""},
+                  {"last_count", static_cast<double>(e->last_count), "count"},
+                  {"calls", static_cast<double>(e->calls), "count"},
+                  {"last_share", e->last_share, "ratio"},
+                  {"late_median_ns", static_cast<double>(e->late_median_ns), "ns"},
+                  {"late_total_ns", static_cast<double>(e->late_total_ns), "ns"},
+                  {"step_excess_pct", e->step_excess_pct, "%"},
+                  {"time_lost_ns", static_cast<double>(e->time_lost_ns), "ns"},
+                  {"stragglers", static_cast<double>(ranks.stragglers.size()), "count"}};
+    f.rule =
+        "last to arrive at >= 50% of its collectives matched across ranks (and >= 1.5x chance), "
+        ">= 3 calls, median lateness >= 20 us; or mean step (GPU span) > 5% above the median";
+    f.ops = {rank};
+    f.recommendation =
+        "The others wait for " + rank + " at its collectives: look at " + rank +
+        " on its own, at what it does before them: its step breakdown (data loading, CPU-bound "
+        "host work, synchronization: mlprof steps/bottlenecks on " +
+        (row != nullptr ? std::filesystem::path(row->source).filename().string()
+                        : std::string("its trace")) +
+        "), its GPU clocks and temperature (thermal or power throttling: nvidia-smi -q -d "
+        "CLOCK,PERFORMANCE), other processes on its host, its input shard (longer sequences), "
+        "its links (NCCL_DEBUG=INFO)." +
+        (in_depth ? " The other findings here are this rank's." : "");
+    f.est_savings_ns = e->time_lost_ns;
+    c.add(std::move(f));
+  }
+}
+
 void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks) {
   const Trace& t = c.trace;
   if (leaks && leaks->leak) {
@@ -543,7 +599,10 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
         in.kernels ? in.kernels : &own_kernels.emplace(analyze_kernels(trace));
     rule_gpu(c, *gpu, *kernels);
   }
-  if (in.ranks) rule_ranks(c, *in.ranks);
+  if (in.ranks) {
+    rule_ranks(c, *in.ranks);
+    rule_stragglers(c, *in.ranks);
+  }
   std::optional<MemoryResult> own_memory;
   std::optional<LeakResult> own_leaks;
   const MemoryResult* memory = in.memory;

@@ -81,7 +81,18 @@ std::vector<NamedTime> top_of(std::unordered_map<std::string, NamedTime>& by_nam
   return v;
 }
 
-std::string short_name(std::string_view n) { return std::string(n.substr(0, n.find('('))); }
+// A kernel's name without its parameter list: cut at the first '(' outside template arguments
+// ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, ...)"; the "(cudnnKernelDataType_t)2" in
+// "nchwToNhwcKernel<float, ..., (cudnnKernelDataType_t)2>(...)" is not one).
+std::string short_name(std::string_view n) {
+  int depth = 0;
+  for (size_t i = 0; i < n.size(); ++i) {
+    if (n[i] == '<') ++depth;
+    if (n[i] == '>' && depth > 0) --depth;
+    if (n[i] == '(' && depth == 0) return std::string(n.substr(0, i));
+  }
+  return std::string(n);
+}
 
 }  // namespace
 
@@ -226,11 +237,13 @@ RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
     sum.calls[i].seq =
         i > 0 && sum.calls[i].group == sum.calls[i - 1].group ? sum.calls[i - 1].seq + 1 : 0;
 
-  // Top kernels (GPU) and ops (CPU) by total time.
+  // Top kernels (GPU) and ops (CPU) by total time. Kernels by their full name, as `mlprof
+  // kernels` lists them: a cut name merges distinct kernels ("void at::native::(anonymous
+  // namespace)::..." are many).
   std::unordered_map<std::string, NamedTime> kernels;
   for (const GpuEvent& e : ev.events) {
     if (e.kind != GpuWorkKind::kKernel) continue;
-    std::string n = short_name(t.str(s.name[e.slice]));
+    std::string n(t.str(s.name[e.slice]));
     NamedTime& k = kernels[n];
     k.name = n;
     ++k.count;
@@ -580,6 +593,13 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
   if (sums.empty()) return r;
   add_warnings(r);
   const size_t n = sums.size();
+  // Several traces of one rank (copies, reruns): the first (by file name) stands for the rank in
+  // the collectives; the others are warned about and keep their own row, but a call is not
+  // matched twice on one rank. Traces without a rank count as distinct ranks.
+  std::vector<bool> duplicate(n, false);
+  for (size_t i = 1; i < n; ++i)
+    duplicate[i] = r.ranks[i].rank >= 0 && r.ranks[i].rank == r.ranks[i - 1].rank;
+  r.distinct_ranks = static_cast<uint32_t>(std::count(duplicate.begin(), duplicate.end(), false));
 
   // Group texts interned over all ranks, numbered in text order (the order calls are listed in).
   std::vector<std::string> group_text;
@@ -678,11 +698,11 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
   std::vector<Ref> refs;
   {
     size_t total = 0;
-    for (const RankSummary& s : sums) total += s.calls.size();
+    for (size_t i = 0; i < n; ++i) total += duplicate[i] ? 0 : sums[i].calls.size();
     refs.reserve(total);
   }
   for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < sums[i].calls.size(); ++j)
+    for (size_t j = 0; j < sums[i].calls.size() && !duplicate[i]; ++j)
       refs.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(j)});
   std::sort(refs.begin(), refs.end(), [&](const Ref& a, const Ref& b) {
     CallKey ka = ref_key(a), kb = ref_key(b);
@@ -743,6 +763,8 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     for (const Ref& x : a) ++r.ranks[x.row].collective_calls;
     const Ref& last = a.back();
     int64_t late = start_of(last) - start_of(a[a.size() - 2]);
+    // The last two arrived together (identical ranks, or a tie to the ns): nobody was last.
+    if (late <= 0) continue;
     RankStats& lr = r.ranks[last.row];
     ++lr.last_count;
     lr.late_total_ns += late;
@@ -777,9 +799,11 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     r.size_buckets.push_back(b);
   }
 
-  // ---- per-collective totals over all ranks ----
+  // ---- per-collective totals over all ranks (a duplicate trace's calls once) ----
   std::map<std::string, CollectiveStats> coll;
-  for (const RankSummary& s : sums)
+  for (size_t i = 0; i < n; ++i) {
+    if (duplicate[i]) continue;
+    const RankSummary& s = sums[i];
     for (const CollectiveCall& c : s.calls) {
       const std::string& name = s.names[c.name];
       CollectiveStats& cs = coll[name];
@@ -790,6 +814,7 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
       if (cs.dtype.empty()) cs.dtype = s.names[c.dtype];
       if (c.group_size > 0) cs.group_size = c.group_size;
     }
+  }
   for (auto& [name, c] : coll) {
     if (c.time_ns > 0 && c.bytes > 0) {
       c.algbw_gbps = static_cast<double>(c.bytes) / static_cast<double>(c.time_ns);
@@ -821,6 +846,9 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
   r.load_imbalance = max_over_mean(wall);
   r.compute_imbalance = max_over_mean(compute);
   double med = stats::median(wall);
+  std::vector<double> wall_total;
+  for (const RankStats& rs : r.ranks) wall_total.push_back(static_cast<double>(rs.wall_ns));
+  const double med_total = stats::median(wall_total);
   double share_needed =
       std::max(o.straggler_last_share, std::min(0.9, 1.5 / static_cast<double>(n)));
   for (size_t i = 0; i < n && n > 1; ++i) {
@@ -852,6 +880,10 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
                     rs.steps > 0 ? "mean step" : "GPU span", e.step_excess_pct);
       e.reason += (e.reason.empty() ? "" : "; ") + std::string(buf);
     }
+    e.time_lost_ns = by_calls ? e.late_total_ns : 0;
+    if (by_steps)
+      e.time_lost_ns = std::max<int64_t>(
+          e.time_lost_ns, std::llround(std::max(0.0, static_cast<double>(rs.wall_ns) - med_total)));
     rs.straggler = true;
     r.stragglers.push_back(rs.rank);
     r.straggler_evidence.push_back(std::move(e));
@@ -903,6 +935,13 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> sums, const RanksOpt
     distribution("late_total_ns",
                  [](const RankStats& s) { return static_cast<double>(s.late_total_ns); });
   return r;
+}
+
+const StragglerEvidence* worst_straggler(const RanksResult& r) {
+  const StragglerEvidence* worst = nullptr;
+  for (const StragglerEvidence& e : r.straggler_evidence)  // in rank order: the lowest wins ties
+    if (worst == nullptr || e.time_lost_ns > worst->time_lost_ns) worst = &e;
+  return worst;
 }
 
 RanksResult analyze_ranks(const std::vector<const Trace*>& traces, const RanksOptions& o) {

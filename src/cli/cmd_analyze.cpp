@@ -1,6 +1,6 @@
-// `mlprof analyze PATH`: every analysis of one trace (or of the slowest rank of a directory of
-// rank traces, plus the ranks view), rendered as one text report or one JSON object. The JSON of
-// each analysis is the one its own subcommand prints.
+// `mlprof analyze PATH`: every analysis of one trace (or of one rank of a directory of rank
+// traces, the straggler else the slowest, plus the ranks view), rendered as one text report or
+// one JSON object. The JSON of each analysis is the one its own subcommand prints.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +29,7 @@ std::string render_text(AnalysisSet& set, const TextOptions& text) {
   std::string out;
   if (set.is_rank_set() && !set.unavailable(A::kRanks)) {
     out += section("Ranks") + render_analysis_text(set, A::kRanks, text);
-    out += "\nIn depth: the slowest rank, " + set.trace().meta.source + "\n";
+    out += "\nIn depth: " + set.focus_reason() + ", " + set.trace().meta.source + "\n";
   }
   const std::pair<const char*, A> sections[] = {{"Summary", A::kSummary},
                                                 {"Steps", A::kSteps},

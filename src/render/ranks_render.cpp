@@ -38,7 +38,9 @@ std::string ns_or_dash(int64_t ns) { return ns ? dur(static_cast<double>(ns)) : 
 std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
   const size_t top = rows > 0 ? rows : 10;
   std::string out;
-  out += std::to_string(r.ranks.size()) + (r.ranks.size() == 1 ? " rank" : " ranks");
+  // "7 traces of 6 ranks" when several traces claim one rank.
+  if (r.distinct_ranks != r.ranks.size()) out += std::to_string(r.ranks.size()) + " traces of ";
+  out += std::to_string(r.distinct_ranks) + (r.distinct_ranks == 1 ? " rank" : " ranks");
   if (r.world_size > 0) out += " (world size " + std::to_string(r.world_size) + ")";
   if (r.step_mean_ns > 0) out += ", mean step " + dur(r.step_mean_ns);
   out += ", load imbalance (max/mean step or span) " + format_fixed(r.load_imbalance, 3);
@@ -93,7 +95,8 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
     });
     shown.resize(top);
     out += "\nWorst " + std::to_string(top) + " of " + std::to_string(r.ranks.size()) +
-           " ranks (stragglers, then the slowest; --json or --csv list every rank)\n";
+           (r.distinct_ranks != r.ranks.size() ? " traces" : " ranks") +
+           " (stragglers, then the slowest; --json or --csv list every rank)\n";
   } else {
     out += "\n";
   }
@@ -219,6 +222,7 @@ void write_named(JsonWriter& w, const char* key, const std::vector<NamedTime>& v
 void write_ranks_json(JsonWriter& w, const RanksResult& r) {
   w.begin_object();
   w.field("world_size", r.world_size);
+  w.field("distinct_ranks", r.distinct_ranks);
   w.field("step_mean_ns", r.step_mean_ns);
   w.field("load_imbalance", r.load_imbalance);
   w.field("compute_imbalance", r.compute_imbalance);
@@ -236,6 +240,7 @@ void write_ranks_json(JsonWriter& w, const RanksResult& r) {
     w.field("late_median_ns", e.late_median_ns);
     w.field("late_total_ns", e.late_total_ns);
     w.field("step_excess_pct", e.step_excess_pct);
+    w.field("time_lost_ns", e.time_lost_ns);
     w.end_object();
   }
   w.end_array();

@@ -4,8 +4,8 @@ traces folder, the JSON of each analysis is the same whether it comes from `mlpr
 /api/profiler/NAME. "The same" is token for token: numbers are compared as the text mlprof wrote
 (parse_float/parse_int=str), objects with their key order; only whitespace may differ (the CLI
 pretty-prints). Also the three disagreements the pipeline issue named: rank directories give the
-report the slowest rank and the ranks result reaches its bottlenecks, and "no GPU" is one object
-everywhere. The compiled-regions view (`compile`) and the CUDA allocator view of a memory snapshot
+report the same rank (the straggler, else the slowest) and the ranks result reaches its
+bottlenecks, and "no GPU" is one object everywhere. The compiled-regions view (`compile`) and the CUDA allocator view of a memory snapshot
 (`memory_snapshot`, which `mlprof memory SNAPSHOT` prints) are analyses of the stage like the
 others: present where the trace has that content, one unavailable object everywhere else.
 
@@ -106,15 +106,20 @@ def check_trace(path, serve, rel):
 
 
 def check_rank_dir(ranks_dir):
-    """report DIR and analyze DIR describe the same (slowest) rank, with the ranks result in both
-    and in the bottleneck rules."""
+    """report DIR and analyze DIR describe the same rank (the straggler that costs most, else the
+    slowest), with the ranks result in both and in the bottleneck rules."""
     analyze = json.loads(run("analyze", "--json", ranks_dir))
     report = json.loads(run("report", "--data-json", ranks_dir))
     ranks = analyze["ranks"]
-    slowest = max(ranks["ranks"], key=lambda r: r["wall_ns"])
-    check(analyze["source"] == slowest["source"], "analyze DIR: in depth = the slowest rank")
-    check(report["analyses"]["summary"]["source"] == slowest["source"],
-          f"report DIR: tabs show the slowest rank ({slowest['source']}), "
+    evidence = ranks["straggler_evidence"]
+    if evidence:
+        worst = max(evidence, key=lambda e: (e["time_lost_ns"], -e["rank"]))
+        focus = next(r for r in ranks["ranks"] if r["straggler"] and r["rank"] == worst["rank"])
+    else:
+        focus = max(ranks["ranks"], key=lambda r: r["wall_ns"])
+    check(analyze["source"] == focus["source"], "analyze DIR: in depth = the straggler, else the slowest rank")
+    check(report["analyses"]["summary"]["source"] == focus["source"],
+          f"report DIR: tabs show the rank in depth ({focus['source']}), "
           f"not {report['analyses']['summary']['source']}")
     check(report["ranks"] == ranks, "report DIR: ranks == analyze DIR ranks")
     check(report["analyses"]["bottlenecks"] == analyze["bottlenecks"],

@@ -6,7 +6,12 @@ rank traces in the shared folder), on the real 2-rank set and the NCCL trace, an
   ends when the traces have no baseTimeNanoseconds);
 * the communication time of each rank, computed here from the generated files (union of the NCCL
   kernels), is the distribution's min and max;
-* duplicate ranks, missing ranks and mixed world sizes are warnings;
+* `bottlenecks DIR` makes the delayed rank a straggler finding saving calls x delay, and
+  `analyze DIR` analyzes it in depth;
+* duplicate ranks, missing ranks and mixed world sizes are warnings; a duplicate trace is not
+  matched at collectives twice, and the header counts distinct ranks;
+* identical ranks tie at every collective: no rank arrived last;
+* each rank's top kernels are its 5 with most time by full name, computed here from the file;
 * `mpirun --oversubscribe -np 3 mlprof ranks DIR --json` prints the single-process JSON byte for
   byte (skipped, with a message, when mpirun is absent or mlprof was built without MPI).
 
@@ -103,6 +108,64 @@ def check_delayed(d, ans, base_time):
     return r
 
 
+def check_straggler_finding(d, ans):
+    """`bottlenecks DIR` names the delayed rank as a straggler finding whose saving is the time
+    the others wait for it (calls x delay, less at most the jitter), ranked by that saving, and
+    `analyze DIR` analyzes that rank in depth (every rank's steps last as long)."""
+    late, calls = ans["delay_rank"], ans["comm_kernels_per_rank"]
+    delay_ns, jitter_ns = ans["delay_us"] * 1000, ans["jitter_us"] * 1000
+    tag = f"{os.path.basename(d)}:"
+    b = json.loads(run("bottlenecks", "--json", d).stdout)
+    found = [f for f in b["findings"] if f["kind"] == "straggler"]
+    check(len(found) == 1 and found[0]["ops"] == [f"rank {late}"],
+          f"{tag} one straggler finding, rank {late}: {[f['title'] for f in b['findings']]}")
+    if not found:
+        return
+    f = found[0]
+    ev = f["evidence"]
+    check(ev.get("rank") == late and ev.get("last_count") == calls and ev.get("calls") == calls,
+          f"{tag} finding evidence: rank {ev.get('rank')}, last at {ev.get('last_count')}/{ev.get('calls')}")
+    lo, hi = calls * (delay_ns - jitter_ns - 1000), calls * (delay_ns + 1000)
+    check(lo <= f["est_savings_ns"] <= hi,
+          f"{tag} saving {f['est_savings_ns']} ns in [{lo}, {hi}] (calls x delay)")
+    check(f["title"].startswith(f"Rank {late} is a straggler: last to arrive at {calls} of {calls}"),
+          f"{tag} title: {f['title']}")
+    i = b["findings"].index(f)
+    check(all(x["est_savings_ns"] >= f["est_savings_ns"] for x in b["findings"][:i]) and
+          all(x["est_savings_ns"] <= f["est_savings_ns"] for x in b["findings"][i + 1:]),
+          f"{tag} ranked by its saving")
+    a = json.loads(run("analyze", "--json", d).stdout)
+    check(os.path.basename(a["source"]).startswith(f"rank-{late:05d}"),
+          f"{tag} analyze: in depth the straggler, not {os.path.basename(a['source'])}")
+    check(a["bottlenecks"] == b, f"{tag} analyze bottlenecks == bottlenecks DIR")
+    text = run("bottlenecks", d).stdout
+    check(f"straggler: Rank {late} is a straggler" in text, f"{tag} the text names rank {late}")
+
+
+def kernel_totals(path):
+    """Per full kernel name: (calls, total ns) of one rank file's GPU kernels."""
+    opener = gzip.open if path.endswith(".gz") else open
+    events = json.load(opener(path, "rt"), parse_float=Decimal)["traceEvents"]
+    out = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            n, t = out.get(e["name"], (0, 0))
+            out[e["name"]] = (n + 1, t + round((e["ts"] + e["dur"]) * 1000) - round(e["ts"] * 1000))
+    return out
+
+
+def check_top_kernels(d, ans, r):
+    """Each rank's top kernels are its 5 kernels with the most time, by their full names (a cut at
+    the first '(' merged `void at::native::(anonymous namespace)::...` kernels into one)."""
+    for row in r["ranks"][:2]:
+        name = os.path.basename(row["source"])
+        want = sorted(kernel_totals(os.path.join(d, name)).items(), key=lambda x: (-x[1][1], x[0]))[:5]
+        got = [(k["name"], k["count"], k["time_ns"]) for k in row["top_kernels"]]
+        ok = len(got) == len(want) and all(
+            g[0] == w[0] and g[1] == w[1][0] and abs(g[2] - w[1][1]) <= w[1][0] for g, w in zip(got, want))
+        check(ok, f"{name}: top kernels {[g[:2] for g in got]} == {[(w[0], w[1][0]) for w in want]}")
+
+
 # Open MPI's own components leak at MPI_Finalize and are unloaded by then (no module left for an
 # LSan suppression to name): under ASan (make test-asan) the mpirun children skip leak checking.
 MPI_ENV = {**os.environ,
@@ -141,6 +204,8 @@ try:
                    "--skew-us", "5000", "--jitter-us", "20", "--gzip")
     r = check_delayed(d, ans, base_time=True)
     check(any(b["name"] == "allreduce" for b in r["size_buckets"]), "allreduce size buckets")
+    check_straggler_finding(d, ans)
+    check_top_kernels(d, ans, r)
     check_mpi(d)
 
     # The sampled A100 rank (no process-group args: streams stand for them) as 6 ranks without
@@ -169,6 +234,39 @@ try:
     text = run("ranks", d).stdout
     check("warning: duplicate rank 2" in text and "warning: missing ranks" in text,
           "warnings in the text output")
+    # The header counts distinct ranks: 7 traces (rank-00002-dup too) of 6 ranks.
+    traces = len(os.listdir(d)) - 1  # answers.txt
+    distinct = len({int(f[5:10]) for f in os.listdir(d) if f.startswith("rank-")})
+    check(text.startswith(f"{traces} traces of {distinct} ranks (world size 8)"),
+          f"header: {traces} traces of {distinct} ranks: {text.splitlines()[0]}")
+    check(r["distinct_ranks"] == distinct, f"distinct_ranks {r['distinct_ranks']} == {distinct}")
+    # Identical ranks (no delay, no skew): every call is a tie, nobody arrived last.
+    check(r["matched_calls"] > 0 and all(x["last_count"] == 0 and x["late_total_ns"] == 0
+                                         for x in r["ranks"]) and r["late_calls"] == [],
+          f"ties: no rank last ({[(x['rank'], x['last_count']) for x in r['ranks']]}, "
+          f"{len(r['late_calls'])} late calls)")
+
+    # Duplicates are not matched twice: 16 ranks, 4 of them with a second trace, rank 9 late.
+    d = os.path.join(tmp, "dup20")
+    ans = generate(sampled, d, "-n", "16", "--duplicate", "1", "--duplicate", "3", "--duplicate",
+                   "5", "--duplicate", "7", "--delay-rank", "9", "--delay-us", "1000",
+                   "--base-time", "1682725000000000000")
+    r = ranks_json(d)
+    n, calls = ans["ranks"], ans["comm_kernels_per_rank"]
+    check(len(r["ranks"]) == n + 4 and r["distinct_ranks"] == n,
+          f"dup20: {len(r['ranks'])} rows, {r['distinct_ranks']} distinct ranks")
+    check(r["late_calls"] and all(c["ranks"] == n and c["last_rank"] == 9 for c in r["late_calls"]),
+          f"dup20: every call matched on {n} ranks: {[c['ranks'] for c in r['late_calls']]}")
+    seen = set()
+    for row in r["ranks"]:  # the first trace of a rank (by path) is matched, the copy is not
+        want = 0 if row["rank"] in seen else calls
+        seen.add(row["rank"])
+        check(row["collective_calls"] == want,
+              f"dup20: {os.path.basename(row['source'])} matched at {row['collective_calls']} == {want}")
+    check(sum(c["count"] for c in r["collectives"]) == n * calls,
+          f"dup20: collectives count each rank once ({sum(c['count'] for c in r['collectives'])})")
+    check(run("ranks", d).stdout.startswith(f"{n + 4} traces of {n} ranks (world size {n})"),
+          "dup20: header")
 
     # Output that reads at scale: 40 ranks -> distributions and the worst 10 in text, every rank
     # in --json and --csv.

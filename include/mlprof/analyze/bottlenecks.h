@@ -57,6 +57,9 @@ inline constexpr double kCommMinPct = 10.0;
 inline constexpr double kCommOverlapMinPct = 50.0;
 // Ranks: max/mean step time over 1.10 (the ranks analysis flags stragglers at 5% over median).
 inline constexpr double kRankImbalanceMax = 1.10;
+// Stragglers (the ranks analysis' rule: repeatedly last at collectives, or step time 5% over the
+// median): one finding each for the few that cost the job most; the rest are in `ranks`.
+inline constexpr size_t kStragglerFindingsMax = 3;
 // Fragmentation: reserved-but-unallocated over 30% of reserved and at least 256 MiB (PyTorch's
 // allocator docs suggest expandable_segments when reserved far exceeds allocated).
 inline constexpr double kFragmentationMin = 0.30;

@@ -173,6 +173,10 @@ struct StragglerEvidence {
   int64_t late_median_ns = 0;  // over the calls it was last at
   int64_t late_total_ns = 0;
   double step_excess_pct = 0;  // its step (or span) mean above the median, %
+  // What the job loses to it (what keeping pace would save): late_total_ns when it is repeatedly
+  // last (the others wait that long at its collectives); for a straggler by step time, its wall
+  // time (steps' total, else GPU span) above the ranks' median, when that is more.
+  int64_t time_lost_ns = 0;
 };
 
 struct ClockAlignment {
@@ -188,7 +192,10 @@ struct ClockAlignment {
 };
 
 struct RanksResult {
-  std::vector<RankStats> ranks;  // sorted by rank (then file)
+  std::vector<RankStats> ranks;  // sorted by rank (then file): one row per trace
+  // Ranks with a trace (several traces of one rank count once; traces without a rank each once).
+  // Collectives are matched on the first trace of each rank only.
+  uint32_t distinct_ranks = 0;
   double step_mean_ns = 0;       // mean over ranks
   double load_imbalance = 0;     // max / mean of per-rank wall (step) time
   double compute_imbalance = 0;  // max / mean of per-rank compute time
@@ -211,6 +218,9 @@ RanksResult analyze_rank_summaries(std::vector<RankSummary> summaries,
 // Same over loaded traces (summarize_rank on each, then the above).
 RanksResult analyze_ranks(const std::vector<const Trace*>& traces,
                           const RanksOptions& options = {});
+
+// The straggler that costs the job most (largest time_lost_ns, then the lowest rank), or null.
+const StragglerEvidence* worst_straggler(const RanksResult& r);
 
 // The rank of a trace: meta.rank, else a number in the file name ("rank-3", "rank3", "_3.json").
 int32_t rank_of(const Trace& trace, const std::string& path);
