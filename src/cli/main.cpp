@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/mpi_ranks.h"
 
 namespace mlprof::cli {
 namespace {
@@ -164,6 +165,15 @@ int main(int argc, char** argv) {
   set_strict_import(strict);
   for (auto& [sub, run] : runners) {
     if (sub->parsed()) {
+      // Under mpirun only `ranks` shares its work across the processes; any other command would
+      // print its whole output once per process: MPI rank 0 runs it alone, the others exit.
+      if (sub->get_name() != "ranks" && launched_by_mpi()) {
+        if (mpi_process_rank() != 0) return kExitOk;
+        std::fprintf(stderr,
+                     "mlprof: under mpirun only `ranks` runs across the processes; `%s` runs "
+                     "on MPI rank 0 alone (the others exit)\n",
+                     sub->get_name().c_str());
+      }
       try {
         return run();
       } catch (const std::exception& ex) {

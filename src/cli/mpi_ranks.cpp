@@ -31,6 +31,14 @@ bool launched_by_mpi() {
   return false;
 }
 
+int mpi_process_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr) return std::atoi(v);
+  }
+  return 0;
+}
+
 std::vector<int> shard_by_size(const std::vector<uint64_t>& sizes, int processes) {
   // Largest first onto the least loaded process (LPT); ties by file order and process number,
   // so every process computes the same assignment.

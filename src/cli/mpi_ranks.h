@@ -10,6 +10,8 @@ namespace mlprof::cli {
 
 // Whether this process was started by mpirun (OpenMPI, MPICH, PMIx) among more than one.
 bool launched_by_mpi();
+// This process' number among them (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK), 0 when unknown.
+int mpi_process_rank();
 // Whether this binary was built with MPI.
 bool mpi_available();
 // Which process (0..processes-1) reduces each file: largest first onto the least loaded.

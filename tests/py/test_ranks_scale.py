@@ -13,7 +13,8 @@ rank traces in the shared folder), on the real 2-rank set and the NCCL trace, an
 * identical ranks tie at every collective: no rank arrived last;
 * each rank's top kernels are its 5 with most time by full name, computed here from the file;
 * `mpirun --oversubscribe -np 3 mlprof ranks DIR --json` prints the single-process JSON byte for
-  byte (skipped, with a message, when mpirun is absent or mlprof was built without MPI).
+  byte (skipped, with a message, when mpirun is absent or mlprof was built without MPI); other
+  commands run on MPI rank 0 alone.
 
 Usage: test_ranks_scale.py MLPROF DATA_DIR"""
 import gzip
@@ -166,6 +167,29 @@ def check_top_kernels(d, ans, r):
         check(ok, f"{name}: top kernels {[g[:2] for g in got]} == {[(w[0], w[1][0]) for w in want]}")
 
 
+def check_mpi_other_commands(path):
+    """Under mpirun, commands other than `ranks` run on MPI rank 0 alone (one output, a note on
+    stderr); the other processes exit 0 without output."""
+    single = run("summary", path).stdout
+    for rank, out in (("1", ""), ("0", single)):
+        env = {**os.environ, "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": rank}
+        p = subprocess.run([MLPROF, "summary", path], capture_output=True, text=True, env=env)
+        check(p.returncode == 0 and p.stdout == out,
+              f"MPI rank {rank} of 2: summary prints {'nothing' if not out else 'the output once'} "
+              f"(exit {p.returncode}, {len(p.stdout)} bytes)")
+        check((rank == "0") == ("runs on MPI rank 0 alone" in p.stderr), f"MPI rank {rank}: note")
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        print("SKIP mpirun summary: mpirun not installed (Debian openmpi-bin)")
+        return
+    p = subprocess.run([mpirun, "--oversubscribe", "--allow-run-as-root", "-np", "2", MLPROF,
+                        "summary", path], capture_output=True, text=True, timeout=240, env=MPI_ENV)
+    check(p.returncode == 0 and p.stdout == single,
+          f"mpirun -np 2 summary prints the output once (exit {p.returncode}, {len(p.stdout)} vs "
+          f"{len(single)} bytes): {p.stderr.strip()[-300:]}")
+    check(p.stderr.count("runs on MPI rank 0 alone") == 1, "mpirun -np 2 summary: one note")
+
+
 # Open MPI's own components leak at MPI_Finalize and are unloaded by then (no module left for an
 # LSan suppression to name): under ASan (make test-asan) the mpirun children skip leak checking.
 MPI_ENV = {**os.environ,
@@ -207,6 +231,7 @@ try:
     check_straggler_finding(d, ans)
     check_top_kernels(d, ans, r)
     check_mpi(d)
+    check_mpi_other_commands(os.path.join(d, ans["files"][0]))
 
     # The sampled A100 rank (no process-group args: streams stand for them) as 6 ranks without
     # baseTimeNanoseconds: aligned at collective ends.
