@@ -57,7 +57,7 @@ if [ "$rc" = 0 ] && grep -qF "truncated gzip" "$tmp/err"; then pass=$((pass + 1)
 head -c 200 "$DATA/mlp_bs64.json.gz" > "$tmp/cut_early.json.gz"
 expect_error truncated-gzip-no-event "$tmp/cut_early.json.gz" "truncated gzip"
 expect_error missing-path "$tmp/does-not-exist.json" "cannot open"
-# A directory is a set of rank traces (summary analyzes the slowest); one without traces is an error.
+# A directory is a set of rank traces (summary analyzes the straggler, else the slowest); one without traces is an error.
 mkdir "$tmp/no-traces"
 expect_error directory "$tmp/no-traces" "no trace files"
 # 5 GB files (sparse: no disk used): garbage, and a trace whose events are garbage.
