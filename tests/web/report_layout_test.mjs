@@ -179,7 +179,10 @@ async function reportOf(browser, tag, input) {
       if (!analyze.ranks.unavailable) {  // a rank directory: every rank's lanes, a bounded window
         const names = await page.evaluate(() => window.mlprofTimeline.laneNames);
         const slices = await page.evaluate(() => window.mlprofTimeline.laneSlices.reduce((a, b) => a + b, 0));
-        for (const r of analyze.ranks.ranks) {
+        // Up to 8 ranks drawn (the rank analyzed in depth always).
+        const all = analyze.ranks.ranks;
+        const drawn = all.length <= 8 ? all : all.filter((r) => r.source === analyze.source);
+        for (const r of drawn) {
           check(names.some((n) => n.startsWith(`rank ${r.rank} · `)), `${tag}: timeline has lanes of rank ${r.rank}`);
         }
         check(await page.locator('[data-testid="timeline-ranks"]').count() === 1, `${tag}: timeline says which ranks and steps it shows`);
@@ -200,6 +203,30 @@ async function reportOf(browser, tag, input) {
     if (tab === 'kernels' && analyze.kernels && (analyze.kernels.by_op || []).length) {
       await page.locator('[data-table="kernels.by_op_summary"] tbody tr').first().click();
       check(await page.locator('[data-testid="kernels-of-op"] tbody tr').count() > 0, `${tag}: clicking an op lists its kernels`);
+    }
+    if (tab === 'ranks' && !analyze.ranks.unavailable) {
+      // One bar per rank up to 64 ranks; beyond, the distribution over ranks and the worst ranks
+      // (issue 18: output that reads at 1000 ranks), the straggler first.
+      const n = analyze.ranks.ranks.length;
+      const count = async (id) => page.locator(`[data-pane="ranks"] [data-testid="${id}"]`).count();
+      const [perRank, dist, worst] = [await count('ranks-chart'), await count('ranks-distribution'), await count('ranks-worst')];
+      check(n > 64 ? perRank === 0 && dist === 1 && worst === 1 : perRank === 1 && dist === 0 && worst === 0,
+        `${tag}: ${n} ranks: per-rank chart ${perRank}, distribution ${dist}, worst ranks ${worst}`);
+      if (n > 64) {
+        const legend = await page.locator('[data-pane="ranks"] [data-testid="ranks-distribution"] .u-legend').innerText();
+        check(legend.includes(`ranks ${n}`), `${tag}: the distribution counts every rank: '${legend}'`);
+        const stragglers = analyze.ranks.stragglers;
+        // Time late at collectives, when calls were matched: its title names the rank at the max.
+        const late = page.locator('[data-pane="ranks"] [data-testid="ranks-late-distribution"]');
+        check(await late.count() === (analyze.ranks.matched_calls > 0 ? 1 : 0), `${tag}: lateness distribution with matched calls`);
+        if (await late.count()) {
+          const title = await late.locator('.chart-title').innerText();
+          check(title.includes(`the most: rank ${stragglers[0]},`), `${tag}: lateness distribution names rank ${stragglers[0]}: '${title}'`);
+        }
+        const shown = (await page.locator('[data-pane="ranks"] [data-testid="ranks-worst"]').getAttribute('data-ranks')).split(',').map(Number);
+        check(shown.length === 20 && stragglers.length > 0 && stragglers.every((r, i) => shown[i] === r),
+          `${tag}: the worst ranks start with the stragglers ${stragglers}: ${shown.slice(0, 5)}`);
+      }
     }
     if (tab === 'operators') {
       const rows = await page.locator('[data-table="ops"] tbody tr').count();

@@ -94,7 +94,7 @@ async function timeline(c, src) {
       (tr.ranks_left_out ? `, ${tr.ranks_left_out} more left out` : '') +
       (steps.length ? `, over step${steps.length > 1 ? 's' : ''} ${steps.length > 1 ? steps[0] + '–' + steps[steps.length - 1] : steps[0]}; ` +
         `each rank is aligned at its own start of step ${steps[0]} (machines' clocks differ)` : ', each from its own start') +
-      `. Window ${fmtNs(tr.window_ns)}, ${tr.slices.toLocaleString('en-US')} slices. The numbers above are the slowest rank's.`));
+      `. Window ${fmtNs(tr.window_ns)}, ${tr.slices.toLocaleString('en-US')} slices. The numbers above are those of the rank analyzed in depth.`));
   }
   const holder = el('div', { class: 'tl-holder' });
   c.append(holder);

@@ -19,6 +19,7 @@ const BOUND = {
   sync_stall: 'Synchronization-bound',
   pageable_memcpy: 'Copy-bound',
   rank_imbalance: 'Straggler-bound',
+  straggler: 'Straggler-bound',
   memory_leak: 'Memory',
   fragmentation: 'Memory',
   memory_pressure: 'Memory',
@@ -185,9 +186,12 @@ function gpuSummary(g) {
 
 function rankLine(r, s) {
   if (!r || unavailable(r) || !(r.ranks || []).length) return null;
-  const slow = s && !unavailable(s) && s.rank >= 0 ? `rank ${s.rank}` : 'the slowest rank';
+  // The rank analyzed in depth: the straggler that costs most, else the slowest rank.
+  const straggler = s && !unavailable(s) && (r.stragglers || []).includes(s.rank);
+  const slow = s && !unavailable(s) && s.rank >= 0 ? `rank ${s.rank}${straggler ? ' (the straggler)' : ' (the slowest)'}` : 'the slowest rank';
+  const n = r.distinct_ranks || r.ranks.length;
   return el('p', { class: 'rank-line', 'data-testid': 'rank-line' },
-    `Rank directory: ${r.ranks.length} ranks, step time imbalance max/mean ${(r.load_imbalance ?? 1).toFixed(3)}` +
+    `Rank directory: ${n !== r.ranks.length ? `${r.ranks.length} traces of ` : ''}${n} ranks, step time imbalance max/mean ${(r.load_imbalance ?? 1).toFixed(3)}` +
     `${(r.stragglers || []).length ? `, straggler${r.stragglers.length > 1 ? 's' : ''}: rank ${r.stragglers.join(', rank ')}` : ', no straggler'}. ` +
     `The analyses below are of ${slow}; the Ranks tab compares them all.`);
 }

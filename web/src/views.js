@@ -280,14 +280,65 @@ export async function compile(c, src) {
 
 // ---- Ranks ---------------------------------------------------------------------------------
 
+// Up to this many ranks the chart has one bar per rank; beyond, bars would be thinner than a
+// pixel's worth of label: the distribution over ranks and the worst ranks instead.
+export const RANK_BARS_MAX = 64;
+const WORST_RANKS = 20;
+const HISTOGRAM_BINS = 20;
+
+// A rank's pace: its mean step, else its GPU span (what `ranks` calls wall without steps).
+const rankPace = (x) => (x.steps > 0 ? x.step_mean_ns : x.wall_ns);
+
+// Equal-width bins over [min, max] of the values: labels (each bin's lower edge) and counts.
+function histogram(values, bins) {
+  let lo = Infinity, hi = -Infinity;
+  for (const v of values) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  if (!(hi > lo)) return { labels: [fmtNs(lo)], counts: [values.length] };
+  const w = (hi - lo) / bins;
+  const counts = new Array(bins).fill(0);
+  for (const v of values) counts[Math.min(bins - 1, Math.floor((v - lo) / w))]++;
+  return { labels: counts.map((_, i) => fmtNs(lo + i * w)), counts, width: w };
+}
+
+function gpuTimeSeries(list) {
+  return [{ label: 'compute', values: list.map((x) => x.compute_ns) }, { label: 'non-compute', values: list.map((x) => x.non_compute_ns) },
+    { label: 'idle', values: list.map((x) => x.idle_ns), color: '#c4bdb8' }];
+}
+
 export async function ranks(c, src) {
   const r = await src.get('ranks');
   if (missing(c, r, 'Ranks')) return;
   const list = r.ranks || [];
-  if (list.length) {
+  if (list.length && list.length <= RANK_BARS_MAX) {
     barChart(c, { title: 'GPU time per rank (HTA temporal breakdown)', labels: list.map((x) => `rank ${x.rank}`), stacked: true, testid: 'ranks-chart',
-      series: [{ label: 'compute', values: list.map((x) => x.compute_ns) }, { label: 'non-compute', values: list.map((x) => x.non_compute_ns) },
-        { label: 'idle', values: list.map((x) => x.idle_ns), color: '#c4bdb8' }], yFmt: fmtNs, height: 240 });
+      series: gpuTimeSeries(list), yFmt: fmtNs, height: 240 });
+  } else if (list.length) {
+    // At scale (issue 18: output that reads at 1000 ranks): how the ranks' pace is distributed,
+    // then the worst ranks (stragglers first, then the slowest, as `mlprof ranks` lists them).
+    const steps = list.some((x) => x.steps > 0);
+    const late = r.matched_calls > 0;  // arrival order at collectives: what names a straggler
+    c.append(note(`${list.length} traces${r.distinct_ranks && r.distinct_ranks !== list.length ? ` of ${r.distinct_ranks} ranks` : ''}: ` +
+      `too many for one bar each. The distribution of their ${steps ? 'mean step time' : 'GPU span'}` +
+      `${late ? ' and of their time late at collectives' : ''}, then the ${Math.min(WORST_RANKS, list.length)} worst; ` +
+      'the table below lists every rank.'));
+    // A lone straggler is one rank of hundreds in the top bin (a bar too short to see): the title
+    // names the rank at the max.
+    const distribution = (values, what, testid, metric) => {
+      const h = histogram(values, HISTOGRAM_BINS);
+      const d = (r.distributions || []).find((x) => x.metric === metric);
+      const max = h.width && d ? `; the most: rank ${d.max_rank}, ${fmtNs(d.max)}` : '';
+      barChart(c, { title: `Ranks by ${what} (${h.width ? `${h.labels.length} bins of ${fmtNs(h.width)}` : `all at ${h.labels[0]}`}${max})`,
+        labels: h.labels, testid, xLabel: `${what} from`, hoverLabel: (l) => `from ${l}`,
+        series: [{ label: 'ranks', values: h.counts }], yFmt: (v) => fmtCount(Math.round(v)), height: 200 });
+    };
+    distribution(list.map(rankPace), steps ? 'mean step time' : 'GPU span', 'ranks-distribution', steps ? 'step_mean_ns' : 'wall_ns');
+    if (late) distribution(list.map((x) => x.late_total_ns), 'time late at collectives', 'ranks-late-distribution', 'late_total_ns');
+    const worst = [...list].sort((a, b) => (a.straggler !== b.straggler ? (a.straggler ? -1 : 1)
+      : b.wall_ns !== a.wall_ns ? b.wall_ns - a.wall_ns : b.late_total_ns - a.late_total_ns)).slice(0, WORST_RANKS);
+    const u = barChart(c, { title: `GPU time of the ${worst.length} worst of ${list.length} ranks (stragglers * first, then the slowest)`,
+      labels: worst.map((x) => `rank ${x.rank}${x.straggler ? ' *' : ''}`), stacked: true, testid: 'ranks-worst',
+      series: gpuTimeSeries(worst), yFmt: fmtNs, height: 240 });
+    u.root.parentElement.dataset.ranks = worst.map((x) => x.rank).join(',');
   }
   c.append(renderGeneric(r, 'ranks'));
 }
