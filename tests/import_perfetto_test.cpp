@@ -113,6 +113,26 @@ TEST(PerfettoSemantics, MissingTidIsThePid) {
   EXPECT_EQ(t.tracks[t.slices.track[inner]].tid, 7);
 }
 
+TEST(PerfettoSemantics, MissingTidWithStringPidIsThePidsThread) {
+  // Legacy traces: pid "CPU functions". Without a tid the event is on the thread that has the
+  // pid's own text as tid (Perfetto: tid = pid), so it nests with that thread's slices.
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"X","name":"outer","pid":"CPU functions","ts":1,"dur":10},
+          {"ph":"X","name":"inner","pid":"CPU functions","tid":"CPU functions","ts":2,"dur":3},
+          {"ph":"X","name":"other","pid":"CPU functions","tid":"worker","ts":2,"dur":3}])",
+      "t.json");
+  ASSERT_TRUE(r.is_ok()) << r.error();
+  const Trace& t = *r;
+  ASSERT_EQ(t.slices.size(), 3u);
+  int32_t outer = slice_named(t, "outer"), inner = slice_named(t, "inner");
+  EXPECT_EQ(t.slices.track[outer], t.slices.track[inner]);
+  EXPECT_EQ(t.slices.parent[inner], outer);
+  EXPECT_NE(t.slices.track[slice_named(t, "other")], t.slices.track[outer]);
+  const Track& tr = t.tracks[t.slices.track[outer]];
+  EXPECT_TRUE(tr.labeled);
+  EXPECT_EQ(t.str(tr.label), "CPU functions");
+}
+
 // ---- 3. numeric-string ids are numbers --------------------------------------------------------
 
 TEST(PerfettoSemantics, NumericStringIdIsTheNumber) {

@@ -173,10 +173,75 @@ TEST(ImportRecovery, StrictMakesAnyProblemAnError) {
   std::string json = std::string("[") + kGood + ",";
   std::string e = error_of(json, /*strict=*/true);
   EXPECT_EQ(e, "t.json: byte " + std::to_string(json.size()) +
-                   ": unexpected end of file (truncated JSON?) (--strict: 1 import problems)");
+                   ": unexpected end of file (truncated JSON?) (--strict: 1 import problem)");
   ImportOptions o;
   o.strict = true;
   EXPECT_TRUE(import_chrome_json_buffer(std::string("[") + kGood + "]", "t.json", o).is_ok());
+}
+
+TEST(ImportRecovery, StrictCountsOnlyWhatItFailsOn) {
+  // Two flow ends without their starts (counted, never a --strict error), an X without dur and
+  // a cut end: the message counts the two problems --strict fails on.
+  std::string json = std::string("[") + kGood +
+                     R"(,{"ph":"f","id":1,"bp":"e","cat":"c","pid":1,"tid":1,"ts":1},)" +
+                     R"({"ph":"f","id":2,"bp":"e","cat":"c","pid":1,"tid":1,"ts":2},)" +
+                     R"({"ph":"X","name":"nodur","pid":1,"tid":1,"ts":3},)" + kGood + ",";
+  Trace t = recovered(json);
+  EXPECT_EQ(t.meta.import_stats.count(ImportProblem::kUnmatchedFlow), 2u);
+  std::string e = error_of(json, /*strict=*/true);
+  EXPECT_NE(e.find("(--strict: 2 import problems)"), std::string::npos) << e;
+}
+
+TEST(ImportRecovery, TopLevelValuesAreRepairedAsEventsAre) {
+  // Kineto's deviceProperties with a trailing comma and a raw newline, distributedInfo with a raw
+  // newline: read (devices, rank), each repair counted under its own kind at its first byte, not
+  // as bad_top_level.
+  std::string json = std::string(R"({"schemaVersion":1,"deviceProperties":[)") +
+                     R"({"id":0,"name":"A100","numSms":108,},{"id":1,"name":"A1)" + "\n" +
+                     R"(00"}],)" +
+                     "\"distributedInfo\":{\"backend\":\"nc\ncl\",\"rank\":3,\"world_size\":8},"
+                     "\"traceEvents\":[" +
+                     kGood + "]}";
+  Trace t = recovered(json);
+  const ImportStats& s = t.meta.import_stats;
+  EXPECT_EQ(s.count(ImportProblem::kBadTopLevel), 0u);
+  ASSERT_EQ(t.meta.devices.size(), 2u);
+  EXPECT_EQ(t.meta.devices[0].num_sms, 108);
+  EXPECT_EQ(t.meta.rank, 3);
+  EXPECT_EQ(t.meta.world_size, 8);
+  EXPECT_EQ(s.count(ImportProblem::kTrailingComma), 1u);
+  EXPECT_EQ(s[ImportProblem::kTrailingComma].first_offset, json.find(",}"));
+  EXPECT_EQ(s.count(ImportProblem::kControlCharacter), 2u);
+  // Each kind at its own first byte (both in deviceProperties: the ',' first).
+  EXPECT_EQ(s[ImportProblem::kControlCharacter].first_offset, json.find('\n'));
+  EXPECT_EQ(t.meta.devices[1].name, "A1\n00");
+  EXPECT_EQ(import_warnings(t).size(), 2u);
+  // Export writes the repaired value, which reads back clean.
+  for (const auto& [key, raw] : t.meta.extra) {
+    if (key == "deviceProperties" || key == "distributedInfo") {
+      EXPECT_EQ(raw.find_first_of("\n"), std::string::npos) << raw;
+    }
+  }
+
+  // Not JSON even so: ignored, at its first bad byte.
+  std::string bad = std::string(R"({"deviceProperties":[{"id":0,"name":"A100"} {"id":1}],)") +
+                    "\"traceEvents\":[" + kGood + "]}";
+  Trace b = recovered(bad);
+  EXPECT_EQ(b.meta.import_stats.count(ImportProblem::kBadTopLevel), 1u);
+  EXPECT_EQ(b.meta.import_stats[ImportProblem::kBadTopLevel].first_offset, bad.find("{\"id\":1}"));
+  EXPECT_TRUE(b.meta.devices.empty());
+}
+
+TEST(ImportRecovery, NoEventsIsNotATrace) {
+  for (const char* json :
+       {"[]", R"({"traceEvents":[]})", R"({"traceEvents": [ ], "schemaVersion": 1})"}) {
+    std::string e = error_of(json);
+    EXPECT_EQ(e, "t.json: no trace events (an empty events array)") << json;
+  }
+  // Only metadata is still events (a process with no slices yet).
+  auto r = import_chrome_json_buffer(
+      R"([{"ph":"M","name":"process_name","pid":1,"args":{"name":"p"}}])", "t.json");
+  EXPECT_TRUE(r.is_ok()) << r.error();
 }
 
 TEST(ImportRecovery, CleanTraceHasNoProblems) {

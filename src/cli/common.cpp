@@ -85,6 +85,13 @@ bool report_rank_errors(const std::string& dir, size_t loaded,
     std::fprintf(stderr, "mlprof: %s)\n", why.c_str());
     return false;
   }
+  // --strict (for CI, as `export DIR --strict`): a rank that failed fails the directory.
+  if (strict_import() && !errors.empty()) {
+    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
+    std::fprintf(stderr, "mlprof: %s: --strict: %zu of %zu rank files failed\n", dir.c_str(),
+                 errors.size(), loaded + errors.size());
+    return false;
+  }
   for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
   return true;
 }

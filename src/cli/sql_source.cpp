@@ -21,12 +21,16 @@ std::unique_ptr<SqlSource> open_sql_source(const std::string& path) {
   bool dir = std::filesystem::is_directory(path, ec);
   if (dir) {
     std::vector<std::string> errors;
-    Result<std::vector<Trace>> r = load_rank_dir(path, 0, errors);
-    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
+    ImportOptions io;
+    io.strict = strict_import();
+    Result<std::vector<Trace>> r = load_rank_dir(path, 0, errors, io);
     if (!r) {
+      for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
       std::fprintf(stderr, "mlprof: %s\n", r.error().c_str());
       return nullptr;
     }
+    if (!report_rank_errors(path, r->size(), errors)) return nullptr;
+    for (const Trace& t : r.value()) print_import_warnings(t);  // as the other commands do
     src->traces = std::move(r.value());
     for (const Trace& t : src->traces) parts.push_back({&t, rank_of(t, t.meta.source)});
   } else {

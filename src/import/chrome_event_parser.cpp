@@ -331,10 +331,10 @@ void ChromeEventParser::parse_one_event(const char* json, size_t len, size_t all
     return note(again.kind, at, again.what);
   }
   if (r.trailing_commas)
-    note(ImportProblem::kTrailingComma, at + r.first_repair_at,
+    note(ImportProblem::kTrailingComma, at + r.first_trailing_comma_at,
          "trailing ',' before a closing bracket (ignored)");
   if (r.control_characters)
-    note(ImportProblem::kControlCharacter, at + r.first_repair_at,
+    note(ImportProblem::kControlCharacter, at + r.first_control_character_at,
          "raw control character in a string (read as if escaped)");
 }
 
@@ -635,8 +635,15 @@ std::optional<double> number_from_text(std::string_view s) {
 void ChromeEventParser::normalize_ids(Pending& e) {
   if (e.pid_is_text && decimal_id(e.pid_text, &e.pid)) e.pid_is_text = false;
   if (e.tid_is_text && decimal_id(e.tid_text, &e.tid)) e.tid_is_text = false;
-  // Perfetto: an event without a tid is on its process's main thread (tid = pid).
-  if (!e.has_tid && !e.pid_is_text) e.tid = e.pid;
+  // Perfetto: an event without a tid is on its process's main thread (tid = pid), a string pid
+  // ("CPU functions") included: its thread is the one labeled with the same string.
+  if (!e.has_tid) {
+    e.tid_is_text = e.pid_is_text;
+    if (e.pid_is_text)
+      e.tid_text = e.pid_text;
+    else
+      e.tid = e.pid;
+  }
 }
 
 uint32_t ChromeEventParser::track_for(const Pending& e) {
@@ -991,15 +998,32 @@ void ChromeEventParser::parse_top_level(const std::string& key, const std::strin
   if (key == "schemaVersion" || key == "deviceProperties" || key == "distributedInfo" ||
       key == "baseTimeNanoseconds")
     kineto_keys_ = true;
-  simdjson::padded_string ps(raw);
+  auto fail_at = [&](std::string_view what, uint64_t at) {
+    note(ImportProblem::kBadTopLevel, at,
+         "top-level key \"" + printable(key) + "\": " + std::string(what) + " (ignored)");
+  };
+  auto fail = [&](std::string_view what) { fail_at(what, offset); };
+  // The repairs made inside events (a trailing comma, a raw control character in a string) are
+  // made here too, so that one bad byte does not cost the devices or the rank.
+  JsonRepair r = repair_json_value(raw);
+  if (!r.valid) {
+    m.extra.pop_back();  // not written back by export either
+    return fail_at(std::string("invalid JSON: ") + r.what, offset + r.bad_at);
+  }
+  if (r.trailing_commas)
+    note(ImportProblem::kTrailingComma, offset + r.first_trailing_comma_at,
+         "top-level key \"" + printable(key) +
+             "\": trailing ',' before a closing bracket (ignored)");
+  if (r.control_characters)
+    note(ImportProblem::kControlCharacter, offset + r.first_control_character_at,
+         "top-level key \"" + printable(key) +
+             "\": raw control character in a string (read as if escaped)");
+  if (r.repaired()) m.extra.back().second = r.fixed;  // export writes the repaired value
+  simdjson::padded_string ps(m.extra.back().second);
   od::parser p;
   od::document doc;
-  auto fail = [&](const char* what) {
-    note(ImportProblem::kBadTopLevel, offset,
-         "top-level key \"" + printable(key) + "\": " + what + " (ignored)");
-  };
   if (p.iterate(ps).get(doc)) {
-    m.extra.pop_back();  // not written back by export either
+    m.extra.pop_back();
     return fail("invalid JSON");
   }
   if (key == "schemaVersion") {

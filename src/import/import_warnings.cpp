@@ -33,8 +33,11 @@ namespace import {
 Status strict_error(const Trace& t) {
   const ImportStats& s = t.meta.import_stats;
   if (!s.damaged()) return Status::ok();
-  return Status::error(problem_line(t, s[s.first()]) + " (--strict: " + std::to_string(s.total()) +
-                       " import problems)");
+  uint64_t n = 0;  // what --strict fails on: not the unmatched ends and flows
+  for (size_t k = 0; k < s.kinds.size(); ++k)
+    if (import_problem_is_damage(static_cast<ImportProblem>(k))) n += s.kinds[k].count;
+  return Status::error(problem_line(t, s[s.first()]) + " (--strict: " + std::to_string(n) +
+                       (n == 1 ? " import problem)" : " import problems)"));
 }
 }  // namespace import
 

@@ -29,9 +29,6 @@ class Repairer {
     }
     return false;
   }
-  void repair_at(size_t at) {
-    if (!r_.repaired()) r_.first_repair_at = at;
-  }
   char peek() const { return i_ < t_.size() ? t_[i_] : '\0'; }
   void put(char c) { r_.fixed.push_back(c); }
   void copy(size_t from) { r_.fixed.append(t_.substr(from, i_ - from)); }
@@ -114,7 +111,7 @@ class Repairer {
         continue;
       }
       if (c < 0x20) {
-        repair_at(i_);
+        if (!r_.control_characters) r_.first_control_character_at = i_;
         ++r_.control_characters;
         char buf[8];
         std::snprintf(buf, sizeof buf, "\\u%04x", c);
@@ -138,7 +135,7 @@ class Repairer {
     size_t j = i_;
     while (j < t_.size() && (t_[j] == ' ' || t_[j] == '\n' || t_[j] == '\r' || t_[j] == '\t')) ++j;
     if (j >= t_.size() || t_[j] != close) return false;
-    repair_at(comma_at);
+    if (!r_.trailing_commas) r_.first_trailing_comma_at = comma_at;
     ++r_.trailing_commas;
     // Drop the ',' already copied, keep the whitespace.
     size_t k = r_.fixed.rfind(',');

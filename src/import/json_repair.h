@@ -16,8 +16,9 @@ struct JsonRepair {
   const char* what = "";  // !valid: what is wrong there
   size_t trailing_commas = 0;
   size_t control_characters = 0;
-  size_t first_repair_at = 0;  // byte of the first repair (when there is one)
-  std::string fixed;           // the repaired text (when there was something to repair)
+  size_t first_trailing_comma_at = 0;     // byte of the first ',' dropped (when there is one)
+  size_t first_control_character_at = 0;  // byte of the first one escaped (when there is one)
+  std::string fixed;                      // the repaired text (when there was something to repair)
   bool repaired() const { return trailing_commas + control_characters > 0; }
 };
 

@@ -99,7 +99,7 @@ Status parse_chunk(import::ChromeEventParser& parser, const import::Chunk& c) {
 }
 
 // The chunker's problems join the parsers'. A file where nothing could be read is not a trace:
-// its first problem is the error.
+// its first problem is the error, or, undamaged, that it has no events.
 Result<Trace> finish_import(Trace t, const std::string& name, uint64_t events,
                             const ImportStats& chunker_problems) {
   ImportStats& stats = t.meta.import_stats;
@@ -112,6 +112,8 @@ Result<Trace> finish_import(Trace t, const std::string& name, uint64_t events,
         e.first_offset == UINT64_MAX ? "" : "byte " + std::to_string(e.first_offset) + ": ";
     return Status::error(name + ": " + at + e.first_what + "; no event could be read");
   }
+  // `[]`, `{"traceEvents": []}`: JSON, but nothing to show (Perfetto opens an empty timeline).
+  if (events == 0) return Status::error(name + ": no trace events (an empty events array)");
   return t;
 }
 

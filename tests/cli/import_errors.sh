@@ -65,6 +65,28 @@ truncate -s 5G "$tmp/huge_zeros.json"
 expect_error huge-garbage "$tmp/huge_zeros.json" "expected '{' or '['"
 printf '{"traceEvents":[' > "$tmp/huge_events.json"; truncate -s 5G "$tmp/huge_events.json"
 expect_error huge-events "$tmp/huge_events.json" "expected an event object"
+# JSON without events is not a trace (Perfetto would open an empty timeline; nothing to analyze).
+echo '[]' > "$tmp/noevents.json"
+expect_error no-events-array "$tmp/noevents.json" "no trace events"
+echo '{"traceEvents": [], "schemaVersion": 1}' > "$tmp/noevents_obj.json"
+expect_error no-events-object "$tmp/noevents_obj.json" "no trace events"
+# A rank directory with a damaged rank: recovered (warned about) without --strict; with --strict
+# every subcommand fails (exit 2) and names the file, as `export DIR --strict` does.
+mkdir "$tmp/ranks"
+for r in 0 1; do
+  printf '{"distributedInfo":{"rank":%d,"world_size":2},"traceEvents":[{"ph":"X","name":"ProfilerStep#1","cat":"user_annotation","pid":1,"tid":1,"ts":1,"dur":100},{"ph":"X","name":"aten::mm","cat":"cpu_op","pid":1,"tid":1,"ts":2,"dur":50}' "$r" > "$tmp/ranks/rank$r.json"
+done
+echo ']}' >> "$tmp/ranks/rank0.json"
+printf ',{"ph":"X"' >> "$tmp/ranks/rank1.json"  # cut mid-event
+for sub in ranks summary analyze bottlenecks sql; do
+  extra=(); [ "$sub" = sql ] && extra=("select count(*) from slice")
+  "$MLPROF" "$sub" "$tmp/ranks" "${extra[@]}" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  if [ "$rc" = 0 ] && grep -qF "rank1.json" "$tmp/err"; then pass=$((pass + 1)); else
+    fail=$((fail + 1)); echo "FAIL $sub DIR (damaged rank recovered): rc=$rc $(cat "$tmp/err")"; fi
+  "$MLPROF" "$sub" "$tmp/ranks" "${extra[@]}" --strict > "$tmp/out" 2> "$tmp/err"; rc=$?
+  if [ "$rc" = 2 ] && grep -qF "rank1.json: byte" "$tmp/err" && grep -qF -- "--strict: 1 of 2 rank files failed" "$tmp/err"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL $sub DIR --strict: rc=$rc $(cat "$tmp/err")"; fi
+done
 # export must not leave a file behind on failure.
 "$MLPROF" export "$tmp/truncated_first.json" -o "$tmp/out.json" 2>/dev/null; rc=$?
 if [ "$rc" = 2 ] && [ ! -e "$tmp/out.json" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL export left output (rc=$rc)"; fi
