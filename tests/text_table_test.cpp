@@ -56,4 +56,23 @@ TEST(TextTable, NamesThatDifferOnlyInTheMiddleStayDistinct) {
     EXPECT_LE(line.size(), 60u) << line;
 }
 
+TEST(TextTable, MinCutWidthKeepsNamesReadableBesideManyColumns) {
+  // An op table with thread-time columns: at width 40 the name would be cut to the default 12
+  // ("Some...Slice"); with a minimum of 20 it stays whole and the table is wider instead.
+  mlprof::TextTable t;
+  t.add_column("op", mlprof::TextTable::Align::kLeft);
+  for (const char* h : {"total", "self", "mean", "cpu", "cpu/wall"}) t.add_column(h);
+  t.add_row({"SomeOtherSlice", "997.0 us", "997.0 us", "997.0 us", "996.0 us", "99.9%"});
+  t.add_row({"aten::_foreach_copy_", "1.0 ms", "1.0 ms", "1.0 ms", "1.0 ms", "99.0%"});
+  EXPECT_NE(t.render(40).find("Some...Slice"), std::string::npos);
+  t.set_min_cut_width(20);
+  std::string out = t.render(40);
+  EXPECT_NE(out.find("SomeOtherSlice  "), std::string::npos) << out;
+  EXPECT_NE(out.find("aten::_foreach_copy_  "), std::string::npos) << out;
+  t.add_row({std::string(30, 'a') + std::string(30, 'b'), "1 ms", "1 ms", "1 ms", "1 ms", "1%"});
+  out = t.render(40);  // longer names are still cut, to the minimum
+  EXPECT_NE(out.find(std::string(8, 'a') + "..." + std::string(9, 'b') + "  "), std::string::npos)
+      << out;
+}
+
 }  // namespace

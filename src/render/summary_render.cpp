@@ -222,6 +222,8 @@ std::string render_ops_text(const std::vector<OpStats>& all, uint64_t total_rows
     }
     t.add_row(std::move(row));
   }
+  // Op names stay readable however many columns there are: the table goes wider instead.
+  t.set_min_cut_width(40);
   std::string out = t.render(device ? 150 : 120);
   if (total_rows > ops.size())
     out += "(" + std::to_string(total_rows - ops.size()) + " more rows; --top 0 shows all)\n";

@@ -78,7 +78,7 @@ std::string TextTable::render(size_t width) const {
     for (size_t c = 0; c < ncol; ++c) {
       if (aligns_[c] != Align::kLeft) continue;
       size_t excess = total - width;
-      size_t minw = std::max<size_t>(headers_[c].size(), 12);
+      size_t minw = std::max(headers_[c].size(), min_cut_width_);
       size_t nw = w[c] > minw + excess ? w[c] - excess : std::min(w[c], minw);
       total -= w[c] - nw;
       w[c] = nw;

@@ -117,6 +117,13 @@ def check_file(path):
     got_calls = {o["name"]: o["cpu_calls"] for o in ops if "cpu_calls" in o}
     check(got_cpu == dict(cpu), f"{path}: ops cpu_ns {got_cpu} != {dict(cpu)}")
     check(got_calls == dict(calls), f"{path}: ops cpu_calls {got_calls} != {dict(calls)}")
+    # The text table with its cpu columns keeps the op names whole (they were cut to 12
+    # characters: "Some...Slice").
+    text = run("ops", path, "--top", "0")
+    for name in cpu:
+        if len(name) <= 40:
+            check(any(line.startswith(name + " ") for line in text.splitlines()),
+                  f"{path}: ops text shows {name!r} whole:\n{text}")
     # Export and .mlprof keep them.
     with tempfile.TemporaryDirectory() as d:
         for out in ("t.json", "t.mlprof"):
