@@ -33,7 +33,9 @@ struct CompileId {
 struct CompileRecord {
   CompileId id;
   uint32_t dynamo_starts = 0;
-  std::string user_frame;  // innermost frame of dynamo_start's stack "file.py:12 in fn"
+  // Innermost user frame of dynamo_start's stack "file.py:12 in fn" (torch/_dynamo and other
+  // torch-internal frames such as eval_frame.py's _fn skipped).
+  std::string user_frame;
   bool has_metrics = false;
   uint32_t metrics_count = 0;  // compilation_metrics entries (times below are their sums)
   std::string co_name, co_filename;
@@ -48,8 +50,13 @@ struct CompileRecord {
   std::vector<std::pair<std::string, double>> phases_us;  // chromium B/E sums by phase name
   std::vector<std::pair<std::string, std::string>> cache_events;  // (kind, key) in log order
   std::vector<std::string> kernels;  // triton_*/cpp_fused_* defined in inductor_output_code
-  uint32_t autotune_events = 0;      // autotuning artifacts/chromium events
-  double autotune_us = 0;            // compile_time_/runtime_triton_autotune_time_us of its metrics
+  // Distributed graphs (what tlparse compares across ranks): the collective ops in schedule
+  // order (inductor_collective_schedule) and one line per op "name outputs" with the outputs'
+  // shape/stride/dtype as minified JSON (inductor_runtime_and_tensor_meta; runtimes left out).
+  bool has_collective_schedule = false, has_tensor_meta = false;
+  std::vector<std::string> collective_schedule, tensor_meta;
+  uint32_t autotune_events = 0;  // autotuning artifacts/chromium events
+  double autotune_us = 0;        // compile_time_/runtime_triton_autotune_time_us of its metrics
   CompileRecord();
 };
 

@@ -4,6 +4,8 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -22,6 +24,17 @@ std::string base_name(std::string_view path) {
 std::string frame_of(const CompileRecord& r) {
   if (r.co_name.empty()) return r.user_frame;
   return r.co_name + " (" + base_name(r.co_filename) + ":" + std::to_string(r.co_firstlineno) + ")";
+}
+
+// The frame of a compile id, named the same way for all its attempts and recompiles: a record
+// without compilation_metrics (an attempt that restarted after a graph break) takes the code
+// object of another record of the same frame_id.
+std::string frame_of(const CompileRecord& r, const CompileLog& log) {
+  if (r.co_name.empty())
+    for (const CompileRecord& x : log.compiles)
+      if (!x.co_name.empty() && x.id.frame == r.id.frame && x.id.autograd == r.id.autograd)
+        return frame_of(x);
+  return frame_of(r);
 }
 
 // "0/3: tensor 'x' size mismatch at index 0. expected 5, actual 6" -> the reason with the
@@ -63,6 +76,79 @@ void add_divergence(CompileResult& r, const std::string& what,
   std::sort(d.groups.begin(), d.groups.end(),
             [](const auto& a, const auto& b) { return a.second < b.second; });
   r.divergences.push_back(std::move(d));
+}
+
+// "torch.ops._c10d_functional.all_reduce_.default" -> "all_reduce_" (also at the start of a
+// tensor-meta line "name outputs").
+std::string short_op(const std::string& s) {
+  std::string out = s;
+  for (std::string_view prefix : {"torch.ops._c10d_functional.", "torch.ops.c10d_functional.",
+                                  "torch.ops._c10d.", "torch.ops."})
+    if (out.starts_with(prefix)) {
+      out.erase(0, prefix.size());
+      break;
+    }
+  size_t dot = out.find(".default");
+  if (dot != std::string::npos) out.erase(dot, 8);
+  return out;
+}
+
+// One graph's per-rank item lists (collective ops, tensor meta lines) -> a divergence when the
+// ranks that compiled the graph disagree. Each group's value is its length and, unless short
+// enough to show whole, the first item where it differs from the most common group.
+void add_list_divergence(
+    CompileResult& r, const std::string& what, const std::string& graph,
+    const std::vector<std::pair<int32_t, const std::vector<std::string>*>>& per_rank) {
+  std::vector<std::pair<const std::vector<std::string>*, std::vector<int32_t>>> groups;
+  for (const auto& [rank, items] : per_rank) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
+      return (g.first == nullptr) == (items == nullptr) && (!items || *g.first == *items);
+    });
+    if (it == groups.end())
+      groups.emplace_back(items, std::vector<int32_t>{rank});
+    else
+      it->second.push_back(rank);
+  }
+  if (groups.size() < 2) return;
+  const std::vector<std::string>* ref = nullptr;
+  size_t ref_n = 0;
+  for (const auto& [items, ranks] : groups)
+    if (items && ranks.size() > ref_n) ref = items, ref_n = ranks.size();
+  RankDivergence d;
+  d.what = what;
+  d.graph = graph;
+  for (const auto& [items, ranks] : groups) {
+    if (!items) {
+      d.groups.emplace_back("(not logged)", ranks);
+      continue;
+    }
+    std::string v = std::to_string(items->size()) + (items->size() == 1 ? " op" : " ops");
+    std::string whole;
+    for (const std::string& x : *items) whole += (whole.empty() ? "" : ", ") + short_op(x);
+    if (whole.size() <= 72) {
+      v += ": " + whole;
+    } else if (items != ref && ref) {
+      size_t k = 0;
+      while (k < items->size() && k < ref->size() && (*items)[k] == (*ref)[k]) ++k;
+      v += ", #" + std::to_string(k + 1) + ": " +
+           (k < items->size() ? short_op((*items)[k]) : std::string("(ends)"));
+    }
+    d.groups.emplace_back(v, ranks);
+  }
+  r.divergences.push_back(std::move(d));
+}
+
+// A share in whole percent, with decimals where rounding would claim all or nothing: 0.9998
+// is "99.98%", not "100%".
+std::string percent_text(double f) {
+  char buf[32];
+  for (int digits = 0; digits < 4; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*f", digits, 100 * f);
+    double shown = std::atof(buf);
+    if ((shown >= 100 && f < 1) || (shown <= 0 && f > 0)) continue;
+    break;
+  }
+  return std::string(buf) + "%";
 }
 
 std::string fmt_s(double s) {
@@ -108,8 +194,16 @@ void analyze_runtime(const Trace& t, const std::vector<CompileLog>& logs, Compil
   std::vector<int32_t> region_of_slice(n, -1);
   StringId lookup = t.strings.find("TorchDynamo Cache Lookup");
   StringId cpu_op = t.strings.find("cpu_op");
+  std::vector<bool> capture(t.strings.size(), false);
+  for (StringId id = 0; id < t.strings.size(); ++id) {
+    std::string_view nm = t.str(id);
+    capture[id] = nm.starts_with("cudaStreamBeginCapture") ||
+                  nm.starts_with("hipStreamBeginCapture") ||
+                  nm.starts_with("cudaGraphInstantiate") || nm.starts_with("hipGraphInstantiate");
+  }
   for (size_t i = 0; i < n; ++i) {
     if (t.is_gpu_track(t.slices.track[i])) continue;
+    if (capture[t.slices.name[i]]) ++res.runtime.graph_captures;
     int32_t p = t.slices.parent[i];
     if (p >= 0) enclosing[i] = enclosing[p];
     if (t.slices.name[i] == lookup) {
@@ -278,7 +372,7 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     // Graph breaks, recompiles and failures over all ranks (deduplicated).
     std::map<size_t, uint32_t> recompiles_here;  // group -> this rank's recompiles
     for (const CompileRecord& c : log.compiles) {
-      std::string frame = frame_of(c);
+      std::string frame = frame_of(c, log);
       auto add_break = [&](const std::string& reason) {
         auto [it, fresh] = break_index.try_emplace({reason, frame}, res.graph_breaks.size());
         if (fresh) res.graph_breaks.push_back(GraphBreak{reason, frame, 0, {}});
@@ -296,10 +390,10 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
         ++res.recompiles[it->second].count;
         ++recompiles_here[it->second];
       }
-      if (!c.fail_type.empty() && li == 0)
-        res.failures.push_back(
-            CompileFailure{c.id.text(), c.fail_type, c.fail_reason,
-                           c.fail_user_frame.empty() ? frame : c.fail_user_frame});
+      if (!c.fail_type.empty() && (o.rank < 0 || o.rank == res.ranks.back().rank))
+        res.failures.push_back(CompileFailure{c.id.text(), c.fail_type, c.fail_reason,
+                                              c.fail_user_frame.empty() ? frame : c.fail_user_frame,
+                                              res.ranks.back().rank});
     }
     for (const auto& [g, n] : recompiles_here) {
       RecompileGroup& rg = res.recompiles[g];
@@ -307,13 +401,18 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       ++rg.ranks;
     }
   }
-  if (!logs.empty()) {
-    const CompileLog& log = logs[0];
-    res.global_phases_us = log.global_phases_us;
+  // Compile-id rows of every rank (or --rank's); global phases of the first shown rank.
+  bool phases_set = false;
+  for (size_t li = 0; li < logs.size(); ++li) {
+    const CompileLog& log = logs[li];
+    int32_t rank = res.ranks[li].rank;
+    if (o.rank >= 0 && rank != o.rank) continue;
+    if (!phases_set) res.global_phases_us = log.global_phases_us, phases_set = true;
     for (const CompileRecord& c : log.compiles) {
       CompileRow row;
+      row.rank = rank;
       row.id = c.id.text();
-      row.frame = frame_of(c);
+      row.frame = frame_of(c, log);
       row.user_frame = c.user_frame;
       bool restarted_later =
           std::any_of(log.compiles.begin(), log.compiles.end(), [&](const auto& x) {
@@ -348,6 +447,42 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     add_divergence(res, "compile ids", ids_by_rank);
     add_divergence(res, "FX graph cache hit/miss", cache_by_rank);
     if (exec_by_rank.size() > 1) add_divergence(res, "graph execution order", exec_by_rank);
+    // Per graph, over the ranks whose logs carry the artifact at all: the collective schedule
+    // and the tensor meta (a rank without the graph's artifact is "(not logged)").
+    for (int kind = 0; kind < 2; ++kind) {
+      auto has = [&](const CompileRecord& c) {
+        return kind == 0 ? c.has_collective_schedule : c.has_tensor_meta;
+      };
+      std::vector<size_t> carrying;
+      std::vector<std::string> graphs;
+      for (size_t li = 0; li < logs.size(); ++li) {
+        bool any = false;
+        for (const CompileRecord& c : logs[li].compiles)
+          if (has(c)) {
+            any = true;
+            if (std::find(graphs.begin(), graphs.end(), c.id.text()) == graphs.end())
+              graphs.push_back(c.id.text());
+          }
+        if (any) carrying.push_back(li);
+      }
+      if (carrying.size() < 2) continue;
+      for (const std::string& g : graphs) {
+        std::vector<std::pair<int32_t, const std::vector<std::string>*>> per_rank;
+        for (size_t li : carrying) {
+          // Ranks that never compiled the graph are the compile-id divergence, not this one.
+          const std::vector<std::string>* items = nullptr;
+          bool compiled = false;
+          for (const CompileRecord& c : logs[li].compiles) {
+            if (c.id.text() != g) continue;
+            compiled = true;
+            if (has(c)) items = kind == 0 ? &c.collective_schedule : &c.tensor_meta;
+          }
+          if (compiled) per_rank.emplace_back(res.ranks[li].rank, items);
+        }
+        add_list_divergence(res, kind == 0 ? "collective schedule" : "inductor tensor meta", g,
+                            per_rank);
+      }
+    }
   }
   std::sort(res.graph_breaks.begin(), res.graph_breaks.end(),
             [](const auto& a, const auto& b) { return a.count > b.count; });
@@ -383,9 +518,26 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     res.recommendations.push_back(std::to_string(rg.count) + " recompiles of " + rg.frame + where +
                                   ": " + rg.reason + why + limit);
   }
-  for (const CompileFailure& f : res.failures)
-    res.recommendations.push_back("compile " + f.id + " failed (" + f.type + ": " +
-                                  one_line(f.reason) + "): that frame runs eagerly");
+  // One bullet per distinct failure, naming the ranks it happened on.
+  std::vector<std::pair<const CompileFailure*, std::vector<int32_t>>> failure_groups;
+  for (const CompileFailure& f : res.failures) {
+    auto it = std::find_if(failure_groups.begin(), failure_groups.end(), [&](const auto& g) {
+      return g.first->id == f.id && g.first->type == f.type && g.first->reason == f.reason;
+    });
+    if (it == failure_groups.end())
+      failure_groups.emplace_back(&f, std::vector<int32_t>{f.rank});
+    else
+      it->second.push_back(f.rank);
+  }
+  for (const auto& [f, ranks] : failure_groups) {
+    std::string on;
+    if (res.ranks.size() > 1) {
+      on = ranks.size() == 1 ? " on rank " : " on ranks ";
+      for (size_t k = 0; k < ranks.size(); ++k) on += (k ? ", " : "") + std::to_string(ranks[k]);
+    }
+    res.recommendations.push_back("compile " + f->id + on + " failed (" + f->type + ": " +
+                                  one_line(f->reason) + "): that frame runs eagerly");
+  }
   if (!res.ranks.empty()) {
     const RankCompileSummary& s = res.ranks[0];
     if (s.cache_misses > 0 && s.cache_hits == 0)
@@ -397,19 +549,52 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
           "cache) skips inductor on the next run; compile time now " +
           fmt_s(s.compile_s));
   }
-  for (const RankDivergence& d : res.divergences)
-    res.recommendations.push_back("ranks diverge in " + d.what +
-                                  ": ranks that compile differently can hang in collectives");
+  for (const RankDivergence& d : res.divergences) {
+    std::string groups;
+    for (const auto& [v, ranks] : d.groups) {
+      groups += groups.empty() ? "" : "; ";
+      groups += ranks.size() == 1 ? "rank " : "ranks ";
+      for (size_t k = 0; k < ranks.size(); ++k)
+        groups += (k ? ", " : "") + std::to_string(ranks[k]);
+      if (!d.graph.empty()) groups += ": " + v.substr(0, v.find_first_of(":,"));
+    }
+    if (d.what == "collective schedule")
+      res.recommendations.push_back(
+          "ranks diverge in the collective schedule of " + d.graph + " (" + groups +
+          "): ranks that issue different collectives hang or deadlock -- make the graph the same "
+          "on every rank (same shapes, config and data-dependent branches)");
+    else if (d.what == "inductor tensor meta")
+      res.recommendations.push_back(
+          "ranks diverge in inductor tensor meta of " + d.graph + " (" + groups +
+          "): the ranks compiled the graph for different output shapes/strides/dtypes -- "
+          "collectives over those tensors mismatch; check inputs and dynamic-shape marks per "
+          "rank");
+    else
+      res.recommendations.push_back("ranks diverge in " + d.what + " (" + groups +
+                                    "): ranks that compile differently can hang in collectives");
+  }
   if (res.runtime.present && res.runtime.kernels_in_compiled + res.runtime.kernels_outside > 0) {
     double share =
         static_cast<double>(res.runtime.gpu_ns_in_compiled) /
         std::max<int64_t>(1, res.runtime.gpu_ns_in_compiled + res.runtime.gpu_ns_outside);
     if (res.runtime.regions.empty())
       res.recommendations.push_back("no compiled regions in the trace: the model ran eagerly");
+    else if (res.runtime.kernels_in_compiled == 0 && res.runtime.graph_captures > 0)
+      // A graph-capture pass (vLLM's capture_traces): the compiled graphs ran under stream
+      // capture, their kernels were recorded into CUDA graphs, not executed.
+      res.recommendations.push_back(
+          "the compiled regions launched no GPU work and the trace has " +
+          std::to_string(res.runtime.graph_captures) +
+          " CUDA graph capture/instantiate calls: this is a graph-capture pass, whose kernels "
+          "are recorded, not run -- profile the replay (the graph execution) for GPU time");
+    else if (res.runtime.kernels_in_compiled == 0)
+      res.recommendations.push_back(
+          "the compiled regions launched no GPU work: the kernels in this trace all ran outside "
+          "them (compiled code on the CPU, or a profile of the eager part only)");
     else if (share < 0.5)
       res.recommendations.push_back(
-          std::to_string(static_cast<int>(100 * (1 - share) + 0.5)) +
-          "% of GPU time is launched outside compiled regions: compile the modules that run "
+          percent_text(1 - share) +
+          " of GPU time is launched outside compiled regions: compile the modules that run "
           "those kernels too");
   }
   return res;

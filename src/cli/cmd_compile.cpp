@@ -14,6 +14,7 @@ struct CompileArgs {
   std::vector<std::string> paths;
   bool json = false;
   size_t top = 20;
+  int32_t rank = -1;
 };
 
 MLPROF_REGISTER_COMMAND(
@@ -28,6 +29,8 @@ MLPROF_REGISTER_COMMAND(
           ->required();
       sub.add_flag("--json", a->json, "machine-readable output");
       sub.add_option("--top", a->top, "graph break and recompile rows shown");
+      sub.add_option("--rank", a->rank,
+                     "compile-id rows and failures of this rank only (default: every rank's)");
       return [a]() {
         std::vector<std::string> log_paths;
         std::string trace_path;
@@ -84,8 +87,19 @@ MLPROF_REGISTER_COMMAND(
           trace = load_or_report(trace_path);
           if (!trace) return kExitBadInput;
         }
+        if (a->rank >= 0 && std::none_of(logs.begin(), logs.end(), [&](const CompileLog& l) {
+              return (l.rank >= 0 ? l.rank : static_cast<int32_t>(&l - logs.data())) == a->rank;
+            })) {
+          std::fprintf(stderr, "mlprof: --rank %d: no log of that rank (ranks:", a->rank);
+          for (const CompileLog& l : logs)
+            std::fprintf(stderr, " %d",
+                         l.rank >= 0 ? l.rank : static_cast<int32_t>(&l - logs.data()));
+          std::fprintf(stderr, ")\n");
+          return kExitBadInput;
+        }
         CompileOptions o;
         o.top = a->top;
+        o.rank = a->rank;
         CompileResult r = analyze_compile(logs, trace ? &*trace : nullptr, o);
         if (a->json) {
           JsonWriter w(true);

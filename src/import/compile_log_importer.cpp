@@ -74,6 +74,15 @@ std::string base_name(std::string_view path) {
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
 }
 
+// Frames of torch itself (Dynamo's eval_frame wrapper, nn.Module's call machinery): not where
+// the user's code called the compiled function.
+bool is_torch_internal(std::string_view file) {
+  for (std::string_view dir : {"/torch/_dynamo/", "/torch/_inductor/", "/torch/_functorch/",
+                               "/torch/nn/modules/module.py", "/torch/_compile.py"})
+    if (file.find(dir) != std::string_view::npos) return true;
+  return file.starts_with("torch/_dynamo/");
+}
+
 class LogParser {
  public:
   explicit LogParser(CompileLog& log) : log_(log) {}
@@ -221,7 +230,20 @@ class LogParser {
       log_.dynamo_starts.push_back(id.text());
       simdjson::dom::array stack;
       if (body["stack"].get_array().get(stack) == simdjson::SUCCESS && stack.size()) {
-        element f = stack.at(stack.size() - 1);
+        // The innermost frame that is not torch's own: the stack ends in eval_frame.py's _fn
+        // when the compiled function is called directly, and the row read
+        // "eval_frame.py:410 in _fn" where its restart read "fn (test_misc.py:9549)".
+        std::vector<element> frames;
+        for (element f : stack) frames.push_back(f);
+        size_t pick = frames.size() - 1;
+        for (size_t k = frames.size(); k-- > 0;) {
+          auto it = strings_.find(int_or(frames[k], "filename", -1));
+          if (it == strings_.end() || !is_torch_internal(it->second)) {
+            pick = k;
+            break;
+          }
+        }
+        element f = frames[pick];
         int64_t file = int_or(f, "filename", -1);
         auto it = strings_.find(file);
         r.user_frame = (it == strings_.end() ? std::string("?") : base_name(it->second)) + ":" +
@@ -246,7 +268,10 @@ class LogParser {
       double ind_us = double_or(body, "inductor_cumulative_compile_time_us", NAN);
       acc(r.inductor_s,
           double_or(body, "inductor_compile_time_s", std::isnan(ind_us) ? NAN : ind_us / 1e6));
-      acc(r.code_gen_s, double_or(body, "code_gen_time_s", NAN));
+      // Code generation: code_gen_time_s in 2024 logs, inductor_code_gen_cumulative_compile_time_us
+      // in newer ones (simple.log: 529174 us).
+      double cg_us = double_or(body, "inductor_code_gen_cumulative_compile_time_us", NAN);
+      acc(r.code_gen_s, double_or(body, "code_gen_time_s", std::isnan(cg_us) ? NAN : cg_us / 1e6));
       ++r.metrics_count;
       for (const char* k : {"compile_time_autotune_time_us", "runtime_triton_autotune_time_us"}) {
         double v = double_or(body, k, NAN);
@@ -297,6 +322,37 @@ class LogParser {
           }
         } else {
           ++log_.payload_json_failures;
+        }
+      } else if (name == "inductor_collective_schedule") {
+        simdjson::padded_string p(payload);
+        element v;
+        if (parser_.parse(p).get(v) != simdjson::SUCCESS || !v.is_array()) {
+          ++log_.payload_json_failures;
+          return;
+        }
+        r.has_collective_schedule = true;
+        r.collective_schedule.clear();
+        for (element x : v.get_array()) {
+          std::string_view s;
+          r.collective_schedule.emplace_back(
+              x.get_string().get(s) == simdjson::SUCCESS ? s : simdjson::minify(x));
+        }
+      } else if (name == "inductor_runtime_and_tensor_meta") {
+        simdjson::padded_string p(payload);
+        element v;
+        simdjson::dom::array ops;
+        if (parser_.parse(p).get(v) != simdjson::SUCCESS ||
+            v["ops"].get_array().get(ops) != simdjson::SUCCESS) {
+          ++log_.payload_json_failures;
+          return;
+        }
+        r.has_tensor_meta = true;
+        r.tensor_meta.clear();
+        for (element op : ops) {
+          element outputs;
+          std::string outs =
+              op["outputs"].get(outputs) == simdjson::SUCCESS ? simdjson::minify(outputs) : "-";
+          r.tensor_meta.push_back(str_or(op, "name") + " " + outs);
         }
       } else if (name == "dynamo_graph_break_reason") {
         r.graph_break_reasons.push_back(payload.substr(0, payload.find('\n')));

@@ -63,28 +63,115 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
              " not match the envelope's has_payload hash (an edited or truncated log); read "
              "anyway\n\n";
   }
-  // Compile ids, phases and failures are the first log's; with several ranks the titles say so.
-  std::string first_rank =
-      r.ranks.size() > 1 ? " (rank " + std::to_string(r.ranks[0].rank) + ")" : std::string();
+  // Compile-id rows of every rank (a rank column when there are several). Past 8 ranks, the rows
+  // of one rank per distinct compile-id sequence (the ranks that diverge), `--rank N` for any.
+  std::vector<int32_t> row_ranks;
+  for (const CompileRow& c : r.compiles)
+    if (std::find(row_ranks.begin(), row_ranks.end(), c.rank) == row_ranks.end())
+      row_ranks.push_back(c.rank);
+  std::vector<int32_t> shown_ranks = row_ranks;
+  std::string rows_note;
+  if (row_ranks.size() > 8) {
+    std::vector<std::string> seen;
+    shown_ranks.clear();
+    for (const RankCompileSummary& s : r.ranks)
+      if (std::find(row_ranks.begin(), row_ranks.end(), s.rank) != row_ranks.end() &&
+          std::find(seen.begin(), seen.end(), s.id_sequence) == seen.end()) {
+        seen.push_back(s.id_sequence);
+        shown_ranks.push_back(s.rank);
+      }
+    rows_note = "compile ids of rank" + std::string(shown_ranks.size() == 1 ? " " : "s ") +
+                ranks_text(shown_ranks) + " of " + std::to_string(row_ranks.size()) +
+                " (one per distinct compile-id sequence); --rank N shows another\n\n";
+  }
+  bool rank_column = row_ranks.size() > 1;
+  auto shown = [&](const CompileRow& c) {
+    return std::find(shown_ranks.begin(), shown_ranks.end(), c.rank) != shown_ranks.end();
+  };
   if (!r.compiles.empty()) {
     TextTable t;
+    if (rank_column) t.add_column("rank");
     // The frame last and whole ("[0/0] inn...ils.py:66)" when it shared the first column).
-    t.add_column("compile id" + first_rank, TextTable::Align::kLeft);
-    for (const char* h :
-         {"status", "compile", "backend", "inductor", "ops", "kernels", "ops/kernel", "cache"})
+    t.add_column("compile id" + (row_ranks.size() == 1 && r.ranks.size() > 1
+                                     ? " (rank " + std::to_string(row_ranks[0]) + ")"
+                                     : std::string()),
+                 TextTable::Align::kLeft);
+    for (const char* h : {"status", "compile", "backend", "inductor", "codegen", "ops", "kernels",
+                          "ops/kernel", "cache"})
       t.add_column(h);
     t.add_column("frame", TextTable::Align::kLeft);
+    for (const CompileRow& c : r.compiles) {
+      if (!shown(c)) continue;
+      std::vector<std::string> row;
+      if (rank_column) row.push_back(std::to_string(c.rank));
+      for (std::string x :
+           {c.id, c.status, secs(c.compile_s), secs(c.backend_s), secs(c.inductor_s),
+            secs(c.code_gen_s), c.graph_ops < 0 ? "-" : std::to_string(c.graph_ops),
+            std::to_string(c.kernels),
+            c.graph_ops > 0 && c.kernels > 0
+                ? format_fixed(static_cast<double>(c.graph_ops) / c.kernels, 1)
+                : "-",
+            c.cache_hits + c.cache_misses == 0
+                ? "-"
+                : std::to_string(c.cache_hits) + " hit " + std::to_string(c.cache_misses) + " miss",
+            c.frame})
+        row.push_back(std::move(x));
+      t.add_row(std::move(row));
+    }
+    out += t.render_uncut() + "\n" + rows_note;
+  }
+  // Every compile phase the chromium events time (dynamo, entire_frame_compile, backend_compile,
+  // inductor_compile, code_gen, compile_file, ...): its total over the rows shown, how many
+  // compile ids ran it and the longest; phases with no compile id (compile_file of the
+  // generated module) on a row of their own.
+  {
+    struct Phase {
+      std::string name;
+      double total_us = 0, max_us = -1;
+      uint32_t ids = 0;
+      std::string longest;
+    };
+    std::vector<Phase> phases;
+    auto add = [&](const std::string& name, double us, const std::string& where) {
+      auto it = std::find_if(phases.begin(), phases.end(), [&](auto& p) { return p.name == name; });
+      if (it == phases.end()) {
+        phases.emplace_back();
+        phases.back().name = name;
+        it = phases.end() - 1;
+      }
+      it->total_us += us;
+      ++it->ids;
+      if (us > it->max_us) it->max_us = us, it->longest = where;
+    };
     for (const CompileRow& c : r.compiles)
-      t.add_row({c.id, c.status, secs(c.compile_s), secs(c.backend_s), secs(c.inductor_s),
-                 c.graph_ops < 0 ? "-" : std::to_string(c.graph_ops), std::to_string(c.kernels),
-                 c.graph_ops > 0 && c.kernels > 0
-                     ? format_fixed(static_cast<double>(c.graph_ops) / c.kernels, 1)
-                     : "-",
-                 c.cache_hits + c.cache_misses == 0 ? "-"
-                                                    : std::to_string(c.cache_hits) + " hit " +
-                                                          std::to_string(c.cache_misses) + " miss",
-                 c.frame});
-    out += t.render_uncut() + "\n";
+      if (shown(c))
+        for (const auto& [name, us] : c.phases_us)
+          add(name, us, rank_column ? "rank " + std::to_string(c.rank) + " " + c.id : c.id);
+    for (const auto& [name, us] : r.global_phases_us) add(name + " (no compile id)", us, "-");
+    // The longest first; past 20, the rest are in --json (nested phases: totals overlap).
+    std::stable_sort(phases.begin(), phases.end(),
+                     [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
+    size_t more = phases.size() > 20 ? phases.size() - 20 : 0;
+    if (more) {
+      auto global = std::stable_partition(phases.begin(), phases.end(),
+                                          [](const Phase& p) { return p.longest == "-"; });
+      std::stable_sort(global, phases.end(),
+                       [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
+      phases.erase(phases.begin() + 20, phases.end());
+      std::stable_sort(phases.begin(), phases.end(),
+                       [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
+    }
+    if (!phases.empty()) {
+      TextTable t;
+      t.add_column("compile phase", TextTable::Align::kLeft);
+      for (const char* h : {"total", "ids", "longest", "in"}) t.add_column(h);
+      for (const Phase& p : phases)
+        t.add_row({p.name, secs(p.total_us / 1e6), p.longest == "-" ? "-" : std::to_string(p.ids),
+                   secs(p.max_us / 1e6), p.longest});
+      out += t.render_uncut() + "\n";
+      if (more)
+        out += std::to_string(more) + " shorter phases in --json (phases_us, global_phases_us)\n\n";
+    }
   }
   if (!r.graph_breaks.empty()) {
     TextTable t;
@@ -108,11 +195,12 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
   for (const CompileFailure& f : r.failures) {
     std::string reason = f.reason;
     std::replace(reason.begin(), reason.end(), '\n', ' ');
-    out += "failed " + f.id + first_rank + " in " + f.user_frame + ": " + f.type + ": " + reason +
-           "\n";
+    out += "failed " + f.id +
+           (r.ranks.size() > 1 ? " (rank " + std::to_string(f.rank) + ")" : std::string()) +
+           " in " + f.user_frame + ": " + f.type + ": " + reason + "\n";
   }
   for (const RankDivergence& d : r.divergences) {
-    out += "ranks diverge in " + d.what + ":\n";
+    out += "ranks diverge in " + d.what + (d.graph.empty() ? "" : " of " + d.graph) + ":\n";
     for (const auto& [v, ranks] : d.groups)
       out += std::string(ranks.size() == 1 ? "  rank " : "  ranks ") + ranks_text(ranks) + ": " +
              (v.empty()       ? "(none)"
@@ -147,6 +235,10 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
         static_cast<unsigned long long>(rt.cache_lookups),
         format_duration_ns(static_cast<double>(rt.cache_lookup_ns)).c_str());
     out += buf;
+    if (rt.graph_captures > 0)
+      out += "  " + std::to_string(rt.graph_captures) +
+             " CUDA graph capture/instantiate calls: kernels launched under capture are recorded, "
+             "not run\n";
     if (!rt.regions.empty()) {
       TextTable t;
       t.add_column("compiled region", TextTable::Align::kLeft);
@@ -159,7 +251,8 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
                    format_duration_ns(static_cast<double>(c.gpu_busy_ns)),
                    std::to_string(c.gpu_events), std::to_string(c.triton_kernels),
                    std::to_string(c.distinct_kernels)});
-      out += t.render(width);
+      // Names whole: "## Call Comp...l36x5bf6lh ##" hid the FX graph key.
+      out += t.render_uncut();
     }
   }
   if (!r.recommendations.empty()) out += "\n";
@@ -196,7 +289,8 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
   w.end_array();
   w.key("compiles").begin_array();
   for (const CompileRow& c : r.compiles) {
-    w.begin_object().field("id", c.id).field("frame", c.frame).field("user_frame", c.user_frame);
+    w.begin_object().field("rank", c.rank).field("id", c.id).field("frame", c.frame);
+    w.field("user_frame", c.user_frame);
     w.field("status", c.status).field("compile_s", c.compile_s).field("backend_s", c.backend_s);
     w.field("inductor_s", c.inductor_s).field("code_gen_s", c.code_gen_s);
     w.field("graph_ops", c.graph_ops).field("dynamo_starts", c.starts);
@@ -242,11 +336,12 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
         .field("type", f.type)
         .field("reason", f.reason)
         .field("frame", f.user_frame)
+        .field("rank", f.rank)
         .end_object();
   w.end_array();
   w.key("divergences").begin_array();
   for (const RankDivergence& d : r.divergences) {
-    w.begin_object().field("what", d.what).key("groups").begin_array();
+    w.begin_object().field("what", d.what).field("graph", d.graph).key("groups").begin_array();
     for (const auto& [v, ranks] : d.groups) {
       w.begin_object().field("value", v).key("ranks").begin_array();
       for (int32_t rk : ranks) w.value(rk);
@@ -269,6 +364,7 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
         .field("gpu_ns_outside", rt.gpu_ns_outside)
         .field("cpu_ops_in_compiled", rt.cpu_ops_in_compiled)
         .field("cpu_ops_outside", rt.cpu_ops_outside)
+        .field("graph_captures", rt.graph_captures)
         .field("cache_lookups", rt.cache_lookups)
         .field("cache_lookup_ns", rt.cache_lookup_ns);
     w.key("regions").begin_array();

@@ -16,9 +16,11 @@ namespace mlprof {
 
 struct CompileOptions {
   size_t top = 20;
+  int32_t rank = -1;  // >= 0: compile-id rows and failures of this rank only (`--rank N`)
 };
 
 struct CompileRow {
+  int32_t rank = -1;       // the rank of the log it is from (RankCompileSummary::rank)
   std::string id;          // "[0/1]"
   std::string frame;       // "fn (test.py:12)"
   std::string user_frame;  // innermost dynamo_start frame
@@ -49,6 +51,7 @@ struct RecompileGroup {  // recompiles of one frame with the same reason (number
 
 struct CompileFailure {
   std::string id, type, reason, user_frame;
+  int32_t rank = -1;
 };
 
 struct RankCompileSummary {
@@ -68,7 +71,11 @@ struct RankCompileSummary {
 };
 
 struct RankDivergence {
-  std::string what;  // "compile ids", "cache hit/miss", "graph execution order"
+  // "compile ids", "FX graph cache hit/miss", "graph execution order", and per graph
+  // "collective schedule" / "inductor tensor meta" (tlparse's "Diverging collective operation
+  // sequences" and "Ranks exhibit divergent inductor tensor meta").
+  std::string what;
+  std::string graph;  // the compile id ("[0/0]") for per-graph comparisons, else ""
   std::vector<std::pair<std::string, std::vector<int32_t>>> groups;  // value -> ranks
 };
 
@@ -91,13 +98,16 @@ struct CompileRuntime {
   uint64_t triton_in_compiled = 0, triton_total = 0;
   int64_t gpu_ns_in_compiled = 0, gpu_ns_outside = 0;
   uint64_t cpu_ops_in_compiled = 0, cpu_ops_outside = 0;  // cpu_op events
-  uint64_t cache_lookups = 0;                             // TorchDynamo Cache Lookup calls
+  // CUDA/HIP graph capture calls (cudaStreamBeginCapture, cudaGraphInstantiate, ...): kernels
+  // launched in a capture pass are recorded, not run, so regions there have no GPU events.
+  uint64_t graph_captures = 0;
+  uint64_t cache_lookups = 0;  // TorchDynamo Cache Lookup calls
   int64_t cache_lookup_ns = 0;
 };
 
 struct CompileResult {
   std::vector<RankCompileSummary> ranks;
-  std::vector<CompileRow> compiles;  // of the first log (rank order)
+  std::vector<CompileRow> compiles;  // every rank's (rank order), or options.rank's
   std::vector<GraphBreak> graph_breaks;
   std::vector<RecompileGroup> recompiles;
   std::vector<CompileFailure> failures;
