@@ -414,6 +414,15 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       row.id = c.id.text();
       row.frame = frame_of(c, log);
       row.user_frame = c.user_frame;
+      // A restart (attempt > 0) has no dynamo_start of its own: the caller is its first
+      // attempt's (comp_metrics.log's [0/0_1] had none).
+      if (row.user_frame.empty())
+        for (const CompileRecord& x : log.compiles)
+          if (x.id.frame == c.id.frame && x.id.compile == c.id.compile &&
+              x.id.autograd == c.id.autograd && !x.user_frame.empty()) {
+            row.user_frame = x.user_frame;
+            break;
+          }
       bool restarted_later =
           std::any_of(log.compiles.begin(), log.compiles.end(), [&](const auto& x) {
             return x.id.frame == c.id.frame && x.id.compile == c.id.compile &&

@@ -473,6 +473,19 @@ if got:
     check(rows["[0/0]"]["frame"] == rows["[0/0_1]"]["frame"] and rows["[0/0]"]["frame"].startswith(names["[0/0_1]"] + " ("),
           f"comp_metrics: [0/0] frame {rows['[0/0]']['frame']!r}")
     check(all("eval_frame.py" not in c["user_frame"] for c in got["compiles"]), "comp_metrics: user frames skip eval_frame")
+    # A restart has no dynamo_start: its caller is its first attempt's (the log's dynamo_start
+    # stacks, parsed here: innermost frame outside torch/).
+    strings, callers = {}, {}
+    for e, _ in log_entries(os.path.join(DIR, "tlparse", "comp_metrics.log")):
+        if "str" in e:
+            strings[e["str"][1]] = e["str"][0]
+        elif "dynamo_start" in e:
+            user = [f for f in e["dynamo_start"]["stack"] if "/torch/" not in strings[f["filename"]]][-1]
+            callers[(e["frame_id"], e["frame_compile_id"])] = (
+                f"{os.path.basename(strings[user['filename']])}:{user['line']} in {user['name']}")
+    for c in got["compiles"]:
+        f, comp = map(int, c["id"].strip("[]").split("_")[0].split("/"))
+        check(c["user_frame"] == callers.get((f, comp)), f"comp_metrics: {c['id']} user frame {c['user_frame']!r}")
 
 # Graph capture (vLLM's capture pass): the regions launched nothing because kernels under capture
 # are recorded, not run; no "compile the modules" advice. Capture calls counted here.
