@@ -381,6 +381,19 @@ check(got is not None and {c.get("rank") for c in got["compiles"]} == {1} and le
 rc, out, err = run("compile", mrl, "--rank", "7")
 check(rc == 2 and "--rank 7" in err, f"--rank 7: rc {rc} {err!r}")
 
+# Past 8 ranks the text shows one rank per distinct compile-id sequence (here 9 copies of
+# simple.log and comp_metrics.log as rank 9: ranks 0 and 9), and says so; the JSON has all.
+with tempfile.TemporaryDirectory() as tmp:
+    for r in range(10):
+        src = os.path.join(DIR, "tlparse", "comp_metrics.log" if r == 9 else "simple.log.gz")
+        open(os.path.join(tmp, f"dedicated_log_torch_trace_rank_{r}.log"), "w").write(read_text(src))
+    rc, out, err = run("compile", tmp)
+    rows = [l.split() for l in out.decode().split("\n\n")[1].splitlines()[2:]]
+    check(sorted({r[0] for r in rows}) == ["0", "9"] and "compile ids of ranks 0, 9 of 10" in out.decode(),
+          f"10 ranks: rows of ranks {sorted({r[0] for r in rows})}")
+    got = run_json("compile", tmp)
+    check(got is not None and len(got["compiles"]) == 9 * len(tl["simple.log.gz"]["compile_ids"])
+          + len(tl["comp_metrics.log"]["compile_ids"]), "10 ranks: every row in the JSON")
 
 # Divergence per graph across ranks, as tlparse's landing page reports it: the collective
 # schedule (inductor_collective_schedule) and the tensor meta (inductor_runtime_and_tensor_meta:
