@@ -292,15 +292,28 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
   std::sort(res.variable.begin(), res.variable.end(),
             [&](uint32_t a, uint32_t b) { return res.rows[a].gpu_cv > res.rows[b].gpu_cv; });
   if (res.variable.size() > o.top) res.variable.resize(o.top);
-  // Shared modules: one name called from several parent paths.
+  // Shared modules: one name called from several parent paths. A module's time counts once
+  // where it is nested in itself (vLLM's GraphModule_0 inside GraphModule_0: summing both calls
+  // read more GPU time than the trace has), and a recompute (activation checkpointing on the
+  // autograd thread) is the same call site run again, not another caller.
   std::map<std::string, SharedModule> by_name;
   std::map<std::string, std::set<int32_t>> sites;
-  for (const ModuleRow& row : res.rows) {
+  for (size_t r = 0; r < res.rows.size(); ++r) {
+    const ModuleRow& row = res.rows[r];
     SharedModule& m = by_name[row.name];
     m.name = row.name;
-    m.calls += row.calls;
-    m.gpu_ns += row.gpu_ns;
-    sites[row.name].insert(row.parent);
+    if (!row.recompute) sites[row.name].insert(row.parent);
+  }
+  for (size_t k = 0; k < calls.size(); ++k) {
+    std::string_view name = t.str(s.name[calls[k].slice]);
+    bool nested_in_itself = false;
+    int depth = 0;
+    for (int32_t p = calls[k].parent; p >= 0 && !nested_in_itself && ++depth < 256;
+         p = calls[p].parent)
+      nested_in_itself = s.name[calls[p].slice] == s.name[calls[k].slice];
+    SharedModule& m = by_name[std::string(name.substr(kModulePrefix.size()))];
+    ++m.calls;
+    if (!nested_in_itself) m.gpu_ns += calls[k].gpu_ns;
   }
   for (auto& [name, m] : by_name) {
     m.call_sites = sites[name].size();

@@ -108,6 +108,79 @@ def reference(events):
     return out, len(mods)
 
 
+def shared_reference(events):
+    """name -> (calls, call sites, GPU us) of module instances called from several parent paths:
+    a call site is the parent path of a forward call (a recompute on the autograd thread runs
+    the same site again), and a call nested in a call of the same name adds no time (its GPU
+    events are inside the outer call's)."""
+    py = [e for e in events if e.get("ph") == "X" and e.get("cat") == "python_function"]
+    by_id = {e["args"]["Python id"]: e for e in py if "Python id" in e.get("args", {})}
+    autograd_tids = {(e["pid"], e["tid"]) for e in events
+                     if e.get("ph") == "X" and e.get("name", "").startswith("autograd::engine::evaluate_function")}
+
+    def parent_module(e):
+        cur = e
+        for _ in range(100000):
+            pid = cur.get("args", {}).get("Python parent id")
+            if pid is None or pid not in by_id or by_id[pid] is cur:
+                return None
+            cur = by_id[pid]
+            if cur["name"].startswith("nn.Module: "):
+                return cur
+        return None
+
+    def path_of(e):
+        p = parent_module(e)
+        name = e["name"][len("nn.Module: "):]
+        if p is None:
+            return ("[recompute] " if (e["pid"], e["tid"]) in autograd_tids else "") + name
+        return path_of(p) + "/" + name
+
+    runtime = defaultdict(list)
+    gpu = defaultdict(list)
+    for e in events:
+        c = e.get("args", {}).get("correlation") if e.get("ph") == "X" else None
+        if c is None:
+            continue
+        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            runtime[(e["pid"], e["tid"])].append(e["ts"])
+            runtime[(e["pid"], e["tid"], "c")].append(c)
+        elif e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            gpu[c].append((e["ts"], e["ts"] + e["dur"]))
+    calls, sites, time = defaultdict(int), defaultdict(set), defaultdict(float)
+    for m in (e for e in py if e["name"].startswith("nn.Module: ")):
+        name = m["name"][len("nn.Module: "):]
+        calls[name] += 1
+        p = parent_module(m)
+        if (m["pid"], m["tid"]) not in autograd_tids:
+            sites[name].add(path_of(p) if p is not None else None)
+        nested = False
+        while p is not None and not nested:
+            nested = p["name"] == m["name"]
+            p = parent_module(p)
+        if nested:
+            continue
+        iv = []
+        key = (m["pid"], m["tid"])
+        for ts, c in zip(runtime[key], runtime[key + ("c",)]):
+            if m["ts"] <= ts <= m["ts"] + m["dur"]:
+                iv.extend(gpu.get(c, []))
+        time[name] += union(iv)
+    return {n: (calls[n], len(sites[n]), time[n]) for n in calls if len(sites[n]) > 1}
+
+
+def check_shared(label, path, got):
+    ref = shared_reference(load(path))
+    listed = {m["name"]: m for m in got["shared"]}
+    check(len(listed) == min(20, len(ref)) and set(listed) <= set(ref),
+          f"{label}: shared modules {sorted(set(listed) ^ set(ref))[:5]}")
+    for n, m in listed.items():
+        calls, sites, us = ref.get(n, (0, 0, 0))
+        check(m["calls"] == calls and m["call_sites"] == sites and abs(m["gpu_ns"] - us * 1000) <= calls + 2,
+              f"{label}: shared {n}: {m} vs calls {calls}, sites {sites}, GPU {us} us")
+        check(m["gpu_ns"] <= got["gpu_total_ns"], f"{label}: shared {n} GPU {m['gpu_ns']} within the trace's {got['gpu_total_ns']}")
+
+
 exp = json.load(open(os.path.join(DIR, "EXPECTED.json")))
 for name, f in exp["files"].items():
     path = os.path.join(DIR, name)
@@ -190,6 +263,22 @@ if got:
     seq0 = rows["[recompute] Sequential_0"]
     check(seq0["calls"] == 3 and abs(seq0["gpu_ns"] - (421.792 + 422.352 + 437.394) * 1000) <= seq0["gpu_events"],
           "recomputed Sequential_0")
+
+# Shared modules: the ResNet's forward + recompute is one call site (ReLU_N are not shared); vLLM's
+# piecewise GraphModule_0 nested in itself counts its GPU time once (it read more than the trace's).
+path = os.path.join(DIR, "mi300_resnet_act_checkpoint.json.gz")
+if got:
+    check(not [m["name"] for m in got["shared"] if re.fullmatch(r"ReLU_\d+", m["name"])],
+          f"ResNet: no ReLU_N shared: {[m['name'] for m in got['shared']]}")
+    check_shared("ResNet", path, got)
+piecewise = shared_path("traces/compile/kineto/vllm_prefilldecode_piecewise/graph_execution.json.gz")
+if piecewise:
+    got = run_json("modules", piecewise)
+    if got:
+        gm = {m["name"]: m for m in got["shared"]}.get("GraphModule_0")
+        check(gm is not None and gm["gpu_ns"] <= got["gpu_total_ns"],
+              f"vLLM piecewise: GraphModule_0 {gm} within the trace's GPU time {got['gpu_total_ns']}")
+        check_shared("vLLM piecewise", piecewise, got)
 
 # tb_plugin's unit module trace (7 module events) and a trace without modules.
 tb = shared_path("peers/tb_plugin/unit/build_module_hierarchy.json")
