@@ -106,8 +106,16 @@ struct AnalysisInfo {
   std::vector<AnalysisId> needs;  // results computed first and passed in
   bool needs_gpu = false;         // unavailable on a trace without GPU streams
   bool needs_ranks = false;       // unavailable on a single trace
-  // Unavailable unless the trace has this content (looked up once per set).
-  enum class Content : uint8_t { kAny, kCompiledRegions, kMemorySnapshot };
+  // Unavailable unless the trace has this content (looked up once per set): compiled regions
+  // (or torch.compile logs), a memory snapshot, nn.Module events, the events and default window
+  // of a critical path.
+  enum class Content : uint8_t {
+    kAny,
+    kCompiledRegions,
+    kMemorySnapshot,
+    kModuleEvents,
+    kCriticalPathWindow
+  };
   Content needs_content = Content::kAny;
 };
 const std::array<AnalysisInfo, kAnalysisCount>& analysis_table();
@@ -190,6 +198,7 @@ class AnalysisSet {
   void compute(const std::vector<AnalysisId>& ids);
 
  private:
+  std::optional<std::string> content_missing(AnalysisInfo::Content content) const;
   void init();
   template <typename T, typename F>
   const T& get(AnalysisId id, F&& compute);

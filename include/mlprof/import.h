@@ -37,6 +37,9 @@ struct ImportOptions {
   // the limit. 0 = MLPROF_MAX_INPUT_MB (MiB) when set, else the machine's (or container's)
   // memory, at least 1 GiB: a gzip bomb ends in one line, not in the OOM killer.
   uint64_t max_input_bytes = 0;
+  // The file's name where the content depends on it (a torch.compile log's rank_N), when
+  // `path` is another name for it (serve loads through /proc/self/fd/N). Empty: `path`.
+  std::string name;
 };
 
 // The limit `options` give (max_input_bytes, MLPROF_MAX_INPUT_MB or the memory size).
@@ -58,6 +61,12 @@ Result<Trace> load_native_buffer(std::string_view bytes, const std::string& name
 // Chrome trace JSON from memory (tests, fuzzing). `name` is used in error messages.
 Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string& name,
                                         const ImportOptions& options = {});
+
+// torch.compile structured logs (TORCH_TRACE): the files of `dir` that are logs (by their first
+// line), sorted; and the Trace of several logs (one per rank: no events, Trace::compile_logs in
+// rank order), named `source` (a TORCH_TRACE directory). load_trace() reads one log file too.
+std::vector<std::string> compile_log_files(const std::string& dir);
+Result<Trace> load_compile_logs(const std::vector<std::string>& paths, const std::string& source);
 
 // Loads every trace file (*.json, *.json.gz, *.mlprof) in `dir` in parallel on `threads`
 // threads (0 = all cores), one Trace per rank. Files that fail are reported in `errors`

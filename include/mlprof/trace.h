@@ -30,26 +30,26 @@ enum class TrackKind : uint8_t {
 };
 
 struct Process {
-  int64_t pid = 0;           // numeric id; string pids get synthetic ids below -1000000
-  StringId label = 0;        // the pid as written when it was a string ("CPU functions")
-  bool labeled = false;      // the pid was a string (label may be "", id 0)
-  StringId name = 0;         // from process_name metadata
+  int64_t pid = 0;       // numeric id; string pids get synthetic ids below -1000000
+  StringId label = 0;    // the pid as written when it was a string ("CPU functions")
+  bool labeled = false;  // the pid was a string (label may be "", id 0)
+  StringId name = 0;     // from process_name metadata
   int32_t sort_index = 0;
-  bool is_gpu = false;       // holds GPU streams
+  bool is_gpu = false;                                // holds GPU streams
   std::vector<std::pair<StringId, StringId>> labels;  // process_labels and other M args
 };
 
 struct Track {
   TrackKind kind = TrackKind::kThread;
-  uint32_t process = 0;      // index into Trace::processes
+  uint32_t process = 0;  // index into Trace::processes
   int64_t pid = 0;
   int64_t tid = 0;
-  StringId label = 0;        // the tid as written when it was a string ("stream 7")
-  bool labeled = false;      // the tid was a string (label may be "", id 0)
-  StringId name = 0;         // from thread_name metadata
+  StringId label = 0;    // the tid as written when it was a string ("stream 7")
+  bool labeled = false;  // the tid was a string (label may be "", id 0)
+  StringId name = 0;     // from thread_name metadata
   int32_t sort_index = 0;
-  int32_t device = -1;       // GPU device index for GPU streams
-  int64_t stream = -1;       // GPU stream id for GPU streams
+  int32_t device = -1;  // GPU device index for GPU streams
+  int64_t stream = -1;  // GPU stream id for GPU streams
 };
 
 // ---- args -----------------------------------------------------------------------------------
@@ -88,18 +88,18 @@ struct ArgRange {
 // tests walk the columns through that, so a new column is one line here. kInput columns must
 // come first in each list (the first is the table's row count).
 
-#define MLPROF_SLICE_COLUMNS(X)                                                         \
-  X(int64_t, ts, kNone, kInput, 0)  /* start, ns */                                     \
-  X(int64_t, dur, kNone, kInput, 0) /* duration, ns (>= 0) */                           \
-  X(uint32_t, track, kTrack, kInput, 0)                                                 \
-  X(StringId, name, kString, kInput, 0)                                                 \
-  X(StringId, cat, kString, kInput, 0)                                                  \
-  X(uint32_t, args_begin, kArgs, kInput, 0)                                             \
-  X(uint32_t, args_count, kNone, kInput, 0)                                             \
+#define MLPROF_SLICE_COLUMNS(X)                                                            \
+  X(int64_t, ts, kNone, kInput, 0)  /* start, ns */                                        \
+  X(int64_t, dur, kNone, kInput, 0) /* duration, ns (>= 0) */                              \
+  X(uint32_t, track, kTrack, kInput, 0)                                                    \
+  X(StringId, name, kString, kInput, 0)                                                    \
+  X(StringId, cat, kString, kInput, 0)                                                     \
+  X(uint32_t, args_begin, kArgs, kInput, 0)                                                \
+  X(uint32_t, args_count, kNone, kInput, 0)                                                \
   X(int64_t, thread_ts, kNone, kInput, -1)  /* thread clock at the start (tts), -1 none */ \
-  X(int64_t, thread_dur, kNone, kInput, -1) /* thread (CPU) time, ns (tdur), -1 none */ \
-  X(uint16_t, depth, kNone, kComputed, 0)   /* 0 = top level on its track */            \
-  X(int32_t, parent, kSlice, kComputed, -1) /* enclosing slice on the track, -1 none */ \
+  X(int64_t, thread_dur, kNone, kInput, -1) /* thread (CPU) time, ns (tdur), -1 none */    \
+  X(uint16_t, depth, kNone, kComputed, 0)   /* 0 = top level on its track */               \
+  X(int32_t, parent, kSlice, kComputed, -1) /* enclosing slice on the track, -1 none */    \
   X(int64_t, self, kNone, kComputed, 0)     /* dur minus the union of children's time */
 
 struct SliceTable {
@@ -217,19 +217,19 @@ struct DeviceInfo {
 };
 
 struct TraceMeta {
-  std::string source;            // path it was read from
-  std::string format;            // "kineto", "chrome", "pytorch-legacy", "mlprof"
-  int64_t base_time_ns = 0;      // Kineto baseTimeNanoseconds (0 when absent)
-  int32_t rank = -1;             // distributedInfo.rank
-  int32_t world_size = -1;       // distributedInfo.world_size
+  std::string source;        // path it was read from
+  std::string format;        // "kineto", "chrome", "pytorch-legacy", "mlprof"
+  int64_t base_time_ns = 0;  // Kineto baseTimeNanoseconds (0 when absent)
+  int32_t rank = -1;         // distributedInfo.rank
+  int32_t world_size = -1;   // distributedInfo.world_size
   int32_t schema_version = -1;
   std::string display_time_unit;
   std::vector<DeviceInfo> devices;
   // Top-level keys mlprof does not interpret, as raw JSON text (kept, never dropped).
   std::vector<std::pair<std::string, std::string>> extra;
-  uint64_t dropped_events = 0;   // events a recorder had to drop (never silent)
-  uint64_t skipped_events = 0;   // events the importer could not use (unmatched E, bad ph)
-  ImportStats import_stats;      // what the importer skipped or repaired, by kind
+  uint64_t dropped_events = 0;  // events a recorder had to drop (never silent)
+  uint64_t skipped_events = 0;  // events the importer could not use (unmatched E, bad ph)
+  ImportStats import_stats;     // what the importer skipped or repaired, by kind
 };
 
 // ---- the trace ------------------------------------------------------------------------------
@@ -239,6 +239,7 @@ struct TraceMeta {
 inline constexpr std::string_view kProfilerSpanCategory = "Trace";
 
 struct MemorySnapshot;  // mlprof/memory_snapshot.h
+struct CompileLog;      // mlprof/compile_log.h
 
 class Trace {
  public:
@@ -260,6 +261,10 @@ class Trace {
   // The CUDA allocator snapshot this trace was loaded from (segments, blocks and the trace ring
   // buffer the allocator view reads); null for every other source, and not kept in .mlprof files.
   std::shared_ptr<const MemorySnapshot> memory_snapshot;
+  // The torch.compile structured logs this "trace" was loaded from (one file, or a TORCH_TRACE
+  // directory's, one per rank, in rank order): no events, only the compile analysis applies.
+  // Null for every other source, and not kept in .mlprof files.
+  std::shared_ptr<const std::vector<CompileLog>> compile_logs;
 
   // Calls f(name, &Trace::table) for every event table, in .mlprof file order.
   template <typename F>

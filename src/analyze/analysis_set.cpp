@@ -31,8 +31,13 @@ const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
       {A::kFlops, "flops", {A::kSteps}},
       {A::kFlame, "flame", {}},
       {A::kTimeline, "timeline", {}},
-      {A::kModules, "modules", {}},
-      {A::kCriticalPath, "critical_path", {}},
+      {A::kModules, "modules", {}, false, false, AnalysisInfo::Content::kModuleEvents},
+      {A::kCriticalPath,
+       "critical_path",
+       {},
+       false,
+       false,
+       AnalysisInfo::Content::kCriticalPathWindow},
       {A::kRanks, "ranks", {}, false, /*needs_ranks=*/true},
       {A::kCompile, "compile", {}, false, false, AnalysisInfo::Content::kCompiledRegions},
       {A::kMemorySnapshot,
@@ -75,8 +80,9 @@ struct AnalysisSet::Slots {
              std::optional<RanksResult>, std::optional<CompileResult>,
              std::optional<SnapshotResult>>
       results;
-  std::once_flag compiled_once;
-  bool compiled_regions = false;
+  // Why an analysis lacks its content (AnalysisInfo::needs_content), looked up once.
+  std::array<std::once_flag, kAnalysisCount> content_once;
+  std::array<std::optional<std::string>, kAnalysisCount> content_missing;
 };
 
 template <typename T, typename F>
@@ -197,24 +203,40 @@ std::optional<std::string> AnalysisSet::unavailable(AnalysisId id) const {
   if (info.needs_ranks && !rank_set_)
     return "one trace: rank analysis needs several (a directory with one trace per rank)";
   // trace(): a rank set of summaries loads the rank it analyzes in depth on first use.
-  if (info.needs_content == AnalysisInfo::Content::kMemorySnapshot && !trace().memory_snapshot)
-    return "not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot .pickle/.json)";
-  if (info.needs_content == AnalysisInfo::Content::kCompiledRegions) {
-    std::call_once(slots_->compiled_once,
-                   [&] { slots_->compiled_regions = has_compiled_regions(trace()); });
-    if (!slots_->compiled_regions) {
-      // Triton kernels without a region: compiled code called directly (vLLM's piecewise
-      // graphs); "eager code" alone read wrong there.
-      uint64_t triton = triton_kernel_count(trace());
-      return "no torch.compile regions in this trace (Torch-Compiled Region, CompiledFxGraph, "
-             "CompiledFunction): " +
-             (triton ? std::to_string(triton) +
-                           " triton kernels ran from compiled graphs called without a Dynamo "
-                           "region (vLLM's piecewise graphs, AOTInductor), not attributed"
-                     : std::string("eager code, or a profile without the compiled calls"));
-    }
+  if (trace().compile_logs && id != AnalysisId::kCompile)
+    return "a torch.compile structured log: its analysis is compile (mlprof compile PATH)";
+  if (info.needs_content == AnalysisInfo::Content::kAny) return std::nullopt;
+  size_t k = static_cast<size_t>(id);
+  std::call_once(slots_->content_once[k],
+                 [&] { slots_->content_missing[k] = content_missing(info.needs_content); });
+  return slots_->content_missing[k];
+}
+
+std::optional<std::string> AnalysisSet::content_missing(AnalysisInfo::Content content) const {
+  using C = AnalysisInfo::Content;
+  switch (content) {
+    case C::kAny:
+      return std::nullopt;
+    case C::kMemorySnapshot:
+      if (trace().memory_snapshot) return std::nullopt;
+      return "not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot .pickle/.json)";
+    case C::kModuleEvents:
+      return modules_unavailable(trace());
+    case C::kCriticalPathWindow:
+      return critical_path_unavailable(trace(), options_.critical_path);
+    case C::kCompiledRegions:
+      break;
   }
-  return std::nullopt;
+  if (trace().compile_logs || has_compiled_regions(trace())) return std::nullopt;
+  // Triton kernels without a region: compiled code called directly (vLLM's piecewise
+  // graphs); "eager code" alone read wrong there.
+  uint64_t triton = triton_kernel_count(trace());
+  return "no torch.compile regions in this trace (Torch-Compiled Region, CompiledFxGraph, "
+         "CompiledFunction): " +
+         (triton ? std::to_string(triton) +
+                       " triton kernels ran from compiled graphs called without a Dynamo "
+                       "region (vLLM's piecewise graphs, AOTInductor), not attributed"
+                 : std::string("eager code, or a profile without the compiled calls"));
 }
 
 // ---- the analyses, each reading its inputs from the set -----------------------------------------
@@ -330,8 +352,12 @@ const RanksResult& AnalysisSet::ranks() {
 
 const CompileResult& AnalysisSet::compile() {
   return get<CompileResult>(AnalysisId::kCompile, [&] {
-    return unavailable(AnalysisId::kCompile) ? CompileResult{}
-                                             : analyze_compile({}, &trace(), options_.compile);
+    if (unavailable(AnalysisId::kCompile)) return CompileResult{};
+    // A torch.compile log (or a TORCH_TRACE directory of them): the logs-only form of
+    // `mlprof compile`; a Kineto trace: its compiled regions.
+    if (trace().compile_logs)
+      return analyze_compile(*trace().compile_logs, nullptr, options_.compile);
+    return analyze_compile({}, &trace(), options_.compile);
   });
 }
 

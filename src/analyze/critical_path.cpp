@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "mlprof/analyze/steps.h"
+#include "trace/units.h"
 
 namespace mlprof {
 
@@ -49,6 +50,137 @@ bool is_comm_kernel(std::string_view name) {
          name.find("NCCL") != std::string_view::npos || name.find("rccl") != std::string_view::npos;
 }
 
+// What a caller may ask for instead: the steps (numbers) and the annotations (record_function
+// names, how many of each) the trace has.
+std::string window_choices(const Trace& t, const std::vector<size_t>& step_slices) {
+  const SliceTable& s = t.slices;
+  std::string out;
+  if (step_slices.empty()) {
+    out = "no ProfilerStep in the trace";
+  } else {
+    out = std::to_string(step_slices.size()) + (step_slices.size() == 1 ? " step" : " steps") +
+          " in the trace:";
+    constexpr size_t kListed = 12;
+    for (size_t k = 0; k < step_slices.size(); ++k) {
+      if (k == kListed && step_slices.size() > kListed + 1) {
+        out += " ...";
+        k = step_slices.size() - 1;
+      }
+      auto n = step_number(t.str(s.name[step_slices[k]]));
+      out += (k ? ", #" : " #") + (n ? std::to_string(*n) : std::string("?"));
+    }
+  }
+  StringId ua = t.strings.find("user_annotation");
+  std::vector<std::pair<StringId, size_t>> names;  // first-seen order
+  std::unordered_map<StringId, size_t> index;
+  if (ua != StringPool::kNotFound)
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s.cat[i] != ua || t.is_gpu_track(s.track[i]) || step_number(t.str(s.name[i]))) continue;
+      auto [it, fresh] = index.try_emplace(s.name[i], names.size());
+      if (fresh) names.emplace_back(s.name[i], 0);
+      ++names[it->second].second;
+    }
+  if (names.empty()) {
+    out += "; no annotations (record_function)";
+  } else {
+    out += "; annotations:";
+    constexpr size_t kListed = 10;
+    for (size_t k = 0; k < names.size() && k < kListed; ++k)
+      out += std::string(k ? ", '" : " '") + std::string(t.str(names[k].first)) + "' x" +
+             std::to_string(names[k].second);
+    if (names.size() > kListed) out += " and " + std::to_string(names.size() - kListed) + " more";
+  }
+  return out + "; --annotation \"\" takes the whole trace";
+}
+
+std::string missing_step(const Trace& t, const std::vector<size_t>& step_slices, int64_t step) {
+  return "no step ProfilerStep#" + std::to_string(step) + " (" + window_choices(t, step_slices) +
+         ")";
+}
+
+std::string missing_instance(const Trace& t, const std::vector<size_t>& step_slices,
+                             const CriticalPathOptions& o, size_t found) {
+  return "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
+         o.annotation + "' (" + std::to_string(found) + " found; " +
+         window_choices(t, step_slices) + ")";
+}
+
+bool is_allocation_call(std::string_view name) {
+  for (std::string_view p :
+       {"cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cuMemAlloc",
+        "cuMemFree", "hipMalloc", "hipFree", "hipHostMalloc", "hipHostFree"})
+    if (name.starts_with(p)) return true;
+  return false;
+}
+
+// "what to change", from the path's split: the part that dominates and what shortens it.
+std::vector<std::string> recommend(const CriticalPathResult& r,
+                                   const std::vector<CriticalPathEvent>& events) {
+  std::vector<std::string> out;
+  if (r.path_ns <= 0) return out;
+  auto share = [&](int64_t v) { return static_cast<double>(v) / static_cast<double>(r.path_ns); };
+  auto pct = [&](int64_t v) {
+    return format_percent(share(v)) + " (" + format_duration_ns(static_cast<double>(v)) + ")";
+  };
+  auto top_of = [&](const char* bound, bool (*pick)(std::string_view)) -> const CriticalPathEvent* {
+    for (const CriticalPathEvent& e : events)  // by time, longest first
+      if (e.bound_by == bound && (pick == nullptr || pick(e.name))) return &e;
+    return nullptr;
+  };
+  int64_t alloc_ns = 0, memcpy_ns = 0;
+  for (const CriticalPathEvent& e : events) {
+    if (e.bound_by == "cpu_bound" && is_allocation_call(e.name)) alloc_ns += e.ns;
+    if (e.bound_by == "gpu_compute_bound" && e.name.starts_with("Memcpy")) memcpy_ns += e.ns;
+  }
+  if (share(alloc_ns) >= 0.10) {
+    const CriticalPathEvent* a = top_of("cpu_bound", is_allocation_call);
+    out.push_back("allocations on the critical path: " + std::string(a ? a->name : "cudaMalloc") +
+                  " and other allocator calls take " + pct(alloc_ns) +
+                  " of it: keep PyTorch's caching allocator on (no "
+                  "PYTORCH_NO_CUDA_MEMORY_CACHING, no torch.cuda.empty_cache() in the loop) and "
+                  "preallocate buffers once, outside the step");
+  }
+  int64_t cpu = r.cpu_bound_ns - alloc_ns;
+  if (share(cpu) >= 0.5) {
+    const CriticalPathEvent* c = top_of("cpu_bound", [](std::string_view n) {
+      return !is_allocation_call(n) && !n.empty() && !n.starts_with("critical_path_");
+    });
+    out.push_back("CPU-bound: host work is " + pct(cpu) + " of the path" +
+                  (c ? " (longest: " + c->name + ", " + pct(c->ns) + ")" : std::string()) +
+                  ", the GPU waits for Python and kernel launches: capture the step in a CUDA "
+                  "graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse "
+                  "small ops (torch.compile), or give each launch more work (larger batch)");
+  }
+  if (share(r.launch_overhead_ns) >= 0.10)
+    out.push_back("kernel launch overhead is " + pct(r.launch_overhead_ns) +
+                  " of the path: kernels start late after their launch on an idle GPU; CUDA "
+                  "graphs remove the per-kernel launch cost, fusion (torch.compile) launches "
+                  "fewer kernels");
+  if (share(r.kernel_kernel_overhead_ns) >= 0.10)
+    out.push_back("gaps between kernels on a stream are " + pct(r.kernel_kernel_overhead_ns) +
+                  " of the path: many short kernels back to back; fuse them (torch.compile) or "
+                  "replay them as a CUDA graph");
+  if (share(memcpy_ns) >= 0.10)
+    out.push_back("host-device copies are " + pct(memcpy_ns) +
+                  " of the path: copy from pinned memory with non_blocking=True, overlap copies "
+                  "with compute on another stream, or keep the data on the GPU");
+  if (share(r.gpu_compute_ns - memcpy_ns) >= 0.5) {
+    const CriticalPathEvent* k = top_of("gpu_compute_bound", [](std::string_view n) {
+      return !n.starts_with("Memcpy") && !n.starts_with("Memset");
+    });
+    out.push_back("GPU compute-bound: kernels are " + pct(r.gpu_compute_ns - memcpy_ns) +
+                  " of the path" + (k ? " (longest: " + k->name + ", " + pct(k->ns) + ")" : "") +
+                  ": the step is as fast as its kernels; speed them up (bf16/TF32, fused "
+                  "kernels such as FlashAttention, shapes that fill the GPU), host-side changes "
+                  "will not shorten it");
+  }
+  if (share(r.gpu_comm_ns) >= 0.20)
+    out.push_back("communication is " + pct(r.gpu_comm_ns) +
+                  " of the path: overlap it with compute (DDP bucket size, FSDP prefetch) or "
+                  "send less (gradient compression, larger steps)");
+  return out;
+}
+
 }  // namespace
 
 CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptions& o) {
@@ -75,8 +207,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
       res.window_missing = true;
       res.annotation = "ProfilerStep#" + std::to_string(o.step);
       res.instance = 0;
-      res.message = "no step ProfilerStep#" + std::to_string(o.step) + " (" +
-                    std::to_string(step_slices.size()) + " steps in the trace)";
+      res.message = missing_step(t, step_slices, o.step);
       return res;
     }
     wb = us_start(s.ts[*it]);
@@ -93,10 +224,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     std::sort(inst.begin(), inst.end());
     if (o.instance >= inst.size()) {
       res.window_missing = true;
-      res.message =
-          "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
-          o.annotation + "' (" + std::to_string(inst.size()) + " found)" +
-          (inst.empty() ? "; an empty annotation (--annotation \"\") takes the whole trace" : "");
+      res.message = missing_instance(t, step_slices, o, inst.size());
       return res;
     }
     wb = std::get<0>(inst[o.instance]);
@@ -327,10 +455,17 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
         } else if (name == "Event Sync" || name == "Stream Wait Event") {
           const Arg* rec = t.slice_arg(evs[ev].slice, "wait_on_cuda_event_record_corr_id");
           const Arg* ws = t.slice_arg(evs[ev].slice, "wait_on_stream");
-          auto rc = rec ? rec->as_int() : std::nullopt;
+          // Plain values, not optionals: GCC 12 read the optional's value as maybe uninitialized.
+          bool has_rc = false;
+          int64_t rc = -1;
+          if (rec)
+            if (auto v = rec->as_int()) {
+              has_rc = true;
+              rc = *v;
+            }
           auto wstream = ws ? ws->as_int() : std::nullopt;
-          auto r = rc ? record_by_corr.find(*rc) : record_by_corr.end();
-          if (!rc || !wstream || r == record_by_corr.end()) continue;
+          auto r = has_rc ? record_by_corr.find(rc) : record_by_corr.end();
+          if (!has_rc || !wstream || r == record_by_corr.end()) continue;
           int32_t src = previous_launch(it.device, *wstream, us_start(s.ts[r->second]));
           if (src < 0) continue;
           if (name == "Event Sync") {
@@ -486,8 +621,34 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   for (auto& [k, v] : by_event) res.top_events.push_back(v);
   std::sort(res.top_events.begin(), res.top_events.end(),
             [](const auto& a, const auto& b) { return a.ns > b.ns; });
+  res.recommendations = recommend(res, res.top_events);
   if (res.top_events.size() > o.top) res.top_events.resize(o.top);
   return res;
+}
+
+std::optional<std::string> critical_path_unavailable(const Trace& t, const CriticalPathOptions& o) {
+  const SliceTable& s = t.slices;
+  StringId cpu_op = t.strings.find("cpu_op"), rt = t.strings.find("cuda_runtime"),
+           drv = t.strings.find("cuda_driver");
+  bool events = false;
+  for (size_t i = 0; i < s.size() && !events; ++i)
+    events = t.is_gpu_track(s.track[i]) || s.cat[i] == cpu_op || s.cat[i] == rt || s.cat[i] == drv;
+  if (!events)
+    return std::string(
+        "no CPU ops, runtime calls or GPU events in this trace: the critical path needs a "
+        "PyTorch profiler (Kineto) trace");
+  std::vector<size_t> step_slices = host_step_slices(t);
+  if (o.step >= 0) {
+    for (size_t i : step_slices)
+      if (step_number(t.str(s.name[i])) == std::optional<int64_t>(o.step)) return std::nullopt;
+    return missing_step(t, step_slices, o.step);
+  }
+  if (o.annotation.empty()) return std::nullopt;
+  size_t found = 0;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (t.str(s.name[i]).find(o.annotation) != std::string_view::npos) ++found;
+  if (o.instance < found) return std::nullopt;
+  return missing_instance(t, step_slices, o, found);
 }
 
 }  // namespace mlprof

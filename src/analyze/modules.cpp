@@ -15,6 +15,9 @@ namespace mlprof {
 namespace {
 
 constexpr std::string_view kModulePrefix = "nn.Module: ";
+constexpr const char* kNoModules =
+    "no nn.Module events in this trace: record with torch.profiler.profile(with_stack=True, "
+    "with_modules=True) (python_function events named 'nn.Module: Name_N')";
 
 std::string class_of(std::string_view name) {  // "Qwen3Attention_0" -> "Qwen3Attention"
   size_t us = name.rfind('_');
@@ -53,9 +56,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
   }
   res.module_events = module_slices.size();
   if (module_slices.empty()) {
-    res.message =
-        "no nn.Module events in this trace: record with torch.profiler.profile(with_stack=True, "
-        "with_modules=True) (python_function events named 'nn.Module: Name_N')";
+    res.message = kNoModules;
     return res;
   }
   // Order: by track, then start, outer (longer) first, so a parent precedes its children.
@@ -336,6 +337,15 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
     return res.has_gpu ? a.gpu_self_ns > b.gpu_self_ns : a.host_self_ns > b.host_self_ns;
   });
   return res;
+}
+
+std::optional<std::string> modules_unavailable(const Trace& t) {
+  StringId py_cat = t.strings.find("python_function");
+  if (py_cat != StringPool::kNotFound)
+    for (size_t i = 0; i < t.slices.size(); ++i)
+      if (t.slices.cat[i] == py_cat && t.str(t.slices.name[i]).starts_with(kModulePrefix))
+        return std::nullopt;
+  return std::string(kNoModules);
 }
 
 }  // namespace mlprof

@@ -44,10 +44,10 @@ std::string render_text(AnalysisSet& set, const TextOptions& text) {
                                                 {"CUDA memory snapshot", A::kMemorySnapshot},
                                                 {"Bottlenecks", A::kBottlenecks}};
   for (const auto& [title, id] : sections) {
-    // Sections for content this trace does not have are left out of the text (JSON says why).
-    if ((id == A::kGpu || id == A::kKernels || id == A::kCompile || id == A::kMemorySnapshot) &&
-        set.unavailable(id))
-      continue;
+    // Sections for content this input does not have (GPU streams, module events, a critical
+    // path window, compiled regions, a snapshot; a compile log has only its compile analysis)
+    // are left out of the text; the JSON says why.
+    if (set.unavailable(id)) continue;
     out += section(title) + render_analysis_text(set, id, text);
   }
   return out;

@@ -1,3 +1,5 @@
+#include <cstdio>
+
 #include "cli/command.h"
 
 namespace mlprof::cli {
@@ -12,6 +14,7 @@ MLPROF_REGISTER_COMMAND(
       auto o = std::make_shared<AnalysisOptions>();
       auto no_zero_launch = std::make_shared<bool>(false);
       add_analysis_args(sub, *a);
+      auto app = &sub;
       sub.add_option("--annotation", o->critical_path.annotation,
                      "annotation whose window is analyzed (substring of its name; \"\" = whole "
                      "trace)");
@@ -26,9 +29,21 @@ MLPROF_REGISTER_COMMAND(
       sub.add_flag("--no-zero-weight-launch-edges", *no_zero_launch,
                    "do not add HTA's zero-weight launch -> kernel edges");
       sub.add_option("--top", o->critical_path.top, "events listed");
-      return [a, o, no_zero_launch]() {
+      return [a, o, no_zero_launch, app]() {
         o->critical_path.zero_weight_launch_edges = !*no_zero_launch;
-        return run_analysis_command(*a, AnalysisId::kCriticalPath, *o);
+        auto set = open_analysis(a->path, *o, a->threads);
+        if (!set) return kExitBadInput;
+        // A window asked for by name that the trace does not have is bad input: one line on
+        // stderr naming the file and what it has instead (the default window, the first
+        // ProfilerStep, is the analysis' own: its absence reads as unavailable).
+        bool asked = app->count("--step") + app->count("--annotation") + app->count("--instance");
+        if (asked)
+          if (auto why = set->unavailable(AnalysisId::kCriticalPath)) {
+            std::fprintf(stderr, "mlprof: %s: %s\n", set->trace().meta.source.c_str(),
+                         why->c_str());
+            return kExitBadInput;
+          }
+        return output_analysis(*set, AnalysisId::kCriticalPath, *a);
       };
     });
 

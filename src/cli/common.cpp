@@ -112,6 +112,15 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
     // Streaming: each worker loads one rank, reduces it to its summary and frees it.
     auto files = list_rank_files(path);
     if (!files) {
+      // A TORCH_TRACE directory: its torch.compile logs (one per rank) are one input.
+      if (std::vector<std::string> logs = compile_log_files(path); !logs.empty()) {
+        Result<Trace> t = load_compile_logs(logs, path);
+        if (!t) {
+          std::fprintf(stderr, "mlprof: %s\n", t.error().c_str());
+          return nullptr;
+        }
+        return std::make_unique<AnalysisSet>(std::move(t.value()), std::move(options));
+      }
       std::fprintf(stderr, "mlprof: %s (a directory of rank traces)\n", files.error().c_str());
       return nullptr;
     }

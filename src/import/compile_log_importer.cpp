@@ -3,6 +3,8 @@
 // are skipped (even inside a payload), a trailing \r is dropped, has_payload is the payload's
 // md5. Nothing is fatal except a file with no glog line at all: bad JSON, bad md5 and unknown
 // lines are counted.
+#include "import/compile_log_importer.h"
+
 #include <openssl/evp.h>
 #include <simdjson.h>
 
@@ -513,3 +515,20 @@ bool is_compile_log_file(const std::string& path) {
 }
 
 }  // namespace mlprof
+
+namespace mlprof::import {
+
+bool looks_like_compile_log(std::string_view head) {
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos) return false;
+  std::string_view l = head.substr(i);
+  l = l.substr(0, l.find('\n'));
+  size_t at = glog_prefix(l);
+  return at != std::string_view::npos && at < l.size() && l[at] == '{';
+}
+
+Result<CompileLog> import_compile_log(ByteSource& src, const std::string& name) {
+  return parse(src, name);
+}
+
+}  // namespace mlprof::import

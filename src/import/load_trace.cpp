@@ -11,6 +11,7 @@
 
 #include "import/byte_source.h"
 #include "import/chrome_event_parser.h"
+#include "import/compile_log_importer.h"
 #include "import/json_chunker.h"
 #include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
@@ -410,6 +411,7 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
   while (j < head.size() && std::strchr(" \t\r\n", head[j])) ++j;
   bool nested_list = i < head.size() && head[i] == '[' && j < head.size() && head[j] == '[';
   bool snapshot = import::looks_like_memory_snapshot(head);
+  bool compile_log = !snapshot && import::looks_like_compile_log(head);
   bool pickle = got && static_cast<unsigned char>(head[0]) == 0x80;
   PeekedSource peeked(std::move(src), std::move(head), limit, options.progress_bytes);
   peeked.copy_hint();
@@ -424,6 +426,15 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
     Trace t = memory_snapshot_to_trace(snap.value());
     t.memory_snapshot = std::make_shared<const MemorySnapshot>(std::move(snap.value()));
     return t;
+  }
+  if (compile_log) {  // a torch.compile structured log (TORCH_TRACE): the compile analysis' input
+    Result<CompileLog> log =
+        import::import_compile_log(peeked, options.name.empty() ? path : options.name);
+    if (peeked.over_limit()) return over_limit_error(path, "the decompressed trace", limit);
+    if (!log) return log.status();
+    std::vector<CompileLog> logs;
+    logs.push_back(std::move(log.value()));
+    return import::compile_logs_trace(std::move(logs), path);
   }
   if (nested_list) {
     Result<Trace> t = import::import_memory_timeline(peeked, path);

@@ -70,6 +70,10 @@ std::string render_critical_path_text(const CriticalPathResult& r, size_t width)
   for (const CriticalPathEvent& ev : r.top_events)
     e.add_row({ev.name, ev.bound_by, std::to_string(ev.edges), ns(ev.ns)});
   out += e.render(width);
+  if (!r.recommendations.empty()) {
+    out += "\nwhat to change\n";
+    for (const std::string& line : r.recommendations) out += "  - " + line + "\n";
+  }
   return out;
 }
 
@@ -148,6 +152,9 @@ void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
     w.field("steps_cut", "the first " + std::to_string(r.steps.size()) + " of " +
                              std::to_string(r.steps_total) +
                              " steps are listed; any step can be analyzed by its number");
+  w.key("recommendations").begin_array();
+  for (const std::string& line : r.recommendations) w.value(line);
+  w.end_array();
   w.end_object();
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "mlprof/compile_log.h"
 #include "mlprof/import.h"
 #include "render/analysis_output.h"
 #include "render/critical_path_render.h"
@@ -32,10 +33,13 @@ constexpr size_t kMaxNameBytes = 1024;
 constexpr int64_t kRecentWriteNs = 30'000'000'000;
 constexpr int64_t kClockSlackNs = 5'000'000'000;
 
-// Traces, and CUDA memory snapshots (torch.cuda.memory._dump_snapshot writes .pickle).
+bool is_log_name(std::string_view f) { return f.ends_with(".log") || f.ends_with(".log.gz"); }
+
+// Traces, CUDA memory snapshots (torch.cuda.memory._dump_snapshot writes .pickle) and
+// torch.compile structured logs (TORCH_TRACE's dedicated_log_torch_trace_*.log).
 bool is_trace_name(std::string_view f) {
   return f.ends_with(".json") || f.ends_with(".json.gz") || f.ends_with(".mlprof") ||
-         f.ends_with(".pickle") || f.ends_with(".pickle.gz");
+         f.ends_with(".pickle") || f.ends_with(".pickle.gz") || is_log_name(f);
 }
 
 int64_t mtime_ns_of(const struct stat& st) {
@@ -184,6 +188,14 @@ std::vector<TraceFileInfo> TraceStore::list() const {
     } else {
       continue;
     }
+    if (is_log_name(fname)) {  // other .log files (a server's own log) are not listed
+      OpenFile f;
+      std::string message;
+      if (open(info.name, f, message) != LookupError::kNone ||
+          !is_compile_log_file("/proc/self/fd/" + std::to_string(f.fd)))
+        continue;
+      info.compile_log = true;
+    }
     out.push_back(std::move(info));
     if (out.size() >= kMaxFiles) break;
   }
@@ -238,7 +250,9 @@ LookupError TraceStore::open(const std::string& name, OpenFile& f, std::string& 
 Result<Trace> TraceStore::load(const OpenFile& f) {
   std::string via = "/proc/self/fd/" + std::to_string(f.fd);
   std::string path = (fs::path(canonical_dir_) / f.info.name).string();
-  Result<Trace> r = load_trace(via);
+  ImportOptions io;
+  io.name = path;  // a compile log's rank_N is in its name
+  Result<Trace> r = load_trace(via, io);
   ++loads_;
   if (r) {
     r.value().meta.source = path;
@@ -304,7 +318,9 @@ Lookup TraceStore::critical_path(const std::string& name, const CriticalPathWind
           o.annotation = window.annotation;
           o.instance = window.instance;
         }
-        if (auto why = set.unavailable(AnalysisId::kCriticalPath))
+        // This window's own check (the default one's absence makes the analysis unavailable,
+        // not another window's).
+        if (auto why = critical_path_unavailable(set.trace(), o))
           return Lookup{LookupError::kNotFound, *why, nullptr};
         CriticalPathResult r = set.critical_path_for(o);
         if (r.window_missing) return Lookup{LookupError::kNotFound, r.message, nullptr};
@@ -393,7 +409,8 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
       [&]() -> std::optional<Lookup> {
         // Streaming, as `mlprof ranks DIR`: one rank in memory at a time, reduced to its summary.
         std::vector<std::string> names;
-        for (const TraceFileInfo& info : files) names.push_back(info.name);
+        for (const TraceFileInfo& info : files)
+          if (!info.compile_log) names.push_back(info.name);
         auto load_one = [this](const std::string& name) -> Result<Trace> {
           OpenFile f;
           std::string message;

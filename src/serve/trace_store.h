@@ -29,6 +29,7 @@ struct TraceFileInfo {
   std::string name;  // relative to the directory, '/'-separated
   uint64_t size = 0;
   int64_t mtime_ns = 0;
+  bool compile_log = false;  // a torch.compile structured log (.log): not a rank trace
 };
 
 enum class LookupError {
@@ -79,8 +80,9 @@ class TraceStore {
   TraceStore& operator=(const TraceStore&) = delete;
 
   const std::string& dir() const { return dir_; }
-  // Trace files (.json, .json.gz, .mlprof) under the directory, 4 levels deep at most, by name;
-  // hidden files and folders are left out.
+  // Trace files (.json, .json.gz, .mlprof), memory snapshots (.pickle[.gz]) and torch.compile
+  // structured logs (.log[.gz] whose first line is a log record) under the directory, 4 levels
+  // deep at most, by name; hidden files and folders are left out.
   std::vector<TraceFileInfo> list() const;
 
   // `analysis` is a report_analyses() name or "events" (the timeline's encoded events).

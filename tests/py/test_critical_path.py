@@ -43,6 +43,17 @@ if path:
         check(any(y["from"].startswith("void cutlass") or y["to"] == "cudaDeviceSynchronize" for y in got["syncs"]),
               "simple_add: device sync edge")
         check(sum(got["bound_by_ns"][p] for p in PARTS) == got["path_ns"], "simple_add: parts add up")
+        # cudaMalloc dominates this path (HTA's test allocates in the measured loop): the advice
+        # names the allocations with their share of the path, summed from the path's edges here.
+        alloc = sum(e["ns"] for e in got["path"] if e["bound_by"] == "cpu_bound" and
+                    e["event"].startswith(("cudaMalloc", "cudaFree")))
+        share = f"{100 * alloc / got['path_ns']:.1f}%"
+        recs = got.get("recommendations", [])
+        check(alloc / got["path_ns"] > 0.5 and recs and recs[0].startswith("allocations on the critical path") and
+              share in recs[0] and "caching allocator" in recs[0], f"simple_add: {share} in allocations, advice {recs}")
+        text = subprocess.run([MLPROF, "critical-path", path, "--annotation", ANN, "--instance", "1"],
+                              capture_output=True, text=True).stdout
+        check("\nwhat to change\n  - allocations on the critical path" in text, "simple_add: text ends with what to change")
 # ... and 149 nodes on AlexNet's (inter-stream sync with CUDA events); test_critical_path_breakdown:
 # five kinds of edges on the path (cpu, gpu compute, launch, kernel-kernel, zero-weight).
 path = one("alexnet")
@@ -104,7 +115,27 @@ with tempfile.TemporaryDirectory() as tmp:
               b["gpu_compute_bound"] == 270_000, f"hand: parts {b}")
         check(any(y["from"] == "K" and y["to"] == "cudaDeviceSynchronize" for y in got["syncs"]),
               "hand: the Context Sync edge K -> cudaDeviceSynchronize")
-    got = run_json(p, "--annotation", "NoSuchStep")
-    check(got is not None and "no instance" in got.get("message", ""), "missing annotation message")
+        # 270 of 300 us in the kernel: GPU compute-bound (90.0%), the only part over its threshold.
+        recs = got.get("recommendations", [])
+        check(len(recs) == 1 and recs[0].startswith("GPU compute-bound: kernels are 90.0% (270") and "K" in recs[0],
+              f"hand: advice {recs}")
+    # An annotation the trace lacks, asked for: bad input (exit 2), one line on stderr naming the
+    # file and listing what it has (one step, no other annotation).
+    r = subprocess.run([MLPROF, "critical-path", p, "--annotation", "NoSuchStep"], capture_output=True, text=True)
+    check(r.returncode == 2 and r.stdout == "" and r.stderr ==
+          f"mlprof: {p}: no instance 0 of an annotation matching 'NoSuchStep' (0 found; 1 step in the trace: #1; "
+          "no annotations (record_function); --annotation \"\" takes the whole trace)\n",
+          f"missing annotation: exit {r.returncode}, stderr {r.stderr!r}")
+    # No ProfilerStep: the default window is missing, so the analysis is unavailable (exit 0, as
+    # any analysis a trace lacks) and says which annotations there are to pick.
+    q = os.path.join(tmp, "nostep.json")
+    json.dump({"traceEvents": [dict(e, name="forward") if e["name"].startswith("ProfilerStep") else e for e in ev] +
+               [{"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 1, "tid": 1, "ts": 500, "dur": 10}],
+               "deviceProperties": [{"id": 0, "name": "X"}]}, open(q, "w"))
+    got = run_json(q)
+    check(got is not None and list(got) == ["unavailable"] and
+          "no ProfilerStep in the trace; annotations: 'forward' x2;" in got["unavailable"], f"no step: {got}")
+    got = run_json(q, "--annotation", "forward")
+    check(got is not None and got.get("path_ns") == 300_000, "no step: --annotation forward analyzes the first")
 
 finish()

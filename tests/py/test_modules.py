@@ -288,8 +288,12 @@ if tb:
         ref, n = reference(load(tb))
         check(got["module_events"] == n, f"tb_plugin: {got['module_events']} module events vs {n}")
         check({r["path"]: r["calls"] for r in got["rows"]} == {p: v[0] for p, v in ref.items()}, "tb_plugin: tree")
+# A trace without modules: the analysis is unavailable (one object, no rows), saying how to
+# record them; `analyze` leaves the section out.
 got = run_json("modules", os.path.join(DATA, "mlp_bs64.json.gz"))
 if got:
-    check(got["module_events"] == 0 and "with_modules=True" in got.get("message", ""), "no-module message")
+    check(list(got) == ["unavailable"] and "with_modules=True" in got["unavailable"], f"no-module: {got}")
+text = subprocess.run([MLPROF, "analyze", os.path.join(DATA, "mlp_bs64.json.gz")], capture_output=True, text=True).stdout
+check("== Modules" not in text and "== Summary" in text, "analyze leaves the Modules section out without modules")
 
 finish()

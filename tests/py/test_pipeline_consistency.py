@@ -7,7 +7,9 @@ pretty-prints). Also the three disagreements the pipeline issue named: rank dire
 report the same rank (the straggler, else the slowest) and the ranks result reaches its
 bottlenecks, and "no GPU" is one object everywhere. The compiled-regions view (`compile`) and the CUDA allocator view of a memory snapshot
 (`memory_snapshot`, which `mlprof memory SNAPSHOT` prints) are analyses of the stage like the
-others: present where the trace has that content, one unavailable object everywhere else.
+others: present where the trace has that content, one unavailable object everywhere else. A
+torch.compile log (a file, or a TORCH_TRACE directory) gives the compile analysis of `mlprof
+compile LOG --json` in analyze, the report and serve, and nothing else.
 
 Usage: test_pipeline_consistency.py MLPROF DATA_DIR  (shared traces: $MLPROF_SHARED_DIR/traces,
 see shared_data.py; skipped with a message when absent)."""
@@ -32,6 +34,11 @@ COMMAND = {"critical_path": "critical-path"}  # JSON key -> subcommand
 ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks",
            "modules", "critical_path", "compile", "memory_snapshot"]
 NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
+# analyze's text sections, in order, and their analyses.
+SECTIONS = [("Summary", "summary"), ("Steps", "steps"), ("GPU", "gpu"), ("Kernels", "kernels"),
+            ("Memory", "memory"), ("Leaks", "leaks"), ("FLOPs", "flops"), ("Modules", "modules"),
+            ("Critical path", "critical_path"), ("Compile", "compile"),
+            ("CUDA memory snapshot", "memory_snapshot"), ("Bottlenecks", "bottlenecks")]
 
 
 def exact(text):
@@ -97,12 +104,48 @@ def check_trace(path, serve, rel):
     views = json.loads(run("analyze", "--json", path))
     check(("unavailable" in views["memory_snapshot"]) != snapshot,
           f"{name}: memory_snapshot {'missing' if snapshot else 'present'}")
+    # The documented rule: an analysis the input lacks is one {"unavailable": why} object and
+    # has no section in analyze's text (a snapshot has no module tree and no critical path).
+    for a in ANALYZE:
+        check("unavailable" not in views[a] or list(views[a]) == ["unavailable"],
+              f"{name}: {a} is {{\"unavailable\"}} alone or a result, not {list(views[a])[:3]}")
+    text = run("analyze", path)
+    titles = [l[3:].rstrip("= ").strip() for l in text.splitlines() if l.startswith("== ")]
+    want = [t for t, a in SECTIONS if "unavailable" not in views[a]]
+    check(titles == want, f"{name}: analyze sections {titles}, want {want}")
+    if snapshot:
+        check("unavailable" in views["modules"] and "unavailable" in views["critical_path"],
+              f"{name}: a snapshot has no modules, no critical path")
     if os.path.basename(path).startswith("xdit_sd_3.5"):
         check("unavailable" not in views["compile"], f"{name}: compiled regions found")
     gpu = json.loads(run("gpu", "--json", path))
     if "unavailable" in gpu:
         check(gpu == NO_GPU, f"{name}: gpu without GPU streams is {NO_GPU}")
         check(json.loads(run("kernels", "--json", path)) == NO_GPU, f"{name}: kernels too")
+
+
+def check_compile_log(path, serve, rel):
+    """A torch.compile structured log (or a TORCH_TRACE directory of them) is an input of the
+    stage too: its compile analysis is `mlprof compile LOG --json` token for token in analyze,
+    the report and serve, and every other analysis is unavailable (no section in the text)."""
+    name = os.path.relpath(path, shared_traces)
+    path = os.path.realpath(path)  # serve names the file by its real path
+    ref = exact(run("compile", "--json", path))
+    check(dict(ref).get("ranks"), f"{name}: compile --json has the log's rank")
+    check(dict(exact(run("analyze", "--json", path))).get("compile") == ref,
+          f"{name}: analyze.compile == compile --json")
+    report = dict(exact(run("report", "--data-json", path)))
+    check(dict(report["analyses"]).get("compile") == ref, f"{name}: report.compile == compile --json")
+    if serve:
+        from urllib.parse import quote
+        check(exact(serve.text(f"/api/profiler/compile?trace={quote(rel)}")) == ref,
+              f"{name}: serve /api/profiler/compile == compile --json")
+    views = json.loads(run("analyze", "--json", path))
+    present = [a for a in ANALYZE if a != "compile" and "unavailable" not in views[a]]
+    check(not present, f"{name}: analyses other than compile on a log: {present}")
+    text = run("analyze", path)
+    sections = [l.split(" ")[1] for l in text.splitlines() if l.startswith("== ")]
+    check(sections == ["Compile"], f"{name}: analyze's sections {sections}")
 
 
 def check_rank_dir(ranks_dir):
@@ -155,6 +198,23 @@ if shared_traces is not None:
                 check_trace(p, serve, os.path.relpath(p, shared_traces))
     finally:
         serve.stop()
+    # torch.compile logs: each file (serve lists it beside the traces), and a TORCH_TRACE
+    # directory of one log per rank (serve lists its files).
+    tlparse = os.path.join(shared_traces, "compile", "tlparse")
+    if os.path.isdir(tlparse):
+        serve = Serve(shared_traces)
+        try:
+            listed = {t["name"] for t in json.loads(serve.text("/api/traces"))["traces"]}
+            logs = [p for p in sorted(os.listdir(tlparse)) if p.endswith((".log", ".log.gz"))]
+            logs += [os.path.join("multi_rank_logs", p)
+                     for p in sorted(os.listdir(os.path.join(tlparse, "multi_rank_logs")))]
+            for log in logs:
+                rel = os.path.join("compile", "tlparse", log)
+                check(rel in listed, f"serve lists {rel}")
+                check_compile_log(os.path.join(tlparse, log), serve, rel)
+        finally:
+            serve.stop()
+        check_compile_log(os.path.join(tlparse, "multi_rank_logs"), None, None)
     rank_dir = os.path.join(shared_traces, "kineto-gpu", "trace_filter")
     if os.path.isdir(rank_dir):
         check_rank_dir(rank_dir)

@@ -221,13 +221,14 @@ async function reportTests(browser) {
 
     // Critical path: shown with a path, or with the reason there is none on a GPU trace.
     const cp = analyze.critical_path;
-    const cpShown = !cp.message || analyze.summary.gpu_streams > 0;
+    const why = cp.unavailable || cp.message;
+    const cpShown = !why || analyze.summary.gpu_streams > 0;
     check(await page.locator('button[data-tab="critical_path"]').isVisible() === cpShown,
-      `${name}: Critical path tab ${cpShown ? 'shown' : 'hidden'} (${cp.message || 'a path'})`);
+      `${name}: Critical path tab ${cpShown ? 'shown' : 'hidden'} (${why || 'a path'})`);
     if (cpShown) {
       await openTab(page, 'critical_path');
-      if (cp.message) {
-        check((await page.locator('[data-pane="critical_path"] [data-testid="no-data"]').innerText()).includes(cp.message),
+      if (why) {
+        check((await page.locator('[data-pane="critical_path"] [data-testid="no-data"]').innerText()).includes(why),
           `${name}: critical path tab says why there is no path`);
       } else {
         check(Number(await page.locator('[data-testid="cp-length"]').getAttribute('data-value')) === cp.path_ns, `${name}: critical path length`);
@@ -378,6 +379,29 @@ async function pytorchViews(page, errors) {
     check(Number(peak) === want.devices[0].peak_active_bytes, `memory tab: replayed peak ${peak}`);
     await page.screenshot({ path: path.join(outDir, 'snapshot-memory.png'), fullPage: true });
     check(await page.locator('button[data-tab="compile"]').isHidden(), 'no torch.compile tab for a snapshot');
+    // Nothing that is not in a snapshot: no module tree, no critical path (their JSON is unavailable).
+    check(await page.locator('button[data-tab="modules"]').isHidden(), 'no Modules tab for a snapshot');
+    check(await page.locator('button[data-tab="critical_path"]').isHidden(), 'no Critical path tab for a snapshot');
+  }
+  // A torch.compile structured log: the torch.compile tab draws `mlprof compile LOG --json`.
+  const compileLog = process.env.MLPROF_TEST_COMPILE_LOG;
+  if (compileLog) {
+    const html = path.join(outDir, 'report-compile-log.html');
+    cli('report', compileLog, '-o', html);
+    const want = JSON.parse(cli('compile', compileLog, '--json'));
+    await page.goto('file://' + html);
+    check(await page.locator('button[data-tab="compile"]').isVisible(), 'compile log: torch.compile tab shown');
+    for (const tab of ['modules', 'critical_path']) {
+      check(await page.locator(`button[data-tab="${tab}"]`).isHidden(), `compile log: no ${tab} tab`);
+    }
+    await openTab(page, 'compile');
+    const ranks = await page.locator('[data-table="compile.ranks"] tbody tr').count();
+    check(ranks === want.ranks.length, `compile log tab: ${ranks} rank rows vs ${want.ranks.length}`);
+    const rows = await page.locator('[data-table="compile.compiles"] tbody tr').count();
+    check(rows > 0 && rows <= want.compiles.length, `compile log tab: ${rows} compile rows of ${want.compiles.length}`);
+    const id = await page.locator('[data-table="compile.compiles"] tbody tr').first().locator('td[data-col="id"]').innerText();
+    check(id.trim() === want.compiles[0].id, `compile log tab: first compile id ${id} vs ${want.compiles[0].id}`);
+    await page.screenshot({ path: path.join(outDir, 'compile-log-tab.png'), fullPage: true });
   }
   check(errors.length === 0, `PyTorch views: ${errors.join('; ')}`);
 }
@@ -414,7 +438,9 @@ async function serveTests(browser) {
         const r = await fetch(`${base}/api/profiler/${ep}?trace=${encodeURIComponent(trace)}`);
         check(r.status === 200 && r.headers.get('content-type').startsWith('application/json'), `${ep}?trace=${trace}: HTTP ${r.status}`);
         const body = await r.json();
-        if (body.unavailable) { check(['kernels', 'gpu'].includes(ep), `${ep}: unavailable: ${body.unavailable}`); continue; }
+        // Unavailable: GPU views of a CPU trace, the critical path of a trace without ProfilerStep
+        // or without CPU ops (the same object the CLI prints).
+        if (body.unavailable) check(['kernels', 'gpu', 'critical_path'].includes(ep), `${ep}: unavailable: ${body.unavailable}`);
         const cliJson = JSON.parse(cli(ep === 'critical_path' ? 'critical-path' : ep, local, '--json'));
         check(JSON.stringify(body) === JSON.stringify(cliJson), `${ep}?trace=${trace}: REST JSON equals mlprof ${ep} --json`);
       }

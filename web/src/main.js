@@ -19,6 +19,7 @@ const TABS = [
 // Tabs shown only when their analysis has something to show.
 const OPTIONAL = {
   compile: (r) => r && !unavailable(r),
+  modules: (r) => r && !unavailable(r),
   critical_path: async (r, src) => criticalPathShown(r, await src.get('summary')),
 };
 

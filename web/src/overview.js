@@ -200,7 +200,9 @@ export async function overview(c, src) {
   const [s, steps, b, g] = await Promise.all(['summary', 'steps', 'bottlenecks', 'gpu'].map((n) => src.get(n)));
   // A report of a rank directory (the dashboard's ranks are every trace of its folder instead).
   const r = src.rankSet ? await src.get('ranks') : null;
-  if (s && !unavailable(s)) setOrigin(s.begin_ns, s.span_ns);
+  // An input with no events to summarize (a torch.compile log: see its torch.compile tab).
+  if (unavailable(s)) { c.append(note(`Overview: ${unavailable(s)}.`)); return; }
+  if (s) setOrigin(s.begin_ns, s.span_ns);
   c.append(verdict(b, steps, g, s));
   const strip = importStrip(s);
   if (strip) c.append(strip);

@@ -361,9 +361,10 @@ const CP_DELAY = { critical_path_kernel_launch_delay: 'launch delay (launch -> k
 // True when the result is worth a tab: a path, or (for a trace with GPU streams) the reason there
 // is none, so users of a GPU trace learn which annotation to pass.
 export function criticalPathShown(r, summary) {
-  if (!r || unavailable(r)) return false;
-  if (!r.message) return true;
-  return !!(summary && summary.gpu_streams > 0);
+  if (!r) return false;
+  if (!unavailable(r) && !r.message) return true;
+  // No path: on a GPU trace the tab says why (no ProfilerStep: the annotations there are).
+  return !!(summary && !unavailable(summary) && summary.gpu_streams > 0);
 }
 
 // The tab: the default window's path (the first ProfilerStep), and above it the step selector

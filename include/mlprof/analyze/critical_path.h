@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,9 +92,19 @@ struct CriticalPathResult {
   std::vector<CriticalPathSync> syncs;        // every synchronization edge
   std::vector<CriticalPathStepWindow> steps;  // the trace's steps, the first listed ones
   size_t steps_total = 0;
+  // What to change, from the split (allocations, CPU-bound, launch / kernel-kernel overhead,
+  // copies, GPU compute, communication): one line each, the dominant parts only.
+  std::vector<std::string> recommendations;
 };
 
 CriticalPathResult analyze_critical_path(const Trace& trace,
                                          const CriticalPathOptions& options = {});
+
+// Why there is no critical path for `options`' window, or nullopt when there is one to compute:
+// a trace without CPU ops, runtime calls or GPU events (a memory snapshot, a compile log), or
+// no such step / annotation instance (the message lists the steps and annotations the trace
+// has). The same message analyze_critical_path gives.
+std::optional<std::string> critical_path_unavailable(const Trace& trace,
+                                                     const CriticalPathOptions& options = {});
 
 }  // namespace mlprof

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,5 +69,8 @@ struct ModulesResult {
 };
 
 ModulesResult analyze_modules(const Trace& trace, const ModulesOptions& options = {});
+
+// Why there is no module tree (no nn.Module events: how to record them), or nullopt.
+std::optional<std::string> modules_unavailable(const Trace& trace);
 
 }  // namespace mlprof
