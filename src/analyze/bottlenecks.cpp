@@ -235,17 +235,14 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
   const SliceTable& s = t.slices;
   // Tiny kernels straight from the trace (count and time).
   uint64_t kernel_count = 0, tiny = 0;
-  int64_t tiny_ns = 0, gemm_ns_no_tc = 0;
+  int64_t gemm_ns_no_tc = 0;
   std::vector<int8_t> kind_memo(t.strings.size(), -1);
   for (size_t i = 0; i < s.size(); ++i) {
     if (!t.is_gpu_track(s.track[i])) continue;
     GpuWorkKind k = gpu_work_kind(t.str(s.cat[i]), t.str(s.name[i]));
     if (k != GpuWorkKind::kKernel) continue;
     ++kernel_count;
-    if (s.dur[i] < kTinyKernelNs) {
-      ++tiny;
-      tiny_ns += s.dur[i];
-    }
+    if (s.dur[i] < kTinyKernelNs) ++tiny;
     int8_t& m = kind_memo[s.name[i]];
     if (m < 0) {
       std::string l = lower(t.str(s.name[i]));

@@ -100,7 +100,10 @@ void add_list_divergence(
     CompileResult& r, const std::string& what, const std::string& graph,
     const std::vector<std::pair<int32_t, const std::vector<std::string>*>>& per_rank) {
   std::vector<std::pair<const std::vector<std::string>*, std::vector<int32_t>>> groups;
-  for (const auto& [rank, items] : per_rank) {
+  for (const auto& entry : per_rank) {
+    // Named copies, not structured bindings: clang 14 (the fuzz build) cannot capture those.
+    const int32_t rank = entry.first;
+    const std::vector<std::string>* items = entry.second;
     auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) {
       return (g.first == nullptr) == (items == nullptr) && (!items || *g.first == *items);
     });
