@@ -50,62 +50,70 @@ def union(iv):
     return total
 
 
-def reference(events):
-    """path -> [calls, gpu_us_sum]; module parent via Python parent id."""
-    py = [e for e in events if e.get("ph") == "X" and e.get("cat") == "python_function"]
-    by_id = {e["args"]["Python id"]: e for e in py if "Python id" in e.get("args", {})}
-    mods = [e for e in py if e["name"].startswith("nn.Module: ")]
-    autograd_tids = {(e["pid"], e["tid"]) for e in events
-                     if e.get("ph") == "X" and e.get("name", "").startswith("autograd::engine::evaluate_function")}
+class ModuleTree:
+    """The nn.Module calls of a Kineto trace: parents through Python parent id, paths, and the
+    GPU time each call launched (runtime calls inside it, their kernels/copies by correlation)."""
 
-    def parent_module(e):
-        seen = 0
+    def __init__(self, events):
+        self.py = [e for e in events if e.get("ph") == "X" and e.get("cat") == "python_function"]
+        self.by_id = {e["args"]["Python id"]: e for e in self.py if "Python id" in e.get("args", {})}
+        self.mods = [e for e in self.py if e["name"].startswith("nn.Module: ")]
+        self.autograd_tids = {(e["pid"], e["tid"]) for e in events
+                              if e.get("ph") == "X" and e.get("name", "").startswith("autograd::engine::evaluate_function")}
+        self.runtime = defaultdict(list)  # (pid, tid) -> [(ts, correlation)]
+        self.gpu = defaultdict(list)      # correlation -> [(ts, end)]
+        for e in events:
+            c = e.get("args", {}).get("correlation") if e.get("ph") == "X" else None
+            if c is None:
+                continue
+            if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+                self.runtime[(e["pid"], e["tid"])].append((e["ts"], c))
+            elif e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+                self.gpu[c].append((e["ts"], e["ts"] + e["dur"]))
+        self._path = {}
+
+    def parent_module(self, e):
         cur = e
-        while seen < 100000:
+        for _ in range(100000):
             pid = cur.get("args", {}).get("Python parent id")
-            if pid is None or pid not in by_id or by_id[pid] is cur:
+            if pid is None or pid not in self.by_id or self.by_id[pid] is cur:
                 return None
-            cur = by_id[pid]
+            cur = self.by_id[pid]
             if cur["name"].startswith("nn.Module: "):
                 return cur
-            seen += 1
         return None
 
-    path = {}
+    def on_autograd_thread(self, e):
+        return (e["pid"], e["tid"]) in self.autograd_tids
 
-    def path_of(e):
+    def path_of(self, e):
         k = id(e)
-        if k not in path:
-            p = parent_module(e)
+        if k not in self._path:
+            p = self.parent_module(e)
             name = e["name"][len("nn.Module: "):]
             if p is not None:
-                path[k] = path_of(p) + "/" + name
+                self._path[k] = self.path_of(p) + "/" + name
             else:
-                path[k] = ("[recompute] " if (e["pid"], e["tid"]) in autograd_tids else "") + name
-        return path[k]
+                self._path[k] = ("[recompute] " if self.on_autograd_thread(e) else "") + name
+        return self._path[k]
 
-    runtime = defaultdict(list)  # (pid, tid) -> [(ts, correlation)]
-    gpu = defaultdict(list)      # correlation -> [(ts, end)]
-    for e in events:
-        if e.get("ph") != "X":
-            continue
-        c = e.get("args", {}).get("correlation")
-        if c is None:
-            continue
-        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
-            runtime[(e["pid"], e["tid"])].append((e["ts"], c))
-        elif e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
-            gpu[c].append((e["ts"], e["ts"] + e["dur"]))
-    out = defaultdict(lambda: [0, 0.0])
-    for m in mods:
+    def gpu_us(self, m):
         iv = []
-        for ts, c in runtime[(m["pid"], m["tid"])]:
+        for ts, c in self.runtime[(m["pid"], m["tid"])]:
             if m["ts"] <= ts <= m["ts"] + m["dur"]:
-                iv.extend(gpu.get(c, []))
-        p = path_of(m)
+                iv.extend(self.gpu.get(c, []))
+        return union(iv)
+
+
+def reference(events):
+    """path -> [calls, gpu_us_sum]; module parent via Python parent id."""
+    tree = ModuleTree(events)
+    out = defaultdict(lambda: [0, 0.0])
+    for m in tree.mods:
+        p = tree.path_of(m)
         out[p][0] += 1
-        out[p][1] += union(iv)
-    return out, len(mods)
+        out[p][1] += tree.gpu_us(m)
+    return out, len(tree.mods)
 
 
 def shared_reference(events):
@@ -113,59 +121,20 @@ def shared_reference(events):
     a call site is the parent path of a forward call (a recompute on the autograd thread runs
     the same site again), and a call nested in a call of the same name adds no time (its GPU
     events are inside the outer call's)."""
-    py = [e for e in events if e.get("ph") == "X" and e.get("cat") == "python_function"]
-    by_id = {e["args"]["Python id"]: e for e in py if "Python id" in e.get("args", {})}
-    autograd_tids = {(e["pid"], e["tid"]) for e in events
-                     if e.get("ph") == "X" and e.get("name", "").startswith("autograd::engine::evaluate_function")}
-
-    def parent_module(e):
-        cur = e
-        for _ in range(100000):
-            pid = cur.get("args", {}).get("Python parent id")
-            if pid is None or pid not in by_id or by_id[pid] is cur:
-                return None
-            cur = by_id[pid]
-            if cur["name"].startswith("nn.Module: "):
-                return cur
-        return None
-
-    def path_of(e):
-        p = parent_module(e)
-        name = e["name"][len("nn.Module: "):]
-        if p is None:
-            return ("[recompute] " if (e["pid"], e["tid"]) in autograd_tids else "") + name
-        return path_of(p) + "/" + name
-
-    runtime = defaultdict(list)
-    gpu = defaultdict(list)
-    for e in events:
-        c = e.get("args", {}).get("correlation") if e.get("ph") == "X" else None
-        if c is None:
-            continue
-        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
-            runtime[(e["pid"], e["tid"])].append(e["ts"])
-            runtime[(e["pid"], e["tid"], "c")].append(c)
-        elif e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
-            gpu[c].append((e["ts"], e["ts"] + e["dur"]))
+    tree = ModuleTree(events)
     calls, sites, time = defaultdict(int), defaultdict(set), defaultdict(float)
-    for m in (e for e in py if e["name"].startswith("nn.Module: ")):
+    for m in tree.mods:
         name = m["name"][len("nn.Module: "):]
         calls[name] += 1
-        p = parent_module(m)
-        if (m["pid"], m["tid"]) not in autograd_tids:
-            sites[name].add(path_of(p) if p is not None else None)
+        p = tree.parent_module(m)
+        if not tree.on_autograd_thread(m):
+            sites[name].add(tree.path_of(p) if p is not None else None)
         nested = False
         while p is not None and not nested:
             nested = p["name"] == m["name"]
-            p = parent_module(p)
-        if nested:
-            continue
-        iv = []
-        key = (m["pid"], m["tid"])
-        for ts, c in zip(runtime[key], runtime[key + ("c",)]):
-            if m["ts"] <= ts <= m["ts"] + m["dur"]:
-                iv.extend(gpu.get(c, []))
-        time[name] += union(iv)
+            p = tree.parent_module(p)
+        if not nested:
+            time[name] += tree.gpu_us(m)
     return {n: (calls[n], len(sites[n]), time[n]) for n in calls if len(sites[n]) > 1}
 
 
