@@ -6,7 +6,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import trace_reference as ref  # noqa: E402
-from shared_data import exit_code, shared_path  # noqa: E402
+from checks import check, finish  # noqa: E402
+from shared_data import shared_path  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 # Our own traces, then Kineto GPU traces from the shared data folder (absent ones are skipped).
@@ -16,17 +17,6 @@ FILES += [p for p in map(shared_path, [
     "traces/kineto-gpu/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
     "traces/kineto-gpu/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
     "traces/kineto-gpu/trace_file_list/inference_rank_1.json.gz"]) if p]
-failures = 0
-checked = 0
-
-
-def check(cond, what):
-    global failures, checked
-    checked += 1
-    if not cond:
-        failures += 1
-        print("FAIL", what)
-
 
 for path in FILES:
     name = os.path.basename(path)
@@ -74,5 +64,4 @@ for path in FILES:
         check(got["rank"] == doc["distributedInfo"].get("rank", -1), f"{name}: rank")
     print(f"{name}: {len(expected)} ops, {len(sl)} slices, {ref.steps(sl)} steps checked")
 
-print(f"{checked - failures} passed, {failures} failed")
-sys.exit(exit_code(failures))
+finish()
