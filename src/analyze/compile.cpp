@@ -5,13 +5,13 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/interval_set.h"
+#include "trace/units.h"
 
 namespace mlprof {
 namespace {
@@ -139,19 +139,6 @@ void add_list_divergence(
     d.groups.emplace_back(v, ranks);
   }
   r.divergences.push_back(std::move(d));
-}
-
-// A share in whole percent, with decimals where rounding would claim all or nothing: 0.9998
-// is "99.98%", not "100%".
-std::string percent_text(double f) {
-  char buf[32];
-  for (int digits = 0; digits < 4; ++digits) {
-    std::snprintf(buf, sizeof buf, "%.*f", digits, 100 * f);
-    double shown = std::atof(buf);
-    if ((shown >= 100 && f < 1) || (shown <= 0 && f > 0)) continue;
-    break;
-  }
-  return std::string(buf) + "%";
 }
 
 std::string fmt_s(double s) {
@@ -605,7 +592,7 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
           "them (compiled code on the CPU, or a profile of the eager part only)");
     else if (share < 0.5)
       res.recommendations.push_back(
-          percent_text(1 - share) +
+          format_percent(1 - share) +
           " of GPU time is launched outside compiled regions: compile the modules that run "
           "those kernels too");
   }

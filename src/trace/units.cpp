@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace mlprof {
 
@@ -60,9 +61,15 @@ std::string format_fixed(double v, int digits) {
 }
 
 std::string format_percent(double f) {
+  // One decimal, more (up to three) where rounding would claim all or nothing: 0.99998 is
+  // "99.998%", not "100.0%"; 0.00004 is "0.004%", not "0.0%".
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", f * 100.0);
-  return buf;
+  for (int digits = 1;; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*f%%", digits, f * 100.0);
+    double shown = std::strtod(buf, nullptr);
+    bool claims_all = shown >= 100.0 && f < 1.0, claims_none = shown == 0.0 && f > 0.0;
+    if (digits == 3 || !(claims_all || claims_none)) return buf;
+  }
 }
 
 }  // namespace mlprof
