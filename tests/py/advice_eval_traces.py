@@ -1,0 +1,321 @@
+#!/usr/bin/env python3
+"""The advice evaluation set: Kineto-shaped GPU traces, each with ONE planted problem and its
+true saving, computed here from the plan of the trace (not from mlprof).
+
+    python3 tests/py/advice_eval_traces.py OUTDIR      # writes OUTDIR/*.json and truth.json
+
+or, from Python: `import advice_eval_traces as g; g.write_all(outdir)` -> the truth list.
+
+Each trace: one host thread (the step thread), ProfilerStep#N user annotations, cpu_op slices
+with cudaLaunchKernel/cudaMemcpyAsync runtime calls inside, kernels/copies on GPU 0 (stream 7
+compute, stream 13 communication) linked by args.correlation and ac2g flows, deviceProperties.
+All times are whole microseconds. A step's time is its ProfilerStep's duration; the steps'
+total is the basis mlprof's savings are a share of.
+
+truth.json, one entry per trace:
+  file, kind (the finding kind that must come first), planted (words), steps, step_total_us,
+  true_saving_us (what removing the planted cause saves over all steps), and for traces whose
+  answer is "nothing to save here" (gpu_bound_sync) max_saving_us instead: no finding may claim
+  more. The compare pair: base/test files and the regressed op, its calls and mean.
+
+The assumptions the truths share with mlprof's replay model (docs/analysis.md "Replay model"):
+a copy from pinned memory runs 2x faster than from pageable memory; tensor cores make the
+GEMM kernels they apply to 2x faster; overlapped communication costs the step nothing;
+launches through a CUDA graph cost the host and the GPU nothing per kernel.
+"""
+import json
+import os
+import sys
+
+PID = 4242  # host process
+TID = 4242  # the step thread
+GPU = 0
+COMPUTE = 7
+COMM = 13
+LAUNCH_DELAY = 5  # us from a launch call's start to its kernel's start on an idle stream
+
+
+def device(major, minor=0, name=None):
+    return {
+        "id": GPU,
+        "name": name or ("Tesla V100-SXM2-16GB" if major < 8 else "NVIDIA A100-SXM4-40GB"),
+        "totalGlobalMem": 42297524224,
+        "computeMajor": major,
+        "computeMinor": minor,
+        "maxThreadsPerBlock": 1024,
+        "maxThreadsPerMultiprocessor": 2048,
+        "regsPerBlock": 65536,
+        "warpSize": 32,
+        "sharedMemPerBlock": 49152,
+        "numSms": 108 if major >= 8 else 80,
+    }
+
+
+class Trace:
+    """Builds the events of one trace; `t` is the host thread's clock (us)."""
+
+    def __init__(self, major=8):
+        self.events = []
+        self.corr = 1000
+        self.ext = 1
+        self.t = 1_000_000
+        self.stream_free = {COMPUTE: 0, COMM: 0}  # when each stream's last op ends
+        self.major = major
+
+    def x(self, cat, name, ts, dur, pid=PID, tid=TID, args=None):
+        e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+        e["args"] = args or {}
+        self.events.append(e)
+        return e
+
+    def gpu_op(self, cat, name, launch_ts, dur, stream=COMPUTE, after=0, extra=None):
+        """A kernel/copy launched at launch_ts: starts when the stream is free, LAUNCH_DELAY
+        after its launch, and not before `after` (a cross-stream wait). Returns its end."""
+        self.corr += 1
+        start = max(launch_ts + LAUNCH_DELAY, self.stream_free[stream], after)
+        args = {"device": GPU, "context": 1, "stream": stream, "correlation": self.corr,
+                "External id": self.ext, "queued": 0}
+        if extra:
+            args.update(extra)
+        self.x(cat, name, start, dur, pid=GPU, tid=stream, args=args)
+        self.events.append({"ph": "f", "id": self.corr, "pid": GPU, "tid": stream, "ts": start,
+                            "cat": "ac2g", "name": "ac2g", "bp": "e"})
+        self.stream_free[stream] = start + dur
+        return start + dur
+
+    def launch(self, op, op_dur, launch_dur, kernel, kernel_dur, stream=COMPUTE, after=0,
+               call="cudaLaunchKernel", cat="kernel"):
+        """cpu_op `op` of op_dur us whose last launch_dur us are the launch call. Returns the
+        GPU op's end."""
+        self.ext += 1
+        ts = self.t
+        self.x("cpu_op", op, ts, op_dur, args={"External id": self.ext})
+        lts = ts + op_dur - launch_dur
+        end = self.gpu_op(cat, kernel, lts, kernel_dur, stream=stream, after=after)
+        self.x("cuda_runtime", call, lts, launch_dur,
+               args={"External id": self.ext, "cbid": 211, "correlation": self.corr})
+        self.events.append({"ph": "s", "id": self.corr, "pid": PID, "tid": TID, "ts": lts,
+                            "cat": "ac2g", "name": "ac2g"})
+        self.t = ts + op_dur
+        return end
+
+    def host(self, name, dur, cat="cpu_op"):
+        self.x(cat, name, self.t, dur)
+        self.t += dur
+
+    def device_sync(self, min_dur=10):
+        """cudaDeviceSynchronize: returns min_dur after the call starts or when both streams are
+        idle, whichever is later."""
+        ts = self.t
+        end = max(ts + min_dur, max(self.stream_free.values()) + 3)
+        self.corr += 1
+        self.x("cuda_runtime", "cudaDeviceSynchronize", ts, end - ts,
+               args={"cbid": 165, "correlation": self.corr})
+        self.t = end
+
+    def step(self, n, body):
+        ts = self.t
+        body()
+        self.x("user_annotation", "ProfilerStep#%d" % n, ts, self.t - ts,
+               args={"External id": self.ext})
+        self.t += 20  # the loop's own overhead between steps (outside every step)
+        return self.t - 20 - ts
+
+    def write(self, path):
+        meta = [
+            {"name": "process_name", "ph": "M", "ts": 0, "pid": PID, "tid": 0,
+             "args": {"name": "python3"}},
+            {"name": "process_labels", "ph": "M", "ts": 0, "pid": GPU, "tid": 0,
+             "args": {"labels": "GPU 0"}},
+            {"name": "thread_name", "ph": "M", "ts": 0, "pid": PID, "tid": TID,
+             "args": {"name": "thread %d (python3)" % TID}},
+        ]
+        doc = {"schemaVersion": 1, "deviceProperties": [device(self.major)],
+               "traceEvents": meta + sorted(self.events, key=lambda e: (e["ts"], -e.get("dur", 0))),
+               "displayTimeUnit": "ms"}
+        with open(path, "w") as f:
+            json.dump(doc, f)
+
+
+STEPS = 8
+
+
+def data_loading():
+    """30 ms of DataLoader per step on the host, then 10 kernels of 1 ms and a sync. Loading
+    overlapped with compute removes all of it: the truth is the loading time."""
+    tr, total = Trace(), 0
+    load = 30_000
+
+    def body():
+        tr.host("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", load,
+                cat="user_annotation")
+        for _ in range(10):
+            tr.launch("aten::mul", 200, 10, "elementwise_kernel", 1_000)
+        tr.device_sync()
+    for n in range(STEPS):
+        total += tr.step(n, body)
+    return tr, {"kind": "data_loading", "planted": "30 ms DataLoader per step on the host",
+                "true_saving_us": STEPS * load, "step_total_us": total}
+
+
+def launch_bound():
+    """200 tiny kernels (4 us) per step, each behind a 20 us launch call in a 25 us op: the host
+    launches are the step. With launches through a CUDA graph (launch cost and launch delay ~0)
+    the step is the ops' own 5 us each: the truth is 200 x 20 us per step."""
+    tr, total = Trace(), 0
+    n_ops, launch_cost = 200, 20
+
+    def body():
+        for _ in range(n_ops):
+            tr.launch("aten::add", 25, launch_cost, "vectorized_elementwise_kernel", 4)
+        tr.device_sync()
+    for n in range(STEPS):
+        total += tr.step(n, body)
+    return tr, {"kind": "gpu_launch_overhead", "planted": "200 launches of 20 us per step, 4 us kernels",
+                "true_saving_us": STEPS * n_ops * launch_cost, "step_total_us": total}
+
+
+def gpu_bound_sync():
+    """20 kernels of 1 ms launched in 1 ms, then cudaDeviceSynchronize waits ~19 ms per step.
+    The GPU is busy the whole step: removing the sync saves only the host's restart gap, and
+    nothing else can be saved by a host-side change."""
+    tr, total = Trace(), 0
+
+    def body():
+        for _ in range(20):
+            tr.launch("aten::relu", 50, 10, "elementwise_kernel", 1_000)
+        tr.device_sync()
+    for n in range(STEPS):
+        total += tr.step(n, body)
+    # Without the sync the GPU runs the steps back to back: what it saves is each step's GPU
+    # idle time (launch delay + the gap between steps + the first op's host time), < 100 us.
+    return tr, {"kind": "sync_stall", "planted": "host sync at the end of a GPU-bound step",
+                "true_saving_us": 0, "max_saving_us": STEPS * 100, "step_total_us": total}
+
+
+def exposed_comm():
+    """10 ms of compute, then an 8 ms all-reduce on the communication stream that starts when
+    the compute ends, then a sync: the all-reduce is fully exposed. Overlapped, it is free."""
+    tr, total = Trace(), 0
+    comm = 8_000
+
+    def body():
+        end = 0
+        for _ in range(10):
+            end = tr.launch("aten::mm", 60, 10, "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn",
+                            1_000)
+        tr.launch("record_param_comms", 60, 10,
+                  "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+                  comm, stream=COMM, after=end)
+        tr.device_sync()
+    for n in range(STEPS):
+        total += tr.step(n, body)
+    return tr, {"kind": "communication_not_overlapped", "planted": "8 ms exposed all-reduce per step",
+                "true_saving_us": STEPS * comm, "step_total_us": total}
+
+
+def pageable_copies():
+    """A 4 ms host-to-device copy from pageable memory (the host call blocks for it), then 6 ms
+    of kernels and a sync. Pinned and async, the copy takes 2 ms and the host goes on: the step
+    is the GPU's 2 + 6 ms, the truth is half the copy."""
+    tr, total = Trace(), 0
+    copy = 4_000
+
+    def body():
+        tr.ext += 1
+        ts = tr.t
+        tr.x("cpu_op", "aten::copy_", ts, copy + 40, args={"External id": tr.ext})
+        end = tr.gpu_op("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", ts + 10, copy,
+                        extra={"bytes": 64 << 20, "memory bandwidth (GB/s)": 16.8})
+        call_end = end + 10
+        tr.x("cuda_runtime", "cudaMemcpyAsync", ts + 10, call_end - ts - 10,
+             args={"External id": tr.ext, "cbid": 41, "correlation": tr.corr})
+        tr.t = max(ts + copy + 40, call_end + 5)
+        for _ in range(6):
+            tr.launch("aten::mul", 40, 10, "elementwise_kernel", 1_000)
+        tr.device_sync()
+    for n in range(STEPS):
+        total += tr.step(n, body)
+    return tr, {"kind": "pageable_memcpy", "planted": "4 ms blocking pageable HtoD copy per step",
+                "true_saving_us": STEPS * copy // 2, "step_total_us": total}
+
+
+def old_device_fp32_gemm():
+    """A V100 (sm_70): 5 fp32 SGEMMs of 1 ms (no tensor cores) per step and a sync. Tensor cores
+    (fp16 autocast on sm_70: no bf16, no TF32 below sm_80) halve them: the truth is 2.5 ms/step."""
+    tr, total = Trace(major=7), 0
+
+    def body():
+        for _ in range(5):
+            tr.launch("aten::mm", 60, 10, "volta_sgemm_128x64_nn", 1_000)
+        tr.device_sync()
+    for n in range(STEPS):
+        total += tr.step(n, body)
+    return tr, {"kind": "low_tensor_core_use", "planted": "fp32 SGEMM on a V100 (sm_70)",
+                "true_saving_us": STEPS * 5 * 1_000 // 2, "step_total_us": total,
+                "compute_capability": "7.0"}
+
+
+def compare_pair(calls_base=228, calls_test=4812, mean=50):
+    """Two traces whose only difference is the number of cudaMemcpyAsync calls (same mean): the
+    regression is the calls' count, +(calls_test - calls_base) x mean us."""
+    out = []
+    for calls in (calls_base, calls_test):
+        tr = Trace()
+        per_step = calls // STEPS
+
+        def body():
+            for _ in range(per_step):
+                tr.ext += 1
+                ts = tr.t
+                tr.x("cpu_op", "aten::copy_", ts, mean + 10, args={"External id": tr.ext})
+                tr.gpu_op("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", ts + 5, 2)
+                tr.x("cuda_runtime", "cudaMemcpyAsync", ts + 5, mean,
+                     args={"External id": tr.ext, "cbid": 41, "correlation": tr.corr})
+                tr.t = ts + mean + 10
+            tr.launch("aten::relu", 50, 10, "elementwise_kernel", 500)
+            tr.device_sync()
+        for n in range(STEPS):
+            tr.step(n, body)
+        out.append(tr)
+    per_step = [calls_base // STEPS, calls_test // STEPS]
+    return out, {"op": "cudaMemcpyAsync", "calls_base": per_step[0] * STEPS,
+                 "calls_test": per_step[1] * STEPS, "mean_us": mean,
+                 "delta_us": (per_step[1] - per_step[0]) * STEPS * mean}
+
+
+SINGLE = {
+    "data_loading": data_loading,
+    "launch_bound": launch_bound,
+    "gpu_bound_sync": gpu_bound_sync,
+    "exposed_comm": exposed_comm,
+    "pageable_copies": pageable_copies,
+    "old_device_fp32_gemm": old_device_fp32_gemm,
+}
+
+
+def write_all(outdir):
+    os.makedirs(outdir, exist_ok=True)
+    truth = []
+    for name, make in SINGLE.items():
+        tr, t = make()
+        path = os.path.join(outdir, name + ".json")
+        tr.write(path)
+        t.update({"name": name, "file": path, "steps": STEPS})
+        truth.append(t)
+    (base, test), t = compare_pair()
+    t.update({"name": "compare_more_calls", "base": os.path.join(outdir, "compare_base.json"),
+              "test": os.path.join(outdir, "compare_test.json"), "kind": "compare"})
+    base.write(t["base"])
+    test.write(t["test"])
+    truth.append(t)
+    with open(os.path.join(outdir, "truth.json"), "w") as f:
+        json.dump(truth, f, indent=1)
+    return truth
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: advice_eval_traces.py OUTDIR")
+    for t in write_all(sys.argv[1]):
+        print(t["name"], t.get("true_saving_us", t.get("delta_us")), "us")
