@@ -2,6 +2,8 @@
 // a small-but-significant shift below the effect threshold is "unchanged".
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "mlprof/analyze/compare.h"
 #include "mlprof/trace.h"
 
@@ -123,4 +125,41 @@ TEST(Compare, MatchesPythonFunctionsAcrossAddresses) {
   CompareOptions together;
   together.python_with_ops = true;
   EXPECT_EQ(compare_traces(base, next, together).ops.size(), 2u);
+}
+
+// A row whose calls per step multiplied at the same mean per call is a regression, from calls;
+// its delta per step splits into "from calls" + "from mean". 40 steps, op_e 2 -> 6 calls of
+// 1000 ns (+-5%) per step: planted +4 calls x 1000 ns = +4000 ns per step.
+TEST(Compare, MoreCallsAtTheSameMeanIsARegression) {
+  auto make_calls = [](int calls) {
+    TraceBuilder b;
+    uint32_t cpu = b.thread_track(b.process(1), 1);
+    StringId cat = b.intern("cpu_op"), ann = b.intern("user_annotation");
+    for (int s = 0; s < 40; ++s) {
+      int64_t t = s * 100000;
+      b.add_slice(cpu, t, 90000, b.intern("ProfilerStep#" + std::to_string(s)), ann);
+      b.add_slice(cpu, t + 10, 20000, b.intern("op_a"), cat);
+      for (int k = 0; k < calls; ++k) {
+        int64_t d = 1000 + 50 * (((s + k) * 7919) % 3 - 1);  // 950, 1000, 1050 ns
+        b.add_slice(cpu, t + 30000 + k * 2000, d, b.intern("op_e"), cat);
+      }
+    }
+    return std::move(b).finish();
+  };
+  Trace base = make_calls(2), next = make_calls(6);
+  CompareResult r = compare_traces(base, next);
+  EXPECT_EQ(r.per_step_basis, "step");
+  const OpDiff* e = find(r, "op_e");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->verdict, DiffVerdict::kRegression);
+  EXPECT_EQ(e->cause, "calls");
+  EXPECT_DOUBLE_EQ(e->base_calls_per_step, 2.0);
+  EXPECT_DOUBLE_EQ(e->new_calls_per_step, 6.0);
+  EXPECT_NEAR(e->delta_per_step_ns, 4000, 100);
+  EXPECT_NEAR(e->calls_effect_ns + e->mean_effect_ns, e->delta_per_step_ns, 1e-6);
+  EXPECT_LT(e->calls_p_value, 1e-6);
+  EXPECT_LT(std::fabs(e->delta_mean_pct), 5.0);
+  EXPECT_EQ(find(r, "op_a")->verdict, DiffVerdict::kUnchanged);
+  EXPECT_EQ(r.worst_regression, "op_e");
+  EXPECT_NEAR(r.worst_regression_pct, 200, 10);
 }

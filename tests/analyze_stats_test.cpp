@@ -88,3 +88,18 @@ TEST(Stats, OnePercentileRule) {
   EXPECT_DOUBLE_EQ(quantile_sorted(std::vector<double>{4, 5, 6, 7, 8}, 0.5),
                    median({8, 4, 6, 5, 7}));
 }
+
+// Two Poisson rates: exact conditional binomial (R's binom.test: binom.test(20, 30) gives
+// p = 0.09874); above 5000 events the normal approximation. Expected values from a short Python
+// computation (math.lgamma sums), not from this code.
+TEST(Stats, PoissonRateTest) {
+  using mlprof::stats::poisson_rate_test;
+  EXPECT_NEAR(poisson_rate_test(10, 1, 20, 1).p_value, 0.09873714670538988, 1e-10);
+  EXPECT_NEAR(poisson_rate_test(40, 40, 40, 40).p_value, 1.0, 1e-9);
+  EXPECT_NEAR(poisson_rate_test(100, 20, 130, 20).p_value, 0.055613577781387084, 1e-10);
+  EXPECT_NEAR(poisson_rate_test(12, 4, 30, 6).p_value, 0.1565065665229778, 1e-10);
+  EXPECT_NEAR(poisson_rate_test(3000, 10, 3200, 10).p_value, 0.011494244344739446, 1e-10);
+  EXPECT_DOUBLE_EQ(poisson_rate_test(10, 1, 20, 1).statistic, 2.0);
+  EXPECT_FALSE(poisson_rate_test(0, 1, 0, 1).valid);
+  EXPECT_FALSE(poisson_rate_test(3, 0, 4, 1).valid);
+}

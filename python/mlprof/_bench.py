@@ -205,8 +205,8 @@ def compare(a, b, alpha=0.05, welch=False):
         return Result("compare", doc, text)
     ta, tb = trace_of(a), trace_of(b)
     if isinstance(ta, Trace) and isinstance(tb, Trace):
-        doc = json.loads(_core.compare_json(ta._core, tb._core, alpha, 5.0, welch, 0))
-        return Result("compare", doc)
+        doc, text = _core.compare_json_text(ta._core, tb._core, alpha, 5.0, welch)
+        return Result("compare", json.loads(doc), text)
     raise TypeError("compare() takes two BenchmarkResults, or two Traces/Sessions")
 
 

@@ -250,6 +250,26 @@ void bind_trace(py::module_& m) {
       py::arg("base"), py::arg("next"), py::arg("alpha") = kCompareAlpha,
       py::arg("min_effect_pct") = kCompareMinEffectPct, py::arg("welch") = false,
       py::arg("top") = 0, "`mlprof compare BASE NEW --json`.");
+  m.def(
+      "compare_json_text",
+      [](TraceHandle& base, TraceHandle& next, double alpha, double min_effect_pct, bool welch) {
+        std::pair<std::string, std::string> out;
+        {
+          py::gil_scoped_release release;
+          CompareOptions o;
+          o.alpha = alpha;
+          o.min_effect_pct = min_effect_pct;
+          o.test = welch ? SignificanceTest::kWelch : SignificanceTest::kMannWhitney;
+          CompareResult r = compare_traces(base.trace(), next.trace(), o);
+          JsonWriter w(true);
+          write_compare_json(w, r);
+          out = {w.take(), render_compare_text(r, 100)};
+        }
+        return out;
+      },
+      py::arg("base"), py::arg("next"), py::arg("alpha") = kCompareAlpha,
+      py::arg("min_effect_pct") = kCompareMinEffectPct, py::arg("welch") = false,
+      "`mlprof compare BASE NEW`: (the --json output, the text), from one comparison.");
   m.def("load_file", &load_file, py::arg("path"), py::arg("threads") = 0);
   m.def("load_dir", &load_dir, py::arg("path"), py::arg("threads") = 0);
   m.def("is_dir", [](const std::string& p) {

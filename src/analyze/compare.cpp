@@ -6,6 +6,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analyze/name_rules.h"
+#include "mlprof/analyze/critical_path.h"
 #include "mlprof/analyze/memory.h"
 #include "mlprof/analyze/stats.h"
 #include "mlprof/analyze/steps.h"
@@ -166,54 +168,101 @@ double test_p(const std::vector<double>& a, const std::vector<double>& b, Signif
   return r.valid ? r.p_value : 1.0;
 }
 
-void diff_side(const Side& base, const Side& next, int64_t base_span, int64_t new_span,
-               const CompareOptions& o, std::vector<OpDiff>& out, CompareResult& r) {
+// A wait: its time is the device work it waits for. Host sync calls (CUDA, HIP), Kineto's
+// cuda_sync events, and aten::item / aten::_local_scalar_dense (a device-to-host read).
+bool is_wait(std::string_view name, std::string_view category) {
+  if (category == "cuda_sync") return true;
+  if ((name.starts_with("cuda") || name.starts_with("hip")) && name.ends_with("Synchronize"))
+    return true;
+  return name == "aten::item" || name == "aten::_local_scalar_dense";
+}
+
+std::string row_key(std::string_view name, std::string_view category) {
+  return compare_match_key(name) + '\x1f' + std::string(category);
+}
+
+// Per step (both traces have steps) or per trace: what a row costs each step, and why it moved.
+struct Exposure {
+  double base = 1, next = 1;
+};
+
+void judge(OpDiff& d, const Group* b, const Group* n, const Exposure& e, int64_t base_span,
+           int64_t new_span, const CompareOptions& o) {
   auto share = [](int64_t total, int64_t span) {
     return span > 0 ? 100.0 * static_cast<double>(total) / static_cast<double>(span) : 0.0;
   };
-  auto fill = [&](OpDiff& d, const Group* b, const Group* n) {
-    if (b) {
-      d.base_count = b->durations.size();
-      d.base_total_ns = b->total_ns;
-      d.base_mean_ns = static_cast<double>(b->total_ns) / static_cast<double>(d.base_count);
-    }
-    if (n) {
-      d.new_count = n->durations.size();
-      d.new_total_ns = n->total_ns;
-      d.new_mean_ns = static_cast<double>(n->total_ns) / static_cast<double>(d.new_count);
-    }
-    d.delta_total_ns = d.new_total_ns - d.base_total_ns;
-    if (!b) {
-      d.verdict = DiffVerdict::kAdded;
-      return;
-    }
-    if (!n) {
-      d.verdict = DiffVerdict::kRemoved;
-      return;
-    }
-    d.delta_mean_pct =
-        d.base_mean_ns > 0 ? (d.new_mean_ns - d.base_mean_ns) / d.base_mean_ns * 100 : 0;
-    d.speedup = d.new_mean_ns > 0 ? d.base_mean_ns / d.new_mean_ns : 0;
-    d.p_value = test_p(b->durations, n->durations, o.test);
-    d.significant = d.p_value < o.alpha;
-    bool matters = share(d.base_total_ns, base_span) >= o.min_share_pct ||
-                   share(d.new_total_ns, new_span) >= o.min_share_pct;
-    bool big = std::fabs(d.delta_mean_pct) >= o.min_effect_pct;
-    if (!matters)
-      d.verdict = DiffVerdict::kMinor;
-    else if (!big)
-      d.verdict = DiffVerdict::kUnchanged;
-    else if (!d.significant)
-      d.verdict = DiffVerdict::kNoise;
-    else
-      d.verdict = d.delta_mean_pct > 0 ? DiffVerdict::kRegression : DiffVerdict::kImprovement;
-  };
+  if (b) {
+    d.base_count = b->durations.size();
+    d.base_total_ns = b->total_ns;
+    d.base_mean_ns = static_cast<double>(b->total_ns) / static_cast<double>(d.base_count);
+  }
+  if (n) {
+    d.new_count = n->durations.size();
+    d.new_total_ns = n->total_ns;
+    d.new_mean_ns = static_cast<double>(n->total_ns) / static_cast<double>(d.new_count);
+  }
+  d.delta_total_ns = d.new_total_ns - d.base_total_ns;
+  d.base_calls_per_step = static_cast<double>(d.base_count) / e.base;
+  d.new_calls_per_step = static_cast<double>(d.new_count) / e.next;
+  d.base_per_step_ns = static_cast<double>(d.base_total_ns) / e.base;
+  d.new_per_step_ns = static_cast<double>(d.new_total_ns) / e.next;
+  d.delta_per_step_ns = d.new_per_step_ns - d.base_per_step_ns;
+  if (!b) {
+    d.verdict = DiffVerdict::kAdded;
+    return;
+  }
+  if (!n) {
+    d.verdict = DiffVerdict::kRemoved;
+    return;
+  }
+  d.delta_mean_pct =
+      d.base_mean_ns > 0 ? (d.new_mean_ns - d.base_mean_ns) / d.base_mean_ns * 100 : 0;
+  d.speedup = d.new_mean_ns > 0 ? d.base_mean_ns / d.new_mean_ns : 0;
+  d.p_value = test_p(b->durations, n->durations, o.test);
+  d.significant = d.p_value < o.alpha;
+  d.delta_per_step_pct =
+      d.base_per_step_ns > 0 ? d.delta_per_step_ns / d.base_per_step_ns * 100 : 0;
+  d.calls_effect_ns = (d.new_calls_per_step - d.base_calls_per_step) * d.base_mean_ns;
+  d.mean_effect_ns = d.new_calls_per_step * (d.new_mean_ns - d.base_mean_ns);
+  d.calls_change_pct = (d.new_calls_per_step - d.base_calls_per_step) / d.base_calls_per_step * 100;
+  stats::TestResult calls = stats::poisson_rate_test(d.base_count, e.base, d.new_count, e.next);
+  d.calls_p_value = calls.valid ? calls.p_value : 1.0;
+  d.calls_significant = d.calls_p_value < o.alpha;
+  bool matters = share(d.base_total_ns, base_span) >= o.min_share_pct ||
+                 share(d.new_total_ns, new_span) >= o.min_share_pct;
+  if (!matters) {
+    d.verdict = DiffVerdict::kMinor;
+    return;
+  }
+  if (std::fabs(d.delta_per_step_pct) < o.min_effect_pct) {
+    d.verdict = DiffVerdict::kUnchanged;
+    return;
+  }
+  // A cause counts when it is significant, big enough on its own, and moves the time the way
+  // the row's time moved.
+  bool up = d.delta_per_step_ns > 0;
+  bool by_calls = d.calls_significant && std::fabs(d.calls_change_pct) >= o.min_effect_pct &&
+                  (d.calls_effect_ns > 0) == up;
+  bool by_mean = d.significant && std::fabs(d.delta_mean_pct) >= o.min_effect_pct &&
+                 (d.mean_effect_ns > 0) == up;
+  if (!by_calls && !by_mean) {
+    d.verdict = DiffVerdict::kNoise;
+    return;
+  }
+  d.cause = by_calls && by_mean ? "calls+mean" : by_calls ? "calls" : "mean";
+  d.verdict = up ? DiffVerdict::kRegression : DiffVerdict::kImprovement;
+}
+
+void diff_side(const Side& base, const Side& next, const Exposure& e, int64_t base_span,
+               int64_t new_span, const CompareOptions& o, bool waits, std::vector<OpDiff>& out,
+               CompareResult& r) {
   for (const Group& b : base.groups) {
     OpDiff d;
     d.name = b.name;
     d.category = b.category;
     auto it = next.index.find(b.key);
-    fill(d, &b, it == next.index.end() ? nullptr : &next.groups[it->second]);
+    judge(d, &b, it == next.index.end() ? nullptr : &next.groups[it->second], e, base_span,
+          new_span, o);
     out.push_back(std::move(d));
   }
   for (const Group& n : next.groups) {
@@ -221,14 +270,17 @@ void diff_side(const Side& base, const Side& next, int64_t base_span, int64_t ne
     OpDiff d;
     d.name = n.name;
     d.category = n.category;
-    fill(d, nullptr, &n);
+    judge(d, nullptr, &n, e, base_span, new_span, o);
     out.push_back(std::move(d));
   }
+  // Waits only mean something where there is a device to wait for.
+  if (waits)
+    for (OpDiff& d : out) d.wait = is_wait(d.name, d.category);
   for (const OpDiff& d : out) {
     if (d.verdict == DiffVerdict::kRegression) {
       ++r.regressions;
-      if (d.delta_mean_pct > r.worst_regression_pct) {
-        r.worst_regression_pct = d.delta_mean_pct;
+      if (d.delta_per_step_pct > r.worst_regression_pct) {
+        r.worst_regression_pct = d.delta_per_step_pct;
         r.worst_regression = d.name;
       }
     } else if (d.verdict == DiffVerdict::kImprovement) {
@@ -238,9 +290,165 @@ void diff_side(const Side& base, const Side& next, int64_t base_span, int64_t ne
     }
   }
   std::sort(out.begin(), out.end(), [](const OpDiff& a, const OpDiff& b) {
-    int64_t da = std::llabs(a.delta_total_ns), db = std::llabs(b.delta_total_ns);
+    double da = std::fabs(a.delta_per_step_ns), db = std::fabs(b.delta_per_step_ns);
     return da != db ? da > db : a.name < b.name;
   });
+}
+
+// Mean time per step on the critical path of each row, over at most kComparePathSteps steps
+// spread evenly over the trace (the whole trace as one window when it has no steps).
+struct PathTimes {
+  std::string missing;  // why there is none
+  size_t windows = 0;
+  double path_ns = 0;
+  struct Row {
+    std::string name, category, kind;
+    double ns = 0;
+  };
+  std::vector<Row> rows;
+  std::unordered_map<std::string, size_t> index;
+};
+
+PathTimes path_times(const Trace& t) {
+  PathTimes r;
+  std::vector<CriticalPathOptions> windows;
+  std::vector<size_t> steps = host_step_slices(t);
+  if (steps.empty()) {
+    CriticalPathOptions o;
+    o.annotation = "";
+    windows.push_back(o);
+  } else {
+    size_t n = std::min(steps.size(), kComparePathSteps);
+    for (size_t k = 0; k < n; ++k) {
+      size_t i = steps[k * steps.size() / n];
+      CriticalPathOptions o;
+      o.step = step_number(t.str(t.slices.name[i])).value_or(-1);
+      windows.push_back(o);
+    }
+  }
+  for (CriticalPathOptions& o : windows) {
+    o.top = 0;
+    if (auto why = critical_path_unavailable(t, o)) {
+      r.missing = *why;
+      return r;
+    }
+    CriticalPathResult cp = analyze_critical_path(t, o);
+    if (!cp.message.empty()) {
+      r.missing = cp.message;
+      return r;
+    }
+    ++r.windows;
+    r.path_ns += static_cast<double>(cp.path_ns);
+    for (const CriticalPathStep& e : cp.path) {
+      std::string name = e.event, kind;
+      if (e.bound_by == "gpu_kernel_launch_overhead") {
+        name = "(launch delay)";
+        kind = "launch delay";
+      } else if (e.bound_by == "gpu_kernel_kernel_overhead") {
+        name = "(kernel-kernel gap)";
+        kind = "kernel gap";
+      } else if (e.bound_by == "gpu_communication_bound") {
+        kind = "communication";
+      } else if (e.bound_by == "gpu_compute_bound") {
+        kind = "gpu";
+      } else {
+        kind = "host";
+        if (name.empty()) name = "(host gap)";
+      }
+      auto [it, fresh] = r.index.emplace(row_key(name, e.category), r.rows.size());
+      if (fresh) r.rows.push_back({name, e.category, kind, 0});
+      r.rows[it->second].ns += static_cast<double>(e.ns);
+    }
+  }
+  if (r.windows == 0) {
+    r.missing = "no window to analyze";
+    return r;
+  }
+  double w = static_cast<double>(r.windows);
+  r.path_ns /= w;
+  for (PathTimes::Row& row : r.rows) row.ns /= w;
+  return r;
+}
+
+// The step change split over the rows of both traces' critical paths.
+void attribute(const Trace& base, const Trace& next, CompareResult& r) {
+  PathTimes b = path_times(base);
+  if (!b.missing.empty()) {
+    r.attribution_missing = "base: " + b.missing;
+    return;
+  }
+  PathTimes n = path_times(next);
+  if (!n.missing.empty()) {
+    r.attribution_missing = "new: " + n.missing;
+    return;
+  }
+  r.base_path_steps = b.windows;
+  r.new_path_steps = n.windows;
+  r.base_path_ns = b.path_ns;
+  r.new_path_ns = n.path_ns;
+  double step_delta = r.speedup_basis == "step mean"
+                          ? r.next.step_mean_ns - r.base.step_mean_ns
+                          : static_cast<double>(r.next.span_ns - r.base.span_ns);
+  auto cause_of = [&](const PathTimes::Row& row) {
+    CompareCause c;
+    c.name = row.name;
+    c.category = row.category;
+    c.kind = row.kind;
+    c.wait = is_wait(row.name, row.category);
+    return c;
+  };
+  std::vector<CompareCause> all;
+  std::unordered_map<std::string, size_t> index;
+  for (const PathTimes::Row& row : b.rows) {
+    index.emplace(row_key(row.name, row.category), all.size());
+    all.push_back(cause_of(row));
+    all.back().base_ns = row.ns;
+  }
+  for (const PathTimes::Row& row : n.rows) {
+    auto [it, fresh] = index.emplace(row_key(row.name, row.category), all.size());
+    if (fresh) all.push_back(cause_of(row));
+    all[it->second].new_ns = row.ns;
+  }
+  for (CompareCause& c : all) {
+    c.delta_ns = c.new_ns - c.base_ns;
+    c.share_pct = step_delta != 0 ? c.delta_ns / step_delta * 100 : 0;
+  }
+  std::sort(all.begin(), all.end(), [](const CompareCause& x, const CompareCause& y) {
+    double dx = std::fabs(x.delta_ns), dy = std::fabs(y.delta_ns);
+    return dx != dy ? dx > dy : x.name < y.name;
+  });
+  if (all.size() > kCompareCauses) all.resize(kCompareCauses);
+  r.causes = std::move(all);
+}
+
+// Wait rows that moved, each with the GPU rows that moved the same way (what it waited for).
+void link_symptoms(CompareResult& r) {
+  auto moved = [](const OpDiff& d) {
+    return d.verdict == DiffVerdict::kRegression || d.verdict == DiffVerdict::kImprovement ||
+           d.verdict == DiffVerdict::kNoise;
+  };
+  for (const std::vector<OpDiff>* rows : {&r.ops, &r.kernels}) {
+    for (const OpDiff& d : *rows) {
+      if (!d.wait || !moved(d)) continue;
+      CompareSymptom s;
+      s.name = d.name;
+      s.category = d.category;
+      s.delta_per_step_ns = d.delta_per_step_ns;
+      for (const OpDiff& k : r.kernels) {  // sorted by |delta per step|
+        if (s.waits_for.size() == 3) break;
+        if (k.wait ||
+            (k.verdict != DiffVerdict::kRegression && k.verdict != DiffVerdict::kImprovement &&
+             k.verdict != DiffVerdict::kAdded && k.verdict != DiffVerdict::kRemoved))
+          continue;
+        if ((k.delta_per_step_ns > 0) == (d.delta_per_step_ns > 0)) s.waits_for.push_back(k.name);
+      }
+      r.symptoms.push_back(std::move(s));
+    }
+  }
+  std::sort(r.symptoms.begin(), r.symptoms.end(),
+            [](const CompareSymptom& x, const CompareSymptom& y) {
+              return std::fabs(x.delta_per_step_ns) > std::fabs(y.delta_per_step_ns);
+            });
 }
 
 void keep_top(std::vector<OpDiff>& rows, size_t top) {
@@ -267,12 +475,22 @@ CompareResult compare_traces(const Trace& base, const Trace& next, const Compare
   }
   if (r.base.peak_memory_bytes >= 0 && r.next.peak_memory_bytes >= 0)
     r.peak_memory_delta = r.next.peak_memory_bytes - r.base.peak_memory_bytes;
+  Exposure e;
+  r.per_step_basis = "trace";
+  if (r.base.steps > 0 && r.next.steps > 0) {
+    r.per_step_basis = "step";
+    e.base = static_cast<double>(r.base.steps);
+    e.next = static_cast<double>(r.next.steps);
+  }
+  bool device = r.base.gpu_kernel_ns > 0 || r.next.gpu_kernel_ns > 0;
   for (bool gpu : {false, true}) {
     Side b, n;
     collect(base, gpu, b);
     collect(next, gpu, n);
-    diff_side(b, n, r.base.span_ns, r.next.span_ns, o, gpu ? r.kernels : r.ops, r);
+    diff_side(b, n, e, r.base.span_ns, r.next.span_ns, o, device, gpu ? r.kernels : r.ops, r);
   }
+  if (o.attribute) attribute(base, next, r);
+  link_symptoms(r);
   if (!o.python_with_ops) {
     auto python = std::stable_partition(r.ops.begin(), r.ops.end(), [](const OpDiff& d) {
       return d.category != "python_function";

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace mlprof::stats {
@@ -226,6 +227,39 @@ TestResult mann_kendall(std::span<const double> y_all, size_t max_points) {
   }
   r.z = s > 0 ? (s - 1) / std::sqrt(var) : (s < 0 ? (s + 1) / std::sqrt(var) : 0);
   r.p_value = std::min(1.0, 2 * normal_cdf(-std::fabs(r.z)));
+  return r;
+}
+
+TestResult poisson_rate_test(uint64_t k1, double e1, uint64_t k2, double e2) {
+  TestResult r;
+  uint64_t n = k1 + k2;
+  if (n == 0 || !(e1 > 0) || !(e2 > 0)) return r;
+  r.valid = true;
+  double p0 = e2 / (e1 + e2);
+  r.statistic = k1 > 0 ? (static_cast<double>(k2) / e2) / (static_cast<double>(k1) / e1)
+                       : std::numeric_limits<double>::infinity();
+  double dn = static_cast<double>(n), sd = std::sqrt(dn * p0 * (1 - p0));
+  double dev = static_cast<double>(k2) - dn * p0;
+  r.z = sd > 0 ? dev / sd : 0;
+  constexpr uint64_t kExactUpTo = 5000;
+  if (n <= kExactUpTo) {
+    auto log_pmf = [&](uint64_t k) {
+      double dk = static_cast<double>(k);
+      return std::lgamma(dn + 1) - std::lgamma(dk + 1) - std::lgamma(dn - dk + 1) +
+             dk * std::log(p0) + (dn - dk) * std::log1p(-p0);
+    };
+    // Outcomes as unlikely as the observed one, with R's relative tolerance for ties.
+    double observed = log_pmf(k2) + std::log1p(1e-7);
+    double p = 0;
+    for (uint64_t k = 0; k <= n; ++k) {
+      double lp = log_pmf(k);
+      if (lp <= observed) p += std::exp(lp);
+    }
+    r.p_value = std::min(1.0, p);
+    return r;
+  }
+  double zc = sd > 0 ? std::max(0.0, std::fabs(dev) - 0.5) / sd : 0;
+  r.p_value = std::min(1.0, 2 * normal_cdf(-zc));
   return r;
 }
 

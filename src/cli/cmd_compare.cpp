@@ -28,8 +28,10 @@ MLPROF_REGISTER_COMMAND(
           ->required()
           ->expected(2, -1);
       sub.add_flag("--json", a->json, "machine-readable output");
-      sub.add_option("--fail-on-regression", a->fail_pct,
-                     "exit 3 when a significant regression of the mean exceeds PCT percent");
+      sub.add_option(
+          "--fail-on-regression", a->fail_pct,
+          "exit 3 when a significant regression adds more than PCT percent to a row's time per "
+          "step (or to the step time)");
       sub.add_option("--test", a->test, "significance test: mwu (Mann-Whitney U) or welch")
           ->check(CLI::IsMember({"mwu", "welch"}));
       sub.add_option("--alpha", a->alpha, "significance level (default 0.05)");
@@ -95,8 +97,8 @@ MLPROF_REGISTER_COMMAND(
               if (name.size() > 80)
                 name = name.substr(0, 50) + "..." + name.substr(name.size() - 27);
               std::fprintf(stderr,
-                           "mlprof compare: regression: %s is %.1f%% slower per call (limit "
-                           "%.1f%%, p < %.2g)\n",
+                           "mlprof compare: regression: %s takes %.1f%% more time per step "
+                           "(limit %.1f%%, p < %.2g)\n",
                            name.c_str(), p->worst_regression_pct, a->fail_pct, a->alpha);
               return kExitRegression;
             }

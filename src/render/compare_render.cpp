@@ -24,6 +24,73 @@ std::string short_name(const std::string& s) {
 
 std::string signed_duration(double ns) { return (ns > 0 ? "+" : "") + format_duration_ns(ns); }
 
+std::string calls_text(double v) {
+  return fmt(v >= 100 || v == std::floor(v) ? "%.0f" : "%.3g", v);
+}
+
+std::string verdict_text(const OpDiff& d) {
+  std::string v(diff_verdict_name(d.verdict));
+  if (!d.cause.empty()) v += " (" + d.cause + ")";
+  return d.wait && d.verdict != DiffVerdict::kMinor && d.verdict != DiffVerdict::kUnchanged
+             ? v + ", a wait"
+             : v;
+}
+
+// Where the step change comes from: the causes on the critical path, then the waits.
+void attribution_text(std::string& out, const CompareResult& r, size_t width) {
+  if (!r.attribution_missing.empty()) {
+    out += "\nNo attribution of the step change: " + r.attribution_missing + "\n";
+    return;
+  }
+  out += "\nWhere the change comes from: time on the critical path per step (" +
+         std::to_string(r.base_path_steps) + " -> " + std::to_string(r.new_path_steps) +
+         " steps measured), " + format_duration_ns(r.base_path_ns) + " -> " +
+         format_duration_ns(r.new_path_ns) + " (" +
+         signed_duration(r.new_path_ns - r.base_path_ns) + ")\n";
+  if (r.causes.empty()) return;
+  TextTable t;
+  t.add_column("cause", TextTable::Align::kLeft);
+  t.add_column("kind", TextTable::Align::kLeft);
+  t.add_column("on path/step");
+  t.add_column("delta");
+  t.add_column("of step change");
+  for (const CompareCause& c : r.causes)
+    t.add_row({c.name, c.wait ? c.kind + " (a wait)" : c.kind,
+               format_duration_ns(c.base_ns) + " -> " + format_duration_ns(c.new_ns),
+               signed_duration(c.delta_ns), c.share_pct != 0 ? fmt("%+.1f%%", c.share_pct) : "-"});
+  out += t.render(std::max<size_t>(width, 150));
+}
+
+void symptoms_text(std::string& out, const CompareResult& r) {
+  if (r.symptoms.empty()) return;
+  out += "\nWaits (symptoms: their time is the GPU work they wait for):\n";
+  for (const CompareSymptom& s : r.symptoms) {
+    out += "  " + short_name(s.name) + " " + signed_duration(s.delta_per_step_ns) + " per step";
+    if (s.waits_for.empty()) {
+      out += ": no GPU row moved the same way\n";
+      continue;
+    }
+    out += ", waits for: ";
+    for (size_t i = 0; i < s.waits_for.size(); ++i)
+      out += (i ? ", " : "") + short_name(s.waits_for[i]);
+    out += "\n";
+  }
+}
+
+// The headline: the largest causes, not the waits.
+std::string headline_causes(const CompareResult& r) {
+  std::string out;
+  size_t n = 0;
+  double step_delta = r.next.step_mean_ns - r.base.step_mean_ns;
+  for (const CompareCause& c : r.causes) {
+    if (c.wait || n == 3) continue;
+    if (r.speedup_basis == "step mean" && (c.delta_ns > 0) != (step_delta > 0)) continue;
+    out += (n++ ? ", " : "") + short_name(c.name) + " " + signed_duration(c.delta_ns);
+  }
+  return out;
+}
+
+// One row per op: what it costs a step and why that moved (more calls, or slower calls).
 void diff_table(std::string& out, const std::vector<OpDiff>& all, const char* title, size_t width,
                 size_t top) {
   if (all.empty()) return;
@@ -32,27 +99,32 @@ void diff_table(std::string& out, const std::vector<OpDiff>& all, const char* ti
   out += std::string("\n") + title + "\n";
   TextTable t;
   t.add_column("name", TextTable::Align::kLeft);
-  t.add_column("base total");
-  t.add_column("new total");
+  t.add_column("calls/step");
+  t.add_column("mean/call");
+  t.add_column("time/step");
   t.add_column("delta");
-  t.add_column("base mean");
-  t.add_column("new mean");
-  t.add_column("mean %");
-  t.add_column("speedup");
-  t.add_column("p");
+  t.add_column("from calls");
+  t.add_column("from mean");
+  t.add_column("p calls");
+  t.add_column("p mean");
   t.add_column("verdict", TextTable::Align::kLeft);
+  auto side = [](bool has, const std::string& v) { return has ? v : std::string("-"); };
   for (const OpDiff& d : rows) {
-    bool both = d.base_count > 0 && d.new_count > 0;
-    t.add_row({d.name, format_duration_ns(static_cast<double>(d.base_total_ns)),
-               format_duration_ns(static_cast<double>(d.new_total_ns)),
-               signed_duration(static_cast<double>(d.delta_total_ns)),
-               d.base_count ? format_duration_ns(d.base_mean_ns) : "-",
-               d.new_count ? format_duration_ns(d.new_mean_ns) : "-",
-               both ? fmt("%+.1f%%", d.delta_mean_pct) : "-", both ? fmt("%.2fx", d.speedup) : "-",
-               both ? fmt("%.2g", d.p_value) : "-", std::string(diff_verdict_name(d.verdict))});
+    bool b = d.base_count > 0, n = d.new_count > 0, both = b && n;
+    t.add_row(
+        {d.name,
+         side(b, calls_text(d.base_calls_per_step)) + " -> " +
+             side(n, calls_text(d.new_calls_per_step)),
+         side(b, format_duration_ns(d.base_mean_ns)) + " -> " +
+             side(n, format_duration_ns(d.new_mean_ns)),
+         side(b, format_duration_ns(d.base_per_step_ns)) + " -> " +
+             side(n, format_duration_ns(d.new_per_step_ns)),
+         signed_duration(d.delta_per_step_ns), both ? signed_duration(d.calls_effect_ns) : "-",
+         both ? signed_duration(d.mean_effect_ns) : "-", both ? fmt("%.2g", d.calls_p_value) : "-",
+         both ? fmt("%.2g", d.p_value) : "-", verdict_text(d)});
   }
   // Names need room beside nine numeric columns.
-  out += t.render(std::max<size_t>(width, 150));
+  out += t.render(std::max<size_t>(width, 170));
   if (shown < all.size())
     out += "(" + std::to_string(all.size() - shown) + " more rows: --top 0 or --json)\n";
 }
@@ -86,6 +158,19 @@ void write_diffs(JsonWriter& w, const std::vector<OpDiff>& rows) {
     w.field("speedup", d.speedup);
     w.field("p_value", d.p_value);
     w.field("significant", d.significant);
+    w.field("base_calls_per_step", d.base_calls_per_step);
+    w.field("new_calls_per_step", d.new_calls_per_step);
+    w.field("base_per_step_ns", d.base_per_step_ns);
+    w.field("new_per_step_ns", d.new_per_step_ns);
+    w.field("delta_per_step_ns", d.delta_per_step_ns);
+    w.field("delta_per_step_pct", d.delta_per_step_pct);
+    w.field("calls_effect_ns", d.calls_effect_ns);
+    w.field("mean_effect_ns", d.mean_effect_ns);
+    w.field("calls_change_pct", d.calls_change_pct);
+    w.field("calls_p_value", d.calls_p_value);
+    w.field("calls_significant", d.calls_significant);
+    w.field("cause", d.cause);
+    w.field("wait", d.wait);
     w.field("verdict", diff_verdict_name(d.verdict));
     w.end_object();
   }
@@ -112,12 +197,23 @@ std::string render_compare_text(const CompareResult& r, size_t width, size_t top
          std::to_string(r.improvements) + " significant improvements, " + std::to_string(r.noise) +
          " changes within noise";
   if (!r.worst_regression.empty())
-    out +=
-        "; worst: " + short_name(r.worst_regression) + " " + fmt("%+.1f%%", r.worst_regression_pct);
+    out += "; worst: " + short_name(r.worst_regression) + " " +
+           fmt("%+.1f%%", r.worst_regression_pct) + " per step";
   out += "\n";
-  diff_table(out, r.ops, "Host ops (by |total delta|):", width, top);
-  diff_table(out, r.python, "Python functions (by |total delta|):", width, top);
-  diff_table(out, r.kernels, "GPU kernels (by |total delta|):", width, top);
+  if (std::string causes = headline_causes(r); !causes.empty())
+    out += "causes (critical path per step): " + causes + "\n";
+  attribution_text(out, r, width);
+  symptoms_text(out, r);
+  std::string per = r.per_step_basis == "step"
+                        ? "per step, " + std::to_string(r.base.steps) + " -> " +
+                              std::to_string(r.next.steps) + " steps"
+                        : "per trace: a trace has no steps";
+  out += "\nRows: " + per +
+         "; delta = from calls (more or fewer calls at the base mean) + from mean (the new "
+         "calls' change per call)\n";
+  diff_table(out, r.ops, "Host ops (by |delta per step|):", width, top);
+  diff_table(out, r.python, "Python functions (by |delta per step|):", width, top);
+  diff_table(out, r.kernels, "GPU kernels (by |delta per step|):", width, top);
   return out;
 }
 
@@ -136,8 +232,45 @@ void write_compare_json(JsonWriter& w, const CompareResult& r) {
   w.field("regressions", r.regressions);
   w.field("improvements", r.improvements);
   w.field("noise", r.noise);
+  w.field("per_step_basis", r.per_step_basis);
   w.field("worst_regression", r.worst_regression);
   w.field("worst_regression_pct", r.worst_regression_pct);
+  w.key("attribution").begin_object();
+  if (!r.attribution_missing.empty()) {
+    w.field("unavailable", r.attribution_missing);
+  } else {
+    w.field("base_path_steps", r.base_path_steps);
+    w.field("new_path_steps", r.new_path_steps);
+    w.field("base_path_ns", r.base_path_ns);
+    w.field("new_path_ns", r.new_path_ns);
+  }
+  w.key("causes").begin_array();
+  for (const CompareCause& c : r.causes) {
+    w.begin_object();
+    w.field("name", c.name);
+    w.field("category", c.category);
+    w.field("kind", c.kind);
+    w.field("base_ns", c.base_ns);
+    w.field("new_ns", c.new_ns);
+    w.field("delta_ns", c.delta_ns);
+    w.field("share_pct", c.share_pct);
+    w.field("wait", c.wait);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("symptoms").begin_array();
+  for (const CompareSymptom& y : r.symptoms) {
+    w.begin_object();
+    w.field("name", y.name);
+    w.field("category", y.category);
+    w.field("delta_per_step_ns", y.delta_per_step_ns);
+    w.key("waits_for").begin_array();
+    for (const std::string& k : y.waits_for) w.value(k);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
   w.key("ops");
   write_diffs(w, r.ops);
   w.key("python_functions");

@@ -31,10 +31,13 @@ for op in ["aten::addmm", "aten::mm", "data_load"]:
     if r:
         check(r["base_total_ns"] == tb and r["new_total_ns"] == tn, f"{op}: totals {r['base_total_ns']}/{r['new_total_ns']} vs {tb}/{tn}")
         check(r["delta_total_ns"] == tn - tb, f"{op}: delta")
-# A verdict is a regression only when significant and at least 5% slower per call.
+# A verdict is a regression only when the time per step grew by at least 5% and a part that
+# grew it is significant and at least 5% itself: the calls per step or the mean per call.
 for r in got["ops"]:
     if r["verdict"] == "regression":
-        check(r["significant"] and r["delta_mean_pct"] >= 5, f"{r['name']}: regression rule")
+        by_calls = r["calls_significant"] and r["calls_change_pct"] >= 5
+        by_mean = r["significant"] and r["delta_mean_pct"] >= 5
+        check(r["delta_per_step_pct"] >= 5 and (by_calls or by_mean), f"{r['name']}: regression rule")
 
 # Gating: bs256 does 4x the work per call of the matmuls, so some op regresses significantly.
 rc = subprocess.run([MLPROF, "compare", base, new, "--fail-on-regression", "10"],

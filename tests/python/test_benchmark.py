@@ -75,6 +75,10 @@ def test_compare_sessions_is_mlprof_compare():
     c = mlprof.compare(*sessions)
     row = [o for o in c.ops if o["name"] == "step work"][0]
     assert row["verdict"] == "improvement" and row["speedup"] > 1.5
+    # str() is `mlprof compare`'s text of the same comparison: the row's delta per step shows.
+    text = str(c)
+    line = [l for l in text.splitlines() if l.startswith("step work")][0]
+    assert "improvement" in line and c.per_step_basis in ("step", "trace")
 
 
 def test_memory_tracker_timeline_peak_and_leak_verdict():

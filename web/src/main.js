@@ -112,6 +112,28 @@ async function flame(c, src) {
   renderFlame(c, f);
 }
 
+// The step change's causes on the critical path (not the waits), and the waits with what they
+// waited for: the same rows and numbers as `mlprof compare`'s text.
+function compareCauses(r) {
+  const a = r.attribution;
+  if (!a) return [];
+  const out = [];
+  const sign = (ns) => (ns > 0 ? '+' : '') + fmtNs(ns);
+  const stepDelta = (r.new?.step_mean_ns ?? 0) - (r.base?.step_mean_ns ?? 0);
+  const causes = (a.causes || []).filter((c) => !c.wait &&
+    (r.speedup_basis !== 'step mean' || (c.delta_ns > 0) === (stepDelta > 0))).slice(0, 3);
+  if (causes.length) {
+    out.push(el('div', { class: 'verdict-sub', 'data-testid': 'compare-causes' },
+      'Causes (critical path per step): ' + causes.map((c) => `${c.name} ${sign(c.delta_ns)}`).join(', ')));
+  }
+  for (const y of a.symptoms || []) {
+    out.push(el('div', { class: 'verdict-sub', 'data-testid': 'compare-symptom' },
+      `A wait (symptom): ${y.name} ${sign(y.delta_per_step_ns)} per step` +
+      (y.waits_for.length ? `, waits for ${y.waits_for.join(', ')}` : '')));
+  }
+  return out;
+}
+
 async function compare(c, src) {
   const r = await src.get('compare');
   if (missing(c, r, 'Compare')) return;
@@ -122,7 +144,8 @@ async function compare(c, src) {
     c.append(el('div', { class: 'verdict', 'data-testid': 'compare-verdict' }, el('div', { class: 'verdict-line' },
       x >= 1 ? `The new run is ${x.toFixed(2)}x faster${by}${sig}.` : `The new run is ${(1 / x).toFixed(2)}x slower${by}${sig}.`),
       el('div', { class: 'verdict-sub' }, `${r.regressions ?? 0} ops regressed, ${r.improvements ?? 0} improved` +
-        (r.worst_regression ? `; worst: ${r.worst_regression} (+${Number(r.worst_regression_pct).toFixed(1)} %)` : ''))));
+        (r.worst_regression ? `; worst: ${r.worst_regression} (+${Number(r.worst_regression_pct).toFixed(1)} % per step)` : '')),
+      ...compareCauses(r)));
   }
   c.append(renderGeneric(r, 'compare'));
 }

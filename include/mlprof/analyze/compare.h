@@ -11,15 +11,24 @@
 
 namespace mlprof {
 
-// A row is a regression (or an improvement) only when all hold:
-//  - the two-sided test on per-call durations gives p < kCompareAlpha (the usual 5% level);
-//  - the mean per call moved by at least kCompareMinEffectPct: with thousands of calls even a
+// A row's verdict is about its contribution to the step time: its time per step (calls per
+// step x mean per call) and which of the two moved. A row is a regression (or an improvement)
+// only when all hold:
+//  - the op matters: at least kCompareMinSharePct of either trace's span;
+//  - its time per step moved by at least kCompareMinEffectPct: with thousands of calls even a
 //    1% shift is "significant", and a shift that small is rarely worth a CI failure (a
 //    conventional minimum effect size for timing gates; tune with --min-effect);
-//  - the op matters: at least kCompareMinSharePct of either trace's span.
+//  - a cause of that move is significant and itself at least kCompareMinEffectPct: the calls
+//    per step (Poisson rate test on the counts, p < kCompareAlpha) or the mean per call
+//    (two-sided test on the per-call durations, p < kCompareAlpha), moving the same way.
+// So a row whose calls multiplied is a regression at an unchanged (or lower) mean per call.
 inline constexpr double kCompareAlpha = 0.05;
 inline constexpr double kCompareMinEffectPct = 5.0;
 inline constexpr double kCompareMinSharePct = 0.5;
+
+inline constexpr size_t kCompareCauses = 15;
+// Critical paths measured per trace (steps evenly spread over the trace) to attribute the change.
+inline constexpr size_t kComparePathSteps = 32;
 
 enum class SignificanceTest { kMannWhitney, kWelch };
 
@@ -32,6 +41,8 @@ struct CompareOptions {
   // python_function rows (the Python tracer's frames) in their own table: they nest around the
   // ops they call, so mixing them into the op table counts the same time twice.
   bool python_with_ops = false;
+  // Attribute the step change to the rows on each step's critical path (CompareResult::causes).
+  bool attribute = true;
 };
 
 // The key rows are matched by across traces: the name with its run-specific tokens replaced,
@@ -58,7 +69,42 @@ struct OpDiff {
   double speedup = 0;          // base mean / new mean (> 1: faster)
   double p_value = 1;          // two-sided, on per-call durations
   bool significant = false;    // p < alpha
+  // Per step (CompareResult::per_step_basis): count / steps and total / steps of each side.
+  double base_calls_per_step = 0, new_calls_per_step = 0;
+  double base_per_step_ns = 0, new_per_step_ns = 0;
+  double delta_per_step_ns = 0;   // new - base: the row's contribution to the step change
+  double delta_per_step_pct = 0;  // delta_per_step_ns / base_per_step_ns * 100
+  // delta_per_step_ns = calls_effect_ns + mean_effect_ns exactly:
+  double calls_effect_ns = 0;   // (new calls - base calls) per step x base mean
+  double mean_effect_ns = 0;    // new calls per step x (new mean - base mean)
+  double calls_change_pct = 0;  // calls per step, new vs base
+  double calls_p_value = 1;     // Poisson rate test on the counts (stats::poisson_rate_test)
+  bool calls_significant = false;
+  std::string cause;  // of a regression / improvement: "calls", "mean" or "calls+mean"
   DiffVerdict verdict = DiffVerdict::kUnchanged;
+  // A wait (a host sync call, a cuda_sync event, aten::item's device-to-host read): its time is
+  // the GPU work it waits for, so its change is a symptom; CompareResult::symptoms links it.
+  bool wait = false;
+};
+
+// Where the step-time change comes from: each row's time on the step's critical path (HTA's
+// dependency graph, `mlprof critical-path`), per step, base vs new. The path's edges are
+// exclusive, so the deltas add up to the change of the path's length.
+struct CompareCause {
+  std::string name;                // a row's name, or "(launch delay)" / "(kernel-kernel gap)"
+  std::string category;            // the row's category ("" for the delays)
+  std::string kind;                // "gpu", "communication", "host", "launch delay", "kernel gap"
+  double base_ns = 0, new_ns = 0;  // time on the critical path per step
+  double delta_ns = 0;             // new - base
+  double share_pct = 0;            // of the step mean's change (0 when it did not change)
+  bool wait = false;               // a wait on the path: a symptom, not a cause
+};
+
+// A wait row whose time moved, and the GPU rows that moved the same way (what it waits for).
+struct CompareSymptom {
+  std::string name, category;
+  double delta_per_step_ns = 0;
+  std::vector<std::string> waits_for;  // kernels table rows, by |delta per step|, at most 3
 };
 
 struct TraceTotals {
@@ -83,8 +129,18 @@ struct CompareResult {
   std::vector<OpDiff> python;     // python_function rows (empty with python_with_ops), same order
   std::vector<OpDiff> kernels;    // GPU kernels/memcpy/memset, same order
   uint64_t regressions = 0, improvements = 0, noise = 0;  // over all rows, before the cut
-  double worst_regression_pct = 0;  // largest mean increase among regressions (and steps)
-  std::string worst_regression;     // its name ("(step time)" for steps)
+  // "step" when both traces have steps (rows are per step), else "trace" (one per trace).
+  std::string per_step_basis;
+  // Largest increase of time per step among regressions (and of the step mean): for a row
+  // with the same calls per step it is its mean-per-call increase.
+  double worst_regression_pct = 0;
+  std::string worst_regression;  // its name ("(step time)" for steps)
+  // The step change attributed (empty attribution_missing) or why not.
+  std::string attribution_missing;
+  size_t base_path_steps = 0, new_path_steps = 0;  // steps whose critical path was measured
+  double base_path_ns = 0, new_path_ns = 0;        // mean critical path length per step
+  std::vector<CompareCause> causes;                // by |delta| descending, at most kCompareCauses
+  std::vector<CompareSymptom> symptoms;            // by |delta per step| descending
 };
 
 CompareResult compare_traces(const Trace& base, const Trace& next,

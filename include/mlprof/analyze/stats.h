@@ -57,6 +57,15 @@ TestResult welch_t_test(std::span<const double> a, std::span<const double> b);
 // correction; O((n + m) log(n + m)). Needs >= 1 value per sample (p is meaningful from ~8 each).
 TestResult mann_whitney_u(std::span<const double> a, std::span<const double> b);
 
+// Do two event counts differ in rate? k1 events over exposure e1 (e.g. steps) against k2 over
+// e2: the conditional test of two Poisson rates (Przyborowski & Wilenski): given n = k1 + k2,
+// k2 ~ Binomial(n, e2 / (e1 + e2)) when the rates are equal. Two-sided p: the exact binomial
+// sum of the outcomes no likelier than k2 (R's binom.test) up to n = 5000, above that the
+// normal approximation with continuity correction. statistic = k2 / e2 over k1 / e1 (the rate
+// ratio; infinity when k1 = 0). Call counts of a deterministic program vary less than Poisson,
+// so the test is conservative for them. valid = false when n = 0 or an exposure is not > 0.
+TestResult poisson_rate_test(uint64_t k1, double e1, uint64_t k2, double e2);
+
 // Theil-Sen slope: median of the pairwise slopes (y_j - y_i) / (x_j - x_i), i < j, x_i != x_j.
 // O(n^2) pairs; above `max_points` points the series is thinned evenly first (leak series are
 // one point per step, so this only bounds pathological inputs).
