@@ -134,7 +134,7 @@ TEST(TraceStoreTest, SymlinkOutOfTheDirectoryIsRefused) {
     Lookup l = store.get("link.json", "ops");
     EXPECT_EQ(l.error, LookupError::kOutside) << l.message;
     EXPECT_FALSE(l.body);
-    EXPECT_TRUE(store.list().empty());
+    EXPECT_TRUE(store.list().files.empty());
     EXPECT_EQ(store.loads(), 0u);
   }
 }
@@ -149,7 +149,7 @@ TEST(TraceStoreTest, HiddenFilesAreNotServed) {
     EXPECT_EQ(store.get(name, "summary").error, LookupError::kNotFound) << name;
   EXPECT_EQ(store.get("../x.json", "summary").error, LookupError::kOutside);
   EXPECT_EQ(store.get("/etc/passwd.json", "summary").error, LookupError::kOutside);
-  auto files = store.list();
+  auto files = store.list().files;
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files[0].name, "sub/seen.json");
   EXPECT_EQ(store.get("sub/seen.json", "summary").error, LookupError::kNone);
@@ -324,6 +324,81 @@ TEST(TraceStoreTest, WorkForAGoneClientIsAbandoned) {
   EXPECT_EQ(store.ranks([&] { return ++asked < 2; }).error, LookupError::kAbandoned);
   EXPECT_EQ(store.loads(), 1u);
   EXPECT_EQ(store.get("r0.json", "summary").error, LookupError::kNone);  // a later client
+}
+
+// Issue 32 item 11: the served folder deleted and created again is served again at once, not an
+// empty listing and 404s until a restart.
+TEST(TraceStoreTest, ARecreatedDirectoryIsReopened) {
+  TempDir parent;
+  fs::path served = parent.path() / "served";
+  write(served / "a.json", tiny_trace("a_op"));
+  TraceStore store(served.string());
+  ASSERT_EQ(store.list().files.size(), 1u);
+  fs::remove_all(served);
+  EXPECT_TRUE(store.list().files.empty());
+  EXPECT_EQ(store.get("a.json", "summary").error, LookupError::kNotFound);
+  write(served / "b.json", tiny_trace("b_op"));
+  auto files = store.list().files;
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].name, "b.json");
+  Lookup l = store.get("b.json", "ops");
+  EXPECT_EQ(l.error, LookupError::kNone) << l.message;
+  ASSERT_TRUE(l.body);
+  EXPECT_NE(l.body->find("b_op"), std::string::npos);
+}
+
+// Issue 32 item 12: no trace files is no rank, not one empty rank.
+TEST(TraceStoreTest, RanksOfAnEmptyDirectoryAreUnavailable) {
+  TempDir served;
+  write(served.path() / "notes.txt", "not a trace");
+  TraceStore store(served.path().string());
+  Lookup l = store.ranks();
+  ASSERT_EQ(l.error, LookupError::kNone) << l.message;
+  EXPECT_NE(l.body->find("\"unavailable\":\"no trace files"), std::string::npos) << *l.body;
+  EXPECT_EQ(l.body->find("\"ranks\""), std::string::npos) << *l.body;
+  // Only files that do not load: no rank either, and the error says why.
+  write(served.path() / "broken.json", "{\"traceEvents\": [ {");
+  set_mtime(served.path() / "broken.json", -3600);
+  l = store.ranks();
+  ASSERT_EQ(l.error, LookupError::kNone) << l.message;
+  EXPECT_NE(l.body->find("no trace file in this directory loads: "), std::string::npos) << *l.body;
+  EXPECT_NE(l.body->find("broken.json"), std::string::npos) << *l.body;
+}
+
+// Issue 32 item 15: a listing cut at max_files says so.
+TEST(TraceStoreTest, ATruncatedListingSaysSo) {
+  TempDir served;
+  for (int i = 0; i < 5; ++i) write(served.path() / ("t" + std::to_string(i) + ".json"), "{}");
+  write(served.path() / "readme.txt", "");
+  Listing all = TraceStore(served.path().string(), {.max_files = 5}).list();
+  EXPECT_EQ(all.files.size(), 5u);
+  EXPECT_FALSE(all.truncated);
+  Listing cut = TraceStore(served.path().string(), {.max_files = 3}).list();
+  EXPECT_EQ(cut.files.size(), 3u);
+  EXPECT_TRUE(cut.truncated);
+}
+
+// Issue 32 item 5: a file that inflates past the store's input limit is kTooLarge (413), with a
+// message naming the limit and serve's option, even while its mtime is recent.
+TEST(TraceStoreTest, AFilePastTheInputLimitIsTooLarge) {
+  TempDir served;
+  std::string big = R"({"traceEvents":[)";
+  for (int i = 0; i < 40000; ++i) {  // ~2.4 MB of JSON
+    if (i) big += ',';
+    big += R"({"ph":"X","cat":"cpu_op","name":"op","pid":1,"tid":1,"ts":)" + std::to_string(i) +
+           R"(,"dur":1})";
+  }
+  big += "]}";
+  write(served.path() / "big.json", big);
+  TraceStore store(served.path().string(), {.max_input_bytes = 1 << 20});
+  for (int i = 0; i < 2; ++i) {  // the second answer comes from the cached failure
+    Lookup l = store.get("big.json", "summary");
+    EXPECT_EQ(l.error, LookupError::kTooLarge) << l.message;
+    EXPECT_NE(l.message.find("exceeds the input limit of 1 MiB"), std::string::npos) << l.message;
+    EXPECT_NE(l.message.find("--max-input-mb"), std::string::npos) << l.message;
+  }
+  TraceStore roomy(served.path().string(), {.max_input_bytes = 4 << 20});
+  EXPECT_EQ(roomy.get("big.json", "summary").error, LookupError::kNone);
 }
 
 TEST(SingleFlightTest, AWaiterTakesOverWhenTheLeaderGivesUp) {

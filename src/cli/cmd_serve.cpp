@@ -64,6 +64,20 @@ MLPROF_REGISTER_COMMAND("serve", "Dashboard and REST API (/api/...) for the trac
                           sub.add_option("--client-timeout", o->client_timeout_s,
                                          "seconds a silent connection is kept (default 10)")
                               ->check(CLI::Range(1u, 3600u));
+                          sub.add_option("--header-timeout", o->header_timeout_s,
+                                         "seconds a request's line and headers may take in all, "
+                                         "however slowly they arrive (default 10)")
+                              ->check(CLI::Range(1u, 3600u));
+                          sub.add_option("--max-connections", o->max_connections,
+                                         "connections at once (default 1000); near it, the one "
+                                         "waiting longest for its headers is closed")
+                              ->check(CLI::Range(2u, 1000000u));
+                          sub.add_option_function<uint64_t>(
+                                 "--max-input-mb",
+                                 [o](uint64_t mb) { o->max_input_bytes = mb << 20; },
+                                 "decompressed MiB of one trace file read at most; larger "
+                                 "files answer 413 (default 512, or MLPROF_MAX_INPUT_MB)")
+                              ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
                           sub.add_option_function<size_t>(
                                  "--cache-mb", [o](size_t mb) { o->cache_bytes = mb << 20; },
                                  "analysis results kept in memory, MiB (default 256)")

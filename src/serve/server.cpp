@@ -12,14 +12,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 #include <utility>
 
+#include "mlprof/import.h"
 #include "render/analysis_output.h"
 #include "render/report.h"
 #include "render/web_page.h"
@@ -34,6 +38,10 @@ namespace {
 constexpr const char* kJson = "application/json";
 constexpr int kListenBacklog = 1024;  // bursts of connections wait here, not in SYN retries
 constexpr size_t kMaxUriBytes = 8192;
+// The API takes at most 3 parameters. Each one libmicrohttpd keeps costs ~70 bytes of the
+// connection's memory: ~900 of them exhausted it and the request got no answer at all.
+constexpr size_t kMaxQueryParams = 64;
+using Clock = std::chrono::steady_clock;
 
 struct Reply {
   int status = 200;
@@ -71,6 +79,8 @@ int status_of(LookupError e) {
       return 503;  // probably still being written: retry
     case LookupError::kAbandoned:
       return 503;  // nobody reads it: the client has gone, or the server is stopping
+    case LookupError::kTooLarge:
+      return 413;  // past --max-input-mb: the message names the limit
   }
   return 500;
 }
@@ -159,11 +169,31 @@ unsigned connection_limit(unsigned wanted) {
 // One request's state (libmicrohttpd's con_cls): the reply a worker computed while the
 // connection was suspended.
 struct Exchange {
-  bool suspended = false;
+  bool routed = false;     // route() ran (on the call after the headers: see on_request)
+  bool suspended = false;  // a worker computes `reply`
   Reply reply;
 };
 
 using Job = std::function<Reply(const StillWanted&)>;
+
+// One connection (libmicrohttpd's socket_context), for the header deadline and the eviction of
+// slow clients. Guarded by Impl::conns_mu.
+struct Conn {
+  int fd = -1;
+  Clock::time_point waiting_since;  // connected, or the previous request completed
+  bool in_request = false;          // headers complete: a reply is being computed or sent
+  bool shut = false;                // shut down by us: libmicrohttpd closes it on its next turn
+};
+
+// Why on_uri refused a request before libmicrohttpd parsed its query (con_cls tag).
+enum Refusal : uintptr_t { kAccept = 0, kLongUri = 1, kManyParams = 2 };
+
+uint64_t default_max_input(uint64_t asked) {
+  if (asked != 0) return asked;
+  if (const char* env = std::getenv("MLPROF_MAX_INPUT_MB"); env != nullptr && *env != '\0')
+    return 0;  // load_trace reads it
+  return std::min(kDefaultMaxInputBytes, max_input_bytes(ImportOptions{}));
+}
 
 }  // namespace
 
@@ -179,10 +209,17 @@ struct Server::Impl {
   std::mutex stop_mu;
   std::condition_variable stop_cv;
   bool stop_requested = false;
+  std::mutex conns_mu;
+  std::condition_variable conns_cv;  // wakes the watchdog to stop
+  std::unordered_set<Conn*> conns;
+  size_t evict_at = 0;  // connections at which a new one evicts the slowest waiting one
+  std::thread watchdog;
 
   explicit Impl(ServeOptions o)
       : options(std::move(o)),
-        store(options.dir, TraceStoreOptions{.cache_bytes = options.cache_bytes}),
+        store(options.dir,
+              TraceStoreOptions{.cache_bytes = options.cache_bytes,
+                                .max_input_bytes = default_max_input(options.max_input_bytes)}),
         hosts(options.host, options.allow_hosts),
         workers(worker_count(options.workers)) {
     JsonWriter w;
@@ -198,64 +235,150 @@ struct Server::Impl {
   ~Impl() { shutdown(); }
 
   void shutdown() {
-    stopping = true;           // running jobs give up at their next step
+    stopping = true;  // running jobs give up at their next step
+    {
+      std::lock_guard<std::mutex> lock(conns_mu);
+      conns_cv.notify_all();
+    }
+    if (watchdog.joinable()) watchdog.join();
     workers.drain_and_join();  // every suspended connection is resumed
     lister.drain_and_join();
     if (daemon != nullptr) MHD_stop_daemon(daemon);  // closes the listening socket too
     daemon = nullptr;
   }
 
-  // Before the request line is parsed: the raw URI's length, for the 414 check. It travels to
-  // on_request as con_cls tagged with the low bit (never a heap pointer, whose low bit is 0), so
-  // nothing is allocated for requests that end before on_request (e.g. a 431).
+  // After the request line, before libmicrohttpd parses its query: a URI too long or with too
+  // many parameters is refused here, and its query string is cut (the byte after '?' set to
+  // NUL: libmicrohttpd 0.9.75 parses the arguments after this call, from this buffer), so the
+  // parameters never fill the connection's memory. The refusal travels to on_request as con_cls
+  // tagged with the low bit (never a heap pointer, whose low bit is 0), so nothing is allocated
+  // for requests that end before on_request (e.g. a 431).
   static void* on_uri(void*, const char* uri, MHD_Connection*) {
-    return reinterpret_cast<void*>((std::strlen(uri) << 1) | 1u);
+    size_t len = std::strlen(uri);
+    const char* q = std::strchr(uri, '?');
+    size_t params = q == nullptr ? 0 : 1 + static_cast<size_t>(std::count(q, uri + len, '&'));
+    uintptr_t refuse = len > kMaxUriBytes         ? kLongUri
+                       : params > kMaxQueryParams ? kManyParams
+                                                  : kAccept;
+    if (refuse != kAccept && q != nullptr) const_cast<char*>(q)[1] = '\0';
+    return reinterpret_cast<void*>((refuse << 1) | 1u);
   }
-  static bool is_uri_length(void* con_cls) {
-    return (reinterpret_cast<uintptr_t>(con_cls) & 1u) != 0;
+  static bool is_uri_tag(void* con_cls) { return (reinterpret_cast<uintptr_t>(con_cls) & 1u) != 0; }
+
+  static Conn* conn_of(MHD_Connection* c) {
+    const MHD_ConnectionInfo* i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return i != nullptr ? static_cast<Conn*>(i->socket_context) : nullptr;
   }
 
+  // libmicrohttpd calls this once the headers are in, again once the (empty) body is read, and
+  // again after a worker resumes the connection. A reply is queued on the second call or later:
+  // one queued on the first call is "early" to libmicrohttpd, which then closes the connection
+  // after it (Connection: close, and pipelined requests behind it are dropped). Only refusals
+  // that end the connection anyway (413 for a body, 414) are answered on the first call.
   static MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char* method,
                                const char*, const char*, size_t* upload_size, void** con_cls) {
     auto* self = static_cast<Impl*>(cls);
-    if (*con_cls != nullptr && !is_uri_length(*con_cls)) {  // a worker resumed the connection
+    if (*con_cls != nullptr && !is_uri_tag(*con_cls)) {
       auto* ex = static_cast<Exchange*>(*con_cls);
       *upload_size = 0;
+      if (!ex->routed) {
+        ex->routed = true;
+        try {
+          return self->route(c, ex, url, method);
+        } catch (const std::exception& e) {
+          return send_reply(c, error_reply(500, std::string("internal error: ") + e.what()));
+        }
+      }
       if (!ex->suspended) return MHD_YES;
-      ex->suspended = false;
+      ex->suspended = false;  // a worker resumed the connection
       return send_reply(c, ex->reply);
     }
-    size_t uri_bytes = reinterpret_cast<uintptr_t>(*con_cls) >> 1;
+    uintptr_t refused = reinterpret_cast<uintptr_t>(*con_cls) >> 1;
     auto* ex = new Exchange;
     *con_cls = ex;
-    if (uri_bytes > kMaxUriBytes) return send_reply(c, error_reply(414, "request URI too long"));
-    try {
-      return self->route(c, ex, url, method);
-    } catch (const std::exception& e) {
-      return send_reply(c, error_reply(500, std::string("internal error: ") + e.what()));
+    if (Conn* conn = conn_of(c)) {  // headers complete: the header deadline is met
+      std::lock_guard<std::mutex> lock(self->conns_mu);
+      conn->in_request = true;
     }
-  }
-
-  static void on_completed(void*, MHD_Connection*, void** con_cls, MHD_RequestTerminationCode) {
-    if (!is_uri_length(*con_cls)) delete static_cast<Exchange*>(*con_cls);
-    *con_cls = nullptr;
-  }
-
-  // Small replies go out as soon as they are written (no Nagle delay on keep-alive requests).
-  static void on_connection(void*, MHD_Connection* c, void**, MHD_ConnectionNotificationCode toe) {
-    if (toe != MHD_CONNECTION_NOTIFY_STARTED) return;
-    int fd = socket_of(c);
-    int yes = 1;
-    if (fd >= 0) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-  }
-
-  MHD_Result route(MHD_Connection* c, Exchange* ex, const std::string& path,
-                   const std::string& method) {
+    if (refused == kLongUri)
+      return send_reply(c, error_reply(414, "request URI longer than " +
+                                                std::to_string(kMaxUriBytes) + " bytes"));
+    if (refused == kManyParams)
+      return send_reply(c, error_reply(414, "more than " + std::to_string(kMaxQueryParams) +
+                                                " query parameters"));
     // Checked before any body is read: the API is read-only and takes no request bodies.
     const char* length = header(c, "Content-Length");
     if (header(c, "Transfer-Encoding") != nullptr ||
         (length != nullptr && std::string_view(length) != "0"))
       return send_reply(c, error_reply(413, "request bodies are not accepted"));
+    return MHD_YES;
+  }
+
+  static void on_completed(void* cls, MHD_Connection* c, void** con_cls,
+                           MHD_RequestTerminationCode) {
+    if (!is_uri_tag(*con_cls)) delete static_cast<Exchange*>(*con_cls);
+    *con_cls = nullptr;
+    if (Conn* conn = conn_of(c)) {  // the next request's headers are due from now
+      std::lock_guard<std::mutex> lock(static_cast<Impl*>(cls)->conns_mu);
+      conn->in_request = false;
+      conn->waiting_since = Clock::now();
+    }
+  }
+
+  // Called on libmicrohttpd's thread, before it closes the socket (CLOSED): a descriptor in
+  // `conns` is always the connection's own.
+  static void on_connection(void* cls, MHD_Connection* c, void** socket_context,
+                            MHD_ConnectionNotificationCode toe) {
+    auto* self = static_cast<Impl*>(cls);
+    std::lock_guard<std::mutex> lock(self->conns_mu);
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+      auto* conn = static_cast<Conn*>(*socket_context);
+      self->conns.erase(conn);
+      delete conn;
+      *socket_context = nullptr;
+      return;
+    }
+    if (toe != MHD_CONNECTION_NOTIFY_STARTED) return;
+    auto* conn = new Conn{socket_of(c), Clock::now()};
+    *socket_context = conn;
+    // Small replies go out as soon as they are written (no Nagle delay on keep-alive requests).
+    int yes = 1;
+    if (conn->fd >= 0) ::setsockopt(conn->fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+    // Near the cap, the connection that has waited longest for its request's headers makes
+    // room: slow-header clients cannot keep new ones waiting in the backlog.
+    if (self->conns.size() >= self->evict_at) {
+      Conn* oldest = nullptr;
+      for (Conn* o : self->conns)
+        if (!o->in_request && !o->shut &&
+            (oldest == nullptr || o->waiting_since < oldest->waiting_since))
+          oldest = o;
+      if (oldest != nullptr) shut(*oldest);
+    }
+    self->conns.insert(conn);
+  }
+
+  // Wakes libmicrohttpd (the socket reads as closed) and lets it close the connection itself;
+  // the descriptor stays open until then, so it is never another connection's.
+  static void shut(Conn& conn) {
+    if (conn.fd >= 0) ::shutdown(conn.fd, SHUT_RDWR);
+    conn.shut = true;
+  }
+
+  // Closes connections whose request line and headers take longer than header_timeout_s in
+  // all (libmicrohttpd's own timeout restarts with every byte, so a drip never ends).
+  void watch_headers() {
+    const auto limit = std::chrono::seconds(options.header_timeout_s);
+    std::unique_lock<std::mutex> lock(conns_mu);
+    while (!stopping) {
+      conns_cv.wait_for(lock, std::chrono::milliseconds(250));
+      auto now = Clock::now();
+      for (Conn* conn : conns)
+        if (!conn->in_request && !conn->shut && now - conn->waiting_since > limit) shut(*conn);
+    }
+  }
+
+  MHD_Result route(MHD_Connection* c, Exchange* ex, const std::string& path,
+                   const std::string& method) {
     if (method != "GET" && method != "HEAD") {
       Reply r = error_reply(405, "the mlprof API is read-only");
       r.headers.emplace_back("Allow", "GET, HEAD");
@@ -317,9 +440,17 @@ struct Server::Impl {
   }
 
   Reply traces_reply() const {
+    Listing listing = store.list();
     JsonWriter w;
-    w.begin_object().field("dir", options.dir).key("traces").begin_array();
-    for (const TraceFileInfo& f : store.list()) {
+    w.begin_object().field("dir", options.dir);
+    if (listing.truncated)  // the page says so: files past the limit are not shown
+      w.field("truncated", true)
+          .field("max_files", static_cast<uint64_t>(listing.files.size()))
+          .field("note", "only the first " + std::to_string(listing.files.size()) +
+                             " trace files found are listed; the folder has more (serve a "
+                             "subfolder to see the others)");
+    w.key("traces").begin_array();
+    for (const TraceFileInfo& f : listing.files) {
       w.begin_object()
           .field("name", f.name)
           .field("size", f.size)
@@ -403,6 +534,7 @@ int Server::bind(std::string& error) {
   int port = family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port)
                                 : ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
   unsigned max_connections = connection_limit(o.max_connections);
+  impl_->evict_at = std::max<size_t>(1, size_t{max_connections} * 9 / 10);
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME;
   if (family == AF_INET6) flags |= MHD_USE_IPv6;
   impl_->daemon = MHD_start_daemon(
@@ -410,14 +542,15 @@ int Server::bind(std::string& error) {
       static_cast<MHD_socket>(fd), MHD_OPTION_CONNECTION_LIMIT, max_connections,
       MHD_OPTION_CONNECTION_TIMEOUT, static_cast<unsigned>(o.client_timeout_s),
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<size_t>(o.max_request_bytes),
-      MHD_OPTION_NOTIFY_COMPLETED, &Impl::on_completed, nullptr, MHD_OPTION_NOTIFY_CONNECTION,
-      &Impl::on_connection, nullptr, MHD_OPTION_URI_LOG_CALLBACK, &Impl::on_uri, nullptr,
+      MHD_OPTION_NOTIFY_COMPLETED, &Impl::on_completed, impl_.get(), MHD_OPTION_NOTIFY_CONNECTION,
+      &Impl::on_connection, impl_.get(), MHD_OPTION_URI_LOG_CALLBACK, &Impl::on_uri, nullptr,
       MHD_OPTION_END);
   if (impl_->daemon == nullptr) {
     ::close(fd);
     error = "cannot start the HTTP server on " + where;
     return -1;
   }
+  impl_->watchdog = std::thread([this] { impl_->watch_headers(); });
   return port;
 }
 

@@ -25,7 +25,6 @@ namespace mlprof::serve {
 namespace {
 
 constexpr int kMaxDepth = 4;  // directory levels scanned
-constexpr size_t kMaxFiles = 10000;
 constexpr size_t kMaxNameBytes = 1024;
 // A file that does not parse may still be being written when its mtime is this recent. A future
 // mtime (clock skew, a copied file) counts as recent only within kClockSlackNs: beyond that the
@@ -55,6 +54,13 @@ int64_t now_ns() {
 bool maybe_being_written(int64_t mtime_ns) {
   int64_t age = now_ns() - mtime_ns;
   return age > -kClockSlackNs && age < kRecentWriteNs;
+}
+
+// load_trace's error for a file past the input limit ("PATH: ... exceeds the input limit of N
+// MiB (MLPROF_MAX_INPUT_MB=N raises it ...)"): a client-visible 413, never "being written".
+constexpr std::string_view kOverLimit = "exceeds the input limit of ";
+bool over_input_limit(const std::string& message) {
+  return message.find(kOverLimit) != std::string::npos;
 }
 
 bool still(const StillWanted& wanted) { return !wanted || wanted(); }
@@ -147,23 +153,56 @@ struct TraceStore::OpenFile {
   }
 };
 
+struct TraceStore::DirHandle {
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  explicit DirHandle(const std::string& path) {
+    fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st {};
+    if (fd >= 0 && ::fstat(fd, &st) == 0) {
+      dev = st.st_dev;
+      ino = st.st_ino;
+    }
+  }
+  DirHandle(const DirHandle&) = delete;
+  DirHandle& operator=(const DirHandle&) = delete;
+  ~DirHandle() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
 TraceStore::TraceStore(std::string dir, TraceStoreOptions options)
     : dir_(std::move(dir)), options_(options), results_(options.cache_bytes) {
   std::error_code ec;
   canonical_dir_ = fs::canonical(dir_, ec).string();
   if (ec) canonical_dir_ = dir_;
-  dir_fd_ = ::open(canonical_dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  dir_handle_ = std::make_shared<const DirHandle>(canonical_dir_);
 }
 
-TraceStore::~TraceStore() {
-  if (dir_fd_ >= 0) ::close(dir_fd_);
+TraceStore::~TraceStore() = default;
+
+// One stat per request: cheap next to any answer, and a recreated directory is served at once.
+std::shared_ptr<const TraceStore::DirHandle> TraceStore::dir_handle() const {
+  struct stat st {};
+  bool exists = ::stat(canonical_dir_.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  std::lock_guard<std::mutex> lock(dir_mu_);
+  if (exists &&
+      (dir_handle_->fd < 0 || st.st_dev != dir_handle_->dev || st.st_ino != dir_handle_->ino)) {
+    auto reopened = std::make_shared<const DirHandle>(canonical_dir_);
+    if (reopened->fd >= 0) dir_handle_ = std::move(reopened);  // requests in flight keep the old
+  }
+  return dir_handle_;
 }
 
-std::vector<TraceFileInfo> TraceStore::list() const {
-  std::vector<TraceFileInfo> out;
+Listing TraceStore::list() const {
+  Listing out;
+  std::shared_ptr<const DirHandle> d = dir_handle();
+  if (d->fd < 0) return out;
+  // Walked through the descriptor, so the names listed are the ones open() finds.
+  const fs::path root = "/proc/self/fd/" + std::to_string(d->fd);
   std::error_code ec;
-  fs::recursive_directory_iterator it(canonical_dir_, fs::directory_options::skip_permission_denied,
-                                      ec);
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it.depth() >= kMaxDepth) it.disable_recursion_pending();
     const fs::directory_entry& de = *it;
@@ -173,15 +212,19 @@ std::vector<TraceFileInfo> TraceStore::list() const {
       continue;
     }
     if (!de.is_regular_file(ec) || !is_trace_name(fname)) continue;
+    if (out.files.size() >= options_.max_files) {  // one more trace file: say the list is cut
+      out.truncated = true;
+      break;
+    }
     TraceFileInfo info;
-    info.name = de.path().lexically_relative(canonical_dir_).generic_string();
+    info.name = de.path().lexically_relative(root).generic_string();
     struct stat st {};
     if (de.is_symlink(ec)) {  // listed only if it stays inside the directory
       OpenFile f;
       std::string message;
-      if (open(info.name, f, message) != LookupError::kNone) continue;
+      if (open_in(*d, info.name, f, message) != LookupError::kNone) continue;
       info = f.info;
-    } else if (::fstatat(dir_fd_, info.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+    } else if (::fstatat(d->fd, info.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
                S_ISREG(st.st_mode)) {  // a name and a size only: contents are read via open()
       info.size = static_cast<uint64_t>(st.st_size);
       info.mtime_ns = mtime_ns_of(st);
@@ -191,20 +234,24 @@ std::vector<TraceFileInfo> TraceStore::list() const {
     if (is_log_name(fname)) {  // other .log files (a server's own log) are not listed
       OpenFile f;
       std::string message;
-      if (open(info.name, f, message) != LookupError::kNone ||
+      if (open_in(*d, info.name, f, message) != LookupError::kNone ||
           !is_compile_log_file("/proc/self/fd/" + std::to_string(f.fd)))
         continue;
       info.compile_log = true;
     }
-    out.push_back(std::move(info));
-    if (out.size() >= kMaxFiles) break;
+    out.files.push_back(std::move(info));
   }
-  std::sort(out.begin(), out.end(),
+  std::sort(out.files.begin(), out.files.end(),
             [](const TraceFileInfo& a, const TraceFileInfo& b) { return a.name < b.name; });
   return out;
 }
 
 LookupError TraceStore::open(const std::string& name, OpenFile& f, std::string& message) const {
+  return open_in(*dir_handle(), name, f, message);
+}
+
+LookupError TraceStore::open_in(const DirHandle& d, const std::string& name, OpenFile& f,
+                                std::string& message) const {
   if (name.empty() || name.size() > kMaxNameBytes || name.find('\0') != std::string::npos) {
     message = "missing or invalid trace name";
     return LookupError::kBadName;
@@ -228,8 +275,8 @@ LookupError TraceStore::open(const std::string& name, OpenFile& f, std::string& 
     if (slash == std::string::npos) break;
     start = slash + 1;
   }
-  if (!is_trace_name(name) || dir_fd_ < 0) return not_found();
-  int fd = open_beneath(dir_fd_, name, options_.use_openat2);
+  if (!is_trace_name(name) || d.fd < 0) return not_found();
+  int fd = open_beneath(d.fd, name, options_.use_openat2);
   if (fd == -EXDEV || fd == -ELOOP) {
     message = "'" + name + "' is outside the served directory";
     return LookupError::kOutside;
@@ -252,6 +299,7 @@ Result<Trace> TraceStore::load(const OpenFile& f) {
   std::string path = (fs::path(canonical_dir_) / f.info.name).string();
   ImportOptions io;
   io.name = path;  // a compile log's rank_N is in its name
+  io.max_input_bytes = options_.max_input_bytes;
   Result<Trace> r = load_trace(via, io);
   ++loads_;
   if (r) {
@@ -260,6 +308,11 @@ Result<Trace> TraceStore::load(const OpenFile& f) {
   }
   std::string message = r.error();
   if (message.starts_with(via)) message.replace(0, via.size(), path);
+  if (size_t at = message.find(kOverLimit); at != std::string::npos && options_.max_input_bytes) {
+    size_t hint = message.find(" (", at);  // serve's limit is its option, not the variable
+    if (hint != std::string::npos)
+      message.replace(hint, std::string::npos, " (mlprof serve --max-input-mb N raises it)");
+  }
   return Status::error(message);
 }
 
@@ -341,6 +394,8 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
   std::string key = f.key() + '\n' + what;
   std::string failed_key = f.key() + "\n!load";
   auto failed = [&](std::string message) {
+    if (over_input_limit(message))
+      return Lookup{LookupError::kTooLarge, std::move(message), nullptr};
     bool fresh = maybe_being_written(f.info.mtime_ns);
     return Lookup{fresh ? LookupError::kIncomplete : LookupError::kLoadFailed, std::move(message),
                   nullptr};
@@ -384,8 +439,12 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next,
         if (!bt) return std::nullopt;
         auto nt = trace_of(nf, wanted);
         if (!nt) return std::nullopt;
-        if (!*bt || !*nt)
-          return Lookup{LookupError::kLoadFailed, !*bt ? bt->error() : nt->error(), nullptr};
+        if (!*bt || !*nt) {
+          std::string message = !*bt ? bt->error() : nt->error();
+          return Lookup{
+              over_input_limit(message) ? LookupError::kTooLarge : LookupError::kLoadFailed,
+              std::move(message), nullptr};
+        }
         if (!still(wanted)) return std::nullopt;
         Lookup done;
         done.body = shared(compare_json((**bt)->trace(), (**nt)->trace()));
@@ -397,7 +456,7 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next,
 }
 
 Lookup TraceStore::ranks(const StillWanted& wanted) {
-  std::vector<TraceFileInfo> files = list();
+  std::vector<TraceFileInfo> files = list().files;
   std::string signature;
   for (const TraceFileInfo& f : files)
     signature += f.name + '\n' + std::to_string(f.size) + '\n' + std::to_string(f.mtime_ns) + '\n';
@@ -411,6 +470,18 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
         std::vector<std::string> names;
         for (const TraceFileInfo& info : files)
           if (!info.compile_log) names.push_back(info.name);
+        // No trace (or none that loads) is no rank at all, as `mlprof ranks DIR` says, not one
+        // empty rank.
+        auto no_ranks = [&](const std::string& why) {
+          JsonWriter w;
+          w.begin_object().field("unavailable", why).end_object();
+          Lookup done;
+          done.body = shared(w.take());
+          results_.put(key, done.body);
+          return done;
+        };
+        if (names.empty())
+          return no_ranks("no trace files in this directory (.json, .json.gz, .mlprof, .pickle)");
         auto load_one = [this](const std::string& name) -> Result<Trace> {
           OpenFile f;
           std::string message;
@@ -422,6 +493,10 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
         std::vector<RankSummary> summaries = reduce_rank_files(
             names, load_one, 1, options.ranks, errors, [&] { return still(wanted); });
         if (!still(wanted)) return std::nullopt;  // between files: the client may have gone
+        if (summaries.empty() && !errors.empty())
+          return no_ranks(
+              "no trace file in this directory loads: " + errors.front() +
+              (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
         AnalysisSet set(std::move(summaries), nullptr, options, std::move(errors));
         Lookup done;
         done.body = shared(analysis_json(set, AnalysisId::kRanks));

@@ -40,6 +40,14 @@ enum class LookupError {
   kLoadFailed,
   kIncomplete,
   kAbandoned,  // the client went away before the result was ready
+  kTooLarge,   // the file inflates past the input limit (TraceStoreOptions::max_input_bytes)
+};
+
+// The trace files of the directory, and whether the scan stopped at TraceStoreOptions::max_files
+// (the files past it are not listed: which ones depends on the directory's order).
+struct Listing {
+  std::vector<TraceFileInfo> files;
+  bool truncated = false;
 };
 
 struct Lookup {
@@ -70,6 +78,10 @@ struct TraceStoreOptions {
   size_t cache_bytes = 256u << 20;  // analysis results kept, in bytes of JSON
   size_t kept_traces = 2;           // parsed traces kept for the next analysis of the same file
   bool use_openat2 = true;          // false: the openat(O_NOFOLLOW) walk (tests)
+  size_t max_files = 10000;         // files listed at most (Listing::truncated past it)
+  // Decompressed bytes of one file read at most (0 = load_trace's default: MLPROF_MAX_INPUT_MB,
+  // else the machine's memory); a bigger file is kTooLarge.
+  uint64_t max_input_bytes = 0;
 };
 
 class TraceStore {
@@ -83,7 +95,7 @@ class TraceStore {
   // Trace files (.json, .json.gz, .mlprof), memory snapshots (.pickle[.gz]) and torch.compile
   // structured logs (.log[.gz] whose first line is a log record) under the directory, 4 levels
   // deep at most, by name; hidden files and folders are left out.
-  std::vector<TraceFileInfo> list() const;
+  Listing list() const;
 
   // `analysis` is a report_analyses() name or "events" (the timeline's encoded events).
   Lookup get(const std::string& name, const std::string& analysis, const StillWanted& wanted = {});
@@ -99,8 +111,14 @@ class TraceStore {
 
  private:
   struct OpenFile;
+  struct DirHandle;
+  // The directory's descriptor; reopened when the path names another directory than the one
+  // opened (deleted and created again: the old descriptor would list nothing forever).
+  std::shared_ptr<const DirHandle> dir_handle() const;
   using SharedTrace = std::shared_ptr<AnalysisSet>;  // a trace and its analysis stage
   LookupError open(const std::string& name, OpenFile& f, std::string& message) const;
+  LookupError open_in(const DirHandle& d, const std::string& name, OpenFile& f,
+                      std::string& message) const;
   // The parsed trace of an opened file: kept, being parsed by another request, or parsed here.
   // nullopt: abandoned.
   std::optional<Result<SharedTrace>> trace_of(const OpenFile& f, const StillWanted& wanted);
@@ -113,7 +131,8 @@ class TraceStore {
 
   std::string dir_;
   std::string canonical_dir_;
-  int dir_fd_ = -1;
+  mutable std::mutex dir_mu_;
+  mutable std::shared_ptr<const DirHandle> dir_handle_;
   TraceStoreOptions options_;
   ResultCache results_;
   SingleFlight<Lookup> result_flights_;

@@ -493,6 +493,29 @@ async function serveTests(browser) {
   }
 }
 
+// Issue 32 item 15: a folder with more trace files than serve lists (10,000): the dashboard says
+// the list is cut.
+async function serveTruncatedListing(browser) {
+  const dir = fs.mkdtempSync(path.join(tmp, 'many-'));
+  fs.copyFileSync(path.join(dataDir, 'tiny_linear.json'), path.join(dir, 'a.json'));
+  for (let i = 0; i < 10000; i++) fs.writeFileSync(path.join(dir, `t${String(i).padStart(5, '0')}.json`), '');
+  const { server, base } = await startServe(dir);
+  try {
+    const page = await browser.newPage();
+    await page.goto(base + '/');
+    const shown = await page.waitForSelector('[data-testid="listing-truncated"]:not([hidden])', { timeout: 30000 })
+      .then(() => true, () => false);
+    const text = shown ? await page.locator('[data-testid="listing-truncated"]').innerText() : '';
+    check(shown && text.includes('10000'), `dashboard says the listing is cut: '${text}'`);
+    const status = await page.locator('[data-testid="live-status"]').innerText();
+    check(status.startsWith('10000+ traces'), `dashboard status '${status}'`);
+    await page.close();
+  } finally {
+    server.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // The dashboard's Critical path tab on a trace with several profiler steps: the step selector
 // lists the steps of `mlprof critical-path --json`; picking another step redraws the tab with the
 // numbers of `mlprof critical-path --step N --json`.
@@ -568,6 +591,7 @@ try {
   if (mode === 'serve') {
     await serveTests(browser);
     await serveCriticalPathSteps(browser);
+    await serveTruncatedListing(browser);
   }
   else await reportTests(browser);
 } catch (e) {

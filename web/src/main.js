@@ -208,9 +208,11 @@ async function startDashboard(root, data) {
   const select = el('select', { 'data-testid': 'trace-select' });
   const baseSelect = el('select', { 'data-testid': 'base-select' });
   const status = el('span', { class: 'muted', 'data-testid': 'live-status' });
+  // The server lists a bounded number of files: when it cut the list, say so above everything.
+  const truncated = el('div', { 'data-testid': 'listing-truncated', hidden: true });
   const body = el('div');
   root.append(header(data.title || 'dashboard', 'live'), el('div', { class: 'toolbar' },
-    el('label', {}, 'Trace ', select), el('label', {}, ' compare with ', baseSelect), status), body);
+    el('label', {}, 'Trace ', select), el('label', {}, ' compare with ', baseSelect), status), truncated, body);
   let tabs = null;
   function open() {
     body.replaceChildren();
@@ -223,7 +225,10 @@ async function startDashboard(root, data) {
   async function poll() {
     try {
       const r = await fetch('api/traces');
-      const list = (await r.json()).traces || [];
+      const listing = await r.json();
+      const list = listing.traces || [];
+      truncated.hidden = !listing.truncated;
+      truncated.replaceChildren(...(listing.truncated ? [el('p', { class: 'warnings' }, listing.note || `Only ${list.length} trace files are listed; the folder has more.`)] : []));
       const key = (t) => `${t.name}|${t.size}|${t.mtime_ns}`;
       const before = new Map(traces.map((t) => [t.name, key(t)]));
       const changed = list.length !== traces.length || list.some((t) => before.get(t.name) !== key(t));
@@ -237,7 +242,7 @@ async function startDashboard(root, data) {
         if (!selected || !list.some((t) => t.name === selected)) { selected = list[0]?.name || null; open(); }
         else if (selChanged) open();  // the trace file changed: redraw with fresh analyses
       }
-      status.textContent = `${list.length} traces · updated ${new Date().toLocaleTimeString()}`;
+      status.textContent = `${list.length}${listing.truncated ? '+' : ''} traces · updated ${new Date().toLocaleTimeString()}`;
     } catch (e) {
       status.textContent = 'server unreachable: ' + e.message;
     }
