@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "import/py_value.h"
 #include "mlprof/analysis_set.h"
 #include "mlprof/import.h"
 #include "mlprof/memory_snapshot.h"
@@ -182,6 +183,71 @@ TEST(MemorySnapshot, HostileInputIsAnErrorNotACrash) {
   auto snap = load_memory_snapshot_buffer(deep, "deep");
   ASSERT_FALSE(snap);
   EXPECT_NE(snap.error().find("deeper"), std::string::npos) << snap.error();
+}
+
+// Issue 32 item 2: 200,000 nested lists (EMPTY_LIST x N, APPEND x N-1) overflowed the stack
+// while the tree was freed (exit 139). Now the depth is bounded while the pickle is read.
+TEST(MemorySnapshot, DeeplyNestedPickleIsAnError) {
+  for (size_t n : {300u, 200000u}) {
+    std::string p = "\x80\x04" + std::string(n, ']') + std::string(n - 1, 'a') + ".";
+    auto snap = load_memory_snapshot_buffer(p, "deep.pickle");
+    ASSERT_FALSE(snap) << n;
+    EXPECT_EQ(snap.error().rfind("deep.pickle: byte ", 0), 0u) << snap.error();
+    EXPECT_NE(snap.error().find("nested deeper than 256 levels"), std::string::npos)
+        << snap.error();
+    EXPECT_EQ(snap.error().find('\n'), std::string::npos);
+  }
+  // Within the bound: a snapshot whose allocator_settings hold 200 nested lists loads.
+  std::string p =
+      "\x80\x04}(\x8c\x08segments]\x8c\x12"
+      "allocator_settings}\x8c\x01x" +
+      std::string(200, ']') + std::string(199, 'a') + "su.";
+  auto snap = load_memory_snapshot_buffer(p, "ok.pickle");
+  ASSERT_TRUE(snap) << snap.error();
+  ASSERT_EQ(snap->allocator_settings.size(), 1u);
+  EXPECT_EQ(snap->allocator_settings[0].second, std::string(200, '[') + std::string(200, ']'));
+}
+
+// The parsed tree frees in a loop: a million nested lists (no reader builds them now; the
+// destructor must not depend on that) recursed ~1e6 frames deep and overflowed the stack.
+TEST(MemorySnapshot, DeepPyValueTreeFreesWithoutRecursion) {
+  using import::PyKind;
+  auto list = [] {
+    import::PyVal v;
+    v.kind = PyKind::kList;
+    v.obj = std::make_shared<import::PyObj>();
+    v.obj->kind = PyKind::kList;
+    return v;
+  };
+  import::PyVal top = list();
+  import::PyObj* at = top.obj.get();
+  for (int i = 0; i < 1000000; ++i) {
+    at->items.push_back(list());
+    at = at->items.back().obj.get();
+  }
+  import::PyVal shared = top.obj->items[0];  // a subtree still referenced elsewhere survives
+  top = import::PyVal();
+  ASSERT_EQ(shared.obj.use_count(), 1);
+  EXPECT_EQ(shared.obj->items.size(), 1u);
+}
+
+// A list stored in itself, or changed after it was stored in another, would be a cycle that is
+// never freed (or a depth the reader cannot count): refused, whatever the memo says.
+TEST(MemorySnapshot, PickleCyclesAreRefused) {
+  const std::string cases[] = {
+      std::string("\x80\x04]\x94h\x00"
+                  "a.",
+                  8),  // l = []; l.append(l)
+      std::string("\x80\x04]\x94]\x94h\x00"
+                  "aa.",
+                  11),                                   // a = []; b = [a]; a.append(b)
+      std::string("\x80\x04}\x94\x8c\x01kh\x00s.", 11),  // d = {}; d["k"] = d
+  };
+  for (const std::string& bytes : cases) {
+    auto snap = load_memory_snapshot_buffer(bytes, "cycle.pickle");
+    ASSERT_FALSE(snap) << bytes;
+    EXPECT_NE(snap.error().find("cycle"), std::string::npos) << snap.error();
+  }
 }
 
 }  // namespace

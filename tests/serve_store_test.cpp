@@ -401,6 +401,41 @@ TEST(TraceStoreTest, AFilePastTheInputLimitIsTooLarge) {
   EXPECT_EQ(roomy.get("big.json", "summary").error, LookupError::kNone);
 }
 
+// Issue 32 item 4: a compile log's reader and analysis ask the client themselves (serve's own
+// checks come only between steps, and a 300k-id log held a worker for minutes after its client
+// hung up). Nothing half-done is kept: a later client gets the whole result.
+TEST(TraceStoreTest, CompileWorkForAGoneClientIsCancelledInside) {
+  TempDir served;
+  std::string log;
+  for (int i = 0; i < 5000; ++i)
+    log +=
+        "V1206 15:24:45.403000 1 f.py:1] {\"compilation_metrics\": {\"co_name\": \"f\"}, "
+        "\"frame_id\": " +
+        std::to_string(i) + ", \"frame_compile_id\": 0, \"attempt\": 0}\n";
+  write(served.path() / "torch_trace.log", log);  // 600 KB: the reader reads 64 KiB at a time
+  TraceStore store(served.path().string());
+  ASSERT_EQ(store.list().files.size(), 1u);
+  // The client is there for the store's checks before the load and before the analysis (two
+  // questions), and gone from then on: only the reader's own checks can notice.
+  int asked = 0;
+  auto leaves = [&] { return ++asked <= 2; };
+  EXPECT_EQ(store.get("torch_trace.log", "compile", leaves).error, LookupError::kAbandoned);
+  EXPECT_GT(asked, 2);
+  EXPECT_EQ(store.loads(), 0u);  // the load itself was given up
+  // Loaded and kept for another analysis; then the compile analysis' own checks notice.
+  ASSERT_EQ(store.get("torch_trace.log", "summary").error, LookupError::kNone);
+  EXPECT_EQ(store.loads(), 1u);
+  asked = 0;
+  auto leaves_at_once = [&] { return ++asked <= 1; };
+  EXPECT_EQ(store.get("torch_trace.log", "compile", leaves_at_once).error, LookupError::kAbandoned);
+  EXPECT_GT(asked, 1);
+  Lookup whole = store.get("torch_trace.log", "compile");
+  ASSERT_EQ(whole.error, LookupError::kNone) << whole.message;
+  EXPECT_NE(whole.body->find("\"compile_ids\":5000"), std::string::npos)
+      << whole.body->substr(0, 300);
+  EXPECT_EQ(store.loads(), 1u);
+}
+
 TEST(SingleFlightTest, AWaiterTakesOverWhenTheLeaderGivesUp) {
   SingleFlight<int> flight;
   std::atomic<bool> leader_in{false};

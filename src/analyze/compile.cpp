@@ -7,10 +7,14 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string_view>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/interval_set.h"
+#include "trace/cancel.h"
 #include "trace/units.h"
 
 namespace mlprof {
@@ -26,16 +30,59 @@ std::string frame_of(const CompileRecord& r) {
   return r.co_name + " (" + base_name(r.co_filename) + ":" + std::to_string(r.co_firstlineno) + ")";
 }
 
-// The frame of a compile id, named the same way for all its attempts and recompiles: a record
-// without compilation_metrics (an attempt that restarted after a graph break) takes the code
-// object of another record of the same frame_id.
-std::string frame_of(const CompileRecord& r, const CompileLog& log) {
-  if (r.co_name.empty())
-    for (const CompileRecord& x : log.compiles)
-      if (!x.co_name.empty() && x.id.frame == r.id.frame && x.id.autograd == r.id.autograd)
-        return frame_of(x);
-  return frame_of(r);
-}
+struct PairHash {
+  size_t operator()(const std::pair<int64_t, int64_t>& k) const {
+    return std::hash<int64_t>()(k.first) * 0x9e3779b97f4a7c15ull ^ std::hash<int64_t>()(k.second);
+  }
+};
+struct TripleHash {
+  size_t operator()(const std::tuple<int64_t, int64_t, int64_t>& k) const {
+    auto h = std::hash<int64_t>();
+    return (h(std::get<0>(k)) * 0x9e3779b97f4a7c15ull ^ h(std::get<1>(k))) * 0xbf58476d1ce4e5b9ull ^
+           h(std::get<2>(k));
+  }
+};
+
+// What one record needs to know about the others of its log, looked up instead of scanned (a
+// scan per record was quadratic: 40k compile ids took 43 s).
+class LogIndex {
+ public:
+  explicit LogIndex(const CompileLog& log) {
+    CancelPoint cancel;
+    for (size_t k = 0; k < log.compiles.size(); ++k) {
+      cancel.tick();
+      const CompileRecord& c = log.compiles[k];
+      if (!c.co_name.empty()) code_.try_emplace(std::pair(c.id.autograd, c.id.frame), k);
+      auto compile = std::tuple(c.id.autograd, c.id.frame, c.id.compile);
+      if (!c.user_frame.empty()) caller_.try_emplace(compile, k);
+      auto [it, fresh] = last_attempt_.try_emplace(compile, c.id.attempt);
+      if (!fresh) it->second = std::max(it->second, c.id.attempt);
+    }
+  }
+  // The frame of a compile id, named the same way for all its attempts and recompiles: a record
+  // without compilation_metrics (an attempt that restarted after a graph break) takes the code
+  // object of the first record of the same frame_id that has one.
+  std::string frame_of(const CompileRecord& r, const CompileLog& log) const {
+    if (r.co_name.empty())
+      if (auto it = code_.find(std::pair(r.id.autograd, r.id.frame)); it != code_.end())
+        return mlprof::frame_of(log.compiles[it->second]);
+    return mlprof::frame_of(r);
+  }
+  // The first record of the same compile (any attempt) with a dynamo_start caller, or null.
+  const CompileRecord* caller(const CompileRecord& r, const CompileLog& log) const {
+    auto it = caller_.find(std::tuple(r.id.autograd, r.id.frame, r.id.compile));
+    return it == caller_.end() ? nullptr : &log.compiles[it->second];
+  }
+  bool restarted_later(const CompileRecord& r) const {
+    auto it = last_attempt_.find(std::tuple(r.id.autograd, r.id.frame, r.id.compile));
+    return it != last_attempt_.end() && it->second > r.id.attempt;
+  }
+
+ private:
+  std::unordered_map<std::pair<int64_t, int64_t>, size_t, PairHash> code_;
+  std::unordered_map<std::tuple<int64_t, int64_t, int64_t>, size_t, TripleHash> caller_;
+  std::unordered_map<std::tuple<int64_t, int64_t, int64_t>, int64_t, TripleHash> last_attempt_;
+};
 
 // "0/3: tensor 'x' size mismatch at index 0. expected 5, actual 6" -> the reason with the
 // compile-id prefix dropped and numbers as N, so recompiles of one cause group together.
@@ -315,8 +362,11 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     s.unrecognized_lines = log.unrecognized_lines;
     s.blank_lines = log.blank_lines;
     s.crlf = log.crlf;
+    LogIndex index(log);
+    CancelPoint cancel;
     std::set<std::pair<int64_t, int64_t>> frames;
     for (const CompileRecord& c : log.compiles) {
+      cancel.tick();
       ++s.compile_ids;
       frames.insert({c.id.autograd, c.id.frame});
       if (c.id.compile > 0 && c.id.attempt == 0) ++s.recompiles;
@@ -362,7 +412,8 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     // Graph breaks, recompiles and failures over all ranks (deduplicated).
     std::map<size_t, uint32_t> recompiles_here;  // group -> this rank's recompiles
     for (const CompileRecord& c : log.compiles) {
-      std::string frame = frame_of(c, log);
+      cancel.tick();
+      std::string frame = index.frame_of(c, log);
       auto add_break = [&](const std::string& reason) {
         auto [it, fresh] = break_index.try_emplace({reason, frame}, res.graph_breaks.size());
         if (fresh) res.graph_breaks.push_back(GraphBreak{reason, frame, 0, {}});
@@ -398,27 +449,20 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     int32_t rank = res.ranks[li].rank;
     if (o.rank >= 0 && rank != o.rank) continue;
     if (!phases_set) res.global_phases_us = log.global_phases_us, phases_set = true;
+    LogIndex index(log);
+    CancelPoint cancel;
     for (const CompileRecord& c : log.compiles) {
+      cancel.tick();
       CompileRow row;
       row.rank = rank;
       row.id = c.id.text();
-      row.frame = frame_of(c, log);
+      row.frame = index.frame_of(c, log);
       row.user_frame = c.user_frame;
       // A restart (attempt > 0) has no dynamo_start of its own: the caller is its first
       // attempt's (comp_metrics.log's [0/0_1] had none).
       if (row.user_frame.empty())
-        for (const CompileRecord& x : log.compiles)
-          if (x.id.frame == c.id.frame && x.id.compile == c.id.compile &&
-              x.id.autograd == c.id.autograd && !x.user_frame.empty()) {
-            row.user_frame = x.user_frame;
-            break;
-          }
-      bool restarted_later =
-          std::any_of(log.compiles.begin(), log.compiles.end(), [&](const auto& x) {
-            return x.id.frame == c.id.frame && x.id.compile == c.id.compile &&
-                   x.id.autograd == c.id.autograd && x.id.attempt > c.id.attempt;
-          });
-      row.status = restarted_later              ? "restarted"
+        if (const CompileRecord* x = index.caller(c, log)) row.user_frame = x->user_frame;
+      row.status = index.restarted_later(c)     ? "restarted"
                    : !c.fail_type.empty()       ? "failed"
                    : !c.restart_reasons.empty() ? "restarted"
                    : c.has_metrics              ? "ok"
@@ -431,11 +475,11 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       row.starts = c.dynamo_starts;
       row.phases_us = c.phases_us;
       if (!c.recompile_reasons.empty()) row.recompile_reason = c.recompile_reasons[0];
+      std::unordered_set<std::string_view> keys;
       for (const auto& [kind, key] : c.cache_events) {
         if (is_hit(kind)) ++row.cache_hits;
         if (is_miss(kind)) ++row.cache_misses;
-        if (std::find(row.cache_keys.begin(), row.cache_keys.end(), key) == row.cache_keys.end())
-          row.cache_keys.push_back(key);
+        if (keys.insert(key).second) row.cache_keys.push_back(key);
       }
       row.kernels = static_cast<uint32_t>(c.kernels.size());
       row.autotune = c.autotune_events;
@@ -454,29 +498,40 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       };
       std::vector<size_t> carrying;
       std::vector<std::string> graphs;
+      std::unordered_set<std::string> graph_seen;
       for (size_t li = 0; li < logs.size(); ++li) {
         bool any = false;
         for (const CompileRecord& c : logs[li].compiles)
           if (has(c)) {
             any = true;
-            if (std::find(graphs.begin(), graphs.end(), c.id.text()) == graphs.end())
-              graphs.push_back(c.id.text());
+            if (graph_seen.insert(c.id.text()).second) graphs.push_back(c.id.text());
           }
         if (any) carrying.push_back(li);
       }
       if (carrying.size() < 2) continue;
+      // Per carrying log, each graph's records in log order (looked up, not scanned per graph).
+      std::vector<std::unordered_map<std::string, std::vector<size_t>>> records_of(carrying.size());
+      for (size_t k = 0; k < carrying.size(); ++k) {
+        const auto& compiles = logs[carrying[k]].compiles;
+        for (size_t j = 0; j < compiles.size(); ++j)
+          if (graph_seen.count(compiles[j].id.text()))
+            records_of[k][compiles[j].id.text()].push_back(j);
+      }
+      CancelPoint cancel;
       for (const std::string& g : graphs) {
+        cancel.tick();
         std::vector<std::pair<int32_t, const std::vector<std::string>*>> per_rank;
-        for (size_t li : carrying) {
+        for (size_t k = 0; k < carrying.size(); ++k) {
+          size_t li = carrying[k];
           // Ranks that never compiled the graph are the compile-id divergence, not this one.
+          auto found = records_of[k].find(g);
+          if (found == records_of[k].end()) continue;
           const std::vector<std::string>* items = nullptr;
-          bool compiled = false;
-          for (const CompileRecord& c : logs[li].compiles) {
-            if (c.id.text() != g) continue;
-            compiled = true;
+          for (size_t j : found->second) {
+            const CompileRecord& c = logs[li].compiles[j];
             if (has(c)) items = kind == 0 ? &c.collective_schedule : &c.tensor_meta;
           }
-          if (compiled) per_rank.emplace_back(res.ranks[li].rank, items);
+          per_rank.emplace_back(res.ranks[li].rank, items);
         }
         add_list_divergence(res, kind == 0 ? "collective schedule" : "inductor tensor meta", g,
                             per_rank);
@@ -519,14 +574,15 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
   }
   // One bullet per distinct failure, naming the ranks it happened on.
   std::vector<std::pair<const CompileFailure*, std::vector<int32_t>>> failure_groups;
+  std::map<std::tuple<std::string_view, std::string_view, std::string_view>, size_t> failure_index;
   for (const CompileFailure& f : res.failures) {
-    auto it = std::find_if(failure_groups.begin(), failure_groups.end(), [&](const auto& g) {
-      return g.first->id == f.id && g.first->type == f.type && g.first->reason == f.reason;
-    });
-    if (it == failure_groups.end())
+    auto [it, fresh] = failure_index.try_emplace(
+        std::tuple<std::string_view, std::string_view, std::string_view>(f.id, f.type, f.reason),
+        failure_groups.size());
+    if (fresh)
       failure_groups.emplace_back(&f, std::vector<int32_t>{f.rank});
     else
-      it->second.push_back(f.rank);
+      failure_groups[it->second].second.push_back(f.rank);
   }
   for (const auto& [f, ranks] : failure_groups) {
     std::string on;

@@ -379,7 +379,7 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
   }
   e.args = b_.args_since(e.args_mark);
   // Events the slow path rejects are left to it, for its error message.
-  if (e.missing().field) return bail();
+  if (e.missing().field || e.ends_out_of_range()) return bail();  // simdjson's path says why
   ++events_;
   emit(e);
   p_in = p;

@@ -62,12 +62,13 @@ bool parse_us_to_ns(std::string_view t, int64_t* ns) {
     long double v = std::strtold(s.c_str(), &endp);
     if (endp != s.c_str() + s.size() || !std::isfinite(static_cast<double>(v))) return false;
     long double r = std::round(v * 1000.0L);
-    if (std::fabs(static_cast<double>(r)) > 9.2e18) return false;
+    if (!(std::fabs(r) <= static_cast<long double>(kMaxTimeNs))) return false;
     *ns = static_cast<int64_t>(r);
     return true;
   }
   if (whole > static_cast<uint64_t>(INT64_MAX) / 1000 - 1) return false;
   int64_t v = static_cast<int64_t>(whole * 1000 + frac_ns + (round_up ? 1 : 0));
+  if (v > kMaxTimeNs) return false;  // differences of two times must fit (trace/time_range.h)
   *ns = neg ? -v : v;
   return true;
 }
@@ -566,8 +567,8 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
     if (e.ph != 'M') {
       *problem = {ImportProblem::kBadField, e.bad_time_at,
                   "event field \"" + std::string(e.bad_time) +
-                      (e.bad_time_range ? "\": value out of range (microseconds beyond 64-bit "
-                                          "nanoseconds), event skipped"
+                      (e.bad_time_range ? "\": value out of range (beyond +-4.6e15 "
+                                          "microseconds, 146 years from the epoch), event skipped"
                                         : "\": expected a number (microseconds), event skipped")};
       return false;
     }
@@ -575,6 +576,12 @@ bool ChromeEventParser::parse_event(void* object, uint64_t at, Problem* problem)
     note(ImportProblem::kIgnoredField, e.bad_time_at,
          "event field \"" + std::string(e.bad_time) +
              "\" of a metadata event: not a number (ignored)");
+  }
+  if (e.ends_out_of_range()) {
+    *problem = {ImportProblem::kBadField, at,
+                "event end (ts + dur) out of range (beyond +-4.6e15 microseconds, 146 years from "
+                "the epoch), event skipped"};
+    return false;
   }
   if (auto m = e.missing(); m.field) {
     if (e.ph == 0 && !e.has_ts && !e.has_pid && !e.has_tid && e.name == 0 && e.args.count == 0)

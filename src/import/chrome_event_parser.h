@@ -11,6 +11,7 @@
 
 #include "mlprof/status.h"
 #include "mlprof/trace.h"
+#include "trace/time_range.h"
 
 namespace mlprof::import {
 
@@ -76,6 +77,11 @@ class ChromeEventParser {
     void set_time(bool is_ts, int64_t ns) {
       (is_ts ? ts : dur) = ns;
       (is_ts ? has_ts : has_dur) = true;
+    }
+    // ts and dur are each within +-kMaxTimeNs (parse_us_to_ns), so their sum cannot overflow;
+    // an end beyond the bound would make spans overflow (metadata's times are not used).
+    bool ends_out_of_range() const {
+      return ph != 'M' && has_ts && has_dur && !time_in_range(ts + dur);
     }
     // The required field this event lacks and what the error says; field nullptr if none.
     // One rule for both paths: the fast path hands such events to simdjson's for the message.

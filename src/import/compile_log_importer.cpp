@@ -13,9 +13,12 @@
 #include <cmath>
 #include <cstring>
 #include <regex>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "import/byte_source.h"
 #include "mlprof/compile_log.h"
+#include "trace/cancel.h"
 
 namespace mlprof {
 
@@ -151,14 +154,16 @@ class LogParser {
     if (fresh) {
       log_.compiles.emplace_back();
       log_.compiles.back().id = id;
+      if (id.attempt == 0) by_short_.try_emplace(id.short_text(), it->second);
     }
     return log_.compiles[it->second];
   }
-  // A chromium event's "0/1" (or "!2/0/1"): the compile's attempt-0 record, created if the
-  // event comes before the compile's own entries (the dynamo phase begins before dynamo_start).
+  // A chromium event's "0/1" (or "!2/0/1"): the compile's (first) attempt-0 record, created if
+  // the event comes before the compile's own entries (the dynamo phase begins before
+  // dynamo_start). Looked up by its text: a scan per event was quadratic in compile ids.
   CompileRecord* record_for_short(std::string_view short_id) {
-    for (CompileRecord& r : log_.compiles)
-      if (r.id.attempt == 0 && r.id.short_text() == short_id) return &r;
+    if (auto it = by_short_.find(std::string(short_id)); it != by_short_.end())
+      return &log_.compiles[it->second];
     CompileId id;
     std::string_view s = short_id;
     if (!s.empty() && s[0] == '!') {
@@ -362,10 +367,10 @@ class LogParser {
     } else if (kind == "inductor_output_code") {
       CompileRecord& r = record(id);
       static const std::regex kKernel(R"(\b((?:triton|cpp)_[a-z]*_?fused_\w+)\b)");
+      size_t index = static_cast<size_t>(&r - log_.compiles.data());
       for (std::sregex_iterator it(payload.begin(), payload.end(), kKernel), end; it != end; ++it) {
         std::string k = (*it)[1];
-        if (std::find(r.kernels.begin(), r.kernels.end(), k) == r.kernels.end())
-          r.kernels.push_back(k);
+        if (kernels_seen_.emplace(index, k).second) r.kernels.push_back(k);
       }
     } else {
       record(id);  // any other entry names the compile id
@@ -403,12 +408,13 @@ class LogParser {
       st.pop_back();
       CompileRecord* r = cid == "None" ? nullptr : record_for_short(cid);
       auto& phases = r ? r->phases_us : log_.global_phases_us;
-      auto it =
-          std::find_if(phases.begin(), phases.end(), [&](auto& x) { return x.first == name; });
-      if (it == phases.end())
+      // (record, phase name) -> its index in phases: a scan per event was quadratic in names.
+      size_t owner = r ? static_cast<size_t>(r - log_.compiles.data()) : SIZE_MAX;
+      auto [at, fresh] = phase_index_.try_emplace(std::pair(owner, name), phases.size());
+      if (fresh)
         phases.emplace_back(name, dur);
       else
-        it->second += dur;
+        phases[at->second].second += dur;
       if ((name.find("autotun") != std::string::npos ||
            name.find("benchmark") != std::string::npos)) {
         if (r)
@@ -441,6 +447,14 @@ class LogParser {
   bool in_entry_ = false, payload_started_ = false;
   std::map<int64_t, std::string> strings_;
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, size_t> by_id_;
+  std::unordered_map<std::string, size_t> by_short_;  // "0/1" -> its first attempt-0 record
+  struct PairHash {
+    size_t operator()(const std::pair<size_t, std::string>& k) const {
+      return std::hash<std::string>()(k.second) ^ (k.first * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  std::unordered_map<std::pair<size_t, std::string>, size_t, PairHash> phase_index_;
+  std::unordered_set<std::pair<size_t, std::string>, PairHash> kernels_seen_;
   std::map<std::pair<std::string, std::string>, std::vector<double>> open_;
   std::vector<std::tuple<std::string, std::string, std::string>> artifact_cache_;
   uint32_t global_autotune_events_ = 0;
@@ -457,6 +471,7 @@ Result<CompileLog> parse(import::ByteSource& src, const std::string& name) {
   char buf[1 << 16];
   bool too_long = false;
   for (;;) {
+    throw_if_cancelled();  // serve: once per 64 KiB, the client may have gone (trace/cancel.h)
     size_t n = src.read(buf, sizeof buf);
     if (n == 0) break;
     for (size_t k = 0; k < n;) {

@@ -12,7 +12,7 @@
 namespace mlprof::import {
 namespace {
 
-constexpr int kMaxDepth = 256;
+constexpr int kMaxDepth = kMaxPyDepth;
 constexpr size_t kMaxString = 1ull << 30;
 
 class JsonValueReader {

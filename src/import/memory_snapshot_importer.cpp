@@ -12,6 +12,7 @@
 
 #include "import/py_value.h"
 #include "trace/json_writer.h"
+#include "trace/time_range.h"
 
 namespace mlprof {
 
@@ -100,7 +101,7 @@ class SnapshotAssembler : public PyAssembler {
     if (item.type() == PyKind::kDict) {
       PyObj& d = *item.obj;
       if (py_get(d, "action")) {
-        add_entry(list.serial, d);
+        if (Status s = add_entry(list.serial, d); !s) return s;
         consume(d);
         return Status::ok();
       }
@@ -167,6 +168,9 @@ class SnapshotAssembler : public PyAssembler {
           an.start = !(st && st->is_str("END"));
           an.device = static_cast<int32_t>(get_int(*a.obj, "device"));
           an.time_us = get_int(*a.obj, "time_us");
+          if (!time_us_in_range(an.time_us))
+            return Status::error(name +
+                                 ": external annotation: " + time_error(an.time_us).message());
           snap_.annotations.push_back(an);
         }
       } else if (key != "segments" && key != "device_traces") {
@@ -177,6 +181,15 @@ class SnapshotAssembler : public PyAssembler {
   }
 
  private:
+  // Times become nanoseconds of the snapshot's trace, whose spans must fit 64 bits
+  // (trace/time_range.h): a time beyond +-4.6e15 us is no time a snapshot holds.
+  static bool time_us_in_range(int64_t us) {
+    return us >= -kMaxTimeNs / 1000 && us <= kMaxTimeNs / 1000;
+  }
+  static Status time_error(int64_t us) {
+    return Status::error("time_us " + std::to_string(us) +
+                         " out of range (beyond +-4.6e15 microseconds, 146 years from the epoch)");
+  }
   static void consume(PyObj& d) {
     d.kind = PyKind::kConsumed;
     d.items.clear();
@@ -217,7 +230,7 @@ class SnapshotAssembler : public PyAssembler {
     list.items.shrink_to_fit();
   }
 
-  void add_entry(uint64_t list_serial, const PyObj& d) {
+  Status add_entry(uint64_t list_serial, const PyObj& d) {
     SnapshotTraceEntry e;
     const PyVal* a = py_get(d, "action");
     e.action = parse_action(a->str());
@@ -228,6 +241,7 @@ class SnapshotAssembler : public PyAssembler {
     e.size = get_int(d, "size");
     e.stream = get_int(d, "stream");
     e.time_us = get_int(d, "time_us", -1);
+    if (!time_us_in_range(e.time_us)) return time_error(e.time_us);
     e.stack = get_stack(py_get(d, "frames"));
     if (const PyVal* um = py_get(d, "user_metadata"); um && um->type() == PyKind::kStr)
       e.text = snap_.strings.intern(um->str());
@@ -239,6 +253,7 @@ class SnapshotAssembler : public PyAssembler {
       last_id_ = it->second;
     }
     writers_[last_id_].add(e);
+    return Status::ok();
   }
 
   Status add_segment(const PyObj& d) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "trace/time_range.h"
+
 namespace mlprof::import {
 
 namespace {
@@ -53,6 +55,9 @@ Result<Trace> import_memory_timeline(ByteSource& src, const std::string& name) {
     if (k != 4)
       return Status::error(name + ": row " + std::to_string(all.size()) +
                            ": expected 4 values, found " + std::to_string(k));
+    if (!time_in_range(v[0]))  // a span must fit 64 bits (trace/time_range.h)
+      return Status::error(name + ": row " + std::to_string(all.size()) + ": time " +
+                           std::to_string(v[0]) + " ns out of range (beyond +-4.6e18 ns)");
     all.push_back(Row{v[0], v[1], v[2], v[3]});
   }
   int64_t t0 = INT64_MAX;

@@ -20,6 +20,7 @@
 #include "import/error_text.h"
 #include "mlprof/import.h"
 #include "trace/formats/native_layout.h"
+#include "trace/time_range.h"
 
 namespace mlprof {
 namespace {
@@ -232,6 +233,22 @@ std::string validate(const Trace& t) {
   // Value rules the column types do not express.
   for (int64_t d : t.slices.dur)
     if (d < 0) return "negative slice duration";
+  // Times within +-kMaxTimeNs, so spans fit 64 bits (trace/time_range.h; mlprof never writes
+  // others).
+  const char* out_of_range = "time out of range (beyond +-4.6e18 ns)";
+  for (size_t i = 0; i < t.slices.size(); ++i)
+    if (!time_in_range(t.slices.ts[i]) || t.slices.dur[i] > kMaxTimeNs ||
+        !time_in_range(t.slices.ts[i] + t.slices.dur[i]))
+      return std::string("slice ") + out_of_range;
+  for (int64_t x : t.instants.ts)
+    if (!time_in_range(x)) return std::string("instant ") + out_of_range;
+  for (int64_t x : t.counters.ts)
+    if (!time_in_range(x)) return std::string("counter ") + out_of_range;
+  for (int64_t x : t.memory.ts)
+    if (!time_in_range(x)) return std::string("memory event ") + out_of_range;
+  for (size_t i = 0; i < t.flows.size(); ++i)
+    if (!time_in_range(t.flows.src_ts[i]) || !time_in_range(t.flows.dst_ts[i]))
+      return std::string("flow ") + out_of_range;
   for (int8_t d : t.memory.device_type)
     if (d < 0 || d > static_cast<int8_t>(DeviceType::kOther)) return "bad memory device type";
   for (uint8_t x : t.flows.dst_next)

@@ -409,6 +409,7 @@ class PickleVm {
           stack_.pop_back();
           PyVal& list = stack_.back();
           if (list.type() != PyKind::kList) return fail(at, "APPEND to a non-list");
+          if (Status s = adopt(*list.obj, item, at); !s) return s;
           if (Status s = asm_.append(*list.obj, std::move(item)); !s) return fail(at, s.message());
           break;
         }
@@ -417,9 +418,11 @@ class PickleVm {
           if (!pop_mark(m) || m == 0) return fail(at, "APPENDS without MARK and list");
           PyVal& list = stack_[m - 1];
           if (list.type() != PyKind::kList) return fail(at, "APPENDS to a non-list");
-          for (size_t k = m; k < stack_.size(); ++k)
+          for (size_t k = m; k < stack_.size(); ++k) {
+            if (Status s = adopt(*list.obj, stack_[k], at); !s) return s;
             if (Status s = asm_.append(*list.obj, std::move(stack_[k])); !s)
               return fail(at, s.message());
+          }
           stack_.resize(m);
           break;
         }
@@ -431,6 +434,8 @@ class PickleVm {
           stack_.pop_back();
           PyVal& dict = stack_.back();
           if (dict.type() != PyKind::kDict) return fail(at, "SETITEM on a non-dict");
+          if (Status s = adopt(*dict.obj, key, at); !s) return s;
+          if (Status s = adopt(*dict.obj, value, at); !s) return s;
           if (Status s = asm_.set_item(*dict.obj, std::move(key), std::move(value)); !s)
             return fail(at, s.message());
           break;
@@ -441,10 +446,13 @@ class PickleVm {
           if ((stack_.size() - m) % 2) return fail(at, "SETITEMS with an odd number of values");
           PyVal& dict = stack_[m - 1];
           if (dict.type() != PyKind::kDict) return fail(at, "SETITEMS on a non-dict");
-          for (size_t k = m; k < stack_.size(); k += 2)
+          for (size_t k = m; k < stack_.size(); k += 2) {
+            if (Status s = adopt(*dict.obj, stack_[k], at); !s) return s;
+            if (Status s = adopt(*dict.obj, stack_[k + 1], at); !s) return s;
             if (Status s = asm_.set_item(*dict.obj, std::move(stack_[k]), std::move(stack_[k + 1]));
                 !s)
               return fail(at, s.message());
+          }
           stack_.resize(m);
           break;
         }
@@ -460,7 +468,9 @@ class PickleVm {
           if (op == 'd' && (stack_.size() - m) % 2)
             return fail(at, "DICT with an odd number of values");
           for (size_t k = m; k < stack_.size(); op == 'd' ? k += 2 : ++k) {
-            Status s;
+            Status s = adopt(*v.obj, stack_[k], at);
+            if (s && op == 'd') s = adopt(*v.obj, stack_[k + 1], at);
+            if (!s) return s;
             if (op == 'l')
               s = asm_.append(*v.obj, std::move(stack_[k]));
             else if (op == 'd')
@@ -479,8 +489,10 @@ class PickleVm {
           size_t n = op - 0x84u;
           if (stack_.size() < n) return fail(at, "TUPLE" + std::to_string(n) + " on a short stack");
           PyVal v = make_obj(PyKind::kTuple);
-          for (size_t k = stack_.size() - n; k < stack_.size(); ++k)
+          for (size_t k = stack_.size() - n; k < stack_.size(); ++k) {
+            if (Status s = adopt(*v.obj, stack_[k], at); !s) return s;
             v.obj->items.push_back(std::move(stack_[k]));
+          }
           stack_.resize(stack_.size() - n);
           if (Status s = push(std::move(v)); !s) return s;
           break;
@@ -498,6 +510,24 @@ class PickleVm {
   }
 
  private:
+  // Before `item` goes into `container`: pickle fills a container before storing it in another
+  // (Lib/pickle.py saves children first), so a container that was stored already, or the
+  // container itself, would only be changed to build a cycle (which would never be freed):
+  // refused. Stored containers never change, so the nesting depth counted here is exact, and
+  // it is bounded (the tree is freed iteratively anyway: py_value.h).
+  Status adopt(PyObj& container, const PyVal& item, uint64_t at) {
+    if (container.stored || item.obj.get() == &container)
+      return fail(at,
+                  "a container changed after it was stored in another, or stored in itself "
+                  "(a cycle: not plain data)");
+    if (!item.obj || item.obj->kind == PyKind::kStr) return Status::ok();
+    item.obj->stored = true;
+    int depth = item.obj->depth + 1;
+    if (depth >= kMaxPyDepth)
+      return fail(at, "pickle nested deeper than " + std::to_string(kMaxPyDepth) + " levels");
+    container.depth = static_cast<uint16_t>(std::max<int>(container.depth, depth));
+    return Status::ok();
+  }
   Status push(PyVal v) {
     if (stack_.size() >= kMaxStack)
       return fail(in_.offset(), "pickle stack deeper than 16M values");

@@ -49,13 +49,40 @@ struct PyVal {
   bool as_double(double& out) const;
 };
 
+// Nesting depth a reader accepts (pickle and JSON alike): a memory snapshot nests about 6 deep.
+constexpr int kMaxPyDepth = 256;
+
 struct PyObj {
   PyKind kind = PyKind::kNone;
+  // The pickle reader's bookkeeping: containers nested below this one (0: no container inside),
+  // and whether it was stored in another container (then it may not change: see adopt()).
+  uint16_t depth = 0;
+  bool stored = false;
   std::string str;
   std::vector<PyVal> items;  // list/tuple items; dicts: key, value, key, value...
   uint32_t stack = 0;        // kStack
   uint64_t serial = 0;       // lists: creation order
+  PyObj() = default;
+  PyObj(const PyObj&) = delete;
+  PyObj& operator=(const PyObj&) = delete;
+  ~PyObj();
 };
+
+// Frees the tree below in a loop: children whose last reference this is hand their items up
+// instead of recursing, so no nesting (a hostile file, or a bug in a depth check) can overflow
+// the stack while a tree is freed.
+inline PyObj::~PyObj() {
+  if (items.empty()) return;
+  std::vector<PyVal> pending = std::move(items);
+  while (!pending.empty()) {
+    PyVal v = std::move(pending.back());
+    pending.pop_back();
+    if (v.obj && v.obj.use_count() == 1 && !v.obj->items.empty()) {
+      for (PyVal& x : v.obj->items) pending.push_back(std::move(x));
+      v.obj->items.clear();
+    }
+  }  // v's object (if this was its last reference) is freed here with no items left
+}
 
 inline PyKind PyVal::type() const { return obj ? obj->kind : kind; }
 inline std::string_view PyVal::str() const {

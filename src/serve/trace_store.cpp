@@ -17,6 +17,7 @@
 #include "render/report.h"
 #include "render/timeline_render.h"
 #include "serve/open_beneath.h"
+#include "trace/cancel.h"
 #include "trace/json_writer.h"
 
 namespace fs = std::filesystem;
@@ -402,22 +403,30 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
   };
   if (Body body = results_.find(key)) return found(body);
   if (Body message = results_.find(failed_key)) return failed(*message);
-  std::optional<Lookup> r = result_flights_.run(
-      key,
-      [&]() -> std::optional<Lookup> {
-        if (Body body = results_.find(key)) return found(body);
-        auto trace = trace_of(f, wanted);
-        if (!trace) return std::nullopt;
-        if (!*trace) {
-          results_.put(failed_key, shared(trace->error()));  // parsed once per version
-          return Lookup{LookupError::kLoadFailed, trace->error(), nullptr};
-        }
-        if (!still(wanted)) return std::nullopt;
-        Lookup done = compute(***trace);
-        if (done.error == LookupError::kNone) results_.put(key, done.body);
-        return done;
-      },
-      wanted);
+  // The loops that can run long (the compile analysis, the compile-log reader) ask `wanted`
+  // themselves and throw Cancelled once the client has gone (trace/cancel.h).
+  CancelScope cancel_scope(wanted);
+  std::optional<Lookup> r;
+  try {
+    r = result_flights_.run(
+        key,
+        [&]() -> std::optional<Lookup> {
+          if (Body body = results_.find(key)) return found(body);
+          auto trace = trace_of(f, wanted);
+          if (!trace) return std::nullopt;
+          if (!*trace) {
+            results_.put(failed_key, shared(trace->error()));  // parsed once per version
+            return Lookup{LookupError::kLoadFailed, trace->error(), nullptr};
+          }
+          if (!still(wanted)) return std::nullopt;
+          Lookup done = compute(***trace);
+          if (done.error == LookupError::kNone) results_.put(key, done.body);
+          return done;
+        },
+        wanted);
+  } catch (const Cancelled&) {
+    return abandoned();
+  }
   if (!r) return abandoned();
   if (r->error == LookupError::kLoadFailed) return failed(r->message);
   return *r;
