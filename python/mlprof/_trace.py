@@ -139,14 +139,12 @@ class Trace:
             opts["category"] = category
         if host_only:
             opts["host_only"] = True
-        doc = json.loads(_core.analysis_json(self._core, "ops", opts))
-        return table(doc["ops"], _OP_COLUMNS)
+        return table(self._rows_doc("ops", opts)["ops"], _OP_COLUMNS)
 
     def op_stats(self, name):
         """Statistics of one op by name (a dict: count, total_ns, mean_ns, std_ns, min_ns,
         max_ns, p50_ns, p90_ns, p99_ns...), None when no slice has that name."""
-        doc = json.loads(_core.analysis_json(self._core, "ops", {}))
-        rows = [r for r in doc["ops"] if r["name"] == name]
+        rows = [r for r in self._rows_doc("ops", {})["ops"] if r["name"] == name]
         if not rows:
             return None
         return rows[0] if len(rows) == 1 else rows  # one name under several categories
@@ -236,6 +234,16 @@ class Trace:
     def memory_bw_summary(self, **options):
         """HTA get_memory_bw_summary: memcpy/memset kinds with bytes, time and GB/s."""
         return table(self._gpu_doc(options).get("memory_bandwidth", []))
+
+    def _rows_doc(self, name, options):
+        """An analysis' JSON for methods that read its rows: an unavailable analysis (ops of a
+        torch.compile log, of a memory snapshot) is an AnalysisError, not a KeyError."""
+        from ._errors import AnalysisError
+
+        doc = json.loads(_core.analysis_json(self._core, name, options))
+        if "unavailable" in doc:
+            raise AnalysisError(f"{self.source}: {name}: {doc['unavailable']}")
+        return doc
 
     def _gpu_doc(self, options):
         from ._errors import AnalysisError
