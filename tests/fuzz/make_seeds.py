@@ -18,10 +18,20 @@ OUT_DIR/native:  the same traces as input for the .mlprof fuzzer's JSON mode (it
                  selects the mode; run_fuzz.sh turns them into .mlprof payload seeds).
 OUT_DIR/serve:   raw HTTP requests for the serve fuzzer (every endpoint, Host forms, bodies,
                  encoded paths, traversal attempts).
+OUT_DIR/pickle:  CUDA memory snapshots as pickles (protocols 2 and 4: memo, MARK forms, every
+                 plain-data opcode, a trace entry of each action, segments with blocks, frames
+                 lists shared through the memo) and as JSON; hostile ones: nested 2,000 deep
+                 (compact: "]" x N, "a" x N-1), cycles through the memo, a 2 GB string and a
+                 huge memo index announced, times beyond the 64-bit span bound.
+OUT_DIR/compile_log: torch.compile structured logs (every entry kind the reader uses, payloads,
+                 CRLF, blank lines, bad md5, corrupt JSON), NUL-separated rank logs that differ,
+                 an envelope nested 2,000 deep, and many compile ids in few bytes.
 """
+import struct
 import gzip
 import json
 import os
+import pickle
 import sys
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "corpus"
@@ -228,6 +238,151 @@ def main():
     }
     for name, data in requests.items():
         write("serve", name, data.encode())
+    pickle_seeds()
+    compile_log_seeds()
+
+
+def pickle_seeds():
+    frame = {"filename": "/a/model.py", "line": 10, "name": "forward"}
+    frames = [frame, {"filename": "/a/train.py", "line": 3, "name": "main"}]
+    block = {"address": 1000000, "size": 512, "requested_size": 500, "state": "active_allocated",
+             "frames": frames}
+    seg = {"device": 0, "address": 1000000, "total_size": 2048, "allocated_size": 512,
+           "active_size": 512, "requested_size": 500, "stream": 0, "segment_type": "small",
+           "segment_pool_id": (0, 0), "is_expandable": False, "frames": [],
+           "blocks": [block, {"address": 1000512, "size": 1536, "state": "inactive",
+                              "frames": []}]}
+    actions = ["segment_alloc", "alloc", "free_requested", "free_completed", "segment_free",
+               "snapshot", "oom", "segment_map", "segment_unmap", "user_defined"]
+    entries = [{"action": a, "addr": 1000000 + 512 * (i % 2), "size": 512, "stream": 0,
+                "time_us": 1700000000000000 + i, "frames": frames if i % 2 else [],
+                "device_free": 1024} for i, a in enumerate(actions)]
+    snap = {"segments": [seg], "device_traces": [entries, []],
+            "allocator_settings": {"expandable_segments": False, "max_split_size": -1,
+                                   "nested": [[1, [2.5, None]], {"k": "v"}]},
+            "external_annotations": [{"device": 0, "name": "step", "stage": "START",
+                                      "time_us": 1700000000000000},
+                                     {"device": 0, "name": "step", "stage": "END",
+                                      "time_us": 1700000000000005}]}
+    # Written by Python's own pickler (plain data only, as torch.cuda.memory._dump_snapshot):
+    # protocol 4 (FRAME, MEMOIZE, SHORT_BINUNICODE), 2 (BINPUT/BINGET, TUPLE2, LONG1).
+    write("pickle", "snapshot_p4.pickle", pickle.dumps(snap, protocol=4))
+    write("pickle", "snapshot_p2.pickle", pickle.dumps(snap, protocol=2))
+    write("pickle", "snapshot.json", json.dumps(snap).encode())
+    write("pickle", "proto0.pickle", b"(dp0\nS'x'\np1\nI12\nsF1.5\n0L7L\n0I01\n0.")
+    # Hostile: deep nesting (issue 32 item 2: 200,000 levels overflowed the stack; 4 KiB holds
+    # 2,000), nested JSON, cycles through the memo, a 2 GB string, a memo index far out.
+    write("pickle", "nested_lists.pickle", b"\x80\x04" + b"]" * 2000 + b"a" * 1999 + b".")
+    write("pickle", "nested_dicts.pickle",
+          b"\x80\x04" + b"}\x8c\x01k" * 600 + b"s" * 599 + b"}s.")
+    write("pickle", "nested_tuples.pickle", b"\x80\x04N" + b"\x85" * 3000 + b".")
+    write("pickle", "nested_marks.pickle", b"\x80\x04" + b"(" * 2000 + b"l" * 2000 + b".")
+    write("pickle", "nested.json", b'{"segments": ' + b"[" * 2000 + b"]" * 2000 + b"}")
+    write("pickle", "cycle_self.pickle", b"\x80\x04]\x94h\x00a.")
+    write("pickle", "cycle_pair.pickle", b"\x80\x04]\x94]\x94h\x00aa.")
+    write("pickle", "cycle_dict.pickle", b"\x80\x04}\x94\x8c\x01kh\x00s.")
+    write("pickle", "huge_string.pickle", b"\x80\x04\x8d" + struct.pack("<Q", 2**31) + b"abc")
+    write("pickle", "huge_memo.pickle", b"\x80\x04]r\xff\xff\xff\x7fj\xff\xff\xff\x7f.")
+    write("pickle", "wide_dup.pickle", b"\x80\x04]" + b"2" * 1000 + b"(" + b"2" * 1000 + b"e.")
+    far = dict(snap, device_traces=[[dict(entries[1], time_us=9 * 10**15)]])
+    write("pickle", "time_out_of_range.pickle", pickle.dumps(far, protocol=4))
+
+
+def glog(envelope, payload=None):
+    import hashlib
+    line = "V1206 15:24:45.403000 1 u.py:1] "
+    if payload is None:
+        return line + json.dumps(envelope, separators=(",", ":")) + "\n"
+    envelope = dict(envelope, has_payload=hashlib.md5(payload.encode()).hexdigest())
+    return (line + json.dumps(envelope, separators=(",", ":")) + "\n" +
+            "".join("\t" + l + "\n" for l in payload.split("\n")))
+
+
+def compile_log_seeds():
+    def cid(frame, compile_, attempt=0, autograd=None):
+        d = {"frame_id": frame, "frame_compile_id": compile_}
+        if attempt:
+            d["attempt"] = attempt
+        if autograd is not None:
+            d["compiled_autograd_id"] = autograd
+        return d
+
+    def chromium(name, ph, ts, short):
+        return glog(dict({"chromium_event": {}}, **cid(0, 0)),
+                    json.dumps({"name": name, "ts": ts, "args": {"compile_id": short}, "ph": ph},
+                               separators=(",", ":")))
+
+    def metrics(frame, compile_, attempt=0, **kw):
+        m = {"co_name": "fn", "co_filename": "/a/t.py", "co_firstlineno": 3,
+             "entire_frame_compile_time_s": 0.5, "backend_compile_time_s": 0.25,
+             "graph_op_count": 7}
+        m.update(kw)
+        return glog(dict({"compilation_metrics": m}, **cid(frame, compile_, attempt)))
+
+    entries = [
+        glog({"str": ["/a/train.py", 0]}),
+        glog({"str": ["/usr/lib/torch/_dynamo/eval_frame.py", 1]}),
+        glog(dict({"dynamo_start": {"stack": [{"line": 3, "name": "main", "filename": 0},
+                                              {"line": 410, "name": "_fn", "filename": 1}]}},
+                  **cid(0, 0))),
+        chromium("dynamo", "B", 1000.5, "0/0"),
+        chromium("entire_frame_compile", "B", 1001, "0/0"),
+        glog(dict({"artifact": {"name": "fx_graph_cache_miss", "encoding": "json"}}, **cid(0, 0)),
+             json.dumps({"key": "fabc", "components": []})),
+        glog(dict({"artifact": {"name": "dynamo_graph_break_reason", "encoding": "string"}},
+                  **cid(0, 0)), "Unsupported: call_function\n  File x.py"),
+        glog(dict({"inductor_output_code": {"filename": "/tmp/x.py"}}, **cid(0, 0)),
+             "def triton_poi_fused_add_0(): pass\ndef triton_poi_fused_add_0(): pass\n"
+             "cpp_fused_mul_1"),
+        glog(dict({"artifact": {"name": "inductor_collective_schedule", "encoding": "json"}},
+                  **cid(0, 0)), json.dumps(["torch.ops._c10d_functional.all_reduce_.default", {"a": 1}])),
+        glog(dict({"artifact": {"name": "inductor_runtime_and_tensor_meta", "encoding": "json"}},
+                  **cid(0, 0)), json.dumps({"ops": [{"name": "mm", "outputs": [{"shape": [2, 2]}]}]})),
+        chromium("entire_frame_compile", "E", 2001, "0/0"),
+        chromium("dynamo", "E", 2002, "0/0"),
+        metrics(0, 0, restart_reasons=["graph break"]),
+        metrics(0, 0, 1, co_name=""),
+        glog(dict({"artifact": {"name": "recompile_reasons", "encoding": "json"}}, **cid(0, 1)),
+             json.dumps(["0/1: tensor 'x' size mismatch at index 0. expected 5, actual 6"])),
+        metrics(0, 1, fail_type="RuntimeError", fail_reason="boom\nline 2",
+                fail_user_frame_filename="/a/train.py", fail_user_frame_lineno=9),
+        glog(dict({"compilation_metrics_runtime": {"compile_id": "0/1",
+                                                   "runtime_triton_autotune_time_us": 5}},
+                  **cid(None, None))),
+        chromium("fx_graph_cache_hit", "i", 3000, "0/1"),
+        chromium("compile_file", "B", 4000, "None"),
+        chromium("compile_file", "E", 4100, "None"),
+        glog(dict({"artifact": {"name": "graph_execution", "encoding": "json"}}, **cid(None, None)),
+             json.dumps({"graph_execution_order": [{"compile_id": "[0/0]"}, {"compile_id": "[0/1]"}]})),
+        glog(dict({"dynamo_start": {"stack": []}}, **cid(1, 0, 0, 2))),
+        glog(dict({"describe_tensor": {"id": 0}}, **cid(1, 0, 0, 2))),
+    ]
+    # Two halves (inputs are capped at 4 KiB): the first compile's entries, then the others.
+    write("compile_log", "first_compile.log", "".join(entries[:12]).encode())
+    log = "".join(entries[:3] + entries[12:])
+    write("compile_log", "log.log", log.encode())
+    write("compile_log", "crlf_blank.log", log.replace("\n", "\r\n").replace("\t{", "\n\t{").encode())
+    bad = log.replace('"has_payload":"', '"has_payload":"0', 1).replace('"co_name":"fn"', '"co_name":fn', 1)
+    write("compile_log", "bad_md5_json.log", bad.encode())
+    write("compile_log", "no_newline.log", log.rstrip("\n").encode())
+    # Ranks that diverge: another schedule and another compile-id sequence on rank 1.
+    small = "".join([
+        glog(dict({"artifact": {"name": "inductor_collective_schedule", "encoding": "json"}},
+                  **cid(0, 0)), json.dumps(["torch.ops._c10d_functional.all_reduce_.default"])),
+        glog(dict({"artifact": {"name": "fx_graph_cache_miss"}}, **cid(0, 0)), '{"key":"k1"}'),
+        metrics(0, 0), metrics(0, 1)])
+    rank1 = small.replace("all_reduce_", "all_gather_").replace('"frame_compile_id":1',
+                                                                 '"frame_compile_id":2')
+    write("compile_log", "two_ranks.log", (small + "\0" + rank1 + "\0" + small).encode())
+    # Hostile: an envelope nested 2,000 deep (simdjson stops at 1,024), many compile ids in few
+    # bytes (the per-id grouping was quadratic: issue 32 item 4), a non-log.
+    prefix = "V1206 15:24:45.403000 1 u.py:1] "
+    write("compile_log", "nested.log",
+          (prefix + '{"dynamo_start": ' + "[" * 2000 + "]" * 2000 + ', "frame_id": 0}\n').encode())
+    many = "".join(prefix + '{"compilation_metrics":{},"frame_id":%d,"frame_compile_id":%d,'
+                   '"attempt":%d}\n' % (i // 3, i % 3, i % 2) for i in range(34))
+    write("compile_log", "many_ids.log", many.encode())
+    write("compile_log", "not_a_log.log", b"hello\nworld\n")
 
 
 main()

@@ -4,6 +4,8 @@
 #                one parser / split parse, clean prefixes)
 #   native_fuzz  the .mlprof reader (whole files, payloads behind the checksum, JSON round trips)
 #   serve_fuzz   serve's HTTP request handling (raw requests to a server in the process)
+#   pickle_fuzz  the CUDA memory-snapshot readers (pickle VM, JSON values), then its Trace
+#   compile_log_fuzz  the torch.compile structured-log reader and the compile analysis
 # Seeds are small inputs written by tests/fuzz/make_seeds.py (a few KiB at most, every event kind;
 # nothing copied from real traces) and inputs are capped at 4 KiB, so each is parsed every way.
 # New inputs found are kept in build-fuzz/corpus/TARGET (reused by the next run), crashes in
@@ -17,7 +19,7 @@ cd "$(dirname "$0")/../.."
 SECONDS_TO_RUN=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(import_fuzz native_fuzz serve_fuzz)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(import_fuzz native_fuzz serve_fuzz pickle_fuzz compile_log_fuzz)
 JOBS=${FUZZ_JOBS:-1}
 ENTROPIC=${FUZZ_ENTROPIC:-0}
 MAX_LEN=${FUZZ_MAX_LEN:-4096}
@@ -47,6 +49,8 @@ for target in "${TARGETS[@]}"; do
     import_fuzz) dirs=("$seeds/import") ;;
     native_fuzz) dirs=("$seeds/native" "$seeds/native_payloads") ;;
     serve_fuzz) dirs=("$seeds/serve") ;;
+    pickle_fuzz) dirs=("$seeds/pickle") ;;
+    compile_log_fuzz) dirs=("$seeds/compile_log") ;;
   esac
   log=build-fuzz/$target.log
   fork=()
