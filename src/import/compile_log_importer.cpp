@@ -12,7 +12,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
-#include <regex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -66,6 +65,42 @@ std::string str_or(element e, const char* key) {
   std::string_view v;
   if (e[key].get_string().get(v) == simdjson::SUCCESS) return std::string(v);
   return "";
+}
+
+// The generated kernels a payload defines or calls: whole words matching
+// (triton|cpp)_[a-z]*_?fused_\w+ ("triton_poi_fused_add_0", "cpp_fused_mul_1"). A scan of the
+// words, not std::regex: libstdc++'s matcher recurses per character, and a 2 MB word in a
+// payload overflowed the stack (exit 139).
+std::vector<std::string_view> fused_kernel_names(std::string_view text) {
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::string_view> out;
+  for (size_t i = 0; i < text.size();) {
+    if (!word_char(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && word_char(text[end])) ++end;
+    std::string_view w = text.substr(i, end - i);
+    i = end;
+    std::string_view rest;
+    if (w.starts_with("triton_"))
+      rest = w.substr(7);
+    else if (w.starts_with("cpp_"))
+      rest = w.substr(4);
+    else
+      continue;
+    size_t lower = 0;  // [a-z]*, then an optional '_', then "fused_" and at least one more
+    while (lower < rest.size() && rest[lower] >= 'a' && rest[lower] <= 'z') ++lower;
+    for (size_t j = 0; j <= lower + 1 && j < rest.size(); ++j) {
+      if (j == lower + 1 && rest[lower] != '_') break;
+      if (rest.substr(j).starts_with("fused_") && rest.size() > j + 6) {
+        out.push_back(w);
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 // fx_graph_cache_{hit,miss,bypass,disabled}; not fx_graph_cache_hash (a key, not an outcome).
@@ -366,12 +401,9 @@ class LogParser {
       }
     } else if (kind == "inductor_output_code") {
       CompileRecord& r = record(id);
-      static const std::regex kKernel(R"(\b((?:triton|cpp)_[a-z]*_?fused_\w+)\b)");
       size_t index = static_cast<size_t>(&r - log_.compiles.data());
-      for (std::sregex_iterator it(payload.begin(), payload.end(), kKernel), end; it != end; ++it) {
-        std::string k = (*it)[1];
-        if (kernels_seen_.emplace(index, k).second) r.kernels.push_back(k);
-      }
+      for (std::string_view k : fused_kernel_names(payload))
+        if (kernels_seen_.emplace(index, std::string(k)).second) r.kernels.emplace_back(k);
     } else {
       record(id);  // any other entry names the compile id
     }

@@ -95,7 +95,9 @@ inline bool PyVal::as_int(int64_t& out) const {
   if (kind == PyKind::kInt) return out = i, true;
   if (kind == PyKind::kBool) return out = b, true;
   if (kind == PyKind::kUInt) return out = static_cast<int64_t>(u), true;
-  if (kind == PyKind::kFloat) return out = static_cast<int64_t>(d), true;
+  // A float beyond int64 (or NaN) is no integer: converting it would be undefined.
+  if (kind == PyKind::kFloat && d > -9.2e18 && d < 9.2e18)
+    return out = static_cast<int64_t>(d), true;
   return false;
 }
 inline bool PyVal::as_double(double& out) const {

@@ -3,7 +3,8 @@ is a one-line error (it crashed the CLI and serve with a stack overflow), and se
 answering; a pickle cycle is refused; timestamps whose span would overflow 64 bits are skipped
 with a warning naming the file, and no command prints a wrong span (events at -9e15 and +9e15 us
 printed "span -446744073.710 s"); a torch.compile log with many compile ids gives one row per id
-with the statuses an independent count of the generated log expects.
+with the statuses an independent count of the generated log expects; a 2 MB word in a compile
+log's payload no longer overflows the stack (std::regex).
 Expected values come from the inputs built here.
 Usage: test_hostile_parse.py MLPROF TESTS_DATA"""
 import json
@@ -152,9 +153,32 @@ def test_compile_ids(tmp):
           "every row has its caller (restarts take their first attempt's)")
 
 
+def test_long_kernel_word(tmp):
+    """The kernel names of inductor_output_code were found with std::regex, whose matcher recurses
+    per character: one 2 MB word overflowed the stack (exit 139)."""
+    import hashlib
+    import re
+    payload = ("def triton_poi_fused_" + "a" * 2000000 + "(): pass\n"
+               "call(cpp_fused_mul_1, x_fused_y, triton_fused_z, triton_poi_fused_add_0)\n"
+               "triton_poi_fused_add_0(); cpp_fusedx; triton__fused_q; triton_red_fused_")
+    # What the reader's pattern finds, by Python's re (an independent matcher).
+    want = len(set(re.findall(r"\b((?:triton|cpp)_[a-z]*_?fused_\w+)\b", payload)))
+    env = {"inductor_output_code": {"filename": "x"}, "frame_id": 0, "frame_compile_id": 0,
+           "has_payload": hashlib.md5(payload.encode()).hexdigest()}
+    path = os.path.join(tmp, "long_word.log")
+    with open(path, "w") as f:
+        f.write("V1206 15:24:45.403000 1 u.py:1] " + json.dumps(env) + "\n")
+        f.write("".join("\t" + line + "\n" for line in payload.split("\n")))
+    p = mlprof("compile", path, "--json")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    kernels = [r.get("kernels") for r in doc.get("compiles", [])]
+    check(p.returncode == 0 and kernels == [want] and want == 5,
+          f"a 2 MB word in a payload: exit {p.returncode}, kernels {kernels} (want [{want}])")
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
-        for fn in (test_nested, test_span, test_compile_ids):
+        for fn in (test_nested, test_span, test_compile_ids, test_long_kernel_word):
             print(f"== {fn.__name__}", flush=True)
             sub = os.path.join(tmp, fn.__name__)
             os.makedirs(sub)
