@@ -4,7 +4,7 @@
 #                one parser / split parse, clean prefixes)
 #   native_fuzz  the .mlprof reader (whole files, payloads behind the checksum, JSON round trips)
 #   serve_fuzz   serve's HTTP request handling (raw requests to a server in the process)
-#   pickle_fuzz  the CUDA memory-snapshot readers (pickle VM, JSON values), then its Trace
+#   pickle_fuzz  the CUDA memory-snapshot readers (the pickle VM, its JSON twin)
 #   compile_log_fuzz  the torch.compile structured-log reader and the compile analysis
 # Seeds are small inputs written by tests/fuzz/make_seeds.py (a few KiB at most, every event kind;
 # nothing copied from real traces) and inputs are capped at 4 KiB, so each is parsed every way.
