@@ -83,7 +83,7 @@ std::string headline_causes(const CompareResult& r) {
   size_t n = 0;
   double step_delta = r.next.step_mean_ns - r.base.step_mean_ns;
   for (const CompareCause& c : r.causes) {
-    if (c.wait || n == 3) continue;
+    if (c.wait || n == 3 || c.delta_ns == 0) continue;
     if (r.speedup_basis == "step mean" && (c.delta_ns > 0) != (step_delta > 0)) continue;
     out += (n++ ? ", " : "") + short_name(c.name) + " " + signed_duration(c.delta_ns);
   }

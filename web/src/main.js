@@ -120,7 +120,7 @@ function compareCauses(r) {
   const out = [];
   const sign = (ns) => (ns > 0 ? '+' : '') + fmtNs(ns);
   const stepDelta = (r.new?.step_mean_ns ?? 0) - (r.base?.step_mean_ns ?? 0);
-  const causes = (a.causes || []).filter((c) => !c.wait &&
+  const causes = (a.causes || []).filter((c) => !c.wait && c.delta_ns !== 0 &&
     (r.speedup_basis !== 'step mean' || (c.delta_ns > 0) === (stepDelta > 0))).slice(0, 3);
   if (causes.length) {
     out.push(el('div', { class: 'verdict-sub', 'data-testid': 'compare-causes' },

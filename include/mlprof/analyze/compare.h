@@ -28,7 +28,7 @@ inline constexpr double kCompareMinSharePct = 0.5;
 
 inline constexpr size_t kCompareCauses = 15;
 // Critical paths measured per trace (steps evenly spread over the trace) to attribute the change.
-inline constexpr size_t kComparePathSteps = 32;
+inline constexpr size_t kComparePathSteps = 8;
 
 enum class SignificanceTest { kMannWhitney, kWelch };
 
