@@ -1,6 +1,7 @@
 #include "serve/trace_store.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -307,6 +308,9 @@ Result<Trace> TraceStore::load(const OpenFile& f) {
     r.value().meta.source = path;
     return r;
   }
+  // A failed load (a file past the input limit) freed everything it parsed; hand it back to the
+  // system, or the server keeps the peak (a 600 MiB bomb: RSS stayed at 597 MiB).
+  ::malloc_trim(0);
   std::string message = r.error();
   if (message.starts_with(via)) message.replace(0, via.size(), path);
   if (size_t at = message.find(kOverLimit); at != std::string::npos && options_.max_input_bytes) {
