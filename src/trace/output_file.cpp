@@ -27,12 +27,62 @@ struct Target {
   std::string path;  // the file itself (a symlink's target, resolved)
   bool exists = false;
   bool special = false;  // a character device or FIFO: written in place
+  int descriptor = -1;   // the path names this process's open descriptor: written through it
   struct stat st {};
 };
+
+std::string dir_of(const std::string& p);
+
+// N when `p` names this process's descriptor N textually: /dev/stdout, /dev/stderr, /dev/fd/N,
+// /proc/self/fd/N, /proc/thread-self/fd/N, /proc/<our pid>/fd/N.
+int descriptor_name(const std::string& p) {
+  if (p == "/dev/stdin") return 0;
+  if (p == "/dev/stdout") return 1;
+  if (p == "/dev/stderr") return 2;
+  std::string rest;
+  std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/";
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"})
+    if (p.rfind(prefix, 0) == 0) rest = p.substr(std::strlen(prefix));
+  if (rest.empty() && p.rfind(own, 0) == 0) rest = p.substr(own.size());
+  if (rest.empty() || rest.size() > 9 || rest.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::atoi(rest.c_str());
+}
+
+// Follows the chain of symbolic links from `path` (as the kernel would, one link at a time) and
+// returns the descriptor it reaches, or -1. Opening /proc/self/fd/N by name would not do: for a
+// pipe it is "pipe:[ino]" (no such file), and for a file it is a new open at offset 0 without
+// O_APPEND, so `-o /dev/stdout >> log` would overwrite or replace log.
+int descriptor_of(const std::string& path) {
+  std::string cur = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (int fd = descriptor_name(cur); fd >= 0) return fd;
+    char link[PATH_MAX];
+    ssize_t n = ::readlink(cur.c_str(), link, sizeof(link) - 1);
+    if (n <= 0) return -1;  // not a link (or unreadable): not a descriptor
+    link[n] = 0;
+    cur = link[0] == '/' ? std::string(link) : dir_of(cur) + "/" + link;
+  }
+  return -1;
+}
+
+Status resolve_descriptor(const std::string& path, int fd, Target& t) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0)
+    return fail(path, "descriptor " + std::to_string(fd) + " is not open: nothing to write to");
+  if ((flags & O_ACCMODE) == O_RDONLY)
+    return fail(path, "descriptor " + std::to_string(fd) + " is not open for writing");
+  t.descriptor = fd;
+  t.special = true;
+  t.exists = true;
+  ::fstat(fd, &t.st);
+  return Status::ok();
+}
 
 Status resolve(const std::string& path, Target& t) {
   if (path.empty()) return Status::error("an empty output path");
   t.path = path;
+  if (int fd = descriptor_of(path); fd >= 0) return resolve_descriptor(path, fd, t);
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return Status::ok();  // a new file (its directory is checked next)
@@ -149,6 +199,17 @@ Result<OutputFile> OutputFile::open(const std::string& path, Options options) {
   OutputFile f;
   f.path_ = path;
   f.target_ = t.path;
+  if (t.descriptor >= 0) {
+    // Through the descriptor itself (a dup shares its offset and O_APPEND): `>> log` appends,
+    // `| cmd` reaches the pipe. What this process wrote to stdio first goes first.
+    if (t.descriptor == 1) std::fflush(stdout);
+    if (t.descriptor == 2) std::fflush(stderr);
+    f.fd_ = ::fcntl(t.descriptor, F_DUPFD_CLOEXEC, 3);
+    if (f.fd_ < 0) return fail(path, "cannot write to the descriptor: " + errno_text(errno));
+    f.special_ = true;
+    f.write_path_ = path;
+    return f;
+  }
   if (t.special) {
     // As a shell redirection would: no temporary file, no rename (a FIFO waits for a reader).
     f.fd_ = ::open(t.path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);

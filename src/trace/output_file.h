@@ -12,6 +12,9 @@
 //   and the link stays. A link to nothing is refused.
 // - A character device (/dev/null, a terminal) or a FIFO is written to in place, as a shell
 //   redirection would. Block devices, sockets and directories are refused with one line.
+// - A path naming one of this process's descriptors (/dev/stdout, /dev/stderr, /dev/fd/N,
+//   /proc/self/fd/N, or a symlink chain reaching one) is written through a dup of it: its offset
+//   and O_APPEND are shared, so `-o /dev/stdout >> log` appends and `| cmd` reaches the pipe.
 #pragma once
 
 #include <cstdio>
@@ -45,7 +48,7 @@ class OutputFile {
   // one), or the path itself for a device or FIFO.
   const std::string& write_path() const { return write_path_; }
   int fd() const { return fd_; }
-  bool special() const { return special_; }  // a device or FIFO, written in place
+  bool special() const { return special_; }  // a device, FIFO or descriptor, written in place
 
   Status write(std::string_view bytes);
   // A stdio stream on the file (owned here, closed by commit()).

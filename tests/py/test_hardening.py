@@ -191,6 +191,55 @@ def test_output(tmp):
               stat.S_ISCHR(os.stat("/dev/null").st_mode),
               f"-o symlink to /dev/null: written through ({p.stderr!r})")
 
+        # A descriptor (/dev/stdout, /dev/fd/N, a symlink to one) is written through the descriptor
+        # itself, as a shell would: `>> app.log` appends (the earlier content stays), a pipe gets
+        # the bytes. (Was: app.log replaced by a new file; a pipe refused as a dangling link.)
+        want = mlprof("flame", SAMPLE, "--format", "collapsed").stdout
+        flame_to = [MLPROF, "flame", SAMPLE, "--format", "collapsed", "-o"]
+        log = os.path.join(d, "app.log")
+        with open(log, "wb") as f:
+            f.write(b"earlier line\n")
+        ino = os.stat(log).st_ino
+        with open(log, "ab") as f:
+            p = subprocess.run(flame_to + ["/dev/stdout"], stdout=f, stderr=subprocess.PIPE)
+        check(p.returncode == 0 and open(log, "rb").read() == b"earlier line\n" + want and
+              os.stat(log).st_ino == ino and len(want) > 100,
+              f"-o /dev/stdout >> app.log: appended, the earlier content kept ({p.stderr!r})")
+        p = subprocess.run(flame_to + ["/dev/stdout"], capture_output=True)
+        check(p.returncode == 0 and p.stdout == want,
+              f"-o /dev/stdout | cmd: the pipe gets the output ({p.stderr!r})")
+        for name in ["/dev/fd/{}", "/proc/self/fd/{}"]:
+            r, w = os.pipe()
+            proc = subprocess.Popen(flame_to + [name.format(w)], pass_fds=(w,),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            os.close(w)
+            with os.fdopen(r, "rb") as rf:
+                got_pipe = rf.read()
+            err = proc.stderr.read()
+            proc.wait(60)
+            check(proc.returncode == 0 and got_pipe == want,
+                  f"-o {name.format('N')} (a pipe): written through ({err!r})")
+        link = os.path.join(d, "to-stdout.txt")
+        os.symlink("/dev/stdout", link)
+        with open(log, "ab") as f:
+            p = subprocess.run(flame_to + [link], stdout=f, stderr=subprocess.PIPE)
+        check(p.returncode == 0 and os.path.islink(link) and
+              open(log, "rb").read() == b"earlier line\n" + want + want,
+              f"-o symlink to /dev/stdout >> app.log: appended ({p.stderr!r})")
+        p = mlprof("flame", SAMPLE, "--format", "collapsed", "-o", "/dev/fd/97")
+        check(p.returncode != 0 and one_line(p) and b"descriptor 97 is not open" in p.stderr,
+              f"-o /dev/fd/97 (not open): refused in one line ({p.stderr!r})")
+        # mlprof run -q -o /dev/stdout | cat > F: the capture goes through the pipe.
+        cap = os.path.join(d, "piped.mlprof")
+        with open(cap, "wb") as f:
+            cat = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=f)
+            p = subprocess.run([MLPROF, "run", "-q", "-o", "/dev/stdout", "--", "true"],
+                               stdout=cat.stdin, stderr=subprocess.PIPE)
+            cat.stdin.close()
+            cat.wait(60)
+        check(p.returncode == 0 and mlprof("summary", cap).returncode == 0,
+              f"mlprof run -o /dev/stdout | cat > F: F is the capture ({p.stderr!r})")
+
         # A symlink to a regular file: the target gets the new content, the link stays.
         target = os.path.join(d, "real.html")
         with open(target, "w") as f:
