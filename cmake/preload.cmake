@@ -10,6 +10,7 @@ find_library(MLPROF_ELF_LIB NAMES elf)
 # The preloaded tracker: no exceptions, no RTTI, initial-exec TLS (it is loaded at start-up).
 add_library(mlprof_preload SHARED ${CMAKE_CURRENT_SOURCE_DIR}/src/record/preload/malloc_hooks.cpp)
 mlprof_stage_root(mlprof_preload PRIVATE trace)  # the raw file layout only; links no stage
+mlprof_stage_root(mlprof_preload PRIVATE record)  # record/capture_fd.h (header-only)
 target_compile_options(mlprof_preload PRIVATE -O2 -fno-exceptions -fno-rtti -ftls-model=initial-exec
                        -fvisibility=hidden)
 target_link_libraries(mlprof_preload PRIVATE ${MLPROF_UNWIND_LIB} ${CMAKE_DL_LIBS})
@@ -39,6 +40,7 @@ if(MLPROF_WITH_CUDA AND EXISTS ${MLPROF_CUDA_ROOT}/include/cupti.h)
   if(MLPROF_CUPTI_LIB)
     add_library(mlprof_cupti SHARED ${CMAKE_CURRENT_SOURCE_DIR}/src/record/cupti/cupti_injection.cpp)
     mlprof_stage_root(mlprof_cupti PRIVATE trace)  # the raw file layout only
+    mlprof_stage_root(mlprof_cupti PRIVATE record)  # record/capture_fd.h (header-only)
     target_include_directories(mlprof_cupti PRIVATE ${MLPROF_CUDA_ROOT}/include)
     target_link_libraries(mlprof_cupti PRIVATE ${MLPROF_CUPTI_LIB} Threads::Threads)
     target_compile_options(mlprof_cupti PRIVATE ${mlprof_no_sanitize})

@@ -5,7 +5,9 @@
 // written out by hand; every time is BASE + an offset, BASE being the fake's first reading of
 // the clock the injection library registered.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <set>
 
 #include "gpu_fakes/fake_gpu_run.h"
@@ -248,6 +250,31 @@ TEST_F(cupti_capture, GpuClockIsTheHostClock) {
     gpu_rows += tr.is_gpu_track(tr.slices.track[i]);
   }
   EXPECT_EQ(gpu_rows, 9u);  // 4 kernels, 3 memcpys, 1 memset, 1 stream sync
+}
+
+// Issue 32 item 1: the program closes fds 3..1023 and opens a file (fd 3, the tracer's old
+// number) that it keeps open through exit, when the tracer writes its records. The file must hold
+// only the program's bytes, the capture every GPU row, and the run must say what happened.
+TEST(cupti_closefrom, RecordsNeverLandInTheProgramsFile) {
+  if (!kHaveFakes) GTEST_SKIP() << "built without the CUDA toolkit's CUPTI headers";
+  std::string data =
+      ::testing::TempDir() + "/cupti_closefrom_" + std::to_string(::getpid()) + ".txt";
+  FakeGpuRun r =
+      run_mlprof(std::string("FAKE_CUPTI_LIB='") + kFakeCupti + "' FAKE_APP_CLOSEFROM='" + data +
+                     "' MLPROF_NVML_LIB=/nonexistent/nvml",
+                 "--gpu", std::string("'") + kFakeApp + "'");
+  std::string written = read_file(data);
+  std::remove(data.c_str());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(written, "the app's data\n");
+  ASSERT_TRUE(r.trace.has_value()) << r.err;
+  size_t gpu_rows = 0;
+  for (size_t i = 0; i < r.trace->slices.size(); ++i)
+    gpu_rows += r.trace->is_gpu_track(r.trace->slices.track[i]);
+  EXPECT_EQ(gpu_rows, 9u);  // as GpuClockIsTheHostClock: every row of the fake's script
+  EXPECT_NE(r.out.find("closed the GPU tracer's capture file 1 time(s)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("not closed"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -199,6 +199,47 @@ TEST_F(MemoryCaptureTest, ThreadOutOfTimeOrderFallsBackToSorting) {
   EXPECT_EQ(stats.frees, 2u);
 }
 
+// The trackers' status symlinks (issue 32 items 1 and 14): a process whose file write failed
+// (ENOSPC) and that exited without its exit record is neither "killed" nor silent: the cause and
+// the counted-but-lost events are noted and summed; a process that could not create its file at
+// all (EMFILE) is reported from its status alone; a reopened descriptor is noted as lossless.
+TEST_F(MemoryCaptureTest, StatusSymlinksNameTheCauseAndCountTheLoss) {
+  RawFile written(500);  // two allocations kept, then the disk filled: no exit record
+  written.events({{1, 100, 0x10, 8, 0}, {1, 110, 0x20, 8, 0}});
+  written.write(dir_, 0);
+  ASSERT_EQ(::symlink("v1 e=28 s=w a=3000 f=2990 r=0 x=1", (dir_ + "/mem.500.0.status").c_str()),
+            0);
+  ASSERT_EQ(::symlink("v1 e=24 s=o a=1012 f=1008 r=0 x=1 p=500 /opt/my app/worker",
+                      (dir_ + "/mem.501.0.status").c_str()),
+            0);
+  RawFile reopened(502);
+  reopened.events({{1, 100, 0x30, 8, 0}});
+  reopened.exit();
+  reopened.write(dir_, 0);
+  ASSERT_EQ(::symlink("v1 e=0 s=- a=0 f=0 r=2 x=1", (dir_ + "/mem.502.0.status").c_str()), 0);
+  MemoryCaptureStats stats;
+  Trace t = capture(stats);
+  EXPECT_EQ(stats.allocations, 3u);
+  EXPECT_EQ(stats.lost_allocations, 3000u + 1012u);
+  EXPECT_EQ(stats.lost_frees, 2990u + 1008u);
+  EXPECT_EQ(stats.processes_without_file, 1u);
+  EXPECT_EQ(stats.reopened, 2u);
+  std::string all;
+  for (const std::string& n : stats.notes) all += n + "\n";
+  EXPECT_NE(all.find("pid 500: writing its capture file failed (No space left on device) after 2 "
+                     "allocations: the 3000 allocations and 2990 frees after that were counted"),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("killed"), std::string::npos) << all;
+  EXPECT_NE(all.find("pid 501 (worker) could not create its capture file (Too many open files): "
+                     "its 1012 allocations and 1008 frees were counted"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("pid 502 closed the memory tracker's capture file 2 times"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("nothing was lost"), std::string::npos) << all;
+}
+
 // A capture big enough for the threaded compressor and the column prefaulter: the .mlprof loads
 // back with the same rows, and the leak report gives the exact bytes left.
 TEST_F(MemoryCaptureTest, BigCaptureSavesAndLoadsExactly) {

@@ -452,6 +452,8 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   std::string out = opt.out.empty() ? out_dir + default_output(cmd[0], child) : opt.out;
   Trace trace = std::move(b).finish();
   trace.meta.dropped_events += mem_stats.dropped;  // the summary warns of them
+  // Counted by trackers that could not write (their status symlinks): the notes say why.
+  trace.meta.dropped_events += mem_stats.lost_allocations + mem_stats.lost_frees;
   std::optional<HeapResult> heap;
   if (heap_sink.stream) {
     heap = heap_sink.stream->result(trace);
@@ -516,7 +518,11 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
       text += "   memory capture: " + std::to_string(mem_stats.files) + " process(es), " +
               std::to_string(mem_stats.allocations) + " allocations, " +
               std::to_string(mem_stats.frees) + " frees, " + std::to_string(mem_stats.stacks) +
-              " distinct stacks\n";
+              " distinct stacks";
+      if (mem_stats.lost_allocations || mem_stats.lost_frees)
+        text += "; NOT recorded: " + std::to_string(mem_stats.lost_allocations) + " allocations, " +
+                std::to_string(mem_stats.lost_frees) + " frees (see the notes)";
+      text += "\n";
       text += "   raw capture: " + format_bytes(static_cast<double>(mem_stats.raw_bytes)) +
               " written by the program's tracker";
       if (heap)

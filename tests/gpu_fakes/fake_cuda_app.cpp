@@ -3,8 +3,13 @@
 // fake libcupti named by FAKE_CUPTI_LIB so that the injection library binds to the fake (its
 // libcupti.so.13 dependency is then already loaded under that soname). The fake delivers its
 // scripted records when the injection library flushes at exit.
+// FAKE_APP_CLOSEFROM=PATH: after "cuInit", close fds 3..1023 (the daemon / closefrom pattern) and
+// open PATH for writing (it gets fd 3, the tracer's old number), kept open through exit, when the
+// injection library writes its records.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +30,11 @@ int main() {
     }
     auto init = reinterpret_cast<int (*)()>(dlsym(lib, "InitializeInjection"));
     if (!init || init() != 1) return 4;
+  }
+  if (const char* data = std::getenv("FAKE_APP_CLOSEFROM"); data && *data) {
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
+    int fd = open(data, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd != 3 || write(fd, "the app's data\n", 15) != 15) return 5;
   }
   // Some host work after "cuInit", long enough for the scripted GPU times (up to 1.2 ms after
   // initialization) to be in the past at exit and for NVML to be sampled a few times.

@@ -317,6 +317,22 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
           syncs.push_back(r);  // placed once every API call (their thread) is known
           break;
         }
+        case kDescriptor: {
+          DescriptorRecord r;
+          if (!read_struct(d, body, h.size, r)) break;
+          if (r.reopened)
+            stats.notes.push_back(
+                "pid " + std::to_string(fh.pid) + " closed the GPU tracer's capture file " +
+                std::to_string(r.reopened) +
+                " time(s) (closefrom or the daemon pattern); it was reopened each time");
+          if (r.write_errno)
+            stats.notes.push_back("pid " + std::to_string(fh.pid) +
+                                  ": writing the GPU capture failed (" +
+                                  std::strerror(static_cast<int>(r.write_errno)) +
+                                  "): " + std::to_string(r.lost_bytes) +
+                                  " bytes of GPU records after that are missing");
+          break;
+        }
         case kEnd:
           ended = true;
           break;

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <thread>
 #include <type_traits>
 
+#include "import/capture/capture_status.h"
 #include "import/capture/raw_memory_reader.h"
 #include "import/capture/symbolizer.h"
 #include "trace/addr_map.h"
@@ -288,12 +290,33 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
   }
   if (ec) return Status::error(dir + ": " + ec.message());
   std::sort(paths.begin(), paths.end());
+  // Why a capture is incomplete or missing, in the trackers' words: by "mem.<pid>.<k>".
+  std::map<std::string, CaptureStatus> statuses = read_capture_statuses(dir);
+  auto stem_of = [](const std::string& path) {
+    std::string name = fs::path(path).filename().string();
+    return name.substr(0, name.size() - 4);  // less ".bin"
+  };
+  auto pid_of_stem = [](const std::string& stem) {
+    return std::strtoll(stem.c_str() + 4, nullptr, 10);  // after "mem."
+  };
+  auto count_status = [&](const CaptureStatus& st) {
+    stats.lost_allocations += st.lost_allocations;
+    stats.lost_frees += st.lost_frees;
+    stats.reopened += st.reopened;
+  };
 
   std::vector<RawMemoryFile> files;
   for (const auto& p : paths) {
     // A sink reads each page once and releases it: no need to map them all up front.
     auto f = RawMemoryFile::open(p, /*populate=*/sink == nullptr);
     if (!f) {
+      auto st = statuses.find(stem_of(p));
+      if (st != statuses.end() && st->second.error) {  // empty: its first write failed
+        count_status(st->second);
+        stats.notes.push_back(capture_status_note(pid_of_stem(st->first), st->second, 0));
+        statuses.erase(st);
+        continue;
+      }
       stats.notes.push_back("skipped " + f.error());
       continue;
     }
@@ -328,6 +351,7 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
     std::vector<uint32_t> stack_map;  // raw stack id -> trace stack id
     std::vector<ThreadStream> streams;
     int64_t first_ts = 0, last_ts = 0;
+    uint64_t allocations = 0;  // events read (raw allocations)
   };
   std::vector<FileState> states(files.size());
   for (size_t fi = 0; fi < files.size(); ++fi) {
@@ -338,7 +362,9 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
     std::error_code size_ec;
     stats.raw_bytes += fs::file_size(f.path(), size_ec);
     stats.pids.push_back(f.pid());
-    if (f.exited()) ++stats.processes_exited;
+    auto status = statuses.find(stem_of(f.path()));
+    if (f.exited() || (status != statuses.end() && status->second.exited))
+      ++stats.processes_exited;
     if (f.dropped()) {
       stats.dropped += f.dropped();
       stats.notes.push_back("pid " + std::to_string(f.pid()) + ": " + std::to_string(f.dropped()) +
@@ -430,6 +456,7 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
                       sink->free(fs_.proc, c.stream->track, e.ts_ns, e.addr);
                     } else {
                       ++stats.allocations;
+                      ++fs_.allocations;
                       sink->alloc(fs_.proc, c.stream->track, e.ts_ns, e.addr, e.size,
                                   raw_stack(fs_.stack_map, e.stack));
                     }
@@ -445,6 +472,7 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
       std::vector<Cursor> cursors;
       for (ThreadStream& st : fs_.streams) cursors.push_back(Cursor{&f, &st, 0});
       Replay replay(b, stats, rows_written);
+      uint64_t allocations_before = stats.allocations;
       uint64_t disorder = 0;
       auto to_replay = [&](const Cursor& c, const RawMemoryEvent& e) {
         fs_.last_ts = std::max(fs_.last_ts, e.ts_ns);
@@ -475,6 +503,7 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
           replay.event(e.track, e.ts, e.addr, e.size, e.stack, e.is_free);
         }
       }
+      fs_.allocations = stats.allocations - allocations_before;
     }
   }
 
@@ -483,13 +512,30 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
     const FileState& fs_ = states[fi];
     // The process's lifetime as a slice on its main thread, so every view has an anchor.
     uint32_t main_track = b.thread_track(fs_.proc, f.pid());
-    std::string label = "process " + base_name(f.exe()) + (f.exited() ? "" : " (killed or exec'd)");
+    auto st = statuses.find(stem_of(f.path()));
+    // A process whose exit record could not be written (disk full) did exit: its status says so.
+    bool exited = f.exited() || (st != statuses.end() && st->second.exited);
+    std::string label = "process " + base_name(f.exe()) + (exited ? "" : " (killed or exec'd)");
     b.add_slice(main_track, fs_.first_ts, std::max<int64_t>(0, fs_.last_ts - fs_.first_ts),
                 b.intern(label), cat);
-    if (!f.exited())
+    if (st != statuses.end()) {
+      count_status(st->second);
+      std::string note =
+          capture_status_note(f.pid(), st->second, static_cast<int64_t>(fs_.allocations));
+      if (!note.empty()) stats.notes.push_back(note);
+      statuses.erase(st);
+    }
+    if (!exited)
       stats.notes.push_back("pid " + std::to_string(f.pid()) +
                             " ended without running its exit handlers (killed, _exit or exec): "
                             "its last unflushed events are missing");
+  }
+  // Processes that had no file at all (EMFILE: the program lowered RLIMIT_NOFILE).
+  for (const auto& [stem, st] : statuses) {
+    if (st.stage != 'o') continue;
+    ++stats.processes_without_file;
+    count_status(st);
+    stats.notes.push_back(capture_status_note(pid_of_stem(stem), st, -1));
   }
   return Status::ok();
 }

@@ -24,6 +24,12 @@ struct MemoryCaptureStats {
   uint64_t raw_bytes = 0;     // size of the raw files read
   uint64_t dropped = 0;       // events the trackers did not write (--max-raw reached, no memory)
   uint64_t out_of_order = 0;  // events of a thread earlier than its previous one (sink mode)
+  // What trackers counted but could not record (their file could not be created or written:
+  // EMFILE, ENOSPC, EFBIG), from their status symlinks.
+  uint64_t lost_allocations = 0;
+  uint64_t lost_frees = 0;
+  size_t processes_without_file = 0;
+  uint64_t reopened = 0;  // times programs closed a tracker's descriptor (reopened, no loss)
   std::vector<int64_t> pids;
   std::vector<std::string> notes;  // one line each, for the user
 };

@@ -16,6 +16,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "record/capture_fd.h"
 #include "trace/formats/cupti_format.h"
 
 namespace {
@@ -23,7 +24,12 @@ namespace {
 using namespace mlprof::rawgpu;
 
 constexpr size_t kBufferSize = 8 << 20;
-int g_fd = -1;
+// The program may close our descriptor (closefrom, daemons): CaptureFd checks it before each
+// write and reopens the file, so records never land in a file of the program's.
+mlprof::capture::CaptureFd g_out;
+uint64_t g_file_bytes = 0;  // whole records written: a failed write is cut back to it
+int g_write_errno = 0;      // the first failed write or reopen: nothing is written after it
+uint64_t g_lost_bytes = 0;
 std::mutex g_mu;
 std::atomic<uint64_t> g_dropped{0};
 std::atomic<bool> g_started{false};
@@ -45,16 +51,34 @@ void append_record(std::string& out, RecordKind kind, const T& rec, const char* 
   if (tail_len) out.append(tail, tail_len);
 }
 
-void write_out(const std::string& data) {
-  std::lock_guard<std::mutex> lock(g_mu);
+void write_out_locked(const std::string& data) {
+  if (g_write_errno || !g_out.ensure()) {
+    if (!g_write_errno) g_write_errno = g_out.error() ? g_out.error() : EIO;
+    g_lost_bytes += data.size();
+    return;
+  }
+  int fd = g_out.fd();
   const char* p = data.data();
   size_t n = data.size();
-  while (n > 0 && g_fd >= 0) {
-    ssize_t w = ::write(g_fd, p, n);
-    if (w <= 0) return;
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      g_write_errno = w < 0 ? errno : EIO;
+      g_lost_bytes += data.size();
+      if (::ftruncate(fd, static_cast<off_t>(g_file_bytes)) == 0)
+        ::lseek(fd, static_cast<off_t>(g_file_bytes), SEEK_SET);
+      return;
+    }
     p += w;
     n -= static_cast<size_t>(w);
   }
+  g_file_bytes += data.size();
+}
+
+void write_out(const std::string& data) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  write_out_locked(data);
 }
 
 const std::string& api_name(CUpti_CallbackDomain domain, uint32_t cbid) {
@@ -198,11 +222,15 @@ void finish() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::string out;
   append_record(out, kDropped, DroppedRecord{g_dropped.load()});
-  append_record(out, kEnd, DroppedRecord{0});
-  write_out(out);
   std::lock_guard<std::mutex> lock(g_mu);
-  ::close(g_fd);
-  g_fd = -1;
+  // After a failed write, one more try for these last records (space may have come back).
+  int first_errno = g_write_errno;
+  g_write_errno = 0;
+  if (first_errno || g_out.reopened())
+    append_record(out, kDescriptor, DescriptorRecord{g_out.reopened(), first_errno, g_lost_bytes});
+  append_record(out, kEnd, DroppedRecord{0});
+  write_out_locked(out);
+  g_out.close();  // only if still ours
 }
 
 bool open_output(const char* dir) {
@@ -210,9 +238,7 @@ bool open_output(const char* dir) {
   for (int k = 0; k < 1000; ++k) {
     std::string path =
         std::string(dir) + "/gpu." + std::to_string(pid) + "." + std::to_string(k) + ".bin";
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      g_fd = fd;
+    if (g_out.create(path.c_str())) {
       FileHeader fh{kFileMagic, kFileVersion, pid};
       std::string out(reinterpret_cast<const char*>(&fh), sizeof(fh));
       write_out(out);

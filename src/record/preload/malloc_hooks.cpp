@@ -5,6 +5,11 @@
 // are deduplicated by a 64-bit hash (a per-thread direct-mapped cache in front of one global
 // table). Buffers go to one file per process with write(2). Symbolization happens in mlprof
 // after the child exits. Nothing here calls malloc: buffers and tables come from mmap.
+//
+// The file's descriptor is the program's to close (closefrom, daemons): record/capture_fd.h
+// checks it is still ours before each write and reopens it otherwise. When the file cannot be
+// created or written (EMFILE, ENOSPC, EFBIG), events are counted instead of recorded and the
+// cause and counts go to a status symlink beside it (raw_memory_format.h).
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -12,6 +17,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "record/capture_fd.h"
 #include "trace/formats/raw_memory_format.h"
 
 namespace {
@@ -106,7 +113,20 @@ struct StackSlot {
 };
 
 std::atomic<bool> g_active{false};
-int g_fd = -1;
+mlprof::capture::CaptureFd g_out;  // this process's file
+uint64_t g_file_bytes = 0;         // whole chunks in the file: a failed write is cut back to it
+// The first failure to create, write or reopen the file (0: none), under g_lock. After it nothing
+// more is written (the file stays a consistent prefix) and events are counted instead.
+int g_write_errno = 0;
+char g_write_stage = 0;                  // 'o' create, 'w' write, 'r' reopen
+std::atomic<bool> g_count_only{false};   // set with g_write_errno: the hooks only count
+std::atomic<uint64_t> g_lost_allocs{0};  // counted, not recorded, after the failure
+std::atomic<uint64_t> g_lost_frees{0};
+uint32_t g_status_reopens = 0;  // reopens the status symlink already says, under g_lock
+bool g_closed = false;          // closed at exit: late writes (detached threads) are dropped
+char g_status_path[4096];       // mem.<pid>.<k>.status ("" until a file name is chosen)
+char g_exe[4096];
+int64_t g_exe_len = 0;
 int g_max_depth = 48;
 std::atomic_flag g_lock = ATOMIC_FLAG_INIT;
 ThreadBuffer* g_buffers = nullptr;       // live, under g_lock
@@ -140,33 +160,151 @@ int64_t mono_ns() {
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
-void write_all(const void* data, size_t n) {
+// ---- the status symlink (no descriptor, no malloc) -------------------------------------------
+
+char* put_text(char* out, char* end, const char* s) {
+  while (*s && out < end) *out++ = *s++;
+  return out;
+}
+
+char* put_uint(char* out, char* end, uint64_t v) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v);
+  while (n > 0 && out < end) *out++ = digits[--n];
+  return out;
+}
+
+// Writes (or replaces) mem.<pid>.<k>.status. `exited`: the counts are final.
+bool write_status_locked(bool exited) {
+  if (g_status_path[0] == 0) return false;
+  char text[4096 + 128];
+  char* end = text + sizeof(text) - 1;
+  char* o = put_text(text, end, kStatusVersion);
+  o = put_text(o, end, " e=");
+  o = put_uint(o, end, static_cast<uint64_t>(g_write_errno));
+  o = put_text(o, end, " s=");
+  if (o < end) *o++ = g_write_stage ? g_write_stage : '-';
+  o = put_text(o, end, " a=");
+  o = put_uint(o, end, g_lost_allocs.load());
+  o = put_text(o, end, " f=");
+  o = put_uint(o, end, g_lost_frees.load());
+  o = put_text(o, end, " r=");
+  o = put_uint(o, end, g_out.reopened());
+  o = put_text(o, end, exited ? " x=1" : " x=0");
+  char* short_end = o;
+  if (g_write_stage == 'o') {  // no file: say who this was
+    o = put_text(o, end, " p=");
+    o = put_uint(o, end, static_cast<uint64_t>(getppid()));
+    if (o < end) *o++ = ' ';
+    for (int64_t i = 0; i < g_exe_len && o < end; ++i) *o++ = g_exe[i];
+  }
+  *o = 0;
+  char tmp[4096 + 8];
+  char* t = put_text(tmp, tmp + sizeof(tmp) - 1, g_status_path);
+  t = put_text(t, tmp + sizeof(tmp) - 1, ".new");
+  *t = 0;
+  ::unlink(tmp);
+  if (::symlink(text, tmp) != 0) {
+    // A long target needs a data block: on a full disk, the short form (no executable).
+    *short_end = 0;
+    if (::symlink(text, tmp) != 0) return false;
+  }
+  if (::rename(tmp, g_status_path) != 0) {
+    ::unlink(tmp);
+    return false;
+  }
+  g_status_reopens = g_out.reopened();
+  return true;
+}
+
+// The file cannot be written from here on: the hooks count instead of recording.
+void fail_locked(int e, char stage) {
+  if (g_write_errno) return;
+  g_write_errno = e ? e : EIO;
+  g_write_stage = stage;
+  g_count_only.store(true, std::memory_order_relaxed);
+  write_status_locked(false);
+}
+
+// Events in a buffer that will not be written: counted by kind.
+void count_lost(const uint64_t* words, uint32_t count) {
+  uint64_t allocs = 0, frees = 0;
+  for (uint32_t i = 0; i < count;) {
+    uint64_t kind = words[i] >> kKindShift;
+    if (kind == kAlloc) {
+      ++allocs, i += 3;
+    } else if (kind == kAllocWide) {
+      ++allocs, i += 4;
+    } else if (kind == kFree) {
+      ++frees, i += 2;
+    } else {
+      break;
+    }
+  }
+  g_lost_allocs += allocs;
+  g_lost_frees += frees;
+}
+
+// ---- writing the file -------------------------------------------------------------------------
+
+bool write_all(int fd, const void* data, size_t n) {
   auto p = static_cast<const char*>(data);
-  while (n > 0 && g_fd >= 0) {
-    ssize_t w = ::write(g_fd, p, n);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
     if (w < 0) {
       if (errno == EINTR) continue;
-      return;
+      return false;
+    }
+    if (w == 0) {
+      errno = EIO;
+      return false;
     }
     p += w;
     n -= static_cast<size_t>(w);
   }
+  return true;
 }
 
-// Chunks are written under g_lock so that no other thread's chunk lands in between.
-void write_chunk(uint32_t kind, const void* a, size_t an, const void* b = nullptr, size_t bn = 0) {
+// Appends up to three pieces (one or more whole chunks), under g_lock so that no other thread's
+// chunk lands in between. Checks first that the descriptor is still ours (one fstat per call:
+// per buffer flush, not per event). A failed write is cut back, so the file stays whole chunks.
+bool write_locked(const void* a, size_t an, const void* b = nullptr, size_t bn = 0,
+                  const void* c = nullptr, size_t cn = 0) {
+  if (g_write_errno || g_closed) return false;
+  if (!g_out.ensure()) {
+    fail_locked(g_out.error(), 'r');
+    return false;
+  }
+  if (g_out.reopened() != g_status_reopens) write_status_locked(false);
+  int fd = g_out.fd();
+  if (!write_all(fd, a, an) || (bn && !write_all(fd, b, bn)) || (cn && !write_all(fd, c, cn))) {
+    int e = errno;
+    if (::ftruncate(fd, static_cast<off_t>(g_file_bytes)) == 0)
+      ::lseek(fd, static_cast<off_t>(g_file_bytes), SEEK_SET);
+    fail_locked(e, 'w');
+    return false;
+  }
+  g_file_bytes += an + bn + cn;
+  return true;
+}
+
+bool write_chunk(uint32_t kind, const void* a, size_t an, const void* b = nullptr, size_t bn = 0) {
   ChunkHeader h{kind, static_cast<uint32_t>(an + bn)};
   lock();
-  write_all(&h, sizeof(h));
-  write_all(a, an);
-  if (bn) write_all(b, bn);
+  bool ok = write_locked(&h, sizeof(h), a, an, b, bn);
   unlock();
+  return ok;
 }
 
 void flush_stack_definitions_locked() {
   if (g_stack_out_words == 0) return;
-  // Already holding g_lock: write directly (stack chunks are self-delimited in the buffer).
-  write_all(g_stack_out, g_stack_out_words * sizeof(uint64_t));
+  // Stack chunks are self-delimited in the buffer. Lost with a failed write: the events that
+  // name them are not written either.
+  write_locked(g_stack_out, g_stack_out_words * sizeof(uint64_t));
   g_stack_out_words = 0;
 }
 
@@ -178,11 +316,10 @@ void flush_buffer(ThreadBuffer* b) {
   flush_stack_definitions_locked();
   if (g_max_raw_bytes && g_raw_bytes + h.size > g_max_raw_bytes) {
     g_dropped += b->events ? b->events : b->count / 3;  // the limit: counted, not written
-  } else {
-    write_all(&h, sizeof(h));
-    write_all(&eh, sizeof(eh));
-    write_all(b->words, b->count * sizeof(uint64_t));
+  } else if (write_locked(&h, sizeof(h), &eh, sizeof(eh), b->words, b->count * sizeof(uint64_t))) {
     g_raw_bytes += h.size;
+  } else {
+    count_lost(b->words, b->count);
   }
   unlock();
   b->count = 0;
@@ -290,7 +427,7 @@ void release_thread_buffer(void* arg) {
 // Events after this thread's buffer was released (late TLS destructors) are written one by one.
 void write_late_event(const uint64_t* words, uint32_t n) {
   EventsHeader eh{static_cast<int64_t>(syscall(SYS_gettid)), __rdtsc(), mono_ns(), n, 1};
-  write_chunk(kEvents, &eh, sizeof(eh), words, n * sizeof(uint64_t));
+  if (!write_chunk(kEvents, &eh, sizeof(eh), words, n * sizeof(uint64_t))) count_lost(words, n);
 }
 
 inline uint64_t hash_stack(void* const* pcs, int depth) {
@@ -315,6 +452,10 @@ inline void push_words(ThreadBuffer* b, const uint64_t* w, uint32_t n) {
 }
 
 __attribute__((noinline)) void record_alloc(void* p, size_t size) {
+  if (g_count_only.load(std::memory_order_relaxed)) {  // no file to write: counted only
+    g_lost_allocs.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   t_guard = true;
   ThreadBuffer* b = t_buffer ? t_buffer : acquire_thread_buffer();
   void* pcs[kMaxFrames];
@@ -342,6 +483,10 @@ __attribute__((noinline)) void record_alloc(void* p, size_t size) {
 }
 
 __attribute__((noinline)) void record_free(void* p) {
+  if (g_count_only.load(std::memory_order_relaxed)) {
+    g_lost_frees.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   t_guard = true;
   ThreadBuffer* b = t_buffer ? t_buffer : acquire_thread_buffer();
   uint64_t w[2] = {(__rdtsc() & kTscMask) | (kFree << kKindShift), reinterpret_cast<uint64_t>(p)};
@@ -376,34 +521,62 @@ void write_maps() {
   munmap(buf, cap);
 }
 
-// Opens mem.<pid>.<k>.bin: k grows when an exec'd image reuses the pid of the previous one.
+// A new file's state (a forked child starts its own).
+void reset_output_state() {
+  g_raw_bytes = 0;  // its own limit
+  g_file_bytes = 0;
+  g_write_errno = 0;
+  g_write_stage = 0;
+  g_count_only.store(false);
+  g_lost_allocs.store(0);
+  g_lost_frees.store(0);
+  g_status_reopens = 0;
+  g_status_path[0] = 0;
+  g_closed = false;
+}
+
+// Opens mem.<pid>.<k>.bin: k grows when an exec'd image reuses the pid of the previous one (a
+// k whose status symlink exists was taken by an image that could not create its file). When no
+// file can be created, the process counts its events instead and says why in its status.
 bool open_output(const char* dir) {
-  g_raw_bytes = 0;  // a new file (a forked child's): its own limit
+  reset_output_state();
   char path[4096];
-  char exe[4096];
-  ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (exe_len < 0) exe_len = 0;
-  exe[exe_len] = 0;
+  g_exe_len = readlink("/proc/self/exe", g_exe, sizeof(g_exe) - 1);
+  if (g_exe_len < 0) g_exe_len = 0;
+  g_exe[g_exe_len] = 0;
   long pid = static_cast<long>(getpid());
+  int e = 0;
   for (int k = 0; k < 1000; ++k) {
-    int len = snprintf(path, sizeof(path), "%s/mem.%ld.%d.bin", dir, pid, k);
-    if (len <= 0 || static_cast<size_t>(len) >= sizeof(path)) return false;
-    int fd = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      g_fd = fd;
+    int len = snprintf(g_status_path, sizeof(g_status_path), "%s/mem.%ld.%d.status", dir, pid, k);
+    if (len <= 0 || static_cast<size_t>(len) >= sizeof(g_status_path)) break;
+    len = snprintf(path, sizeof(path), "%s/mem.%ld.%d.bin", dir, pid, k);
+    if (len <= 0 || static_cast<size_t>(len) >= sizeof(path)) break;
+    struct stat st;
+    if (::lstat(g_status_path, &st) == 0) continue;
+    if (g_out.create(path)) {
       FileHeader fh{kFileMagic,
                     kFileVersion,
                     pid,
                     static_cast<int64_t>(getppid()),
                     __rdtsc(),
                     mono_ns(),
-                    static_cast<uint32_t>(exe_len),
+                    static_cast<uint32_t>(g_exe_len),
                     0};
-      write_chunk(kFile, &fh, sizeof(fh), exe, static_cast<size_t>(exe_len));
-      return true;
+      return write_chunk(kFile, &fh, sizeof(fh), g_exe, static_cast<size_t>(g_exe_len));
     }
-    if (errno != EEXIST) return false;
+    e = errno;
+    if (e == EEXIST) continue;
+    // No file: a status symlink under a name no other image of this pid holds.
+    if (::lstat(path, &st) == 0) continue;
+    // Without a status either (the run directory is gone: a process outliving its run), the
+    // tracker stays off.
+    lock();
+    fail_locked(e, 'o');
+    if (::lstat(g_status_path, &st) != 0) g_status_path[0] = 0;
+    unlock();
+    return false;
   }
+  g_status_path[0] = 0;  // no name at all (a path too long): nothing can be said
   return false;
 }
 
@@ -429,8 +602,7 @@ void after_fork_child() {
   if (!g_active.load()) return;
   bool was = t_guard;
   t_guard = true;
-  ::close(g_fd);
-  g_fd = -1;
+  g_out.close();  // the parent's file, if it is still ours (never the program's descriptor)
   g_buffers = nullptr;
   g_free_buffers = nullptr;
   if (g_stacks) std::memset(g_stacks, 0, g_stacks_capacity * sizeof(StackSlot));
@@ -445,9 +617,9 @@ void after_fork_child() {
     t_buffer->next = nullptr;
     g_buffers = t_buffer;
   }
-  if (!open_output(g_run_dir)) g_active.store(false);
-  // Maps now, in case the child execs (exec runs no exit handlers).
-  if (g_active.load()) write_maps();
+  // Without a file the child counts its events (open_output says why in its status).
+  if (open_output(g_run_dir)) write_maps();  // maps now, in case it execs (no exit handlers run)
+  if (g_status_path[0] == 0) g_active.store(false);
   t_guard = was;
 }
 
@@ -467,9 +639,10 @@ __attribute__((constructor(101))) void start_tracking() {
     return;
   }
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  bool ok = open_output(g_run_dir);
+  open_output(g_run_dir);
   t_guard = false;
-  if (ok) g_active.store(true);
+  // Without a file (EMFILE, ENOSPC, ...): active all the same, counting (g_count_only).
+  if (g_status_path[0]) g_active.store(true);
 }
 
 // Runs from _dl_fini, after the program's atexit handlers and static destructors.
@@ -484,12 +657,23 @@ __attribute__((destructor(101))) void stop_tracking() {
   lock();
   flush_stack_definitions_locked();
   uint64_t stacks = g_next_stack_id - 1;
+  // After a failed write no more events, but the maps and the exit record are worth a try (space
+  // may have come back): the events kept get their symbols, the reader sees a normal exit.
+  int first_errno = g_write_errno;
+  bool had_file = g_write_stage != 'o';
+  if (had_file) g_write_errno = 0;
   unlock();
-  write_maps();
-  ExitRecord er{__rdtsc(), mono_ns(), g_dropped.load(), stacks};
-  write_chunk(kExit, &er, sizeof(er));
-  ::close(g_fd);
-  g_fd = -1;
+  if (had_file) {
+    write_maps();
+    ExitRecord er{__rdtsc(), mono_ns(), g_dropped.load(), stacks};
+    write_chunk(kExit, &er, sizeof(er));
+  }
+  lock();
+  if (first_errno) g_write_errno = first_errno;  // the status names the first failure
+  if (g_write_errno || g_out.reopened()) write_status_locked(true);
+  g_out.close();
+  g_closed = true;
+  unlock();
 }
 
 }  // namespace

@@ -25,7 +25,9 @@ enum RecordKind : uint32_t {
   kDropped = 5,
   kEnd = 6,
   kSync = 7,
-  kExternalCorrelation = 8
+  kExternalCorrelation = 8,
+  kDescriptor =
+      9  // DescriptorRecord, at the end: the file's descriptor was taken or a write failed
 };
 
 struct RecordHeader {
@@ -81,6 +83,15 @@ struct ExternalCorrelationRecord {  // CUpti_ActivityExternalCorrelation
 
 struct DroppedRecord {
   uint64_t count;
+};
+
+// The program closed (or took the number of) the tracer's descriptor `reopened` times: each time
+// the file was reopened and appended to (record/capture_fd.h). `write_errno`: the first failed
+// write or reopen, after which `lost_bytes` of records were not written.
+struct DescriptorRecord {
+  uint64_t reopened;
+  int64_t write_errno;
+  uint64_t lost_bytes;
 };
 
 }  // namespace mlprof::rawgpu

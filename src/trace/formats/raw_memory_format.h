@@ -10,6 +10,20 @@
 //   kMaps    the text of /proc/self/maps (written at fork in the child and at exit)
 //   kExit    ExitRecord (absent when the process was killed or exec'd)
 //
+// mem.<pid>.<k>.status, beside the file (or alone, when the process could not create its file):
+// a symbolic link whose target text is the tracker's status. Written only when something went
+// wrong, when it happens and again at exit: a symlink needs no descriptor (a process at its
+// RLIMIT_NOFILE can make one) and, this short, no data block (nor a full disk stops it). Its
+// text, fields separated by one space:
+//   v1 e=ERRNO s=STAGE a=ALLOCS f=FREES r=REOPENS x=EXITED[ p=PPID EXE]
+//   e  the errno of the first failure (0: none); s: where it happened: o = creating the file,
+//      w = writing it (ENOSPC, EFBIG, ...), r = reopening it after the program closed it
+//   a, f  allocations and frees counted but not recorded after that failure
+//   r  times the program closed (or took the number of) the tracker's descriptor; each time the
+//      file was reopened and appended to, nothing lost
+//   x  1 once the process reached its exit handlers (the counts are final), else 0
+//   p, EXE  only without a file (s=o): the parent's pid and the executable (the rest of the text)
+//
 // Event words: the top two bits of the first word give the kind, the low 62 bits the TSC.
 //   kAlloc     [tsc][addr][size | stack << 40]          size < 2^40 and stack < 2^24
 //   kAllocWide [tsc][addr][size][stack]
@@ -67,6 +81,8 @@ inline constexpr uint64_t kTscMask = (uint64_t{1} << kKindShift) - 1;
 inline constexpr int kStackShift = 40;
 inline constexpr uint64_t kSizeMask = (uint64_t{1} << kStackShift) - 1;
 inline constexpr uint64_t kMaxPackedStack = (uint64_t{1} << (64 - kStackShift)) - 1;
+
+inline constexpr const char* kStatusVersion = "v1";
 
 // Environment variables `mlprof run` passes to the child.
 inline constexpr const char* kEnvRunDir = "MLPROF_RUN_DIR";      // where files go; unset = off
