@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "analyze/op_rows.h"
 #include "mlprof/analyze/gpu_events.h"
 
 namespace mlprof {
@@ -251,11 +252,9 @@ const OpsResult& AnalysisSet::ops() {
     OpsResult r;
     OpStatsOptions so = options_.ops.stats;
     so.device_time = true;
-    r.ops = op_stats(trace(), so);
+    // Statistics only for the rows kept (a trace of 1e6 op names, ops.top set).
+    r.ops = op_stats_top(trace(), so, options_.ops.sort, options_.ops.top, &r.rows);
     r.device_time = has_gpu_;
-    sort_op_stats(r.ops, options_.ops.sort);
-    r.rows = r.ops.size();
-    if (options_.ops.top > 0 && r.ops.size() > options_.ops.top) r.ops.resize(options_.ops.top);
     return r;
   });
 }

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "trace/snapshot_devices.h"
+
 namespace mlprof {
 
 const char* block_state_name(BlockState s) {
@@ -96,12 +98,13 @@ std::string human_bytes(int64_t b) {
 
 // Replays one device's trace: counts, timeline, peak; then a second pass to the peak and each
 // OOM collects the allocations live there.
-SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange& dr,
+SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDevice& dev,
                              const SnapshotOptions& o) {
+  const SnapshotDeviceRange& dr = dev.range;
   SnapshotReplay r;
   r.device = dr.device;
   r.entries = dr.end - dr.begin;
-  SnapshotReplayStart start = snapshot_replay_start(s, dr.device, dr.begin, dr.end);
+  SnapshotReplayStart start = snapshot_replay_start(s, dev);
   r.frees_without_alloc = start.frees_without_alloc;
   r.blocks_not_in_trace = start.blocks_not_in_trace;
   r.start_active = r.peak_active = start.active;
@@ -203,8 +206,8 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDeviceRange&
         allocated_in_trace.erase(e.addr);
       }
     });
-    for (const SnapshotSegment& seg : s.segments) {
-      if (seg.device != dr.device) continue;
+    for (uint32_t j : dev.segments) {
+      const SnapshotSegment& seg = s.segments[j];
       for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
         const SnapshotBlock& blk = s.blocks[b];
         if (blk.state == BlockState::kActiveAllocated && !allocated_in_trace.count(blk.address) &&
@@ -328,8 +331,8 @@ SnapshotResult analyze_memory_snapshot(const MemorySnapshot& s, const SnapshotOp
   if (r.fragmented_segments.size() > o.top) r.fragmented_segments.resize(o.top);
   r.live_by_site = by_site.top(o.top, o.frames_shown);
   r.live_by_stack = by_stack.top(o.top, o.frames_shown);
-  for (const SnapshotDeviceRange& dr : snapshot_devices(s))
-    r.devices.push_back(replay_device(s, dr, o));
+  for (const SnapshotDevice& dev : snapshot_devices_with_segments(s))
+    r.devices.push_back(replay_device(s, dev, o));
   // Every trace entry belongs to a replayed device: its earliest time comes from the replays.
   auto earlier = [&](int64_t t) {
     if (t >= 0 && (r.start_time_us < 0 || t < r.start_time_us)) r.start_time_us = t;

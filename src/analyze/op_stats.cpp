@@ -3,34 +3,26 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <unordered_map>
 
+#include "analyze/op_rows.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/stats.h"
 
 namespace mlprof {
 
-std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOptions& o,
-                                             std::vector<std::vector<int64_t>>& durations) {
+OpRows op_rows(const Trace& t, const OpStatsOptions& o) {
+  OpRows r;
+  r.span_ns = t.span_ns();
+  r.offset.push_back(0);
   const SliceTable& s = t.slices;
   StringId only_cat = StringPool::kNotFound;
   if (!o.category.empty()) {
     only_cat = t.strings.find(o.category);
-    if (only_cat == StringPool::kNotFound) return {};
+    if (only_cat == StringPool::kNotFound) return r;
   }
-  // Group by (name, category) with a flat map from the packed pair to a row.
-  std::unordered_map<uint64_t, uint32_t> row_of;
-  std::vector<std::pair<StringId, StringId>> keys;
-  durations.clear();
-  std::vector<int64_t> self_sum, dev_self, dev_total;
-  struct Cpu {
-    uint64_t calls = 0;
-    int64_t ns = 0, wall_ns = 0;
-  };
-  std::vector<Cpu> cpu;
   DeviceTime dt;
-  bool device = o.device_time && has_gpu(t);
-  if (device) dt = device_time_by_slice(t);
+  r.device = o.device_time && has_gpu(t);
+  if (r.device) dt = device_time_by_slice(t);
   int64_t cpu_end = INT64_MAX;
   std::vector<uint8_t> hta_gpu_kept;
   if (o.hta_compatible) {
@@ -41,6 +33,11 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
     hta_gpu_kept.assign(s.size(), 0);
     for (const GpuEvent& e : ev.events) hta_gpu_kept[e.slice] = 1;
   }
+  // Row of (name, category): the first row of each name, then a chain through the rows of the
+  // same name in other categories (few), instead of a hash node per row.
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> first_row(t.strings.size(), kNone), next_row;
+  std::vector<uint32_t> row_of_slice(s.size(), kNone);
   // Kineto's own "PyTorch Profiler (0)" span (category Trace) wraps the whole recording: not an
   // op (it read 273.7% of the span, which leaves it out), as in the flame graph and the timeline.
   const StringId cat_trace = t.strings.find(kProfilerSpanCategory);
@@ -50,67 +47,92 @@ std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOption
     if (!o.include_gpu && t.is_gpu_track(s.track[i])) continue;
     if (o.hta_compatible && (t.is_gpu_track(s.track[i]) ? !hta_gpu_kept[i] : s.ts[i] >= cpu_end))
       continue;
-    uint64_t key = (static_cast<uint64_t>(s.name[i]) << 32) | s.cat[i];
-    auto [it, inserted] = row_of.try_emplace(key, static_cast<uint32_t>(keys.size()));
-    if (inserted) {
-      keys.emplace_back(s.name[i], s.cat[i]);
-      durations.emplace_back();
-      self_sum.push_back(0);
-      cpu.emplace_back();
-      dev_self.push_back(0);
-      dev_total.push_back(0);
+    uint32_t* link = &first_row[s.name[i]];
+    while (*link != kNone && r.category[*link] != s.cat[i]) link = &next_row[*link];
+    uint32_t row = *link;
+    if (row == kNone) {
+      row = *link = static_cast<uint32_t>(r.name.size());
+      r.name.push_back(s.name[i]);
+      r.category.push_back(s.cat[i]);
+      next_row.push_back(kNone);
+      r.count.push_back(0);
+      r.self_ns.push_back(0);
+      r.cpu_calls.push_back(0);
+      r.cpu_ns.push_back(0);
+      r.cpu_wall_ns.push_back(0);
+      if (r.device) {
+        r.device_self_ns.push_back(0);
+        r.device_total_ns.push_back(0);
+      }
     }
-    durations[it->second].push_back(s.dur[i]);
-    self_sum[it->second] += s.self[i];
-    if (device) {
-      dev_self[it->second] += dt.self_ns[i];
-      dev_total[it->second] += dt.total_ns[i];
+    row_of_slice[i] = row;
+    ++r.count[row];
+    r.self_ns[row] += s.self[i];
+    if (r.device) {
+      r.device_self_ns[row] += dt.self_ns[i];
+      r.device_total_ns[row] += dt.total_ns[i];
     }
     if (s.thread_dur[i] >= 0) {
-      Cpu& c = cpu[it->second];
-      ++c.calls;
-      c.ns += s.thread_dur[i];
-      c.wall_ns += s.dur[i];
+      ++r.cpu_calls[row];
+      r.cpu_ns[row] += s.thread_dur[i];
+      r.cpu_wall_ns[row] += s.dur[i];
     }
   }
-  std::vector<OpStats> out(keys.size());
-  for (size_t r = 0; r < keys.size(); ++r) {
-    OpStats& op = out[r];
-    op.name = std::string(t.str(keys[r].first));
-    op.category = std::string(t.str(keys[r].second));
-    fill_duration_stats(op, durations[r], t.span_ns());
-    op.self_ns = self_sum[r];
-    op.cpu_calls = cpu[r].calls;
-    op.cpu_ns = cpu[r].ns;
-    op.cpu_wall_ns = cpu[r].wall_ns;
-    if (device) {
-      op.device_self_ns = dev_self[r];
-      op.device_total_ns = dev_total[r];
-    }
+  first_row = {};
+  next_row = {};
+  // Durations grouped by row, each row's in trace order (a stable counting sort).
+  size_t rows = r.name.size();
+  r.offset.resize(rows + 1);
+  for (size_t k = 0; k < rows; ++k) r.offset[k + 1] = r.offset[k] + r.count[k];
+  r.durations.resize(r.offset[rows]);
+  {
+    std::vector<size_t> at(r.offset.begin(), r.offset.end() - 1);
+    for (size_t i = 0; i < s.size(); ++i)
+      if (row_of_slice[i] != kNone) r.durations[at[row_of_slice[i]]++] = s.dur[i];
   }
-  // Sort rows (and their durations) by total time.
-  std::vector<size_t> idx(out.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
-    if (out[a].total_ns != out[b].total_ns) return out[a].total_ns > out[b].total_ns;
-    return out[a].name < out[b].name;
+  row_of_slice = {};
+  // Totals as fill_duration_stats computes them (a long double sum), so sorting and the row
+  // agree.
+  r.total_ns.resize(rows);
+  for (size_t k = 0; k < rows; ++k) {
+    long double sum = 0;
+    for (size_t j = r.offset[k]; j < r.offset[k + 1]; ++j) sum += r.durations[j];
+    r.total_ns[k] = static_cast<int64_t>(sum);
+  }
+  return r;
+}
+
+std::vector<uint32_t> OpRows::by_total(const Trace& t) const {
+  std::vector<uint32_t> idx(size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<uint32_t>(i);
+  std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
+    if (total_ns[a] != total_ns[b]) return total_ns[a] > total_ns[b];
+    return t.str(name[a]) < t.str(name[b]);
   });
-  std::vector<OpStats> sorted;
-  std::vector<std::vector<int64_t>> sorted_d;
-  sorted.reserve(out.size());
-  for (size_t i : idx) {
-    sorted.push_back(std::move(out[i]));
-    sorted_d.push_back(std::move(durations[i]));
+  return idx;
+}
+
+OpStats OpRows::stats(const Trace& t, size_t r) {
+  OpStats op;
+  op.name = std::string(t.str(name[r]));
+  op.category = std::string(t.str(category[r]));
+  fill_duration_stats(op, calls(r), span_ns);
+  op.self_ns = self_ns[r];
+  op.cpu_calls = cpu_calls[r];
+  op.cpu_ns = cpu_ns[r];
+  op.cpu_wall_ns = cpu_wall_ns[r];
+  if (device) {
+    op.device_self_ns = device_self_ns[r];
+    op.device_total_ns = device_total_ns[r];
   }
-  durations.swap(sorted_d);
-  return sorted;
+  return op;
 }
 
 namespace {
 // Percentiles by selection, not a full sort (the summary of a 1M-slice trace spent more time
 // sorting durations than computing anything else). `from`: v[from..] holds every rank >= the
 // previous call's, so increasing q narrow the range each time.
-double percentile_select(std::vector<int64_t>& v, double q, size_t& from) {
+double percentile_select(std::span<int64_t> v, double q, size_t& from) {
   auto [lo, hi, frac] = stats::quantile_position(v.size(), q / 100.0);
   std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from),
                    v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
@@ -122,7 +144,7 @@ double percentile_select(std::vector<int64_t>& v, double q, size_t& from) {
 }
 }  // namespace
 
-void fill_duration_stats(OpStats& op, std::vector<int64_t>& d, int64_t span_ns) {
+void fill_duration_stats(OpStats& op, std::span<int64_t> d, int64_t span_ns) {
   if (d.empty()) return;
   op.count = d.size();
   long double sum = 0, sq = 0;
@@ -149,29 +171,88 @@ void fill_duration_stats(OpStats& op, std::vector<int64_t>& d, int64_t span_ns) 
       span_ns > 0 ? static_cast<double>(op.total_ns) / static_cast<double>(span_ns) * 100.0 : 0;
 }
 
-std::vector<OpStats> op_stats(const Trace& t, const OpStatsOptions& o) {
-  std::vector<std::vector<int64_t>> d;
-  return op_stats_with_durations(t, o, d);
+void fill_duration_stats(OpStats& op, std::vector<int64_t>& d, int64_t span_ns) {
+  fill_duration_stats(op, std::span<int64_t>(d), span_ns);
 }
 
+std::vector<OpStats> op_stats_with_durations(const Trace& t, const OpStatsOptions& o,
+                                             std::vector<std::vector<int64_t>>& durations) {
+  OpRows rows = op_rows(t, o);
+  std::vector<OpStats> out;
+  durations.clear();
+  for (uint32_t r : rows.by_total(t)) {
+    durations.emplace_back(rows.calls(r).begin(), rows.calls(r).end());
+    out.push_back(rows.stats(t, r));
+  }
+  return out;
+}
+
+std::vector<OpStats> op_stats(const Trace& t, const OpStatsOptions& o) {
+  OpRows rows = op_rows(t, o);
+  std::vector<OpStats> out;
+  out.reserve(rows.size());
+  for (uint32_t r : rows.by_total(t)) out.push_back(rows.stats(t, r));
+  return out;
+}
+
+double OpRows::sort_key(size_t r, OpSort by) const {
+  switch (by) {
+    case OpSort::kTotal:
+      return static_cast<double>(total_ns[r]);
+    case OpSort::kSelf:
+      return static_cast<double>(self_ns[r]);
+    case OpSort::kMean:  // as fill_duration_stats: the long double sum over the count
+      return static_cast<double>(static_cast<long double>(total_ns[r]) / count[r]);
+    case OpSort::kCount:
+      return static_cast<double>(count[r]);
+    case OpSort::kDeviceSelf:
+      return device ? static_cast<double>(device_self_ns[r]) : -1.0;
+    case OpSort::kDeviceTotal:
+      return device ? static_cast<double>(device_total_ns[r]) : -1.0;
+  }
+  return 0;
+}
+
+std::vector<OpStats> op_stats_top(const Trace& t, const OpStatsOptions& o, OpSort by, size_t top,
+                                  uint64_t* n_rows) {
+  OpRows rows = op_rows(t, o);
+  std::vector<uint32_t> order = rows.by_total(t);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    double ka = rows.sort_key(a, by), kb = rows.sort_key(b, by);
+    if (ka != kb) return ka > kb;
+    return t.str(rows.name[a]) < t.str(rows.name[b]);
+  });
+  if (n_rows) *n_rows = order.size();
+  if (top > 0 && order.size() > top) order.resize(top);
+  std::vector<OpStats> out;
+  out.reserve(order.size());
+  for (uint32_t r : order) out.push_back(rows.stats(t, r));
+  return out;
+}
+
+namespace {
+double op_sort_key(const OpStats& o, OpSort by) {
+  switch (by) {
+    case OpSort::kTotal:
+      return static_cast<double>(o.total_ns);
+    case OpSort::kSelf:
+      return static_cast<double>(o.self_ns);
+    case OpSort::kMean:
+      return o.mean_ns;
+    case OpSort::kCount:
+      return static_cast<double>(o.count);
+    case OpSort::kDeviceSelf:
+      return static_cast<double>(o.device_self_ns);
+    case OpSort::kDeviceTotal:
+      return static_cast<double>(o.device_total_ns);
+  }
+  return 0;
+}
+
+}  // namespace
+
 void sort_op_stats(std::vector<OpStats>& ops, OpSort by) {
-  auto key = [by](const OpStats& o) -> double {
-    switch (by) {
-      case OpSort::kTotal:
-        return static_cast<double>(o.total_ns);
-      case OpSort::kSelf:
-        return static_cast<double>(o.self_ns);
-      case OpSort::kMean:
-        return o.mean_ns;
-      case OpSort::kCount:
-        return static_cast<double>(o.count);
-      case OpSort::kDeviceSelf:
-        return static_cast<double>(o.device_self_ns);
-      case OpSort::kDeviceTotal:
-        return static_cast<double>(o.device_total_ns);
-    }
-    return 0;
-  };
+  auto key = [by](const OpStats& o) { return op_sort_key(o, by); };
   std::stable_sort(ops.begin(), ops.end(), [&](const OpStats& a, const OpStats& b) {
     double ka = key(a), kb = key(b);
     if (ka != kb) return ka > kb;

@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <unordered_map>
+#include <vector>
 
+#include "analyze/op_rows.h"
 #include "mlprof/analyze/steps.h"
 
 namespace mlprof {
@@ -51,14 +53,12 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
       ++r.threads;
   }
   // Steps: distinct ProfilerStep#N names (a step can appear on several threads).
-  std::unordered_map<StringId, bool> step_names;
-  for (size_t i = 0; i < t.slices.size(); ++i) {
-    StringId n = t.slices.name[i];
-    auto it = step_names.find(n);
-    if (it == step_names.end()) it = step_names.emplace(n, is_step_name(t.str(n))).first;
-    (void)it;
+  std::vector<uint8_t> seen(t.strings.size(), 0);  // by name id: a byte, not a hash node
+  for (StringId n : t.slices.name) {
+    if (seen[n]) continue;
+    seen[n] = 1;
+    r.steps += is_step_name(t.str(n)) ? 1 : 0;
   }
-  for (auto& [id, is_step] : step_names) r.steps += is_step ? 1 : 0;
   for (const DeviceInfo& d : t.meta.devices) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%d: %s (%d SMs, %.1f GiB, sm_%d%d)", d.id, d.name.c_str(),
@@ -68,39 +68,94 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   }
   OpStatsOptions oo;
   oo.category = o.category;
-  std::vector<std::vector<int64_t>> durations;
-  std::vector<OpStats> ops = op_stats_with_durations(t, oo, durations);
-  // One row for all ProfilerStep#N (per category): hundreds of one-call rows would push the
-  // real operations out of the table; `mlprof steps` shows them one by one.
-  std::vector<OpStats> merged;
-  std::unordered_map<std::string, size_t> step_row;                 // category -> row in merged
-  std::unordered_map<size_t, std::vector<int64_t>> step_durations;  // row -> durations
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (!is_step_name(ops[i].name)) {
-      merged.push_back(std::move(ops[i]));
+  OpRows rows = op_rows(t, oo);
+  // The table's rows in op_stats' order (total, then name), with one row for all
+  // ProfilerStep#N of a category: hundreds of one-call rows would push the real operations out
+  // of the table; `mlprof steps` shows them one by one. Sort keys come from the rows' sums, so
+  // only the `top` rows kept get their statistics (a trace of 1e6 names made 1e6 OpStats).
+  struct Row {
+    uint32_t row;       // a row of `rows`, or the step group when `step`
+    bool step = false;  // ProfilerStep#* of one category
+    std::string_view name;
+    double key = 0;
+  };
+  struct StepGroup {
+    StringId category;
+    std::vector<uint32_t> rows;  // in table order
+    uint64_t count = 0;
+    int64_t self_ns = 0;
+    long double sum = 0;
+  };
+  std::vector<StepGroup> groups;
+  std::vector<Row> table;
+  for (uint32_t k : rows.by_total(t)) {
+    std::string_view name = t.str(rows.name[k]);
+    if (!is_step_name(name)) {
+      table.push_back(Row{k, false, name});
       continue;
     }
-    auto [it, inserted] = step_row.try_emplace(ops[i].category, merged.size());
-    if (inserted) {
-      OpStats row;
-      row.name = "ProfilerStep#*";
-      row.category = ops[i].category;
-      merged.push_back(std::move(row));
+    size_t g = 0;
+    while (g < groups.size() && groups[g].category != rows.category[k]) ++g;
+    if (g == groups.size()) {
+      groups.push_back(StepGroup{rows.category[k], {}});
+      table.push_back(Row{static_cast<uint32_t>(g), true, "ProfilerStep#*"});
     }
-    merged[it->second].self_ns += ops[i].self_ns;
-    auto& d = step_durations[it->second];
-    d.insert(d.end(), durations[i].begin(), durations[i].end());
+    groups[g].rows.push_back(k);
+    groups[g].count += rows.count[k];
+    groups[g].self_ns += rows.self_ns[k];
+    groups[g].sum += rows.total_ns[k];
   }
-  for (auto& [row, d] : step_durations) {
-    int64_t self_ns = merged[row].self_ns;
-    fill_duration_stats(merged[row], d, r.span_ns);
-    merged[row].self_ns = self_ns;
+  auto step_durations = [&](const StepGroup& g) {
+    std::vector<int64_t> d;
+    d.reserve(g.count);
+    for (uint32_t k : g.rows)
+      d.insert(d.end(), rows.durations.begin() + static_cast<std::ptrdiff_t>(rows.offset[k]),
+               rows.durations.begin() + static_cast<std::ptrdiff_t>(rows.offset[k + 1]));
+    return d;
+  };
+  // The sort key sort_op_stats would read from the row's OpStats.
+  for (Row& row : table) {
+    uint64_t count = row.step ? groups[row.row].count : rows.count[row.row];
+    long double sum = row.step ? groups[row.row].sum : rows.total_ns[row.row];
+    switch (o.sort) {
+      case OpSort::kTotal:
+        row.key = static_cast<double>(static_cast<int64_t>(sum));
+        break;
+      case OpSort::kSelf:
+        row.key = static_cast<double>(row.step ? groups[row.row].self_ns : rows.self_ns[row.row]);
+        break;
+      case OpSort::kMean:
+        row.key = count ? static_cast<double>(sum / count) : 0;
+        break;
+      case OpSort::kCount:
+        row.key = static_cast<double>(count);
+        break;
+      case OpSort::kDeviceSelf:
+      case OpSort::kDeviceTotal:
+        row.key = -1;  // summary rows carry no device time
+        break;
+    }
   }
-  ops = std::move(merged);
-  r.distinct_ops = ops.size();
-  sort_op_stats(ops, o.sort);
-  if (ops.size() > o.top) ops.resize(o.top);
-  r.top_ops = std::move(ops);
+  r.distinct_ops = table.size();
+  std::stable_sort(table.begin(), table.end(), [](const Row& a, const Row& b) {
+    if (a.key != b.key) return a.key > b.key;
+    return a.name < b.name;
+  });
+  if (table.size() > o.top) table.resize(o.top);
+  for (const Row& row : table) {
+    if (!row.step) {
+      r.top_ops.push_back(rows.stats(t, row.row));
+      continue;
+    }
+    const StepGroup& g = groups[row.row];
+    OpStats op;
+    op.name = "ProfilerStep#*";
+    op.category = std::string(t.str(g.category));
+    std::vector<int64_t> d = step_durations(g);
+    fill_duration_stats(op, d, r.span_ns);
+    op.self_ns = g.self_ns;
+    r.top_ops.push_back(std::move(op));
+  }
   return r;
 }
 

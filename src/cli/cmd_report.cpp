@@ -38,7 +38,9 @@ int run_report(const ReportArgs& a) {
     std::fprintf(stderr, "mlprof report: %s: compare takes two trace files\n", main_path.c_str());
     return kExitBadInput;
   }
-  auto set = open_analysis(main_path);
+  AnalysisOptions options;
+  options.ops.top = kReportOpRows;
+  auto set = open_analysis(main_path, options);
   if (!set) return kExitBadInput;
   std::optional<Trace> base;
   ReportInput in;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "mlprof/memory_snapshot.h"
+#include "trace/snapshot_devices.h"
 
 namespace mlprof {
 
@@ -33,7 +34,8 @@ Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
     if (e.time_us >= 0) t_first = e.time_us;
     return t_first < 0;
   });
-  for (const SnapshotDeviceRange& dr : snapshot_devices(s)) {
+  for (const SnapshotDevice& dev : snapshot_devices_with_segments(s)) {
+    const SnapshotDeviceRange& dr = dev.range;
     uint32_t proc = b.process(dr.device);
     b.trace().processes[proc].name =
         b.intern("CUDA memory snapshot, GPU " + std::to_string(dr.device));
@@ -41,7 +43,7 @@ Trace memory_snapshot_to_trace(const MemorySnapshot& s) {
     b.trace().tracks[track].name = b.intern("caching allocator");
     uint32_t active_series = b.counter_series(proc, b.intern("active bytes (replayed)"));
     uint32_t reserved_series = b.counter_series(proc, b.intern("reserved bytes"));
-    SnapshotReplayStart start = snapshot_replay_start(s, dr.device, dr.begin, dr.end);
+    SnapshotReplayStart start = snapshot_replay_start(s, dev);
     int64_t active = start.active, reserved = start.reserved;
     int64_t last_ts = (t_first >= 0 ? t_first : 0) * 1000;
     b.add_counter(active_series, last_ts, static_cast<double>(active));

@@ -11,6 +11,11 @@
 
 namespace mlprof {
 
+// Rows of the ops table the report and the dashboard embed (by the ops sort; the JSON's `rows`
+// says how many there are): a trace of 1e6 op names made a 2.6 GB report. `mlprof ops --json`
+// and `--csv` list all.
+inline constexpr size_t kReportOpRows = 10000;
+
 // `mlprof compare BASE NEW --json`.
 std::string compare_json(const Trace& base, const Trace& next);
 

@@ -345,7 +345,9 @@ std::optional<Result<TraceStore::SharedTrace>> TraceStore::trace_of(const OpenFi
         if (!still(wanted)) return std::nullopt;
         Result<Trace> r = load(f);
         if (!r) return Result<SharedTrace>(r.status());
-        auto t = std::make_shared<AnalysisSet>(std::move(r.value()));
+        AnalysisOptions options;
+        options.ops.top = kReportOpRows;  // as the report
+        auto t = std::make_shared<AnalysisSet>(std::move(r.value()), options);
         keep(key, t);
         return Result<SharedTrace>(t);
       },

@@ -58,8 +58,15 @@ std::string cell_text(sqlite3_stmt* st, int c, const char* null_text) {
   }
 }
 
+// The table's column widths come from the header and the first kWindow rows (TextTable lays
+// them out); later rows stream out in those widths, so a result of any length costs the memory
+// of kWindow rows, not of the whole result (a cross join held 1.98 GB before it printed
+// anything). A later text cell wider than its column is cut in the middle, a wider number is
+// printed whole (the row goes wider).
 class TableSink : public RowSink {
  public:
+  static constexpr size_t kWindow = 1000;
+  static constexpr size_t kGap = 2;  // TextTable's default
   TableSink(std::FILE* out, size_t width) : out_(out), width_(width ? width : SIZE_MAX) {}
   void begin(sqlite3_stmt* st) override {
     n_ = sqlite3_column_count(st);
@@ -67,34 +74,100 @@ class TableSink : public RowSink {
     for (int c = 0; c < n_; ++c) headers_.emplace_back(sqlite3_column_name(st, c));
     numeric_.assign(static_cast<size_t>(n_), true);
     rows_.clear();
+    widths_.clear();
+    streaming_ = false;
+    count_ = cut_ = 0;
   }
   void row(sqlite3_stmt* st) override {
     std::vector<std::string> r;
     for (int c = 0; c < n_; ++c) {
       int type = sqlite3_column_type(st, c);
-      if (type == SQLITE_TEXT || type == SQLITE_BLOB) numeric_[static_cast<size_t>(c)] = false;
+      if (!streaming_ && (type == SQLITE_TEXT || type == SQLITE_BLOB))
+        numeric_[static_cast<size_t>(c)] = false;
       r.push_back(cell_text(st, c, "NULL"));
     }
+    ++count_;
+    if (streaming_) {
+      write_row(r);
+      return;
+    }
     rows_.push_back(std::move(r));
+    if (rows_.size() < kWindow) return;
+    // The window is full: print it, then stream the rest in its column widths (read off the
+    // rule under the header, so they are the widths TextTable chose, narrowing included).
+    std::string s = table();
+    std::fwrite(s.data(), 1, s.size(), out_);
+    size_t rule = s.find('\n') + 1;
+    size_t rule_end = s.find('\n', rule);
+    for (size_t i = rule; i < rule_end;) {
+      size_t j = s.find(' ', i);
+      if (j == std::string::npos || j > rule_end) j = rule_end;
+      widths_.push_back(j - i);
+      i = j + kGap;
+    }
+    widths_.resize(headers_.size(), 0);  // (only if a header was empty: never cut)
+    rows_.clear();
+    rows_.shrink_to_fit();
+    streaming_ = true;
   }
   void end() override {
-    TextTable t;
-    for (size_t c = 0; c < headers_.size(); ++c)
-      t.add_column(headers_[c], numeric_[c] ? TextTable::Align::kRight : TextTable::Align::kLeft);
-    for (auto& r : rows_) t.add_row(std::move(r));
-    std::string s = t.render(width_);
-    std::fwrite(s.data(), 1, s.size(), out_);
-    std::fprintf(out_, "(%zu row%s)\n", rows_.size(), rows_.size() == 1 ? "" : "s");
+    if (!streaming_) {
+      std::string s = table();
+      std::fwrite(s.data(), 1, s.size(), out_);
+    }
+    std::fprintf(out_, "(%zu row%s", count_, count_ == 1 ? "" : "s");
+    if (cut_)
+      std::fprintf(out_, "; column widths from the first %zu rows, %llu longer cell%s cut", kWindow,
+                   static_cast<unsigned long long>(cut_), cut_ == 1 ? "" : "s");
+    std::fprintf(out_, ")\n");
     rows_.clear();
   }
 
  private:
+  std::string table() {
+    TextTable t;
+    for (size_t c = 0; c < headers_.size(); ++c)
+      t.add_column(headers_[c], numeric_[c] ? TextTable::Align::kRight : TextTable::Align::kLeft);
+    for (auto& r : rows_) t.add_row(std::move(r));
+    return t.render(width_);
+  }
+  static std::string cut_middle(const std::string& s, size_t w) {  // as TextTable cuts
+    if (w <= 3) return s.substr(0, w);
+    size_t left = (w - 3) / 2, right = w - 3 - left;
+    return s.substr(0, left) + "..." + s.substr(s.size() - right);
+  }
+  void write_row(const std::vector<std::string>& cells) {
+    line_.clear();
+    for (size_t c = 0; c < cells.size(); ++c) {
+      if (c) line_.append(kGap, ' ');
+      const std::string& cell = cells[c];
+      size_t w = widths_[c];
+      if (!numeric_[c] && w > 0 && cell.size() > w) {
+        line_ += cut_middle(cell, w);
+        ++cut_;
+      } else if (!numeric_[c]) {
+        line_ += cell;
+        line_.append(w - std::min(w, cell.size()), ' ');
+      } else {
+        line_.append(w - std::min(w, cell.size()), ' ');
+        line_ += cell;
+      }
+    }
+    while (!line_.empty() && line_.back() == ' ') line_.pop_back();
+    line_ += '\n';
+    std::fwrite(line_.data(), 1, line_.size(), out_);
+  }
   std::FILE* out_;
   size_t width_;
   int n_ = 0;
   std::vector<std::string> headers_;
   std::vector<bool> numeric_;
-  std::vector<std::vector<std::string>> rows_;
+  std::vector<std::vector<std::string>> rows_;  // the first kWindow rows
+  std::vector<size_t> widths_;                  // once streaming
+  bool streaming_ = false;
+  size_t count_ = 0;
+  uint64_t cut_ = 0;
+  std::string line_;
 };
 
 class CsvSink : public RowSink {

@@ -3,8 +3,9 @@
 #include "mlprof/memory_snapshot.h"
 
 #include <algorithm>
-#include <set>
 #include <unordered_set>
+
+#include "trace/snapshot_devices.h"
 
 namespace mlprof {
 
@@ -22,6 +23,11 @@ namespace {
 
 constexpr size_t kBlockBytes = size_t{1} << 20;
 constexpr size_t kMaxEntryBytes = 64;  // header + 6 varints of at most 10 bytes
+// A part's blocks grow from 4 KiB to 1 MiB: a snapshot of 100k devices with a few entries each
+// must not reserve 1 MiB per device while it reads.
+size_t block_capacity(size_t i) {
+  return std::min(kBlockBytes, size_t{4096} << std::min<size_t>(i, 8));
+}
 
 uint64_t zigzag(int64_t v) {
   return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63);
@@ -53,8 +59,8 @@ enum : uint8_t { kHasTime = 0x10, kNewStream = 0x20, kHasStack = 0x40, kHasText 
 
 void SnapshotTrace::Writer::add(const SnapshotTraceEntry& e) {
   Part& p = part_;
-  if (p.blocks.empty() || p.used.back() + kMaxEntryBytes > kBlockBytes) {
-    p.blocks.push_back(std::make_unique_for_overwrite<uint8_t[]>(kBlockBytes));
+  if (p.blocks.empty() || p.used.back() + kMaxEntryBytes > block_capacity(p.blocks.size() - 1)) {
+    p.blocks.push_back(std::make_unique_for_overwrite<uint8_t[]>(block_capacity(p.blocks.size())));
     p.used.push_back(0);
   }
   uint8_t* start = p.blocks.back().get() + p.used.back();
@@ -130,13 +136,12 @@ SnapshotTrace::Cursor SnapshotTrace::cursor(size_t begin, size_t end) const {
   end = std::min(end, size_);
   c.index_ = begin;
   c.end_ = end;
-  c.part_ = parts_.size();
-  for (size_t k = 0; k < parts_.size(); ++k)
-    if (begin < parts_[k].end) {
-      c.part_ = k;
-      c.index_ = parts_[k].begin;
-      break;
-    }
+  // The first part that ends after `begin` (parts are in entry order): a binary search, as a
+  // cursor per device over 100k devices made a linear one quadratic.
+  auto it = std::upper_bound(parts_.begin(), parts_.end(), begin,
+                             [](size_t b, const Part& p) { return b < p.end; });
+  c.part_ = static_cast<size_t>(it - parts_.begin());
+  if (it != parts_.end()) c.index_ = it->begin;
   // Decoding starts at a part's first entry: skip to `begin` (never needed for device ranges).
   SnapshotTraceEntry skip;
   while (c.index_ < begin && c.next(skip)) {
@@ -147,7 +152,9 @@ SnapshotTrace::Cursor SnapshotTrace::cursor(size_t begin, size_t end) const {
 
 uint64_t SnapshotTrace::encoded_bytes() const {
   uint64_t n = 0;
-  for (const Part& p : parts_) n += static_cast<uint64_t>(p.blocks.size()) * kBlockBytes;
+  for (const Part& p : parts_)
+    for (size_t i = 0; i < p.blocks.size(); ++i)
+      n += i + 1 < p.blocks.size() ? block_capacity(i) : p.used[i];
   return n;
 }
 
@@ -159,7 +166,7 @@ void SnapshotTrace::add_part(Writer&& w, int32_t device) {
   p.end = size_ + w.count_;
   size_ = p.end;
   // The last block gives back what it does not use.
-  if (!p.blocks.empty() && p.used.back() < kBlockBytes / 2) {
+  if (!p.blocks.empty() && p.used.back() < block_capacity(p.blocks.size() - 1) / 2) {
     auto fit = std::make_unique_for_overwrite<uint8_t[]>(std::max<uint32_t>(1, p.used.back()));
     std::copy(p.blocks.back().get(), p.blocks.back().get() + p.used.back(), fit.get());
     p.blocks.back() = std::move(fit);
@@ -183,37 +190,50 @@ SnapshotTrace SnapshotTrace::from_entries(const std::vector<SnapshotTraceEntry>&
   return t;
 }
 
-std::vector<SnapshotDeviceRange> snapshot_devices(const MemorySnapshot& s) {
-  std::set<int32_t> ids;
-  for (const SnapshotSegment& seg : s.segments) ids.insert(seg.device);
-  for (const SnapshotTrace::Part& p : s.trace.parts()) ids.insert(p.device);
-  std::vector<SnapshotDeviceRange> out;
-  for (int32_t d : ids) {
-    SnapshotDeviceRange r;
-    r.device = d;
-    // Parts are in device order: an empty range sits where the device would be.
-    r.begin = r.end = s.trace.size();
-    bool found = false;
-    for (const SnapshotTrace::Part& p : s.trace.parts()) {
-      if (p.device == d) {
-        if (!found) r.begin = p.begin;
-        r.end = p.end;
-        found = true;
-        continue;
-      }
-      if (found) break;
-      if (p.device > d) {
-        r.begin = r.end = p.begin;
-        break;
-      }
-    }
-    out.push_back(r);
+std::vector<SnapshotDevice> snapshot_devices_with_segments(const MemorySnapshot& s) {
+  std::vector<int32_t> ids;
+  ids.reserve(s.segments.size() + s.trace.parts().size());
+  for (const SnapshotSegment& seg : s.segments) ids.push_back(seg.device);
+  for (const SnapshotTrace::Part& p : s.trace.parts()) ids.push_back(p.device);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  std::vector<SnapshotDevice> out(ids.size());
+  const auto& parts = s.trace.parts();
+  size_t k = 0;  // the first part not yet placed (parts are in device order)
+  for (size_t i = 0; i < ids.size(); ++i) {
+    SnapshotDeviceRange& r = out[i].range;
+    r.device = ids[i];
+    while (k < parts.size() && parts[k].device < r.device) ++k;
+    // A device without entries: an empty range where it would be.
+    r.begin = r.end = k < parts.size() ? parts[k].begin : s.trace.size();
+    while (k < parts.size() && parts[k].device == r.device) r.end = parts[k++].end;
   }
+  for (uint32_t j = 0; j < s.segments.size(); ++j) {
+    auto it = std::lower_bound(ids.begin(), ids.end(), s.segments[j].device);
+    out[static_cast<size_t>(it - ids.begin())].segments.push_back(j);
+  }
+  return out;
+}
+
+std::vector<SnapshotDeviceRange> snapshot_devices(const MemorySnapshot& s) {
+  std::vector<SnapshotDeviceRange> out;
+  for (SnapshotDevice& d : snapshot_devices_with_segments(s)) out.push_back(d.range);
   return out;
 }
 
 SnapshotReplayStart snapshot_replay_start(const MemorySnapshot& s, int32_t device, size_t begin,
                                           size_t end) {
+  SnapshotDevice d;
+  d.range.device = device;
+  d.range.begin = begin;
+  d.range.end = end;
+  for (uint32_t j = 0; j < s.segments.size(); ++j)
+    if (s.segments[j].device == device) d.segments.push_back(j);
+  return snapshot_replay_start(s, d);
+}
+
+SnapshotReplayStart snapshot_replay_start(const MemorySnapshot& s, const SnapshotDevice& d) {
+  const size_t begin = d.range.begin, end = d.range.end;
   SnapshotReplayStart out;
   std::unordered_set<uint64_t> live;
   int64_t net_segments = 0;
@@ -241,8 +261,8 @@ SnapshotReplayStart snapshot_replay_start(const MemorySnapshot& s, int32_t devic
     }
   });
   int64_t reserved = 0;
-  for (const SnapshotSegment& seg : s.segments) {
-    if (seg.device != device) continue;
+  for (uint32_t j : d.segments) {
+    const SnapshotSegment& seg = s.segments[j];
     reserved += seg.total_size;
     for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
       const SnapshotBlock& blk = s.blocks[b];

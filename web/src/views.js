@@ -20,6 +20,11 @@ export async function operators(c, src) {
   if (missing(c, ops, 'Operators')) return;
   const rows = Array.isArray(ops) ? ops : ops.ops || [];
   if (!rows.length) { c.append(note('No operators: the trace has no duration events.')); return; }
+  if (typeof ops.rows === 'number' && ops.rows > rows.length) {
+    c.append(el('p', { class: 'note', 'data-testid': 'ops-rows-left-out' },
+      `The ${fmtCount(rows.length)} operators with the most total time; ${fmtCount(ops.rows - rows.length)} more rows ` +
+      'are left out of this page: `mlprof ops TRACE --json` (or --csv) lists every one.'));
+  }
   const device = rows.some((r) => typeof r.device_total_ns === 'number' && r.device_total_ns > 0);
   // The chart ranks ops, not the profiler's own span or Python frames (with_stack traces list
   // every frame of the call stack; threading.py's _bootstrap would top the chart).
