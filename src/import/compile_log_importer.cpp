@@ -418,14 +418,19 @@ class LogParser {
     }
     std::string name = str_or(ev, "name"), ph = str_or(ev, "ph");
     double ts = double_or(ev, "ts", NAN);
-    std::string cid = str_or(ev["args"], "compile_id");
+    // Fields of "args", "" when there is none (converting a missing field throws: a chromium
+    // event without args ended the CLI with "The JSON field referenced does not exist").
+    std::string cid, cache_key;
+    if (element args; ev["args"].get(args) == simdjson::SUCCESS) {
+      cid = str_or(args, "compile_id");
+      cache_key = str_or(args, "key");
+    }
     if (cid.empty()) cid = "None";
     if (ph == "i" || ph == "I" || ph == "n") {
       if (is_cache_outcome(name)) {
-        std::string key = str_or(ev["args"], "key");
-        log_.cache_events.emplace_back(name, key, cid);
+        log_.cache_events.emplace_back(name, cache_key, cid);
         if (CompileRecord* r = record_for_short(cid))
-          chromium_cache_[r->id.key()].emplace_back(name, key);
+          chromium_cache_[r->id.key()].emplace_back(name, cache_key);
       }
       if (name.find("autotun") != std::string::npos)
         if (CompileRecord* r = record_for_short(cid)) ++r->autotune_events;

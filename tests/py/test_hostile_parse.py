@@ -176,9 +176,31 @@ def test_long_kernel_word(tmp):
           f"a 2 MB word in a payload: exit {p.returncode}, kernels {kernels} (want [{want}])")
 
 
+def test_chromium_without_args(tmp):
+    """A chromium event without "args" (or with args that are not an object) ended `mlprof
+    compile` with an uncaught simdjson exception (found by compile_log_fuzz)."""
+    import hashlib
+    lines = []
+    for ev in ({"name": "dynamo", "ph": "B", "ts": 1}, {"name": "dynamo", "ph": "E", "ts": 3},
+               {"name": "fx_graph_cache_hit", "ph": "i", "ts": 2, "args": 5}):
+        payload = json.dumps(ev)
+        env = {"chromium_event": {}, "frame_id": 0, "frame_compile_id": 0,
+               "has_payload": hashlib.md5(payload.encode()).hexdigest()}
+        lines.append("V1206 15:24:45.403000 1 u.py:1] " + json.dumps(env) + "\n\t" + payload + "\n")
+    path = os.path.join(tmp, "no_args.log")
+    with open(path, "w") as f:
+        f.write("".join(lines))
+    p = mlprof("compile", path, "--json")
+    doc = json.loads(p.stdout) if p.returncode == 0 else {}
+    check(p.returncode == 0 and doc.get("global_phases_us", {}).get("dynamo") == 2,
+          f"chromium events without args: exit {p.returncode}, {p.stderr.decode()[:200]!r}, "
+          f"global phases {doc.get('global_phases_us')}")
+
+
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
-        for fn in (test_nested, test_span, test_compile_ids, test_long_kernel_word):
+        for fn in (test_nested, test_span, test_compile_ids, test_long_kernel_word,
+                   test_chromium_without_args):
             print(f"== {fn.__name__}", flush=True)
             sub = os.path.join(tmp, fn.__name__)
             os.makedirs(sub)
