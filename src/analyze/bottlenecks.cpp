@@ -6,7 +6,9 @@
 #include <optional>
 #include <unordered_map>
 
+#include "analyze/advice.h"
 #include "analyze/name_rules.h"
+#include "mlprof/analyze/device_table.h"
 #include "mlprof/analyze/kernel_class.h"
 #include "trace/units.h"
 
@@ -38,6 +40,8 @@ struct Context {
   const Trace& trace;
   BottleneckResult& out;
   int64_t basis_ns;
+  DeviceCaps device;      // what the advice may recommend (device_table.h)
+  bool compiled = false;  // the trace has torch.compile regions
   // A time measured over the GPU's span (first to last GPU event), as the same share of the basis:
   // with steps as the basis the GPU span also covers the work between and around the steps.
   int64_t over_basis(int64_t ns, int64_t gpu_span_ns) const {
@@ -72,13 +76,23 @@ void rule_hotspots(Context& c) {
   struct Row {
     StringId name;
     int64_t self = 0;
+    int64_t compiled_self = 0;  // inside torch.compile regions
     uint64_t calls = 0;
   };
   std::vector<Row> rows;
   std::vector<int8_t> excluded(t.strings.size(), -1);
   std::vector<int8_t> cat_excluded(t.strings.size(), -1);
+  // Inside a torch.compile region (parents come before children): no "compile it" advice.
+  std::vector<uint8_t> in_compiled(c.compiled ? s.size() : 0, 0);
+  std::vector<int8_t> compiled_name(c.compiled ? t.strings.size() : 0, -1);
   for (size_t i = 0; i < s.size(); ++i) {
     if (t.is_gpu_track(s.track[i])) continue;
+    if (c.compiled) {
+      int8_t& cn = compiled_name[s.name[i]];
+      if (cn < 0) cn = advice::is_compiled_region_name(t.str(s.name[i])) ? 1 : 0;
+      int32_t p = s.parent[i];
+      in_compiled[i] = cn == 1 || (p >= 0 && in_compiled[static_cast<size_t>(p)] != 0);
+    }
     int8_t& ce = cat_excluded[s.cat[i]];
     if (ce < 0) {
       std::string_view cat = t.str(s.cat[i]);
@@ -94,6 +108,7 @@ void rule_hotspots(Context& c) {
     auto [it, inserted] = index.emplace(s.name[i], rows.size());
     if (inserted) rows.push_back({s.name[i]});
     rows[it->second].self += s.self[i];
+    if (c.compiled && in_compiled[i]) rows[it->second].compiled_self += s.self[i];
     ++rows[it->second].calls;
   }
   if (rows.size() < 2) return;
@@ -121,9 +136,12 @@ void rule_hotspots(Context& c) {
                   {"p95_self_ns_over_ops", p95, "ns"}};
     f.rule = "self time >= p95 of per-op self times and >= 5% of the time";
     f.ops = {name};
-    f.recommendation =
-        "Optimize or avoid this op first: check its input shapes, fuse it with neighbours "
-        "(torch.compile), or move it off the critical path.";
+    advice::Advice a = advice::hotspot(
+        name, r.self, r.calls, share,
+        r.self > 0 ? static_cast<double>(r.compiled_self) / static_cast<double>(r.self) : 0,
+        c.device);
+    f.recommendation = std::move(a.text);
+    f.why = std::move(a.why);
     f.est_savings_ns = static_cast<int64_t>(static_cast<double>(r.self) * kHotspotSavingsFraction);
     c.add(std::move(f));
   }
@@ -154,10 +172,9 @@ void rule_data_loading(Context& c, const StepsResult& steps) {
                     "step time (the plugin's rule and number)"
                   : "the data-loading phase (by op name) > 5% of step time (the "
                     "TensorBoard profiler plugin's threshold)";
-  f.recommendation =
-      "Load data in background workers so it overlaps compute: DataLoader(num_workers=N, "
-      "pin_memory=True, persistent_workers=True, prefetch_factor=2+); move decoding and "
-      "augmentation out of the training loop.";
+  advice::Advice a = advice::data_loading(share);
+  f.recommendation = std::move(a.text);
+  f.why = std::move(a.why);
   f.est_savings_ns = dl;  // fully overlapped loading costs the step nothing
   c.add(std::move(f));
 }
@@ -222,10 +239,10 @@ void rule_sync_stalls(Context& c) {
   f.rule =
       "host time in synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, "
       "cudaEventSynchronize, cudaMemcpy, aten::item/_local_scalar_dense) >= 5%";
-  f.recommendation =
-      "Remove per-step host syncs: avoid .item()/.cpu()/print of GPU tensors inside the loop "
-      "(accumulate on the GPU, read every N steps), use non_blocking copies and events instead "
-      "of device-wide synchronize.";
+  advice::Advice a = advice::sync_stall(
+      c.device, names.empty() ? std::string_view() : names.front().first, total, count);
+  f.recommendation = std::move(a.text);
+  f.why = std::move(a.why);
   f.est_savings_ns = total;
   c.add(std::move(f));
 }
@@ -237,6 +254,7 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
   uint64_t kernel_count = 0, tiny = 0;
   int64_t gemm_ns_no_tc = 0;
   std::vector<int8_t> kind_memo(t.strings.size(), -1);
+  std::unordered_map<StringId, int64_t> no_tc_by_name;  // GEMM/conv kernels off matrix units
   for (size_t i = 0; i < s.size(); ++i) {
     if (!t.is_gpu_track(s.track[i])) continue;
     GpuWorkKind k = gpu_work_kind(t.str(s.cat[i]), t.str(s.name[i]));
@@ -245,12 +263,13 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     if (s.dur[i] < kTinyKernelNs) ++tiny;
     int8_t& m = kind_memo[s.name[i]];
     if (m < 0) {
-      std::string l = lower(t.str(s.name[i]));
-      bool gemm_like = l.find("gemm") != std::string::npos || l.find("conv") != std::string::npos ||
-                       l.find("matmul") != std::string::npos;
-      m = gemm_like && !uses_tensor_cores(t.str(s.name[i])) ? 1 : 0;
+      MatrixKernel mk = classify_matrix_kernel(t.str(s.name[i]));
+      m = mk.gemm_like && !mk.matrix ? 1 : 0;
     }
-    if (m == 1) gemm_ns_no_tc += s.dur[i];
+    if (m == 1) {
+      gemm_ns_no_tc += s.dur[i];
+      no_tc_by_name[s.name[i]] += s.dur[i];
+    }
   }
   const TemporalBreakdown& tb = gpu.temporal;
   int64_t host_wait = 0, idle_total = 0;
@@ -270,15 +289,19 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     f.title =
         "GPU idle " + format_percent(tb.idle_pct / 100) +
         (launch_bound ? " of its span, waiting on kernel launches from the host" : " of its span");
-    f.evidence = {{"gpu_idle_pct", tb.idle_pct, "%"},
-                  {"gpu_idle_ns", static_cast<double>(tb.idle_ns), "ns"},
-                  {"host_wait_ns", static_cast<double>(host_wait), "ns"},
-                  {"host_wait_share_of_idle", host_wait_share, "ratio"},
-                  {"kernels", static_cast<double>(kernel_count), "count"},
-                  {"tiny_kernels_under_10us", static_cast<double>(tiny), "count"},
-                  {"tiny_kernel_share", tiny_share, "ratio"},
-                  {"short_kernels_with_long_launch",
-                   static_cast<double>(gpu.launches.short_kernels), "count"}};
+    f.evidence = {
+        {"gpu_idle_pct", tb.idle_pct, "%"},
+        {"gpu_idle_ns", static_cast<double>(tb.idle_ns), "ns"},
+        // The device's idle time that waits on the host: HTA's host-wait share of
+        // the per-stream idle applied to the device-wide idle (the per-stream sum
+        // counts a gap once per stream, and read 2.0 s beside 732 ms of idle).
+        {"gpu_idle_waiting_on_host_ns", static_cast<double>(tb.idle_ns) * host_wait_share, "ns"},
+        {"host_wait_share_of_idle", host_wait_share, "ratio"},
+        {"kernels", static_cast<double>(kernel_count), "count"},
+        {"tiny_kernels_under_10us", static_cast<double>(tiny), "count"},
+        {"tiny_kernel_share", tiny_share, "ratio"},
+        {"short_kernels_with_long_launch", static_cast<double>(gpu.launches.short_kernels),
+         "count"}};
     f.rule =
         "GPU idle >= 50% (TensorBoard plugin: utilization < 50%), or >= 50% of kernels "
         "under 10 us with idle >= 10%; launch-bound when host wait (HTA) >= 50% of idle";
@@ -287,12 +310,10 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
       if (std::find(f.ops.begin(), f.ops.end(), lr.kernel) == f.ops.end())
         f.ops.push_back(lr.kernel);
     }
-    f.recommendation =
-        launch_bound ? "Cut launch overhead: capture the step in CUDA graphs "
-                       "(torch.cuda.graphs / torch.compile(mode=\"reduce-overhead\")), fuse small "
-                       "kernels (torch.compile), or raise the batch size so each kernel does more."
-                     : "Feed the GPU more work: larger batches, overlap data loading and host "
-                       "work with GPU execution, check for host-side stalls before kernels.";
+    advice::Advice a = advice::gpu_idle(c.device, launch_bound, c.compiled, tb.idle_pct,
+                                        host_wait_share, tiny_share);
+    f.recommendation = std::move(a.text);
+    f.why = std::move(a.why);
     // Per-stream idle gaps overlap across streams, so take host wait's share of the device-wide
     // idle time rather than the per-stream sum.
     f.est_savings_ns =
@@ -324,23 +345,19 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
                   {"pageable_pct", pageable_pct, "%"}};
     f.rule = "pageable memcpy time >= 1% of the time";
     f.ops = {"Memcpy HtoD (Pageable -> Device)"};
-    f.recommendation =
-        "Pin host buffers (DataLoader(pin_memory=True), tensor.pin_memory()) and copy with "
-        "tensor.to(device, non_blocking=True) so copies run at full bandwidth and overlap compute.";
+    advice::Advice a = advice::pageable_copies(c.device, pageable_count, pageable_ns);
+    f.recommendation = std::move(a.text);
+    f.why = std::move(a.why);
     f.est_savings_ns =
         static_cast<int64_t>(static_cast<double>(pageable_ns) * kPageableSavingsFraction);
     c.add(std::move(f));
   }
-  // Tensor cores.
-  // NVIDIA devices only: the kernel-name heuristics are NVIDIA's, and an AMD GPU's
-  // computeMajor (9 for an MI300X, gfx942) is no CUDA compute capability: its MFMA kernels
-  // (Tensile Cijk_..., MIOpen igemm) read as "0% on tensor cores" and made this the headline
-  // finding of every ROCm trace. AMD: the name, or a 64-wide wavefront (NVIDIA warps are 32).
-  int compute_major = 0;
-  for (const DeviceInfo& d : t.meta.devices) {
-    if (!is_amd_device(d)) compute_major = std::max(compute_major, d.compute_major);
-  }
-  if (compute_major >= kTensorCoreMinComputeMajor && kernels.computation_ns > 0 &&
+  // Tensor cores: where the device has matrix units and mlprof can tell their kernels by name
+  // (NVIDIA sm_70+, AMD CDNA/RDNA3+; not MTIA: device_table.h). AMD's computeMajor is no CUDA
+  // compute capability; its matrix kernels are judged by their own families (Tensile "_MI",
+  // Composable Kernel xdl, MIOpen gtcx).
+  const DeviceCaps& dev = c.device;
+  if (dev.matrix_use_measurable && dev.matrix_dtypes != 0 && kernels.computation_ns > 0 &&
       kernels.tensor_core_share < kTensorCoreMaxShare && gemm_ns_no_tc > 0) {
     // Tensor-core-eligible host ops present? (the plugin's list)
     static constexpr std::string_view kEligible[] = {
@@ -349,36 +366,73 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
         "aten::lstm",   "aten::gru",    "aten::rnn"};
     std::vector<std::string> eligible;
     std::vector<int8_t> memo(t.strings.size(), -1);
-    for (size_t i = 0; i < s.size() && eligible.size() < 8; ++i) {
+    // The eligible ops' input dtype ("Input type"), by calls: fp32 inputs are what autocast or
+    // TF32 changes.
+    StringId type_key = t.strings.find("Input type");
+    std::unordered_map<std::string, uint64_t> dtype_calls;
+    for (size_t i = 0; i < s.size(); ++i) {
       if (t.is_gpu_track(s.track[i])) continue;
       int8_t& m = memo[s.name[i]];
-      if (m >= 0) continue;
-      std::string_view n = t.str(s.name[i]);
-      m = 0;
-      for (auto e : kEligible)
-        if (n.starts_with(e)) m = 1;
-      if (m == 1) eligible.emplace_back(n);
+      if (m < 0) {
+        std::string_view n = t.str(s.name[i]);
+        m = 0;
+        for (auto e : kEligible)
+          if (n.starts_with(e)) m = 1;
+        if (m == 1 && eligible.size() < 8) eligible.emplace_back(n);
+      }
+      if (m != 1 || type_key == StringPool::kNotFound) continue;
+      const Arg* a = t.find_arg(s.args_begin[i], s.args_count[i], type_key);
+      if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) continue;
+      std::string_view ty = t.str(a->s);
+      const char* d = ty.find("BFloat16") != std::string_view::npos    ? "bf16"
+                      : ty.find("Half") != std::string_view::npos      ? "fp16"
+                      : ty.find("Float8") != std::string_view::npos    ? "fp8"
+                      : ty.find("\"float\"") != std::string_view::npos ? "fp32"
+                      : ty.find("double") != std::string_view::npos    ? "fp64"
+                                                                       : nullptr;
+      if (d != nullptr) ++dtype_calls[d];
     }
+    std::string op_dtype;
+    uint64_t best_calls = 0;
+    for (const auto& [d, n] : dtype_calls)
+      if (n > best_calls || (n == best_calls && d < op_dtype)) {
+        op_dtype = d;
+        best_calls = n;
+      }
     if (!eligible.empty()) {
       double gemm_pct =
           pct(static_cast<double>(gemm_ns_no_tc), static_cast<double>(kernels.computation_ns));
       Finding f;
       f.kind = "low_tensor_core_use";
       f.severity = gemm_pct >= 25 ? Severity::kHigh : Severity::kMedium;
-      f.title = "Matmul/conv work runs without tensor cores (" +
-                format_percent(kernels.tensor_core_share) + " of compute on tensor cores)";
-      f.evidence = {{"tensor_core_share", kernels.tensor_core_share, "ratio"},
-                    {"non_tensor_core_gemm_conv_ns", static_cast<double>(gemm_ns_no_tc), "ns"},
-                    {"gemm_conv_share_of_compute_pct", gemm_pct, "%"},
-                    {"compute_capability_major", static_cast<double>(compute_major), ""}};
+      std::string unit = dev.matrix_unit.empty() ? std::string("tensor cores") : dev.matrix_unit;
+      f.title = "Matmul/conv work runs without " + unit + " (" +
+                format_percent(kernels.tensor_core_share) + " of compute on " + unit + ")";
+      f.evidence = {
+          {"tensor_core_share", kernels.tensor_core_share, "ratio"},
+          {"non_tensor_core_gemm_conv_ns", static_cast<double>(gemm_ns_no_tc), "ns"},
+          {"gemm_conv_share_of_compute_pct", gemm_pct, "%"},
+          {"compute_capability_major",
+           static_cast<double>(dev.vendor == DeviceVendor::kNvidia ? dev.sm() / 10 : 0), ""}};
       f.rule =
-          "compute capability >= 7, tensor-core-eligible ops present, < 10% of compute "
-          "kernel time on tensor cores (TensorBoard plugin, relaxed)";
+          "a device with tensor/matrix cores (compute capability >= 7, or an AMD CDNA/RDNA3+ "
+          "GPU), tensor-core-eligible ops present, < 10% of compute kernel time on them "
+          "(TensorBoard plugin, relaxed)";
       f.ops = std::move(eligible);
-      f.recommendation =
-          "Use tensor cores: torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) for "
-          "mixed precision, or allow TF32 for fp32 matmuls "
-          "(torch.backends.cuda.matmul.allow_tf32 = True, torch.backends.cudnn.allow_tf32 = True).";
+      advice::TensorCoreFacts facts;
+      facts.share = kernels.tensor_core_share;
+      facts.non_matrix_gemm_ns = gemm_ns_no_tc;
+      facts.op_dtype = op_dtype;
+      int64_t top_ns = -1;
+      for (const auto& [name, ns] : no_tc_by_name)
+        if (ns > top_ns) {
+          top_ns = ns;
+          facts.top_kernel = std::string(t.str(name));
+        }
+      facts.top_family = std::string(classify_matrix_kernel(facts.top_kernel).family);
+      advice::Advice a = advice::tensor_cores(dev, facts);
+      f.recommendation = std::move(a.text);
+      f.why = std::move(a.why);
       f.est_savings_ns =
           static_cast<int64_t>(static_cast<double>(gemm_ns_no_tc) * kTensorCoreSavingsFraction);
       c.add(std::move(f));
@@ -395,17 +449,21 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     f.kind = "communication_not_overlapped";
     f.severity =
         severity_for_pct(pct(static_cast<double>(exposed), static_cast<double>(tb.span_ns)));
-    f.title = "Communication is " + format_percent(comm_pct / 100) + " of GPU time and only " +
-              format_percent(overlap / 100) + " of it overlaps compute";
+    // HTA's share of the GPU span, named as such: the steps' TensorBoard-plugin communication
+    // class (share of step time) is another definition with another value.
+    f.title = "Communication kernels take " + format_percent(comm_pct / 100) +
+              " of the GPU span (HTA) and only " + format_percent(overlap / 100) +
+              " of them overlaps compute";
     f.evidence = {{"communication_ns", static_cast<double>(tb.communication_ns), "ns"},
                   {"communication_pct", comm_pct, "%"},
                   {"comm_comp_overlap_pct", overlap, "%"},
                   {"exposed_communication_ns", static_cast<double>(exposed), "ns"}};
-    f.rule = "communication >= 10% of GPU time (TensorBoard plugin) and overlap < 50% (HTA metric)";
-    f.recommendation =
-        "Overlap communication with compute: DDP gradient bucketing (bucket_cap_mb), FSDP "
-        "backward/forward prefetch, gradient accumulation with no_sync(), fewer and larger "
-        "collectives; consider gradient compression.";
+    f.rule =
+        "communication kernels >= 10% of the GPU span (HTA's temporal breakdown; the TensorBoard "
+        "plugin's threshold) and overlap < 50% (HTA metric)";
+    advice::Advice a = advice::communication(c.device, comm_pct, overlap);
+    f.recommendation = std::move(a.text);
+    f.why = std::move(a.why);
     f.est_savings_ns = c.over_basis(exposed, tb.span_ns);
     c.add(std::move(f));
   }
@@ -434,6 +492,8 @@ void rule_ranks(Context& c, const RanksResult& ranks) {
   f.recommendation =
       "Balance work across ranks: even out data shards and sequence lengths (bucketing), check "
       "the straggler's host (thermal, other jobs, slower links), and its data loading.";
+  f.why = "the slowest rank's step time is " + format_fixed(ranks.load_imbalance, 3) +
+          "x the mean over " + std::to_string(ranks.ranks.size()) + " ranks";
   f.est_savings_ns = static_cast<int64_t>(max_wall - mean_wall);
   c.add(std::move(f));
 }
@@ -488,6 +548,7 @@ void rule_stragglers(Context& c, const RanksResult& ranks) {
         "CLOCK,PERFORMANCE), other processes on its host, its input shard (longer sequences), "
         "its links (NCCL_DEBUG=INFO)." +
         (in_depth ? " The other findings here are this rank's." : "");
+    f.why = rank + " " + e->reason;
     f.est_savings_ns = e->time_lost_ns;
     c.add(std::move(f));
   }
@@ -521,6 +582,8 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
           "Find what keeps tensors alive across steps: accumulating losses or outputs without "
           ".detach()/.item(), growing Python lists or caches, hooks holding references. The ops "
           "listed allocated memory that was never freed.";
+      f.why = d.device + " memory at step ends grows " + format_bytes(d.slope_bytes_per_step) +
+              " per step over " + std::to_string(d.step_end_allocated.size()) + " steps";
       c.add(std::move(f));
     }
   }
@@ -542,6 +605,9 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
       f.recommendation =
           "Reduce allocator fragmentation: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, "
           "keep tensor sizes stable across steps, avoid torch.cuda.empty_cache() in the loop.";
+      f.why = "at the reserved peak (" + format_bytes(static_cast<double>(d.peak_reserved)) + ") " +
+              format_bytes(static_cast<double>(d.max_unused_reserved)) +
+              " of reserved memory is not allocated";
       c.add(std::move(f));
     }
     if (d.device_type == static_cast<int8_t>(DeviceType::kCuda)) {
@@ -562,6 +628,9 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
         f.recommendation =
             "Lower peak memory: activation checkpointing, mixed precision, smaller micro-batches "
             "with gradient accumulation.";
+        f.why = "peak memory " +
+                format_bytes(static_cast<double>(std::max(d.peak_allocated, d.peak_reserved))) +
+                " of the device's " + format_bytes(static_cast<double>(info.total_global_mem));
         c.add(std::move(f));
       }
     }
@@ -582,7 +651,9 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     out.basis_ns = trace.span_ns();
     out.basis = "span";
   }
-  Context c{trace, out, out.basis_ns};
+  Context c{trace, out, out.basis_ns, trace_device_caps(trace), false};
+  for (StringId k = 0; k < trace.strings.size() && !c.compiled; ++k)
+    c.compiled = advice::is_compiled_region_name(trace.strings.get(k));
   rule_hotspots(c);
   rule_data_loading(c, *steps);
   rule_sync_stalls(c);

@@ -141,7 +141,8 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
       std::string_view name = trace.str(s.name[i]);
       SliceClass c;
       c.kind = cat == "cuda_sync" ? GpuWorkKind::kSync : gpu_work_kind(cat, name);
-      c.type = c.kind == GpuWorkKind::kSync ? KernelType::kSync : hta_kernel_type(name);
+      c.type = c.kind == GpuWorkKind::kSync ? KernelType::kSync
+                                            : kernel_type(name, options.hta_compatible);
       it = class_cache.emplace(ck, c).first;
     }
     const SliceClass c = it->second;

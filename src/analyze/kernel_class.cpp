@@ -68,22 +68,143 @@ bool is_amd_device(const DeviceInfo& d) {
          d.name.find("Radeon") != std::string::npos || d.warp_size == 64;
 }
 
-bool uses_tensor_cores(std::string_view n) {
-  // The TensorBoard profiler plugin's list (tb_plugin/torch_tb_profiler/profiler/
-  // tensor_core.py), then names of newer tensor-core kernels: CUTLASS "tensorop", Hopper
-  // gmma/wgmma, cuBLASLt/cuDNN "xmma" variants, FlashAttention, "16816"/"1688" MMA shapes.
-  static constexpr std::array<std::string_view, 27> kPatterns = {
-      "h884", "s884", "h1688", "s1688", "hmma", "i8816", "16816", "c1688", "xmma_gemm",
-      "xmma_implicit_gemm", "xmma_sparse_conv", "xmma_sparse_gemm",
-      "xmma_warp_specialized_implicit_gemm", "dgrad_1x1_stride_2x2", "first_layer_wgrad_kernel",
-      "conv1x1", "conv2d_c1_k1", "direct_group",
-      // newer names
-      "tensorop", "gmma", "wgmma", "_tensor16x8x", "tensor16x8x", "flash_fwd", "flash_bwd", "fmha",
-      "xmma_fprop"};
-  for (std::string_view p : kPatterns) {
-    if (contains(n, p)) return true;
+namespace {
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// "conv" that is not part of "convert" (vLLM's _typeConvert<...> is an elementwise kernel).
+bool has_conv(std::string_view l) {
+  for (size_t p = l.find("conv"); p != std::string_view::npos; p = l.find("conv", p + 4))
+    if (l.substr(p + 4, 3) != "ert") return true;
+  return false;
+}
+
+// Tensile/hipBLASLt name an MFMA kernel by its instruction shape: "_MI32x32x8x1_", "_MI16x16x16_".
+bool has_tensile_mfma(std::string_view l) {
+  for (size_t p = l.find("_mi"); p != std::string_view::npos; p = l.find("_mi", p + 3))
+    if (p + 3 < l.size() && l[p + 3] >= '0' && l[p + 3] <= '9') return true;
+  return false;
+}
+
+std::string_view dtype_marker(std::string_view l) {
+  // Lowest precision first: "bmm_Bfloat16_MxE2m1MxE4m3" multiplies bf16 by mxfp4 weights.
+  for (std::string_view m : {"e2m1", "mxfp4", "nvfp4", "fp4"})
+    if (contains(l, m)) return "fp4";
+  for (std::string_view m : {"e4m3", "e5m2", "fp8", "float8", "_f8"})
+    if (contains(l, m)) return "fp8";
+  for (std::string_view m : {"bf16", "bfloat16", "_bbs_", "_bss_"})
+    if (contains(l, m)) return "bf16";
+  if (contains(l, "tf32") || contains(l, "s16816") || contains(l, "s1688gemm")) return "tf32";
+  for (std::string_view m : {"h884", "h1688", "h16816", "fp16", "f16", "half", "_hhs_", "_hb_"})
+    if (contains(l, m)) return "fp16";
+  for (std::string_view m : {"sgemm", "scudnn", "_sb_", "f32f32", "fp32"})
+    if (contains(l, m)) return "fp32";
+  return "";
+}
+
+}  // namespace
+
+MatrixKernel classify_matrix_kernel(std::string_view n) {
+  std::string ls = lower_ascii(n);
+  std::string_view l = ls;
+  MatrixKernel k;
+  k.dtype = dtype_marker(l);
+  k.gemm_like = contains(l, "gemm") || has_conv(l) || contains(l, "matmul") ||
+                starts_with(l, "bmm_") || contains(l, "_bmm") || contains(l, "fmha") ||
+                contains(l, "flash_fwd") || contains(l, "flash_bwd") || starts_with(l, "cijk_") ||
+                starts_with(l, "nvjet");
+  auto yes = [&](std::string_view family) {
+    k.matrix = true;
+    k.gemm_like = true;
+    k.family = family;
+    return k;
+  };
+  // AMD libraries.
+  if (contains(l, "mfma")) return yes("MFMA");
+  if (starts_with(l, "cijk_")) {
+    if (has_tensile_mfma(l)) return yes("Tensile/hipBLASLt MFMA");
+    k.family = "Tensile/hipBLASLt without MFMA";
+    return k;
+  }
+  if (contains(l, "xdlops") || contains(l, "_xdl_") || contains(l, "_xdl")) {
+    return yes("Composable Kernel / MIOpen xdlops (MFMA)");
+  }
+  if (starts_with(l, "igemm_") && contains(l, "gtcx")) return yes("MIOpen igemm xdlops (MFMA)");
+  if (contains(l, "wmma")) return yes("WMMA");
+  // NVIDIA libraries.
+  if (starts_with(l, "nvjet")) return yes("nvjet (cuBLAS 12)");
+  if (contains(l, "xmma")) return yes("xmma (cuBLASLt/cuDNN)");
+  if (contains(l, "tensorop")) return yes("CUTLASS tensorop");
+  if (contains(l, "gmma") || contains(l, "umma") || contains(l, "tcgen05")) {
+    return yes("Hopper/Blackwell warpgroup MMA");
+  }
+  if (contains(l, "fmha") || contains(l, "flash_fwd") || contains(l, "flash_bwd") ||
+      contains(l, "flash::")) {
+    return yes("FlashAttention/FMHA");
+  }
+  if (k.gemm_like && (k.dtype == "fp8" || k.dtype == "fp4")) {
+    return yes("block-scaled fp8/fp4 GEMM");
+  }
+  // The TensorBoard profiler plugin's list (tb_plugin/torch_tb_profiler/profiler/tensor_core.py)
+  // for cuBLAS/cuDNN of Volta to Ampere: MMA shapes (h884, s1688, 16816) and hmma.
+  static constexpr std::array<std::string_view, 17> kPlugin = {"h884",
+                                                               "s884",
+                                                               "h1688",
+                                                               "s1688",
+                                                               "hmma",
+                                                               "i8816",
+                                                               "16816",
+                                                               "c1688",
+                                                               "dgrad_1x1_stride_2x2",
+                                                               "first_layer_wgrad_kernel",
+                                                               "conv1x1",
+                                                               "conv2d_c1_k1",
+                                                               "direct_group",
+                                                               "_tensor16x8x",
+                                                               "tensor16x8x",
+                                                               "i1688",
+                                                               "xmma"};
+  for (std::string_view p : kPlugin) {
+    if (contains(n, p) || contains(l, p)) return yes("cuBLAS/cuDNN tensor-op (MMA shape)");
+  }
+  if (k.gemm_like) {
+    k.family = starts_with(l, "igemm_") ? std::string_view("MIOpen igemm without xdlops")
+                                        : std::string_view("GEMM/conv on CUDA/SIMD cores");
+  }
+  return k;
+}
+
+bool uses_tensor_cores(std::string_view n) { return classify_matrix_kernel(n).matrix; }
+
+bool is_collective_kernel_name(std::string_view n) {
+  if (hta_kernel_type(n) == KernelType::kCommunication) return true;
+  std::string ls = lower_ascii(n);
+  std::string_view l = ls;
+  // Warp- and block-level reductions inside ordinary kernels are not collectives.
+  if (contains(l, "warpallreduce") || contains(l, "warp_allreduce") ||
+      contains(l, "blockallreduce") || contains(l, "block_allreduce")) {
+    return false;
+  }
+  for (std::string_view m :
+       {"all_reduce", "allreduce", "all_gather", "allgather", "reduce_scatter", "reducescatter",
+        "alltoall", "all_to_all", "cross_device_reduce", "multimem", "rccl", "quickreduce"}) {
+    if (contains(l, m)) return true;
   }
   return false;
+}
+
+KernelType kernel_type(std::string_view name, bool hta_compatible) {
+  if (hta_compatible) return hta_kernel_type(name);
+  KernelType t = hta_kernel_type(name);
+  if (t == KernelType::kComputation && is_collective_kernel_name(name)) {
+    return KernelType::kCommunication;
+  }
+  return t;
 }
 
 bool is_hta_launch_call_name(std::string_view name) {

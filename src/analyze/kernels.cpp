@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "mlprof/analyze/device_table.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/interval_set.h"
 #include "mlprof/analyze/kernel_class.h"
@@ -176,6 +177,14 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
   KernelsResult r;
   r.rank = trace.meta.rank >= 0 ? trace.meta.rank : 0;
   for (const DeviceInfo& d : trace.meta.devices) r.amd_gpu |= is_amd_device(d);
+  {
+    DeviceCaps caps = trace_device_caps(trace);
+    r.device = std::string(device_vendor_name(caps.vendor));
+    // An unidentified device keeps the name heuristics (old traces have no deviceProperties).
+    r.tensor_cores_measured =
+        caps.vendor == DeviceVendor::kUnknown ? !r.amd_gpu : caps.matrix_use_measurable;
+    if (!caps.matrix_unit.empty()) r.matrix_unit = caps.matrix_unit;
+  }
   GpuEventsOptions eo;
   eo.hta_compatible = o.hta_compatible;
   GpuEvents ev = collect_gpu_events(trace, eo);
@@ -243,7 +252,8 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
     k.max_ns = a.max;
     k.mean_ns = a.mean;
     k.std_ns = a.count > 1 ? std::sqrt(a.m2 / static_cast<double>(a.count - 1)) : 0.0;
-    k.tensor_cores = a.kind == GpuWorkKind::kKernel && uses_tensor_cores(k.name);
+    k.tensor_cores =
+        r.tensor_cores_measured && a.kind == GpuWorkKind::kKernel && uses_tensor_cores(k.name);
     if (a.kind == GpuWorkKind::kKernel) {
       LaunchConfig& l = k.launch;
       l.grid = arg_string(trace, find(a.first_slice, k_grid));

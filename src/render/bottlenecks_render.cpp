@@ -65,6 +65,7 @@ std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
       out += "\n";
     }
     out += "   do: " + f.recommendation + "\n";
+    if (!f.why.empty()) out += "   why: " + f.why + "\n";
   }
   return out;
 }
@@ -90,6 +91,7 @@ void write_bottlenecks_json(JsonWriter& w, const BottleneckResult& r) {
     for (const std::string& o : f.ops) w.value(o);
     w.end_array();
     w.field("recommendation", f.recommendation);
+    w.field("why", f.why);
     w.field("est_savings_ns", f.est_savings_ns);
     w.field("est_savings_pct", f.est_savings_pct);
     w.end_object();

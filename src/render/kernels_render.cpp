@@ -1,5 +1,6 @@
 #include "render/kernels_render.h"
 
+#include <cctype>
 #include <cstdio>
 
 #include "render/text_table.h"
@@ -56,11 +57,14 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
   out += "GPU kernels (rank " + std::to_string(r.rank) + "): " + std::to_string(r.kernel_count) +
          " calls, " + std::to_string(r.kernels.size()) + " names, " +
          format_duration_ns(static_cast<double>(r.total_gpu_ns)) + " of GPU time\n";
-  if (r.amd_gpu)  // "0.0%" on an MI300X read as a finding; MFMA kernels have other names
-    out += "Tensor cores: not measured on AMD GPUs (the kernel-name heuristics are NVIDIA's)\n\n";
+  // MTIA names its kernels by job, not by engine: a "0.0%" or "yes" there would be made up.
+  std::string unit = r.matrix_unit;
+  if (!unit.empty()) unit[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0])));
+  if (!r.tensor_cores_measured)
+    out += unit + ": not measured on " + (r.device == "unknown" ? "this device" : r.device) +
+           " (its kernel names do not say which unit ran them)\n\n";
   else
-    out += "Tensor cores: " + format_percent(r.tensor_core_share) +
-           " of computation-kernel time (" +
+    out += unit + ": " + format_percent(r.tensor_core_share) + " of computation-kernel time (" +
            format_duration_ns(static_cast<double>(r.tensor_core_ns)) + " of " +
            format_duration_ns(static_cast<double>(r.computation_ns)) + ", name heuristics)\n\n";
 
@@ -160,7 +164,8 @@ void write_kernels_json(JsonWriter& w, const KernelsResult& r) {
   w.field("computation_ns", r.computation_ns);
   w.field("tensor_core_ns", r.tensor_core_ns);
   w.field("tensor_core_share", r.tensor_core_share);
-  w.field("tensor_cores_measured", !r.amd_gpu);
+  w.field("tensor_cores_measured", r.tensor_cores_measured);
+  w.field("matrix_unit", r.matrix_unit);
   w.key("kernels").begin_array();
   for (const KernelStats& k : r.kernels) {
     w.begin_object();

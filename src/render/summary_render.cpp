@@ -26,6 +26,34 @@ void write_import_stats_json(JsonWriter& w, const ImportStats& s) {
   w.end_object();
 }
 
+namespace {
+
+// How the events read became the events kept, so that "216,092 events read" beside "events
+// 173,681" explains itself: read = kept + flow_ends + unmatched + other. A flow (Kineto's ac2g
+// s/f pair) keeps one row for two events read; unmatched are flow endpoints and 'E' ends without
+// a partner (skipped); other is the rest (metadata 'M' records such as process names, the 'E' of
+// B/E pairs). Not accounted when the importer does not count events read (a memory snapshot) or
+// the counts do not add up. One computation for the text and the JSON (the report reads that).
+struct ImportAccount {
+  bool accounted = false;
+  uint64_t read = 0, kept = 0, flow_ends = 0, unmatched = 0, other = 0;
+};
+
+ImportAccount import_account(const SummaryResult& r) {
+  ImportAccount a;
+  a.read = r.import_stats.events_read;
+  a.kept = r.events;
+  a.flow_ends = r.flows;
+  a.unmatched = r.import_stats.count(ImportProblem::kUnmatchedFlow) +
+                r.import_stats.count(ImportProblem::kUnmatchedEnd);
+  uint64_t explained = a.kept + a.flow_ends + a.unmatched;
+  a.accounted = a.read > 0 && a.read >= explained;
+  if (a.accounted) a.other = a.read - explained;
+  return a;
+}
+
+}  // namespace
+
 std::string render_summary_text(const SummaryResult& r, size_t width) {
   std::string out;
   char buf[512];
@@ -47,6 +75,12 @@ std::string render_summary_text(const SummaryResult& r, size_t width) {
   out += buf;
   if (r.rank >= 0) out += "   rank " + std::to_string(r.rank);
   out += "\n";
+  if (ImportAccount a = import_account(r); a.accounted) {
+    out += "events read " + std::to_string(a.read) + " = " + std::to_string(a.kept) + " kept + " +
+           std::to_string(a.flow_ends) + " second ends of flows + " + std::to_string(a.unmatched) +
+           " unmatched flow/end events (skipped) + " + std::to_string(a.other) +
+           " other (metadata records, E of B/E pairs, flow ends that joined no event)\n";
+  }
   if (r.dropped_events)
     out += "WARNING: the recorder dropped " + std::to_string(r.dropped_events) +
            " events (buffer limit reached)\n";
@@ -150,6 +184,16 @@ void write_summary_json(JsonWriter& w, const SummaryResult& r) {
   w.field("flows", r.flows);
   w.field("memory", r.memory_events);
   w.end_object();
+  if (ImportAccount a = import_account(r); a.accounted) {
+    // read = kept + flow_ends + unmatched + other (import_account above)
+    w.key("events_read_account").begin_object();
+    w.field("read", a.read);
+    w.field("kept", a.kept);
+    w.field("flow_ends", a.flow_ends);
+    w.field("unmatched", a.unmatched);
+    w.field("other", a.other);
+    w.end_object();
+  }
   w.key("categories").begin_object();
   for (const CategoryCount& c : r.categories) w.field(c.category, c.count);
   w.end_object();

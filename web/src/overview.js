@@ -67,9 +67,12 @@ function verdict(b, steps, gpu, summary) {
 function gpuUtilization(g) {
   if (!g || unavailable(g)) return null;
   const devs = (g.summary && g.summary.devices) || [];
-  if (devs.length) return devs.map((d) => `GPU ${d.device} utilization ${fmtPct(100 * d.gpu_utilization)}`).join(', ');
+  // Each number names its definition: the plugin's utilization (kernels over the steps' window)
+  // and HTA's busy share (kernels, copies, sets over the GPU span) differ by design.
+  // Two decimals, as the cards and the CLI show the same numbers.
+  if (devs.length) return devs.map((d) => `GPU ${d.device} utilization ${fmtPct(100 * d.gpu_utilization, 2)} (TensorBoard plugin: kernel time / steps' window)`).join(', ');
   const t = g.temporal_breakdown;
-  if (t && typeof t.idle_pct === 'number') return `GPU busy ${fmtPct(100 - t.idle_pct)} of its span`;
+  if (t && typeof t.idle_pct === 'number') return `GPU busy ${fmtPct(100 - t.idle_pct, 2)} of its span (HTA)`;
   return null;
 }
 
@@ -86,7 +89,14 @@ function importStrip(s) {
   const strip = el('div', { class: damage.length || dropped ? 'warnings' : 'import-ok', 'data-testid': 'import-warnings' });
   const bits = [];
   // 0 = a source that does not count (a memory snapshot): "0 events read" above 31,118 events misled.
-  if (typeof imp.events_read === 'number' && imp.events_read > 0) bits.push(`${fmtCount(imp.events_read)} events read`);
+  // Every count explained: read = kept + second ends of flows + unmatched (skipped) + other
+  // (summary's events_read_account, the same numbers the CLI prints).
+  const acc = s.events_read_account;
+  if (acc) {
+    bits.push(el('span', { 'data-key': 'summary.events_read_account.read', 'data-value': String(acc.read),
+      title: 'A flow (launch -> kernel) is two events read and one kept; unmatched flow/end events are skipped; other: metadata records (process and thread names), the E of B/E pairs, flow ends that joined no event.' },
+      `${fmtCount(acc.read)} events read = ${fmtCount(acc.kept)} kept + ${fmtCount(acc.flow_ends)} second ends of flows + ${fmtCount(acc.unmatched)} unmatched (skipped) + ${fmtCount(acc.other)} other (metadata)`));
+  } else if (typeof imp.events_read === 'number' && imp.events_read > 0) bits.push(`${fmtCount(imp.events_read)} events read`);
   bits.push(el('span', { 'data-key': 'summary.dropped_events', 'data-value': String(dropped), class: dropped ? 'bad' : '',
     title: 'Events the recorder had to drop: a non-zero count means the trace is incomplete.' }, `${fmtCount(dropped)} dropped`));
   if (!damage.length) bits.push('no import warnings');
@@ -113,7 +123,8 @@ function topRecommendations(b) {
       el('div', {}, el('span', { class: `sev sev-${f.severity}` }, f.severity), ' ', el('b', {}, f.title)),
       saving ? el('div', { class: 'saving', 'data-key': `bottlenecks.${f.kind}.est_savings_ns`, 'data-value': String(f.est_savings_ns) }, saving)
         : el('div', { class: 'saving none' }, 'no time estimate (memory)'),
-      f.recommendation ? el('div', { class: 'rec-text' }, f.recommendation) : null));
+      f.recommendation ? el('div', { class: 'rec-text' }, f.recommendation) : null,
+      f.why ? el('div', { class: 'evidence why' }, 'Why here: ' + f.why) : null));
   }
   box.append(ol);
   if (list.length > 3) box.append(el('a', { href: '#all-findings', class: 'more', onclick: (e) => { e.preventDefault(); document.getElementById('all-findings')?.scrollIntoView(); } }, `all ${list.length} findings with their evidence ↓`));
@@ -267,6 +278,7 @@ function recommendations(c, b) {
     ol.append(el('li', { 'data-kind': r.kind }, el('span', { class: `sev sev-${r.severity}` }, r.severity), ' ', el('b', {}, r.title),
       saving ? el('span', { class: 'saving' }, ' — ' + saving) : null,
       r.recommendation ? el('div', {}, r.recommendation) : null,
+      r.why ? el('div', { class: 'evidence why' }, 'Why here: ' + r.why) : null,
       ev ? el('div', { class: 'evidence' }, 'Evidence: ' + ev) : null,
       (r.ops || []).length ? el('div', { class: 'evidence' }, 'Affects: ' + r.ops.slice(0, 5).map((o) => (o.length > 80 ? o.slice(0, 77) + '…' : o)).join(', ')) : null,
       r.rule ? el('div', { class: 'evidence' }, 'Rule: ' + r.rule) : null));

@@ -165,7 +165,7 @@ export async function gpu(c, src) {
     const mean = u.values.reduce((a, b) => a + b, 0) / Math.max(1, u.values.length);
     lineChart(c, { title: `GPU ${u.device} utilization over time (share of each ${fmtNs(u.bucket_ns)} bucket with a kernel, copy or set running)`,
       testid: 'gpu-util-chart', height: 200, xs,
-      series: [{ label: 'utilization', legend: `utilization (mean ${fmtPct(100 * mean)})`, values: u.values.map((v) => 100 * v), fill: 'rgba(89,161,79,0.15)', color: '#59a14f' }],
+      series: [{ label: 'utilization', legend: `utilization (mean of the buckets over the timeline's range ${fmtPct(100 * mean, 2)}: not HTA's GPU busy share of the GPU span, nor the TensorBoard plugin's utilization over the steps' window)`, values: u.values.map((v) => 100 * v), fill: 'rgba(89,161,79,0.15)', color: '#59a14f' }],
       yFmt: (v) => fmtPct(v, 0) });
   }
   if (!missing(c, g, 'GPU')) {

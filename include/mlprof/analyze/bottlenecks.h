@@ -84,6 +84,9 @@ struct Finding {
   std::string rule;  // the threshold that fired, in words
   std::vector<std::string> ops;
   std::string recommendation;
+  // Why the recommendation applies to this trace: the device, the op's kind, the numbers that
+  // chose this advice over another (advice.cpp).
+  std::string why;
   int64_t est_savings_ns = 0;  // over the whole trace (steps' time, else span)
   double est_savings_pct = 0;  // of basis_ns
 };

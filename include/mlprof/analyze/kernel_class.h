@@ -19,6 +19,13 @@ enum class KernelType : uint8_t {
 };
 
 KernelType hta_kernel_type(std::string_view name);
+// mlprof's own kernel type (hta_compatible = false): HTA's, plus the collectives that do not
+// come from NCCL/RCCL and so escape HTA's name pattern: PyTorch symmetric-memory
+// (multimem_all_reduce_kernel, one_shot_all_reduce), vLLM/SGLang custom all-reduce
+// (cross_device_reduce), TensorRT-LLM (oneShotAllReduceKernel), AMD quick reduce. A collective is
+// communication, never compute. hta_compatible = true: hta_kernel_type.
+KernelType kernel_type(std::string_view name, bool hta_compatible);
+bool is_collective_kernel_name(std::string_view name);
 // "COMMUNICATION", "MEMORY", "COMPUTATION" (HTA's spelling).
 std::string_view kernel_type_name(KernelType t);
 
@@ -39,9 +46,21 @@ std::string_view memory_kernel_kind(std::string_view name);
 // Kineto names host copies from pageable memory "Memcpy HtoD (Pageable -> Device)".
 bool is_pageable_memcpy(std::string_view name);
 
-// Name-based tensor-core heuristic: the TensorBoard plugin's substring list (h884, s884, h1688,
-// s1688, hmma, i8816, 16816, c1688, xmma_gemm, ...) plus newer names (cutlass tensorop,
-// sm90 gmma/wgmma, flash attention, cuBLASLt/triton tensor-core tiles).
+// What a kernel's name says about matrix-unit (NVIDIA tensor core, AMD matrix core) use. Judged by
+// library family, each with its own naming: the TensorBoard plugin's list for cuBLAS/cuDNN
+// (h884, s1688, hmma, 16816, xmma_gemm, ...), cuBLAS 12's nvjet kernels, CUTLASS tensorop /
+// sm90 gmma / sm100 umma, cuBLASLt/cuDNN xmma, TensorRT-LLM block-scaled GEMMs (MxE4m3, E2m1),
+// FlashAttention/FMHA; AMD: Tensile/hipBLASLt (Cijk_..._MI32x32x8), Composable Kernel (xdl,
+// wmma), MIOpen implicit GEMM (gtcx = xdlops), any mfma. fp8/fp4 markers in a GEMM's name count
+// as matrix-unit use: no GPU runs block-scaled fp8/fp4 matmuls anywhere else.
+struct MatrixKernel {
+  bool matrix = false;      // runs on tensor/matrix cores
+  bool gemm_like = false;   // a GEMM/conv/matmul/attention kernel (eligible for them)
+  std::string_view family;  // "nvjet (cuBLAS)", "Tensile/hipBLASLt MFMA", "fp32 SIMT GEMM", ...
+  std::string_view dtype;   // marker in the name: "fp4", "fp8", "bf16", "fp16", "tf32", "fp32", ""
+};
+MatrixKernel classify_matrix_kernel(std::string_view kernel_name);
+// classify_matrix_kernel(name).matrix.
 bool uses_tensor_cores(std::string_view kernel_name);
 // An AMD GPU (name "AMD"/"Instinct"/"Radeon", or a 64-wide wavefront): uses_tensor_cores() is
 // NVIDIA's naming and its computeMajor is no CUDA compute capability.

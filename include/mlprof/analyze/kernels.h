@@ -87,7 +87,12 @@ struct KernelsResult {
   int64_t total_gpu_ns = 0;  // sum of all kernel/memcpy/memset durations
   uint64_t kernel_count = 0;
   double tensor_core_share = 0;  // of computation-kernel time, on tensor-core kernels
-  bool amd_gpu = false;          // the share is NVIDIA name heuristics: not measured on AMD GPUs
+  bool amd_gpu = false;          // an AMD GPU: its matrix cores (MFMA) are judged by AMD names
+  // Whether kernel names say which kernels ran on tensor/matrix cores on this device
+  // (device_table.h): no on MTIA and on AMD GPUs of unknown architecture.
+  bool tensor_cores_measured = true;
+  std::string matrix_unit = "tensor cores";  // "matrix cores (MFMA)" on AMD
+  std::string device;                        // "MTIA", "AMD" (for the "not measured" line)
   int64_t tensor_core_ns = 0;
   int64_t computation_ns = 0;        // sum of computation-kernel durations
   std::vector<KernelStats> kernels;  // sorted by total, descending
