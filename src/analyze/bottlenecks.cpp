@@ -49,16 +49,24 @@ struct Context {
     return static_cast<int64_t>(static_cast<double>(ns) * static_cast<double>(basis_ns) /
                                 static_cast<double>(gpu_span_ns));
   }
-  void add(Finding f) {
+  // The change each finding names, for the replay to price (nullopt: nothing to replay);
+  // generic ones (a bound such as "the host costs nothing") go after the specific ones.
+  std::vector<std::optional<ReplayChange>> changes;
+  std::vector<uint8_t> generic;
+  void add(Finding f, std::optional<ReplayChange> change = std::nullopt, bool is_generic = false) {
     // No change saves more than the time it is a share of.
     if (basis_ns > 0) f.est_savings_ns = std::min(f.est_savings_ns, basis_ns);
     f.est_savings_pct = pct(static_cast<double>(f.est_savings_ns), static_cast<double>(basis_ns));
     out.findings.push_back(std::move(f));
+    changes.push_back(std::move(change));
+    generic.push_back(is_generic ? 1 : 0);
   }
 };
 
 bool excluded_from_hotspots(std::string_view name, std::string_view cat) {
   if (step_number(name)) return true;
+  // A sync call's self time is the GPU's work it waits for: sync_stall's, never a hotspot.
+  if (name.ends_with("Synchronize")) return true;
   if (cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function" ||
       cat == kProfilerSpanCategory)
     return true;
@@ -143,7 +151,10 @@ void rule_hotspots(Context& c) {
     f.recommendation = std::move(a.text);
     f.why = std::move(a.why);
     f.est_savings_ns = static_cast<int64_t>(static_cast<double>(r.self) * kHotspotSavingsFraction);
-    c.add(std::move(f));
+    ReplayChange ch;
+    ch.faster_host_ops = {r.name};
+    ch.host_op_speedup = 1 / (1 - kHotspotSavingsFraction);
+    c.add(std::move(f), std::move(ch));
   }
 }
 
@@ -176,7 +187,9 @@ void rule_data_loading(Context& c, const StepsResult& steps) {
   f.recommendation = std::move(a.text);
   f.why = std::move(a.why);
   f.est_savings_ns = dl;  // fully overlapped loading costs the step nothing
-  c.add(std::move(f));
+  ReplayChange ch;
+  ch.overlap_data_loading = true;
+  c.add(std::move(f), std::move(ch));
 }
 
 void rule_sync_stalls(Context& c) {
@@ -244,7 +257,9 @@ void rule_sync_stalls(Context& c) {
   f.recommendation = std::move(a.text);
   f.why = std::move(a.why);
   f.est_savings_ns = total;
-  c.add(std::move(f));
+  ReplayChange ch;
+  ch.remove_host_waits = true;
+  c.add(std::move(f), std::move(ch));
 }
 
 void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
@@ -321,7 +336,12 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
                          ? static_cast<int64_t>(static_cast<double>(tb.idle_ns) * host_wait_share)
                          : tb.idle_ns / 2,
                      tb.span_ns);
-    c.add(std::move(f));
+    ReplayChange ch;
+    if (launch_bound)
+      ch.remove_launch_overhead = true;
+    else
+      ch.free_host = true;  // a bound: what any host-side change could give the GPU
+    c.add(std::move(f), std::move(ch), !launch_bound);
   }
   // Pageable host-to-device copies.
   int64_t pageable_ns = gpu.pageable_memcpy_ns;
@@ -350,7 +370,9 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     f.why = std::move(a.why);
     f.est_savings_ns =
         static_cast<int64_t>(static_cast<double>(pageable_ns) * kPageableSavingsFraction);
-    c.add(std::move(f));
+    ReplayChange ch;
+    ch.pinned_async_copies = true;
+    c.add(std::move(f), std::move(ch));
   }
   // Tensor cores: where the device has matrix units and mlprof can tell their kernels by name
   // (NVIDIA sm_70+, AMD CDNA/RDNA3+; not MTIA: device_table.h). AMD's computeMajor is no CUDA
@@ -435,7 +457,11 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
       f.why = std::move(a.why);
       f.est_savings_ns =
           static_cast<int64_t>(static_cast<double>(gemm_ns_no_tc) * kTensorCoreSavingsFraction);
-      c.add(std::move(f));
+      ReplayChange ch;
+      ch.faster_kernels.assign(kind_memo.size(), 0);
+      for (size_t k = 0; k < kind_memo.size(); ++k) ch.faster_kernels[k] = kind_memo[k] == 1;
+      ch.kernel_speedup = 1 / (1 - kTensorCoreSavingsFraction);
+      c.add(std::move(f), std::move(ch));
     }
   }
   // Communication not overlapped with compute.
@@ -465,7 +491,9 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     f.recommendation = std::move(a.text);
     f.why = std::move(a.why);
     f.est_savings_ns = c.over_basis(exposed, tb.span_ns);
-    c.add(std::move(f));
+    ReplayChange ch;
+    ch.overlap_communication = true;
+    c.add(std::move(f), std::move(ch));
   }
 }
 
@@ -637,6 +665,88 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
   }
 }
 
+// Prices the findings with the step replay: each change alone (its own saving and per-step
+// spread), then the changes added one by one in that order, each finding keeping what its change
+// adds to those above it, so that no two findings count the same time and all of them together
+// are one replay that never exceeds the step. Findings the replay cannot price (ranks) keep
+// their estimate, capped by what the priced ones leave of the step.
+void price_findings(Context& c, const StepModel* model) {
+  BottleneckResult& out = c.out;
+  std::vector<size_t> priced;
+  std::optional<ReplayTime> base_time;
+  if (model && model->usable()) base_time = model->replay();
+  // The replay's steps (each to the end of the GPU work it launched) are the time the savings
+  // are a share of: a host step span can end long before its GPU work does.
+  if (base_time && base_time->total_ns > 0) out.basis_ns = c.basis_ns = base_time->total_ns;
+  const double basis = static_cast<double>(c.basis_ns);
+  int64_t left = c.basis_ns;
+  if (base_time) {
+    const ReplayTime& base = *base_time;
+    out.replayed = true;
+    out.replay_step_ns = base.total_ns;
+    out.replay_steps = model->steps();
+    for (size_t k = 0; k < out.findings.size(); ++k) {
+      if (!c.changes[k]) continue;
+      Finding& f = out.findings[k];
+      ReplaySaving alone = replay_saving(base, model->replay(*c.changes[k]));
+      f.priced_by = "replay";
+      f.saving_alone_ns = alone.saving_ns;
+      f.step_saving_min_ns = alone.step_min_ns;
+      f.step_saving_median_ns = alone.step_median_ns;
+      f.step_saving_max_ns = alone.step_max_ns;
+      priced.push_back(k);
+    }
+    std::stable_sort(priced.begin(), priced.end(), [&](size_t a, size_t b) {
+      if (c.generic[a] != c.generic[b]) return c.generic[a] < c.generic[b];
+      return out.findings[a].saving_alone_ns > out.findings[b].saving_alone_ns;
+    });
+    ReplayChange all;
+    int64_t best = base.total_ns;
+    std::string above;  // kinds already applied
+    for (size_t k : priced) {
+      Finding& f = out.findings[k];
+      all.merge(*c.changes[k]);
+      int64_t now = model->replay(all).total_ns;
+      // What it adds to the findings above, never more than it saves alone (two changes can
+      // save more together than apart: the rest stays in the combined replay).
+      int64_t excl = std::clamp<int64_t>(std::min(best - now, f.saving_alone_ns), 0,
+                                         std::max<int64_t>(left, 0));
+      best = std::min(best, now);
+      f.est_savings_ns = excl;
+      left -= excl;
+      ++out.combined_findings;
+      double alone_pct = pct(static_cast<double>(f.saving_alone_ns), basis);
+      if (alone_pct < 1.0) {
+        f.replay_note =
+            f.kind == "sync_stall"
+                ? "the replay without these waits saves ~0: the GPU is busy while the host "
+                  "waits, so the step lasts as long as the GPU's work"
+                : "the replay of the step with this change saves ~0: the time it measures "
+                  "overlaps work the step still has to do";
+      } else if (f.saving_alone_ns > 0 &&
+                 static_cast<double>(excl) < 0.8 * static_cast<double>(f.saving_alone_ns)) {
+        f.replay_note = "alone it saves " +
+                        format_duration_ns(static_cast<double>(f.saving_alone_ns)) +
+                        "; the rest of that is already counted by " + above;
+      }
+      if (!above.empty()) above += ", ";
+      above += f.kind;
+    }
+    out.combined_savings_ns = std::min(base.total_ns - best, c.basis_ns);
+  }
+  for (size_t k = 0; k < out.findings.size(); ++k) {
+    Finding& f = out.findings[k];
+    if (f.priced_by.empty() && f.est_savings_ns > 0) {
+      f.priced_by = "estimate";
+      f.est_savings_ns = std::clamp<int64_t>(f.est_savings_ns, 0, std::max<int64_t>(left, 0));
+      left -= f.est_savings_ns;
+    }
+    f.est_savings_pct = pct(static_cast<double>(f.est_savings_ns), basis);
+    if (f.priced_by == "replay") f.severity = severity_for_pct(f.est_savings_pct);
+  }
+  out.combined_savings_pct = pct(static_cast<double>(out.combined_savings_ns), basis);
+}
+
 }  // namespace
 
 BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in) {
@@ -651,7 +761,7 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     out.basis_ns = trace.span_ns();
     out.basis = "span";
   }
-  Context c{trace, out, out.basis_ns, trace_device_caps(trace), false};
+  Context c{trace, out, out.basis_ns, trace_device_caps(trace), false, {}, {}};
   for (StringId k = 0; k < trace.strings.size() && !c.compiled; ++k)
     c.compiled = advice::is_compiled_region_name(trace.strings.get(k));
   rule_hotspots(c);
@@ -682,6 +792,10 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     if (!leaks) leaks = &own_leaks.emplace(analyze_leaks(trace, *steps, lo));
   }
   rule_memory(c, memory, leaks);
+  std::optional<StepModel> own_model;
+  const StepModel* model = in.model;
+  if (!model && !c.changes.empty()) model = &own_model.emplace(trace);
+  price_findings(c, model);
   std::stable_sort(out.findings.begin(), out.findings.end(),
                    [](const Finding& a, const Finding& b) {
                      if (a.est_savings_ns != b.est_savings_ns)

@@ -39,9 +39,22 @@ std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
   for (const Finding& f : r.findings) {
     out += "\n" + std::to_string(++k) + ". [" + std::string(severity_name(f.severity)) + "] " +
            f.kind + ": " + f.title + "\n";
-    if (f.est_savings_ns > 0)
+    if (f.priced_by == "replay") {
       out += "   could save ~" + format_duration_ns(static_cast<double>(f.est_savings_ns)) + " (" +
-             format_percent(f.est_savings_pct / 100) + ")\n";
+             format_percent(f.est_savings_pct / 100) + ") by replay";
+      if (f.saving_alone_ns != f.est_savings_ns)
+        out += "; alone " + format_duration_ns(static_cast<double>(f.saving_alone_ns));
+      if (r.replay_steps > 1)
+        out += "; per step median " +
+               format_duration_ns(static_cast<double>(f.step_saving_median_ns)) + " (" +
+               format_duration_ns(static_cast<double>(f.step_saving_min_ns)) + " to " +
+               format_duration_ns(static_cast<double>(f.step_saving_max_ns)) + ")";
+      out += "\n";
+      if (!f.replay_note.empty()) out += "   replay: " + f.replay_note + "\n";
+    } else if (f.est_savings_ns > 0) {
+      out += "   could save ~" + format_duration_ns(static_cast<double>(f.est_savings_ns)) + " (" +
+             format_percent(f.est_savings_pct / 100) + ", estimate)\n";
+    }
     out += "   evidence:";
     std::string line;
     for (const Evidence& e : f.evidence) {
@@ -67,6 +80,11 @@ std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
     out += "   do: " + f.recommendation + "\n";
     if (!f.why.empty()) out += "   why: " + f.why + "\n";
   }
+  if (r.replayed && r.combined_findings > 0)
+    out += "\nAll " + std::to_string(r.combined_findings) +
+           " priced findings applied together (one replay): ~" +
+           format_duration_ns(static_cast<double>(r.combined_savings_ns)) + " (" +
+           format_percent(r.combined_savings_pct / 100) + " of " + r.basis + ")\n";
   return out;
 }
 
@@ -94,9 +112,25 @@ void write_bottlenecks_json(JsonWriter& w, const BottleneckResult& r) {
     w.field("why", f.why);
     w.field("est_savings_ns", f.est_savings_ns);
     w.field("est_savings_pct", f.est_savings_pct);
+    w.field("priced_by", f.priced_by);
+    w.field("saving_alone_ns", f.saving_alone_ns);
+    w.key("step_saving_ns").begin_object();
+    w.field("min", f.step_saving_min_ns);
+    w.field("median", f.step_saving_median_ns);
+    w.field("max", f.step_saving_max_ns);
+    w.end_object();
+    w.field("replay_note", f.replay_note);
     w.end_object();
   }
   w.end_array();
+  w.key("combined").begin_object();
+  w.field("replayed", r.replayed);
+  w.field("replay_step_ns", r.replay_step_ns);
+  w.field("steps", r.replay_steps);
+  w.field("findings", r.combined_findings);
+  w.field("saving_ns", r.combined_savings_ns);
+  w.field("saving_pct", r.combined_savings_pct);
+  w.end_object();
   w.end_object();
 }
 

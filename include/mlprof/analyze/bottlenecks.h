@@ -12,6 +12,7 @@
 #include "mlprof/analyze/leaks.h"
 #include "mlprof/analyze/memory.h"
 #include "mlprof/analyze/ranks.h"
+#include "mlprof/analyze/step_replay.h"
 #include "mlprof/analyze/steps.h"
 #include "mlprof/trace.h"
 
@@ -87,14 +88,31 @@ struct Finding {
   // Why the recommendation applies to this trace: the device, the op's kind, the numbers that
   // chose this advice over another (advice.cpp).
   std::string why;
-  int64_t est_savings_ns = 0;  // over the whole trace (steps' time, else span)
-  double est_savings_pct = 0;  // of basis_ns
+  // What applying this finding's change saves over the whole trace (steps' time, else span),
+  // exclusive of the findings ranked above it: the replay of the step graph with this change
+  // added to theirs (priced_by "replay"), so the savings of all findings add up to at most the
+  // step. Findings the replay cannot price keep an estimate capped by what is left.
+  int64_t est_savings_ns = 0;
+  double est_savings_pct = 0;   // of basis_ns
+  std::string priced_by;        // "replay", "estimate" (ranks, memory), "" (no saving claimed)
+  int64_t saving_alone_ns = 0;  // the replay with this change alone
+  // Per-step spread of the saving alone (the replay's steps): min, median, max.
+  int64_t step_saving_min_ns = 0, step_saving_median_ns = 0, step_saving_max_ns = 0;
+  std::string replay_note;  // why the replay's saving differs from the rule's measure, if it does
 };
 
 struct BottleneckResult {
   int64_t basis_ns = 0;           // steps' total time, else the trace span
   std::string basis;              // "steps" or "span"
   std::vector<Finding> findings;  // by est_savings_ns descending, then severity
+  // The replay of the step graph (step_replay.h): the recorded step time it reproduces, and
+  // one more replay with every priced finding's change applied together.
+  bool replayed = false;
+  int64_t replay_step_ns = 0;
+  uint64_t replay_steps = 0;
+  int64_t combined_savings_ns = 0;
+  double combined_savings_pct = 0;  // of basis_ns
+  uint64_t combined_findings = 0;
 };
 
 // Results the rules read; null members are computed on demand (GPU ones only with GPU tracks).
@@ -105,6 +123,7 @@ struct BottleneckInputs {
   const GpuResult* gpu = nullptr;
   const KernelsResult* kernels = nullptr;
   const RanksResult* ranks = nullptr;  // only for a directory of ranks
+  const StepModel* model = nullptr;    // the step graph; built here when null
 };
 
 BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& inputs = {});

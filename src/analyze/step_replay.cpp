@@ -1,0 +1,620 @@
+#include "mlprof/analyze/step_replay.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <unordered_map>
+
+#include "analyze/name_rules.h"
+#include "mlprof/analyze/gpu_events.h"
+#include "mlprof/analyze/kernel_class.h"
+#include "mlprof/analyze/steps.h"
+
+namespace mlprof {
+
+bool ReplayChange::empty() const {
+  return !overlap_data_loading && !remove_host_waits && !remove_launch_overhead &&
+         !overlap_communication && !pinned_async_copies && !free_host && faster_host_ops.empty() &&
+         faster_kernels.empty();
+}
+
+void ReplayChange::merge(const ReplayChange& o) {
+  overlap_data_loading |= o.overlap_data_loading;
+  remove_host_waits |= o.remove_host_waits;
+  remove_launch_overhead |= o.remove_launch_overhead;
+  overlap_communication |= o.overlap_communication;
+  pinned_async_copies |= o.pinned_async_copies;
+  free_host |= o.free_host;
+  faster_host_ops.insert(faster_host_ops.end(), o.faster_host_ops.begin(), o.faster_host_ops.end());
+  host_op_speedup = std::max(host_op_speedup, o.host_op_speedup);
+  if (faster_kernels.size() < o.faster_kernels.size())
+    faster_kernels.resize(o.faster_kernels.size());
+  for (size_t i = 0; i < o.faster_kernels.size(); ++i) faster_kernels[i] |= o.faster_kernels[i];
+  kernel_speedup = std::max(kernel_speedup, o.kernel_speedup);
+}
+
+ReplaySaving replay_saving(const ReplayTime& base, const ReplayTime& changed) {
+  ReplaySaving r;
+  r.saving_ns = std::max<int64_t>(0, base.total_ns - changed.total_ns);
+  std::vector<int64_t> d;
+  for (size_t k = 0; k < base.step_ns.size() && k < changed.step_ns.size(); ++k)
+    d.push_back(base.step_ns[k] - changed.step_ns[k]);
+  if (!d.empty()) {
+    std::sort(d.begin(), d.end());
+    r.step_min_ns = d.front();
+    r.step_max_ns = d.back();
+    r.step_median_ns = d[d.size() / 2];
+  }
+  return r;
+}
+
+namespace {
+
+using analyze_detail::is_communication_name;
+using analyze_detail::is_data_loading_name;
+using analyze_detail::lower;
+
+// A secondary host thread (autograd, a worker) that resumes after this long idle follows the
+// step thread: its work starts from what the step thread did, not from a fixed clock.
+constexpr int64_t kResumeGapNs = 50'000;
+// A GPU op that starts this much later than its launch or its stream predecessor allows waited
+// for something else: the op on another stream of the device that ended last before it.
+constexpr int64_t kUnexplainedNs = 20'000;
+constexpr int64_t kDefaultLaunchDelayNs = 5'000;
+
+enum EdgeKind : uint8_t { kFixed, kHostSeg, kWaitDep, kGpuDur, kLaunch };
+enum SegFlag : uint8_t { kSegDataLoading = 1, kSegLaunch = 2, kSegDispatch = 4 };
+enum WaitKind : uint8_t { kWaitSync = 0, kWaitCopy = 1, kWaitPageable = 2 };
+
+struct Seg {
+  int64_t dur = 0;
+  int64_t wait_part = 0;  // the part of dur spent waiting for the GPU (removed with the waits)
+  StringId owner = 0;     // innermost enclosing slice's name (kNoOwner: none)
+  uint8_t flags = 0;
+};
+constexpr StringId kNoOwner = UINT32_MAX;
+
+struct Op {
+  int64_t dur = 0;
+  StringId name = 0;
+  bool comm = false, pageable = false;
+};
+
+struct InEdge {
+  uint32_t from;
+  EdgeKind kind;
+  uint8_t wait_kind;
+  int64_t w;
+  uint32_t ref;  // seg or op index
+};
+
+struct RawEdge {
+  uint32_t to;
+  InEdge e;
+};
+
+bool is_sync_call(std::string_view n) {
+  return n.ends_with("DeviceSynchronize") || n.ends_with("StreamSynchronize") ||
+         n.ends_with("EventSynchronize") || n == "cuCtxSynchronize";
+}
+bool is_device_sync(std::string_view n) {
+  return n.ends_with("DeviceSynchronize") || n == "cuCtxSynchronize";
+}
+bool is_copy_call(std::string_view n) {
+  return n.find("Memcpy") != std::string_view::npos || n.find("Memset") != std::string_view::npos;
+}
+
+}  // namespace
+
+struct StepModel::Impl {
+  std::vector<int64_t> ts;  // per node: the recorded time
+  std::vector<uint32_t> order;
+  std::vector<uint32_t> in_begin;
+  std::vector<InEdge> in;
+  std::vector<Seg> segs;
+  std::vector<Op> ops;
+  std::vector<uint32_t> op_end;  // node of each op's end
+  std::vector<int32_t> op_step;  // step the op belongs to (-1 none)
+  std::vector<uint32_t> step_start, step_end;
+  uint32_t first_node = 0;
+  bool usable = false;
+};
+
+StepModel::~StepModel() = default;
+StepModel::StepModel(StepModel&&) noexcept = default;
+StepModel& StepModel::operator=(StepModel&&) noexcept = default;
+bool StepModel::usable() const { return impl_->usable; }
+bool StepModel::has_gpu() const { return !impl_->ops.empty(); }
+size_t StepModel::steps() const { return impl_->step_start.size(); }
+size_t StepModel::nodes() const { return impl_->ts.size(); }
+size_t StepModel::edges() const { return impl_->in.size(); }
+
+StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  const SliceTable& s = t.slices;
+  StringId sync_cat = t.strings.find("cuda_sync");
+  StringId gpu_ann = t.strings.find("gpu_user_annotation");
+  StringId span_cat = t.strings.find(kProfilerSpanCategory);
+  StringId mtia_cat = t.strings.find("mtia_ccp_events");  // accelerator work on host-like tracks
+  // Ops a CUDA graph replays without their host side: ATen ops and runtime/driver calls.
+  StringId cpu_op_cat = t.strings.find("cpu_op"), rt_cat = t.strings.find("cuda_runtime"),
+           drv_cat = t.strings.find("cuda_driver");
+  // ---- host threads: every slice boundary a node, the time between two a segment ----
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_track;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i]) || s.dur[i] < 0) continue;
+    StringId c = s.cat[i];
+    if (c == sync_cat || c == gpu_ann || c == span_cat || c == mtia_cat) continue;
+    by_track[s.track[i]].push_back(static_cast<uint32_t>(i));
+  }
+  if (by_track.empty()) return;
+  std::vector<size_t> steps = host_step_slices(t);
+  uint32_t main_track = 0;
+  if (!steps.empty()) {
+    main_track = s.track[steps.front()];
+  } else {
+    size_t most = 0;
+    for (auto& [track, v] : by_track)
+      if (v.size() > most || (v.size() == most && track < main_track)) {
+        most = v.size();
+        main_track = track;
+      }
+  }
+  std::vector<uint32_t> tracks;
+  for (auto& [track, v] : by_track) tracks.push_back(track);
+  std::sort(tracks.begin(), tracks.end(), [&](uint32_t a, uint32_t b) {
+    return (a == main_track) != (b == main_track) ? a == main_track : a < b;
+  });
+  struct HostThread {
+    uint32_t track;
+    uint32_t node_base, seg_base;
+    std::vector<int64_t> times;
+  };
+  std::vector<HostThread> threads;
+  std::unordered_map<uint32_t, size_t> thread_of_track;
+  std::vector<RawEdge> raw;
+  std::vector<int8_t> dl_memo(t.strings.size(), -1), launch_memo(t.strings.size(), -1);
+  auto add = [&](uint32_t from, uint32_t to, EdgeKind kind, int64_t w, uint32_t ref,
+                 uint8_t wait_kind = 0) {
+    raw.push_back({to, InEdge{from, kind, wait_kind, w, ref}});
+  };
+  for (uint32_t track : tracks) {
+    std::vector<uint32_t>& v = by_track[track];
+    std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
+      return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : s.dur[a] > s.dur[b];
+    });
+    HostThread th{
+        track, static_cast<uint32_t>(m.ts.size()), static_cast<uint32_t>(m.segs.size()), {}};
+    th.times.reserve(2 * v.size());
+    for (uint32_t i : v) {
+      th.times.push_back(s.ts[i]);
+      th.times.push_back(s.ts[i] + s.dur[i]);
+    }
+    std::sort(th.times.begin(), th.times.end());
+    th.times.erase(std::unique(th.times.begin(), th.times.end()), th.times.end());
+    for (int64_t x : th.times) m.ts.push_back(x);
+    // Segments: the innermost open slice owns each.
+    struct Open {
+      uint32_t slice;
+      int64_t end;
+      bool dl;
+    };
+    std::vector<Open> stack;
+    int dl_open = 0;
+    size_t next = 0;
+    for (size_t j = 0; j + 1 < th.times.size(); ++j) {
+      int64_t tj = th.times[j];
+      while (!stack.empty() && stack.back().end <= tj) {
+        dl_open -= stack.back().dl;
+        stack.pop_back();
+      }
+      for (; next < v.size() && s.ts[v[next]] <= tj; ++next) {
+        uint32_t i = v[next];
+        if (s.ts[i] + s.dur[i] <= tj) continue;
+        int8_t& d = dl_memo[s.name[i]];
+        if (d < 0) {
+          std::string_view n = t.str(s.name[i]);
+          d = is_data_loading_name(lower(n)) ? 1 : 0;  // DataLoader#..., data_load
+        }
+        stack.push_back({i, s.ts[i] + s.dur[i], d == 1});
+        dl_open += d;
+      }
+      Seg g;
+      g.dur = th.times[j + 1] - tj;
+      g.owner = stack.empty() ? kNoOwner : s.name[stack.back().slice];
+      if (dl_open > 0) g.flags |= kSegDataLoading;
+      if (!stack.empty()) {
+        int8_t& l = launch_memo[s.name[stack.back().slice]];
+        if (l < 0) {
+          std::string_view n = t.str(s.name[stack.back().slice]);
+          l = n.find("Launch") != std::string_view::npos ? 1 : 0;
+        }
+        if (l == 1) g.flags |= kSegLaunch;
+        StringId oc = s.cat[stack.back().slice];
+        if (oc == cpu_op_cat || oc == rt_cat || oc == drv_cat) g.flags |= kSegDispatch;
+      }
+      m.segs.push_back(g);
+    }
+    thread_of_track[track] = threads.size();
+    threads.push_back(std::move(th));
+  }
+  auto host_node = [&](uint32_t track, int64_t time) -> int64_t {
+    auto it = thread_of_track.find(track);
+    if (it == thread_of_track.end()) return -1;
+    const HostThread& th = threads[it->second];
+    auto p = std::lower_bound(th.times.begin(), th.times.end(), time);
+    if (p == th.times.end() || *p != time) return -1;
+    return th.node_base + static_cast<uint32_t>(p - th.times.begin());
+  };
+  // The step thread's latest node at or before `time` (a resume point for other threads).
+  const HostThread& main_th = threads.front();
+  auto main_before = [&](int64_t time) -> int64_t {
+    auto p = std::upper_bound(main_th.times.begin(), main_th.times.end(), time);
+    if (p == main_th.times.begin()) return -1;
+    return main_th.node_base + static_cast<uint32_t>(p - main_th.times.begin() - 1);
+  };
+  for (size_t k = 0; k < threads.size(); ++k) {
+    const HostThread& th = threads[k];
+    for (size_t j = 0; j + 1 < th.times.size(); ++j) {
+      uint32_t seg = th.seg_base + static_cast<uint32_t>(j);
+      uint32_t to = th.node_base + static_cast<uint32_t>(j + 1);
+      if (k > 0 && m.segs[seg].owner == kNoOwner && m.segs[seg].dur > kResumeGapNs) {
+        int64_t from = main_before(th.times[j + 1]);
+        if (from >= 0) {
+          add(static_cast<uint32_t>(from), to, kFixed, th.times[j + 1] - m.ts[from], 0);
+          continue;
+        }
+      }
+      add(th.node_base + static_cast<uint32_t>(j), to, kHostSeg, 0, seg);
+    }
+    if (k > 0 && !th.times.empty()) {
+      int64_t from = main_before(th.times[0]);
+      if (from >= 0)
+        add(static_cast<uint32_t>(from), th.node_base, kFixed, th.times[0] - m.ts[from], 0);
+    }
+  }
+  // ---- GPU ops: duration, launch, stream order, waits on other streams ----
+  GpuEvents ge = collect_gpu_events(t);
+  std::vector<uint32_t> op_of;  // GpuEvents index -> op index (UINT32_MAX: not an op)
+  uint32_t gbase = static_cast<uint32_t>(m.ts.size());
+  std::unordered_map<uint32_t, uint32_t> op_by_launch;
+  struct StreamOps {
+    std::vector<uint32_t> ops;        // in start order
+    std::vector<int64_t> launch_key;  // prefix max of launch time (or start)
+  };
+  std::map<std::pair<int32_t, int64_t>, StreamOps> streams;
+  std::vector<const GpuEvent*> evs;
+  for (const GpuEvent& e : ge.events) {
+    if (e.kind == GpuWorkKind::kSync || e.kind == GpuWorkKind::kAnnotation) continue;
+    uint32_t o = static_cast<uint32_t>(m.ops.size());
+    std::string_view name = t.str(s.name[e.slice]);
+    Op op;
+    op.dur = std::max<int64_t>(0, e.end - e.ts);
+    op.name = s.name[e.slice];
+    op.comm = e.type == KernelType::kCommunication || is_communication_name(lower(name));
+    op.pageable =
+        (e.kind == GpuWorkKind::kMemcpy || name.starts_with("Memcpy")) && is_pageable_memcpy(name);
+    m.ops.push_back(op);
+    evs.push_back(&e);
+    m.ts.push_back(e.ts);
+    m.ts.push_back(e.ts + op.dur);
+    if (e.launch >= 0) op_by_launch[static_cast<uint32_t>(e.launch)] = o;
+    StreamOps& so = streams[{e.device, e.stream}];
+    int64_t key = e.launch >= 0 ? e.launch_ts : e.ts;
+    so.launch_key.push_back(so.launch_key.empty() ? key : std::max(so.launch_key.back(), key));
+    so.ops.push_back(o);
+  }
+  m.op_end.resize(m.ops.size());
+  for (uint32_t o = 0; o < m.ops.size(); ++o) m.op_end[o] = gbase + 2 * o + 1;
+  // Typical launch delay per device: the median over ops launched onto an idle stream.
+  std::unordered_map<int32_t, int64_t> typical;
+  {
+    std::unordered_map<int32_t, std::vector<int64_t>> delays;
+    for (auto& [key, so] : streams)
+      for (size_t k = 0; k < so.ops.size(); ++k) {
+        const GpuEvent& e = *evs[so.ops[k]];
+        if (e.launch < 0) continue;
+        int64_t prev_end = k ? evs[so.ops[k - 1]]->end : INT64_MIN;
+        // Delays past kUnexplainedNs waited for something else (another stream): not launch cost.
+        if (prev_end <= e.launch_ts && e.ts >= e.launch_ts && e.ts - e.launch_ts <= kUnexplainedNs)
+          delays[key.first].push_back(e.ts - e.launch_ts);
+      }
+    for (auto& [dev, d] : delays) {
+      std::nth_element(d.begin(), d.begin() + static_cast<long>(d.size() / 2), d.end());
+      typical[dev] = d[d.size() / 2];
+    }
+  }
+  // Ends per device, for "the op on another stream that ended last before this one started".
+  std::unordered_map<int32_t, std::vector<std::pair<int64_t, uint32_t>>> ends;
+  for (uint32_t o = 0; o < m.ops.size(); ++o) ends[evs[o]->device].emplace_back(evs[o]->end, o);
+  for (auto& [dev, v] : ends) std::sort(v.begin(), v.end());
+  auto other_stream_end = [&](uint32_t o, int64_t not_before) -> int64_t {
+    const GpuEvent& e = *evs[o];
+    auto& v = ends[e.device];
+    auto it = std::upper_bound(v.begin(), v.end(), std::make_pair(e.ts, UINT32_MAX));
+    for (int look = 0; look < 16 && it != v.begin(); ++look) {
+      --it;
+      if (it->first < not_before) break;
+      if (evs[it->second]->stream != e.stream) return it->second;
+    }
+    return -1;
+  };
+  for (auto& [key, so] : streams) {
+    int64_t tdelay = typical.count(key.first) ? typical[key.first] : kDefaultLaunchDelayNs;
+    for (size_t k = 0; k < so.ops.size(); ++k) {
+      uint32_t o = so.ops[k];
+      const GpuEvent& e = *evs[o];
+      uint32_t sn = gbase + 2 * o, en = sn + 1;
+      add(sn, en, kGpuDur, 0, o);
+      int64_t prev_end = k ? evs[so.ops[k - 1]]->end : INT64_MIN;
+      uint32_t prev_node = k ? gbase + 2 * so.ops[k - 1] + 1 : 0;
+      int64_t launch_node = e.launch >= 0 ? host_node(s.track[static_cast<size_t>(e.launch)],
+                                                      s.ts[static_cast<size_t>(e.launch)])
+                                          : -1;
+      if (launch_node >= 0) {
+        int64_t delay = std::max<int64_t>(0, e.ts - e.launch_ts);
+        bool queued = k && prev_end > e.launch_ts;
+        int64_t lw = queued ? std::min(delay, tdelay) : delay;
+        int64_t sw = queued ? std::max<int64_t>(0, e.ts - prev_end) : 0;
+        int64_t unexplained = queued ? sw : delay;
+        if (unexplained > kUnexplainedNs) {
+          int64_t x = other_stream_end(o, queued ? prev_end : e.launch_ts);
+          if (x >= 0) {
+            add(gbase + 2 * static_cast<uint32_t>(x) + 1, sn, kFixed, e.ts - evs[x]->end, 0);
+            if (queued)
+              sw = 0;
+            else
+              lw = std::min(delay, tdelay);
+          }
+        }
+        add(static_cast<uint32_t>(launch_node), sn, kLaunch, lw, o);
+        if (k) add(prev_node, sn, kFixed, sw, 0);
+      } else if (k) {
+        int64_t gap = std::max<int64_t>(0, e.ts - prev_end);
+        if (gap > kUnexplainedNs) {
+          int64_t x = other_stream_end(o, prev_end);
+          if (x >= 0) {
+            add(gbase + 2 * static_cast<uint32_t>(x) + 1, sn, kFixed, e.ts - evs[x]->end, 0);
+            gap = 0;
+          }
+        }
+        add(prev_node, sn, kFixed, gap, 0);
+      }
+    }
+  }
+  // ---- host waits: syncs wait for the streams' last ops, blocking copies for their own ----
+  std::unordered_map<int64_t, int64_t> sync_stream;  // correlation -> stream waited on
+  if (sync_cat != StringPool::kNotFound) {
+    StringId k_corr = t.strings.find("correlation");
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s.cat[i] != sync_cat || k_corr == StringPool::kNotFound) continue;
+      const Arg* c = t.find_arg(s.args_begin[i], s.args_count[i], k_corr);
+      auto cv = c ? c->as_int() : std::nullopt;
+      if (!cv) continue;
+      std::string_view n = t.str(s.name[i]);
+      const Arg* st = t.slice_arg(i, n == "Event Sync" ? "wait_on_stream" : "stream");
+      if (auto v = st ? st->as_int() : std::nullopt) sync_stream[*cv] = *v;
+    }
+  }
+  StringId k_corr = t.strings.find("correlation");
+  std::vector<int8_t> call_memo(t.strings.size(), -1);  // 0 none, 1 device, 2 stream/event, 3 copy
+  for (const HostThread& th : threads) {
+    for (uint32_t i : by_track[th.track]) {
+      int8_t& cm = call_memo[s.name[i]];
+      if (cm < 0) {
+        std::string_view n = t.str(s.name[i]);
+        cm = is_device_sync(n) ? 1 : is_sync_call(n) ? 2 : is_copy_call(n) ? 3 : 0;
+      }
+      if (cm == 0) continue;
+      int64_t cts = s.ts[i], cend = s.ts[i] + s.dur[i];
+      std::vector<uint32_t> deps;
+      uint8_t wk = kWaitSync;
+      if (cm == 3) {
+        auto it = op_by_launch.find(i);
+        if (it == op_by_launch.end()) continue;
+        deps.push_back(it->second);
+        wk = m.ops[it->second].pageable ? kWaitPageable : kWaitCopy;
+      } else {
+        int64_t only_stream = INT64_MIN;
+        if (cm == 2 && k_corr != StringPool::kNotFound) {
+          const Arg* c = t.find_arg(s.args_begin[i], s.args_count[i], k_corr);
+          if (auto cv = c ? c->as_int() : std::nullopt)
+            if (auto f = sync_stream.find(*cv); f != sync_stream.end()) only_stream = f->second;
+        }
+        for (auto& [key, so] : streams) {
+          if (only_stream != INT64_MIN && key.second != only_stream) continue;
+          auto p = std::upper_bound(so.launch_key.begin(), so.launch_key.end(), cts);
+          if (p == so.launch_key.begin()) continue;
+          deps.push_back(so.ops[static_cast<size_t>(p - so.launch_key.begin() - 1)]);
+        }
+      }
+      int64_t end_node = host_node(th.track, cend);
+      if (end_node <= static_cast<int64_t>(th.node_base)) continue;
+      uint32_t seg = th.seg_base + static_cast<uint32_t>(end_node - th.node_base - 1);
+      int64_t seg_start = cend - m.segs[seg].dur;
+      int64_t latest = INT64_MIN;
+      for (uint32_t o : deps) {
+        int64_t oe = evs[o]->ts + m.ops[o].dur;
+        if (oe <= cts || oe > cend) continue;  // already done, or not what the call waited for
+        add(m.op_end[o], static_cast<uint32_t>(end_node), kWaitDep, cend - oe, 0, wk);
+        latest = std::max(latest, oe);
+      }
+      if (latest != INT64_MIN)
+        m.segs[seg].wait_part = std::max(
+            m.segs[seg].wait_part, std::clamp<int64_t>(latest - seg_start, 0, m.segs[seg].dur));
+    }
+  }
+  // ---- steps: the ProfilerStep slices; each GPU op belongs to the step it was launched in ----
+  std::vector<int64_t> step_ts;
+  for (size_t i : steps) {
+    int64_t a = host_node(s.track[i], s.ts[i]), b = host_node(s.track[i], s.ts[i] + s.dur[i]);
+    if (a < 0 || b < 0) continue;
+    m.step_start.push_back(static_cast<uint32_t>(a));
+    m.step_end.push_back(static_cast<uint32_t>(b));
+    step_ts.push_back(s.ts[i]);
+  }
+  m.op_step.assign(m.ops.size(), -1);
+  if (!step_ts.empty()) {
+    int64_t last_end = m.ts[m.step_end.back()];
+    for (uint32_t o = 0; o < m.ops.size(); ++o) {
+      int64_t key = evs[o]->launch >= 0 ? evs[o]->launch_ts : evs[o]->ts;
+      auto p = std::upper_bound(step_ts.begin(), step_ts.end(), key);
+      if (p == step_ts.begin() || key > last_end) continue;
+      m.op_step[o] = static_cast<int32_t>(p - step_ts.begin() - 1);
+    }
+  }
+  // ---- CSR of incoming edges (backward edges dropped), then a topological order ----
+  size_t n = m.ts.size();
+  m.in_begin.assign(n + 1, 0);
+  size_t kept = 0;
+  for (RawEdge& r : raw) {
+    if (m.ts[r.e.from] > m.ts[r.to] || r.e.from == r.to) {
+      r.to = UINT32_MAX;
+      continue;
+    }
+    ++m.in_begin[r.to + 1];
+    ++kept;
+  }
+  for (size_t v = 0; v < n; ++v) m.in_begin[v + 1] += m.in_begin[v];
+  m.in.resize(kept);
+  std::vector<uint32_t> fill(m.in_begin.begin(), m.in_begin.end() - 1);
+  std::vector<uint32_t> indeg(n, 0);
+  std::vector<uint32_t> out_begin(n + 1, 0);
+  for (const RawEdge& r : raw) {
+    if (r.to == UINT32_MAX) continue;
+    m.in[fill[r.to]++] = r.e;
+    ++indeg[r.to];
+    ++out_begin[r.e.from + 1];
+  }
+  for (size_t v = 0; v < n; ++v) out_begin[v + 1] += out_begin[v];
+  std::vector<uint32_t> out(kept);
+  std::vector<uint32_t> ofill(out_begin.begin(), out_begin.end() - 1);
+  for (const RawEdge& r : raw)
+    if (r.to != UINT32_MAX) out[ofill[r.e.from]++] = r.to;
+  m.order.reserve(n);
+  for (uint32_t v = 0; v < n; ++v)
+    if (!indeg[v]) m.order.push_back(v);
+  for (size_t h = 0; h < m.order.size(); ++h)
+    for (uint32_t k = out_begin[m.order[h]]; k < out_begin[m.order[h] + 1]; ++k)
+      if (--indeg[out[k]] == 0) m.order.push_back(out[k]);
+  if (m.order.size() < n) {  // equal-time cycles (bad data): the rest in time order
+    std::vector<uint32_t> rest;
+    for (uint32_t v = 0; v < n; ++v)
+      if (indeg[v]) rest.push_back(v);
+    std::stable_sort(rest.begin(), rest.end(),
+                     [&](uint32_t a, uint32_t b) { return m.ts[a] < m.ts[b]; });
+    m.order.insert(m.order.end(), rest.begin(), rest.end());
+  }
+  m.first_node = main_th.node_base;
+  m.usable = true;
+}
+
+ReplayTime StepModel::replay(const ReplayChange& c) const {
+  const Impl& m = *impl_;
+  ReplayTime r;
+  if (!m.usable) return r;
+  std::vector<uint8_t> faster_host;
+  if (!c.faster_host_ops.empty()) {
+    StringId hi = 0;
+    for (StringId id : c.faster_host_ops) hi = std::max(hi, id);
+    faster_host.assign(static_cast<size_t>(hi) + 1, 0);
+    for (StringId id : c.faster_host_ops) faster_host[id] = 1;
+  }
+  auto seg_w = [&](const Seg& g) -> int64_t {
+    if (c.free_host) return 0;
+    if ((g.flags & kSegDataLoading) && c.overlap_data_loading) return 0;
+    if ((g.flags & (kSegLaunch | kSegDispatch)) && c.remove_launch_overhead) return 0;
+    int64_t w = g.dur - g.wait_part;
+    if (g.owner < faster_host.size() && faster_host[g.owner])
+      w = static_cast<int64_t>(static_cast<double>(w) / c.host_op_speedup);
+    return w;
+  };
+  auto op_w = [&](const Op& o) -> int64_t {
+    if (o.comm && c.overlap_communication) return 0;
+    double w = static_cast<double>(o.dur);
+    if (o.pageable && c.pinned_async_copies) w /= 2;
+    if (o.name < c.faster_kernels.size() && c.faster_kernels[o.name]) w /= c.kernel_speedup;
+    return static_cast<int64_t>(w);
+  };
+  std::vector<int64_t> tv(m.ts);
+  for (uint32_t v : m.order) {
+    uint32_t b = m.in_begin[v], e = m.in_begin[v + 1];
+    if (b == e) continue;
+    int64_t best = INT64_MIN;
+    for (uint32_t k = b; k < e; ++k) {
+      const InEdge& x = m.in[k];
+      int64_t w;
+      switch (x.kind) {
+        case kHostSeg:
+          w = seg_w(m.segs[x.ref]);
+          break;
+        case kWaitDep:
+          if (c.remove_host_waits || (c.pinned_async_copies && x.wait_kind == kWaitPageable))
+            continue;
+          w = x.w;
+          break;
+        case kGpuDur:
+          w = op_w(m.ops[x.ref]);
+          break;
+        case kLaunch:
+          w = c.remove_launch_overhead ? 0 : x.w;
+          break;
+        default:
+          w = x.w;
+      }
+      best = std::max(best, tv[x.from] + w);
+    }
+    if (best != INT64_MIN) tv[v] = best;
+  }
+  // Step completion: its host end, or the end of the GPU work it launched, whichever is later.
+  size_t ns = m.step_start.size();
+  if (ns == 0) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t x : tv) {
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    r.total_ns = hi - lo;
+    r.step_ns = {r.total_ns};
+    return r;
+  }
+  std::vector<int64_t> done(ns);
+  for (size_t k = 0; k < ns; ++k) done[k] = tv[m.step_end[k]];
+  for (size_t o = 0; o < m.ops.size(); ++o)
+    if (m.op_step[o] >= 0)
+      done[static_cast<size_t>(m.op_step[o])] =
+          std::max(done[static_cast<size_t>(m.op_step[o])], tv[m.op_end[o]]);
+  int64_t prev = tv[m.step_start[0]];
+  int64_t start = prev;
+  for (size_t k = 0; k < ns; ++k) {
+    int64_t d = std::max(done[k], prev);
+    r.step_ns.push_back(d - prev);
+    prev = d;
+  }
+  r.total_ns = prev - start;
+  return r;
+}
+
+bool StepModel::baseline_exact() const {
+  const Impl& m = *impl_;
+  if (!m.usable || m.step_start.empty()) return m.usable;
+  // The recorded steps' completions, from the recorded node times: the unchanged replay must
+  // give the same ones.
+  size_t ns = m.step_start.size();
+  std::vector<int64_t> done(ns);
+  for (size_t k = 0; k < ns; ++k) done[k] = m.ts[m.step_end[k]];
+  for (size_t o = 0; o < m.ops.size(); ++o)
+    if (m.op_step[o] >= 0)
+      done[static_cast<size_t>(m.op_step[o])] =
+          std::max(done[static_cast<size_t>(m.op_step[o])], m.ts[m.op_end[o]]);
+  ReplayTime a = replay();
+  int64_t prev = m.ts[m.step_start[0]];
+  for (size_t k = 0; k < ns; ++k) {
+    int64_t d = std::max(done[k], prev);
+    if (a.step_ns[k] != d - prev) return false;
+    prev = d;
+  }
+  return true;
+}
+
+}  // namespace mlprof
