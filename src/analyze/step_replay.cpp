@@ -148,6 +148,13 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
     by_track[s.track[i]].push_back(static_cast<uint32_t>(i));
   }
   if (by_track.empty()) return;
+  GpuEvents ge = collect_gpu_events(t);
+  // Slices that launch GPU work, and their ancestors: what a CUDA graph captures.
+  std::vector<uint8_t> launching(s.size(), 0);
+  for (const GpuEvent& e : ge.events)
+    for (int64_t i = e.launch; i >= 0 && !launching[static_cast<size_t>(i)];
+         i = s.parent[static_cast<size_t>(i)])
+      launching[static_cast<size_t>(i)] = 1;
   std::vector<size_t> steps = host_step_slices(t);
   uint32_t main_track = 0;
   if (!steps.empty()) {
@@ -231,7 +238,8 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
         }
         if (l == 1) g.flags |= kSegLaunch;
         StringId oc = s.cat[stack.back().slice];
-        if (oc == cpu_op_cat || oc == rt_cat || oc == drv_cat) g.flags |= kSegDispatch;
+        if ((oc == cpu_op_cat || oc == rt_cat || oc == drv_cat) && launching[stack.back().slice])
+          g.flags |= kSegDispatch;
       }
       m.segs.push_back(g);
     }
@@ -274,8 +282,6 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
     }
   }
   // ---- GPU ops: duration, launch, stream order, waits on other streams ----
-  GpuEvents ge = collect_gpu_events(t);
-  std::vector<uint32_t> op_of;  // GpuEvents index -> op index (UINT32_MAX: not an op)
   uint32_t gbase = static_cast<uint32_t>(m.ts.size());
   std::unordered_map<uint32_t, uint32_t> op_by_launch;
   struct StreamOps {
