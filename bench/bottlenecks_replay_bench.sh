@@ -10,14 +10,17 @@ MLPROF=${1:-./build/mlprof}
 BASE=${2:-$MLPROF}
 f=${MLPROF_SHARED_DIR:-../shared}/traces/kineto-gpu/mtia_trace_single_rank/mtia_rank_0.json.gz
 [ -e "$f" ] || { echo "SKIP: $f absent"; exit 0; }
-best() {  # best wall seconds of 3 runs of "$@"
-  local b=999999 t
-  for _ in 1 2 3; do
-    t=$( { /usr/bin/time -f "%e" "$@" > /dev/null 2>/dev/null; } 2>&1 | tail -1)
-    b=$(python3 -c "print(min($b, $t))")
-  done
-  echo "$b"
-}
-a=$(best "$BASE" analyze "$f" --json)
-b=$(best "$MLPROF" bottlenecks "$f" --json)
-python3 -c "a=$a; b=$b; print(f'mtia_rank_0: analyze {a:.2f} s (baseline), bottlenecks {b:.2f} s, ratio {b/a:.2f} (bar: <= 1.5)')"
+python3 - "$BASE" "$MLPROF" "$f" <<'PY'
+import subprocess, sys, time
+base, new, f = sys.argv[1:]
+def best(cmd):  # best wall seconds of 3 runs
+    b = 1e9
+    for _ in range(3):
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        b = min(b, time.perf_counter() - t)
+    return b
+a = best([base, "analyze", f, "--json"])
+b = best([new, "bottlenecks", f, "--json"])
+print(f"mtia_rank_0: analyze {a:.2f} s (baseline), bottlenecks {b:.2f} s, ratio {b / a:.2f} (bar: <= 1.5)")
+PY
