@@ -92,6 +92,15 @@ try {
     const label = (await page.locator('[data-key="modules.step_ns"] .card-label').textContent()).trim();
     check(steps === 0 ? label.startsWith('trace span') : label.startsWith(`${steps} profiler step`),
       `modules step card with ${steps} ProfilerStep# events: '${label}'`);
+    // The Overview's combined saving is the bottlenecks JSON's one replay of all findings
+    // together (issue 25), not a sum of the rows.
+    const bj = cliJson('bottlenecks', modulesTrace);
+    await page.click('button[data-tab="overview"]');
+    await page.waitForSelector('[data-pane="overview"][data-ready="1"]', { timeout: 30000 });
+    const comb = page.locator('[data-key="bottlenecks.combined.saving_ns"]');
+    check(bj.combined && bj.combined.saving_ns > 0 && await comb.count() === 1 &&
+      Number(await comb.getAttribute('data-value')) === bj.combined.saving_ns,
+      `overview combined saving ${await comb.count() ? await comb.getAttribute('data-value') : 'missing'}, JSON ${JSON.stringify(bj.combined)}`);
     await page.close();
   }
   if (gpuTrace) {
@@ -154,6 +163,12 @@ print(any('AMD' in p.get('name', '') for p in d.get('deviceProperties', [])))`, 
     await page.waitForSelector('[data-pane="kernels"][data-ready="1"]', { timeout: 30000 });
     const share = await page.locator('[data-key="kernels.tensor_core_share"]').count();
     const measured = await page.locator('[data-key="kernels.tensor_cores_measured"] .card-value').first().textContent().catch(() => '');
+    // No replayed saving on this trace: no combined line on its Overview.
+    const bj = cliJson('bottlenecks', compileTrace);
+    await page.click('button[data-tab="overview"]');
+    const comb = page.locator('[data-key="bottlenecks.combined.saving_ns"]');
+    check(!(bj.combined && bj.combined.saving_ns > 0) && await comb.count() === 0,
+      'no combined saving line without a replayed saving');
     const kj = cliJson('kernels', compileTrace);
     const shareText = share === 1 ? await cardText(page, 'kernels.tensor_core_share') : '';
     check(amd && kj.tensor_cores_measured === true && share === 1 && measured.trim() === 'yes' &&

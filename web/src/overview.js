@@ -122,11 +122,19 @@ function topRecommendations(b) {
     ol.append(el('li', { 'data-kind': f.kind, title: ev ? `Evidence: ${ev}\nRule: ${f.rule}` : f.rule },
       el('div', {}, el('span', { class: `sev sev-${f.severity}` }, f.severity), ' ', el('b', {}, f.title)),
       saving ? el('div', { class: 'saving', 'data-key': `bottlenecks.${f.kind}.est_savings_ns`, 'data-value': String(f.est_savings_ns) }, saving)
-        : el('div', { class: 'saving none' }, 'no time estimate (memory)'),
+        : el('div', { class: 'saving none' }, f.priced_by ? `saves ~0 by ${f.priced_by}` : 'no time estimate (memory)'),
       f.recommendation ? el('div', { class: 'rec-text' }, f.recommendation) : null,
-      f.why ? el('div', { class: 'evidence why' }, 'Why here: ' + f.why) : null));
+      f.why ? el('div', { class: 'evidence why' }, 'Why here: ' + f.why) : null,
+      f.replay_note ? el('div', { class: 'evidence replay' }, 'Replay: ' + f.replay_note) : null));
   }
   box.append(ol);
+  // The findings' savings are exclusive; applying them together is one more replay (issue 25),
+  // so this line, not a sum of the rows, is what they are worth together.
+  const c = b.combined;
+  if (c && c.saving_ns > 0) {
+    box.append(el('div', { class: 'saving combined', 'data-key': 'bottlenecks.combined.saving_ns', 'data-value': String(c.saving_ns) },
+      `All ${c.findings} priced findings together (one replay of the ${c.steps > 0 ? 'steps' : 'trace'}): saves ≈ ${fmtNs(c.saving_ns)} (${fmtPct(c.saving_pct)} of ${b.basis === 'steps' ? 'step time' : 'the trace span'})`));
+  }
   if (list.length > 3) box.append(el('a', { href: '#all-findings', class: 'more', onclick: (e) => { e.preventDefault(); document.getElementById('all-findings')?.scrollIntoView(); } }, `all ${list.length} findings with their evidence ↓`));
   return box;
 }
