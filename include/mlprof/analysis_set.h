@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mlprof/analysis_catalog.h"
 #include "mlprof/analyze/bottlenecks.h"
 #include "mlprof/analyze/compile.h"
 #include "mlprof/analyze/critical_path.h"
@@ -42,27 +43,16 @@
 
 namespace mlprof {
 
-// Every analysis the stage computes, in the order a full report lists them.
+// Every analysis the stage computes, in the order a full report lists them (one row each in
+// mlprof/analysis_catalog.h).
 enum class AnalysisId : uint8_t {
-  kSummary,
-  kOps,
-  kSteps,
-  kKernels,
-  kGpu,
-  kMemory,
-  kLeaks,
-  kHeap,
-  kBottlenecks,
-  kFlops,
-  kFlame,
-  kTimeline,
-  kModules,
-  kCriticalPath,
-  kRanks,
-  kCompile,
-  kMemorySnapshot,
+#define MLPROF_X(Id, ...) k##Id,
+  MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
 };
-inline constexpr size_t kAnalysisCount = 17;
+#define MLPROF_X(...) +1
+inline constexpr size_t kAnalysisCount = 0 MLPROF_ANALYSES(MLPROF_X);
+#undef MLPROF_X
 
 // The per-operation table (`mlprof ops`): every op (or the top `top`) in `sort` order.
 struct OpsOptions {
@@ -79,48 +69,39 @@ struct OpsResult {
 // One options struct for the whole stage: each analysis's own options, defaults shared by every
 // consumer (so `mlprof NAME --json` and the report show the same table).
 struct AnalysisOptions {
-  SummaryOptions summary;
-  OpsOptions ops;
-  StepsOptions steps;
-  KernelsOptions kernels;
-  GpuOptions gpu;
-  MemoryOptions memory;
-  LeakOptions leaks;
-  HeapOptions heap;
-  FlopsOptions flops;
-  FlameOptions flame;
-  TimelineOptions timeline;
-  ModulesOptions modules;
-  CriticalPathOptions critical_path;
-  RanksOptions ranks;
-  CompileOptions compile;
-  SnapshotOptions memory_snapshot;
+#define MLPROF_X(Id, name, Result, Options, ...) Options name;
+  MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
   // Holistic Trace Analysis' event window and time base for every analysis that has the switch.
   void set_hta_compatible(bool on);
 };
 
-// What an analysis reads: the inputs a consumer must have and the results it is built on.
+// An analysis's row of the catalogue (mlprof/analysis_catalog.h): what it reads and where it is
+// shown.
 struct AnalysisInfo {
   AnalysisId id;
   std::string_view name;          // "summary", "ops", ... (the subcommand and JSON key)
   std::vector<AnalysisId> needs;  // results computed first and passed in
-  bool needs_gpu = false;         // unavailable on a trace without GPU streams
-  bool needs_ranks = false;       // unavailable on a single trace
-  // Unavailable unless the trace has this content (looked up once per set): compiled regions
-  // (or torch.compile logs), a memory snapshot, nn.Module events, the events and default window
-  // of a critical path.
-  enum class Content : uint8_t {
-    kAny,
-    kCompiledRegions,
-    kMemorySnapshot,
-    kModuleEvents,
-    kCriticalPathWindow
-  };
-  Content needs_content = Content::kAny;
+  AnalysisRequires requires_ = AnalysisRequires::kNothing;  // else {"unavailable": why}
+  bool report = false;         // a report tab and a /api/profiler/NAME endpoint
+  int analyze_json = 0;        // position in `mlprof analyze --json` (0: not there)
+  int analyze_text = 0;        // position of its section in `mlprof analyze` (0: none)
+  std::string_view title;      // that section's title
+  std::string_view csv_table;  // the table `mlprof NAME --csv` writes ("": none)
 };
 const std::array<AnalysisInfo, kAnalysisCount>& analysis_table();
 const AnalysisInfo& analysis_info(AnalysisId id);
 std::optional<AnalysisId> analysis_id(std::string_view name);
+
+class AnalysisSet;
+
+// How each analysis is computed from the set (its options, the results it needs): one function
+// per row of the catalogue, called only by the AnalysisSet getter (once per set).
+namespace analysis_stage {
+#define MLPROF_X(Id, name, Result, ...) Result compute_##name(AnalysisSet& set);
+MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
+}  // namespace analysis_stage
 
 class AnalysisSet {
  public:
@@ -163,28 +144,12 @@ class AnalysisSet {
   // Results, computed on first use (thread-safe: concurrent callers wait for one computation).
   // GPU analyses of a trace without GPU streams and `ranks` of one trace return empty results;
   // check unavailable() first where that matters.
-  const SummaryResult& summary();
-  const OpsResult& ops();
-  const StepsResult& steps();
-  const KernelsResult& kernels();
-  const GpuResult& gpu();
-  const MemoryResult& memory();
-  const LeakResult& leaks();
-  const HeapResult& heap();
-  const BottleneckResult& bottlenecks();
-  const FlopsResult& flops();
-  const FlameGraph& flame();
-  const TimelineResult& timeline();
-  const ModulesResult& modules();
-  const CriticalPathResult& critical_path();
+#define MLPROF_X(Id, name, Result, ...) const Result& name();
+  MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
   // The critical path of another window (serve's ?step=N / ?annotation=NAME): computed on each
   // call, not kept (the caller caches what it sends).
   CriticalPathResult critical_path_for(const CriticalPathOptions& options) const;
-  const RanksResult& ranks();
-  // torch.compile's compiled regions in a Kineto trace (`mlprof compile TRACE`).
-  const CompileResult& compile();
-  // The CUDA allocator's own view when the trace was loaded from a memory snapshot.
-  const SnapshotResult& memory_snapshot();
 
   // Hands in a heap report computed elsewhere (`mlprof run` streams it from the capture, whose
   // trace keeps only the rows the report points at). Call before heap() is first used.
@@ -198,10 +163,10 @@ class AnalysisSet {
   void compute(const std::vector<AnalysisId>& ids);
 
  private:
-  std::optional<std::string> content_missing(AnalysisInfo::Content content) const;
+  std::optional<std::string> content_missing(AnalysisRequires content) const;
   void init();
   template <typename T, typename F>
-  const T& get(AnalysisId id, F&& compute);
+  const T& get(AnalysisId id, std::optional<T>& slot, F&& compute);
 
   AnalysisOptions options_;
   std::vector<Trace> owned_;
@@ -219,6 +184,9 @@ class AnalysisSet {
   std::vector<std::string> rank_errors_;
   struct Slots;
   std::unique_ptr<Slots> slots_;
+#define MLPROF_X(Id, name, Result, ...) friend Result analysis_stage::compute_##name(AnalysisSet&);
+  MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
 };
 
 }  // namespace mlprof

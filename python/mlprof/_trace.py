@@ -111,8 +111,9 @@ class Trace:
 
     def analyze(self, names=None):
         """Several analyses at once (independent ones computed in parallel): {name: Result}.
-        Default: everything `mlprof analyze` shows."""
-        names = list(names) if names else [n for n in _ANALYZE if self.unavailable(n) is None]
+        Default: everything `mlprof analyze` shows that this trace has data for: """
+        names = list(names) if names else [n for n in _core.analyze_names()
+                                           if self.unavailable(n) is None]
         doc = json.loads(_core.analyses_json(self._core, names))
         return {n: Result(n, doc[n]) for n in names}
 
@@ -406,7 +407,8 @@ class _LazyText:
         return _core.analysis_text(*self._args)
 
 
-_ANALYZE = ["summary", "steps", "gpu", "kernels", "memory", "leaks", "flops", "bottlenecks", "ranks"]
+# The default of analyze(), from the analysis catalogue (include/mlprof/analysis_catalog.h).
+Trace.analyze.__doc__ += ", ".join(_core.analyze_names()) + "."
 
 _OP_COLUMNS = ["name", "category", "count", "total_ns", "self_ns", "mean_ns", "std_ns", "min_ns",
                "max_ns", "p50_ns", "p90_ns", "p99_ns", "percent_of_span"]

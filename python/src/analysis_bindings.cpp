@@ -124,6 +124,11 @@ void bind_analysis(py::module_& m) {
     for (const AnalysisInfo& a : analysis_table()) names.emplace_back(a.name);
     return names;
   });
+  m.def("analyze_names", [] {  // `mlprof analyze`'s, in its order (Trace.analyze()'s default)
+    std::vector<std::string> names;
+    for (AnalysisId id : analyze_analyses()) names.emplace_back(analysis_info(id).name);
+    return names;
+  });
   m.def(
       "unavailable",
       [](TraceHandle& h, const std::string& name) { return h.set->unavailable(id_of(name)); },

@@ -7,7 +7,6 @@
 #include <tuple>
 #include <utility>
 
-#include "analyze/op_rows.h"
 #include "mlprof/analyze/gpu_events.h"
 
 namespace mlprof {
@@ -15,38 +14,21 @@ namespace mlprof {
 // ---- the table: what each analysis needs --------------------------------------------------------
 
 const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
-  using A = AnalysisId;
+  using enum AnalysisId;
   static const std::array<AnalysisInfo, kAnalysisCount> table = {{
-      {A::kSummary, "summary", {}},
-      {A::kOps, "ops", {}},
-      {A::kSteps, "steps", {}},
-      {A::kKernels, "kernels", {}, /*needs_gpu=*/true},
-      {A::kGpu, "gpu", {A::kSteps}, /*needs_gpu=*/true},
-      {A::kMemory, "memory", {}},
-      {A::kLeaks, "leaks", {A::kSteps}},
-      {A::kHeap, "heap", {}},
-      // GPU results only when the trace has GPU streams, ranks only for a rank set.
-      {A::kBottlenecks,
-       "bottlenecks",
-       {A::kSteps, A::kMemory, A::kLeaks, A::kGpu, A::kKernels, A::kRanks}},
-      {A::kFlops, "flops", {A::kSteps}},
-      {A::kFlame, "flame", {}},
-      {A::kTimeline, "timeline", {}},
-      {A::kModules, "modules", {}, false, false, AnalysisInfo::Content::kModuleEvents},
-      {A::kCriticalPath,
-       "critical_path",
-       {},
-       false,
-       false,
-       AnalysisInfo::Content::kCriticalPathWindow},
-      {A::kRanks, "ranks", {}, false, /*needs_ranks=*/true},
-      {A::kCompile, "compile", {}, false, false, AnalysisInfo::Content::kCompiledRegions},
-      {A::kMemorySnapshot,
-       "memory_snapshot",
-       {},
-       false,
-       false,
-       AnalysisInfo::Content::kMemorySnapshot},
+#define MLPROF_X(Id, name, Result, Options, needs, requires_, report, analyze_json, analyze_text, \
+                 title, csv)                                                                      \
+  {k##Id,                                                                                         \
+   #name,                                                                                         \
+   {MLPROF_ANALYSIS_LIST needs},                                                                  \
+   AnalysisRequires::requires_,                                                                   \
+   report,                                                                                        \
+   analyze_json,                                                                                  \
+   analyze_text,                                                                                  \
+   title,                                                                                         \
+   csv},
+      MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
   }};
   return table;
 }
@@ -73,22 +55,16 @@ void AnalysisOptions::set_hta_compatible(bool on) {
 struct AnalysisSet::Slots {
   std::array<std::once_flag, kAnalysisCount> once;
   std::array<std::atomic<bool>, kAnalysisCount> done{};
-  std::tuple<std::optional<SummaryResult>, std::optional<OpsResult>, std::optional<StepsResult>,
-             std::optional<KernelsResult>, std::optional<GpuResult>, std::optional<MemoryResult>,
-             std::optional<LeakResult>, std::optional<HeapResult>, std::optional<BottleneckResult>,
-             std::optional<FlopsResult>, std::optional<FlameGraph>, std::optional<TimelineResult>,
-             std::optional<ModulesResult>, std::optional<CriticalPathResult>,
-             std::optional<RanksResult>, std::optional<CompileResult>,
-             std::optional<SnapshotResult>>
-      results;
-  // Why an analysis lacks its content (AnalysisInfo::needs_content), looked up once.
+#define MLPROF_X(Id, name, Result, ...) std::optional<Result> name;
+  MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
+  // Why an analysis lacks its content (AnalysisInfo::requires_), looked up once.
   std::array<std::once_flag, kAnalysisCount> content_once;
   std::array<std::optional<std::string>, kAnalysisCount> content_missing;
 };
 
 template <typename T, typename F>
-const T& AnalysisSet::get(AnalysisId id, F&& compute) {
-  std::optional<T>& slot = std::get<std::optional<T>>(slots_->results);
+const T& AnalysisSet::get(AnalysisId id, std::optional<T>& slot, F&& compute) {
   std::call_once(slots_->once[static_cast<size_t>(id)], [&] {
     slot.emplace(compute());
     slots_->done[static_cast<size_t>(id)] = true;
@@ -199,33 +175,39 @@ const Trace& AnalysisSet::trace() const {
 bool AnalysisSet::computed(AnalysisId id) const { return slots_->done[static_cast<size_t>(id)]; }
 
 std::optional<std::string> AnalysisSet::unavailable(AnalysisId id) const {
+  using R = AnalysisRequires;
   const AnalysisInfo& info = analysis_info(id);
-  if (info.needs_gpu && !has_gpu_) return "no GPU streams in this trace (a CPU-only profile)";
-  if (info.needs_ranks && !rank_set_)
+  if (info.requires_ == R::kGpuStreams && !has_gpu_)
+    return "no GPU streams in this trace (a CPU-only profile)";
+  if (info.requires_ == R::kRanks && !rank_set_)
     return "one trace: rank analysis needs several (a directory with one trace per rank)";
   // trace(): a rank set of summaries loads the rank it analyzes in depth on first use.
   if (trace().compile_logs && id != AnalysisId::kCompile)
     return "a torch.compile structured log: its analysis is compile (mlprof compile PATH)";
-  if (info.needs_content == AnalysisInfo::Content::kAny) return std::nullopt;
+  if (info.requires_ == R::kNothing || info.requires_ == R::kGpuStreams ||
+      info.requires_ == R::kRanks)
+    return std::nullopt;
   size_t k = static_cast<size_t>(id);
   std::call_once(slots_->content_once[k],
-                 [&] { slots_->content_missing[k] = content_missing(info.needs_content); });
+                 [&] { slots_->content_missing[k] = content_missing(info.requires_); });
   return slots_->content_missing[k];
 }
 
-std::optional<std::string> AnalysisSet::content_missing(AnalysisInfo::Content content) const {
-  using C = AnalysisInfo::Content;
+std::optional<std::string> AnalysisSet::content_missing(AnalysisRequires content) const {
+  using R = AnalysisRequires;
   switch (content) {
-    case C::kAny:
+    case R::kNothing:
+    case R::kGpuStreams:
+    case R::kRanks:
       return std::nullopt;
-    case C::kMemorySnapshot:
+    case R::kMemorySnapshot:
       if (trace().memory_snapshot) return std::nullopt;
       return "not a CUDA memory snapshot (torch.cuda.memory._dump_snapshot .pickle/.json)";
-    case C::kModuleEvents:
+    case R::kModuleEvents:
       return modules_unavailable(trace());
-    case C::kCriticalPathWindow:
+    case R::kCriticalPathWindow:
       return critical_path_unavailable(trace(), options_.critical_path);
-    case C::kCompiledRegions:
+    case R::kCompiledRegions:
       break;
   }
   if (trace().compile_logs || has_compiled_regions(trace())) return std::nullopt;
@@ -240,190 +222,34 @@ std::optional<std::string> AnalysisSet::content_missing(AnalysisInfo::Content co
                  : std::string("eager code, or a profile without the compiled calls"));
 }
 
-// ---- the analyses, each reading its inputs from the set -----------------------------------------
+// ---- the getters: each result computed once, by analysis_stage::compute_NAME -----------------
 
-const SummaryResult& AnalysisSet::summary() {
-  return get<SummaryResult>(AnalysisId::kSummary,
-                            [&] { return summarize(trace(), options_.summary); });
-}
-
-const OpsResult& AnalysisSet::ops() {
-  return get<OpsResult>(AnalysisId::kOps, [&] {
-    OpsResult r;
-    OpStatsOptions so = options_.ops.stats;
-    so.device_time = true;
-    // Statistics only for the rows kept (a trace of 1e6 op names, ops.top set).
-    r.ops = op_stats_top(trace(), so, options_.ops.sort, options_.ops.top, &r.rows);
-    r.device_time = has_gpu_;
-    return r;
-  });
-}
-
-const StepsResult& AnalysisSet::steps() {
-  return get<StepsResult>(AnalysisId::kSteps,
-                          [&] { return analyze_steps(trace(), options_.steps); });
-}
-
-const KernelsResult& AnalysisSet::kernels() {
-  return get<KernelsResult>(AnalysisId::kKernels, [&] {
-    return has_gpu_ ? analyze_kernels(trace(), options_.kernels) : KernelsResult{};
-  });
-}
-
-const GpuResult& AnalysisSet::gpu() {
-  return get<GpuResult>(AnalysisId::kGpu, [&] {
-    return has_gpu_ ? analyze_gpu(trace(), options_.gpu, &steps()) : GpuResult{};
-  });
-}
-
-const MemoryResult& AnalysisSet::memory() {
-  return get<MemoryResult>(AnalysisId::kMemory,
-                           [&] { return analyze_memory(trace(), options_.memory); });
-}
-
-const LeakResult& AnalysisSet::leaks() {
-  return get<LeakResult>(AnalysisId::kLeaks,
-                         [&] { return analyze_leaks(trace(), steps(), options_.leaks); });
-}
-
-const HeapResult& AnalysisSet::heap() {
-  return get<HeapResult>(AnalysisId::kHeap, [&] { return analyze_heap(trace(), options_.heap); });
-}
+#define MLPROF_X(Id, name, Result, ...)                                \
+  const Result& AnalysisSet::name() {                                  \
+    return get(AnalysisId::k##Id, slots_->name,                        \
+               [&] { return analysis_stage::compute_##name(*this); }); \
+  }
+MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
 
 void AnalysisSet::provide_heap(HeapResult heap) {
-  get<HeapResult>(AnalysisId::kHeap, [&] { return std::move(heap); });
-}
-
-const BottleneckResult& AnalysisSet::bottlenecks() {
-  return get<BottleneckResult>(AnalysisId::kBottlenecks, [&] {
-    BottleneckInputs in;
-    in.steps = &steps();
-    in.memory = &memory();
-    in.leaks = &leaks();
-    if (has_gpu_) {
-      in.gpu = &gpu();
-      in.kernels = &kernels();
-    }
-    if (!unavailable(AnalysisId::kRanks)) in.ranks = &ranks();
-    return find_bottlenecks(trace(), in);
-  });
-}
-
-const FlopsResult& AnalysisSet::flops() {
-  return get<FlopsResult>(AnalysisId::kFlops,
-                          [&] { return analyze_flops(trace(), steps(), options_.flops); });
-}
-
-const FlameGraph& AnalysisSet::flame() {
-  return get<FlameGraph>(AnalysisId::kFlame,
-                         [&] { return build_flame_graph(trace(), options_.flame); });
-}
-
-const TimelineResult& AnalysisSet::timeline() {
-  return get<TimelineResult>(AnalysisId::kTimeline,
-                             [&] { return analyze_timeline(trace(), options_.timeline); });
-}
-
-const ModulesResult& AnalysisSet::modules() {
-  return get<ModulesResult>(AnalysisId::kModules,
-                            [&] { return analyze_modules(trace(), options_.modules); });
-}
-
-const CriticalPathResult& AnalysisSet::critical_path() {
-  return get<CriticalPathResult>(AnalysisId::kCriticalPath, [&] {
-    return analyze_critical_path(trace(), options_.critical_path);
-  });
+  get(AnalysisId::kHeap, slots_->heap, [&] { return std::move(heap); });
 }
 
 CriticalPathResult AnalysisSet::critical_path_for(const CriticalPathOptions& options) const {
   return analyze_critical_path(trace(), options);
 }
 
-const RanksResult& AnalysisSet::ranks() {
-  return get<RanksResult>(AnalysisId::kRanks, [&] {
-    RanksResult r = summaries_.empty()
-                        ? analyze_ranks(ranks_, options_.ranks)
-                        : analyze_rank_summaries(std::exchange(summaries_, {}), options_.ranks);
-    r.errors = rank_errors_;
-    return r;
-  });
-}
-
-const CompileResult& AnalysisSet::compile() {
-  return get<CompileResult>(AnalysisId::kCompile, [&] {
-    if (unavailable(AnalysisId::kCompile)) return CompileResult{};
-    // A torch.compile log (or a TORCH_TRACE directory of them): the logs-only form of
-    // `mlprof compile`; a Kineto trace: its compiled regions.
-    if (trace().compile_logs)
-      return analyze_compile(*trace().compile_logs, nullptr, options_.compile);
-    return analyze_compile({}, &trace(), options_.compile);
-  });
-}
-
-const SnapshotResult& AnalysisSet::memory_snapshot() {
-  return get<SnapshotResult>(AnalysisId::kMemorySnapshot, [&] {
-    if (!trace().memory_snapshot) return SnapshotResult{};
-    SnapshotResult r = analyze_memory_snapshot(*trace().memory_snapshot, options_.memory_snapshot);
-    r.source = trace().meta.source;  // the name every consumer gives the file (serve reads an fd)
-    return r;
-  });
-}
-
 namespace {
 
 void compute_one(AnalysisSet& s, AnalysisId id) {
   switch (id) {
-    case AnalysisId::kSummary:
-      s.summary();
-      break;
-    case AnalysisId::kOps:
-      s.ops();
-      break;
-    case AnalysisId::kSteps:
-      s.steps();
-      break;
-    case AnalysisId::kKernels:
-      s.kernels();
-      break;
-    case AnalysisId::kGpu:
-      s.gpu();
-      break;
-    case AnalysisId::kMemory:
-      s.memory();
-      break;
-    case AnalysisId::kLeaks:
-      s.leaks();
-      break;
-    case AnalysisId::kHeap:
-      s.heap();
-      break;
-    case AnalysisId::kBottlenecks:
-      s.bottlenecks();
-      break;
-    case AnalysisId::kFlops:
-      s.flops();
-      break;
-    case AnalysisId::kFlame:
-      s.flame();
-      break;
-    case AnalysisId::kTimeline:
-      s.timeline();
-      break;
-    case AnalysisId::kModules:
-      s.modules();
-      break;
-    case AnalysisId::kCriticalPath:
-      s.critical_path();
-      break;
-    case AnalysisId::kRanks:
-      s.ranks();
-      break;
-    case AnalysisId::kCompile:
-      s.compile();
-      break;
-    case AnalysisId::kMemorySnapshot:
-      s.memory_snapshot();
-      break;
+#define MLPROF_X(Id, name, ...) \
+  case AnalysisId::k##Id:       \
+    s.name();                   \
+    break;
+    MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
   }
 }
 

@@ -28,27 +28,16 @@ std::string render_text(AnalysisSet& set, const TextOptions& text) {
   using A = AnalysisId;
   std::string out;
   if (set.is_rank_set() && !set.unavailable(A::kRanks)) {
-    out += section("Ranks") + render_analysis_text(set, A::kRanks, text);
+    out += section(std::string(analysis_info(A::kRanks).title)) +
+           render_analysis_text(set, A::kRanks, text);
     out += "\nIn depth: " + set.focus_reason() + ", " + set.trace().meta.source + "\n";
   }
-  const std::pair<const char*, A> sections[] = {{"Summary", A::kSummary},
-                                                {"Steps", A::kSteps},
-                                                {"GPU", A::kGpu},
-                                                {"Kernels", A::kKernels},
-                                                {"Memory", A::kMemory},
-                                                {"Leaks", A::kLeaks},
-                                                {"FLOPs", A::kFlops},
-                                                {"Modules", A::kModules},
-                                                {"Critical path", A::kCriticalPath},
-                                                {"Compile", A::kCompile},
-                                                {"CUDA memory snapshot", A::kMemorySnapshot},
-                                                {"Bottlenecks", A::kBottlenecks}};
-  for (const auto& [title, id] : sections) {
+  for (AnalysisId id : analyze_sections()) {
     // Sections for content this input does not have (GPU streams, module events, a critical
     // path window, compiled regions, a snapshot; a compile log has only its compile analysis)
     // are left out of the text; the JSON says why.
     if (set.unavailable(id)) continue;
-    out += section(title) + render_analysis_text(set, id, text);
+    out += section(std::string(analysis_info(id).title)) + render_analysis_text(set, id, text);
   }
   return out;
 }
@@ -80,8 +69,7 @@ MLPROF_REGISTER_COMMAND(
         o.flops.peak_tflops = a->peak;
         auto set = open_analysis(a->in.path, o, a->in.threads);
         if (!set) return kExitBadInput;
-        std::vector<AnalysisId> ids = analyze_analyses();
-        ids.push_back(AnalysisId::kRanks);
+        const std::vector<AnalysisId>& ids = analyze_analyses();
         auto t0 = std::chrono::steady_clock::now();
         std::string json;
         {

@@ -19,7 +19,6 @@
 #include "render/timeline_render.h"
 
 namespace mlprof {
-namespace {
 
 void write_ops_json(JsonWriter& w, const OpsResult& r) {
   w.begin_object();
@@ -37,9 +36,66 @@ void write_ops_json(JsonWriter& w, const OpsResult& r) {
   w.end_object();
 }
 
-size_t rows_or(const TextOptions& o, size_t fallback) { return o.rows ? o.rows : fallback; }
+// ---- each analysis's text with the TextOptions every consumer passes ---------------------------
 
+namespace {
+size_t rows_or(const TextOptions& o, size_t fallback) { return o.rows ? o.rows : fallback; }
 }  // namespace
+
+std::string render_summary_text(const SummaryResult& r, const TextOptions& o) {
+  return render_summary_text(r, o.width);
+}
+std::string render_ops_text(const OpsResult& r, const TextOptions& o) {
+  return render_ops_text(r.ops, r.rows, rows_or(o, 50));
+}
+std::string render_steps_text(const StepsResult& r, const TextOptions& o) {
+  return render_steps_text(r, o.width);
+}
+std::string render_kernels_text(const KernelsResult& r, const TextOptions& o) {
+  return render_kernels_text(r, o.width, rows_or(o, 30));
+}
+std::string render_gpu_text(const GpuResult& r, const TextOptions& o) {
+  return render_gpu_text(r, o.width);
+}
+std::string render_memory_text(const MemoryResult& r, const TextOptions& o) {
+  return render_memory_text(r, o.width);
+}
+std::string render_leaks_text(const LeakResult& r, const TextOptions& o) {
+  return render_leaks_text(r, o.width);
+}
+std::string render_heap_text(const HeapResult& r, const TextOptions& o) {
+  return render_heap_text(r, o.width);
+}
+std::string render_bottlenecks_text(const BottleneckResult& r, const TextOptions& o) {
+  return render_bottlenecks_text(r, o.width);
+}
+std::string render_flops_text(const FlopsResult& r, const TextOptions& o) {
+  return render_flops_text(r, o.width);
+}
+std::string render_flame_text(const FlameGraph& r, const TextOptions& o) {
+  return render_flame_text(r, o.width, rows_or(o, 40));
+}
+std::string render_timeline_text(const TimelineResult& r, const TextOptions& o) {
+  return render_timeline_text(r, o.width);
+}
+std::string render_modules_text(const ModulesResult& r, const TextOptions& o) {
+  return render_modules_text(r, o.depth, o.width);
+}
+std::string render_critical_path_text(const CriticalPathResult& r, const TextOptions& o) {
+  return render_critical_path_text(r, o.width);
+}
+std::string render_ranks_text(const RanksResult& r, const TextOptions& o) {
+  return render_ranks_text(r, o.width, o.rows);
+}
+std::string render_compile_text(const CompileResult& r, const TextOptions& o) {
+  return render_compile_text(r, o.width);
+}
+std::string render_memory_snapshot_text(const SnapshotResult& r, const TextOptions& o) {
+  return render_memory_snapshot_text(r, o.width);
+}
+
+// ---- dispatch by id, from the catalogue
+// -----------------------------------------------------------
 
 void write_analysis_json(JsonWriter& w, AnalysisSet& s, AnalysisId id) {
   if (auto why = s.unavailable(id)) {
@@ -47,40 +103,11 @@ void write_analysis_json(JsonWriter& w, AnalysisSet& s, AnalysisId id) {
     return;
   }
   switch (id) {
-    case AnalysisId::kSummary:
-      return write_summary_json(w, s.summary());
-    case AnalysisId::kOps:
-      return write_ops_json(w, s.ops());
-    case AnalysisId::kSteps:
-      return write_steps_json(w, s.steps());
-    case AnalysisId::kKernels:
-      return write_kernels_json(w, s.kernels());
-    case AnalysisId::kGpu:
-      return write_gpu_json(w, s.gpu());
-    case AnalysisId::kMemory:
-      return write_memory_json(w, s.memory());
-    case AnalysisId::kLeaks:
-      return write_leaks_json(w, s.leaks());
-    case AnalysisId::kHeap:
-      return write_heap_json(w, s.heap());
-    case AnalysisId::kBottlenecks:
-      return write_bottlenecks_json(w, s.bottlenecks());
-    case AnalysisId::kFlops:
-      return write_flops_json(w, s.flops());
-    case AnalysisId::kFlame:
-      return write_flame_json(w, s.flame());
-    case AnalysisId::kTimeline:
-      return write_timeline_json(w, s.timeline());
-    case AnalysisId::kModules:
-      return write_modules_json(w, s.modules());
-    case AnalysisId::kCriticalPath:
-      return write_critical_path_json(w, s.critical_path());
-    case AnalysisId::kRanks:
-      return write_ranks_json(w, s.ranks());
-    case AnalysisId::kCompile:
-      return write_compile_json(w, s.compile());
-    case AnalysisId::kMemorySnapshot:
-      return write_memory_snapshot_json(w, s.memory_snapshot());
+#define MLPROF_X(Id, name, ...) \
+  case AnalysisId::k##Id:       \
+    return write_##name##_json(w, s.name());
+    MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
   }
 }
 
@@ -105,58 +132,47 @@ std::string analyses_json(AnalysisSet& set, const std::vector<AnalysisId>& ids) 
 std::string render_analysis_text(AnalysisSet& s, AnalysisId id, const TextOptions& o) {
   if (auto why = s.unavailable(id)) return std::string(analysis_info(id).name) + ": " + *why + "\n";
   switch (id) {
-    case AnalysisId::kSummary:
-      return render_summary_text(s.summary(), o.width);
-    case AnalysisId::kOps:
-      return render_ops_text(s.ops().ops, s.ops().rows, rows_or(o, 50));
-    case AnalysisId::kSteps:
-      return render_steps_text(s.steps(), o.width);
-    case AnalysisId::kKernels:
-      return render_kernels_text(s.kernels(), o.width, rows_or(o, 30));
-    case AnalysisId::kGpu:
-      return render_gpu_text(s.gpu(), o.width);
-    case AnalysisId::kMemory:
-      return render_memory_text(s.memory(), o.width);
-    case AnalysisId::kLeaks:
-      return render_leaks_text(s.leaks(), o.width);
-    case AnalysisId::kHeap:
-      return render_heap_text(s.heap(), o.width);
-    case AnalysisId::kBottlenecks:
-      return render_bottlenecks_text(s.bottlenecks(), o.width);
-    case AnalysisId::kFlops:
-      return render_flops_text(s.flops(), o.width);
-    case AnalysisId::kFlame:
-      return render_flame_text(s.flame(), o.width, rows_or(o, 40));
-    case AnalysisId::kTimeline:
-      return render_timeline_text(s.timeline(), o.width);
-    case AnalysisId::kModules:
-      return render_modules_text(s.modules(), o.depth, o.width);
-    case AnalysisId::kCriticalPath:
-      return render_critical_path_text(s.critical_path(), o.width);
-    case AnalysisId::kRanks:
-      return render_ranks_text(s.ranks(), o.width, o.rows);
-    case AnalysisId::kCompile:
-      return render_compile_text(s.compile(), o.width);
-    case AnalysisId::kMemorySnapshot:
-      return render_memory_snapshot_text(s.memory_snapshot(), o.width);
+#define MLPROF_X(Id, name, ...) \
+  case AnalysisId::k##Id:       \
+    return render_##name##_text(s.name(), o);
+    MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
   }
   return {};
 }
 
 const std::vector<AnalysisId>& report_analyses() {
-  using A = AnalysisId;
-  static const std::vector<AnalysisId> ids = {
-      A::kSummary,  A::kOps,     A::kSteps,        A::kKernels, A::kGpu,
-      A::kMemory,   A::kLeaks,   A::kBottlenecks,  A::kFlops,   A::kFlame,
-      A::kTimeline, A::kModules, A::kCriticalPath, A::kCompile, A::kMemorySnapshot};
+  static const std::vector<AnalysisId> ids = [] {
+    std::vector<AnalysisId> out;
+    for (const AnalysisInfo& a : analysis_table())
+      if (a.report) out.push_back(a.id);
+    return out;
+  }();
   return ids;
 }
 
+namespace {
+// The analyses with a nonzero `position` (an AnalysisInfo member), in its order.
+std::vector<AnalysisId> in_order(int AnalysisInfo::*position) {
+  std::vector<const AnalysisInfo*> rows;
+  for (const AnalysisInfo& a : analysis_table())
+    if (a.*position > 0) rows.push_back(&a);
+  std::stable_sort(rows.begin(), rows.end(), [&](const AnalysisInfo* x, const AnalysisInfo* y) {
+    return x->*position < y->*position;
+  });
+  std::vector<AnalysisId> out;
+  for (const AnalysisInfo* a : rows) out.push_back(a->id);
+  return out;
+}
+}  // namespace
+
 const std::vector<AnalysisId>& analyze_analyses() {
-  using A = AnalysisId;
-  static const std::vector<AnalysisId> ids = {
-      A::kSummary, A::kSteps,       A::kGpu,     A::kKernels,      A::kMemory,  A::kLeaks,
-      A::kFlops,   A::kBottlenecks, A::kModules, A::kCriticalPath, A::kCompile, A::kMemorySnapshot};
+  static const std::vector<AnalysisId> ids = in_order(&AnalysisInfo::analyze_json);
+  return ids;
+}
+
+const std::vector<AnalysisId>& analyze_sections() {
+  static const std::vector<AnalysisId> ids = in_order(&AnalysisInfo::analyze_text);
   return ids;
 }
 

@@ -19,6 +19,15 @@ struct TextOptions {
   size_t depth = 3;    // tree levels shown (modules)
 };
 
+// Each analysis's writers, one pair per row of the catalogue (mlprof/analysis_catalog.h), defined
+// with the analysis's renderer (src/render/NAME_render.cpp; the TextOptions forms of the first
+// ones are in analysis_output.cpp).
+#define MLPROF_X(Id, name, Result, ...)                     \
+  void write_##name##_json(JsonWriter& w, const Result& r); \
+  std::string render_##name##_text(const Result& r, const TextOptions& options);
+MLPROF_ANALYSES(MLPROF_X)
+#undef MLPROF_X
+
 // The analysis's JSON value; {"unavailable": "why"} when the input has no data for it.
 void write_analysis_json(JsonWriter& w, AnalysisSet& set, AnalysisId id);
 std::string analysis_json(AnalysisSet& set, AnalysisId id);  // compact
@@ -28,9 +37,11 @@ std::string analyses_json(AnalysisSet& set, const std::vector<AnalysisId>& ids);
 // The analysis as the terminal shows it (a one-line note when it is unavailable).
 std::string render_analysis_text(AnalysisSet& set, AnalysisId id, const TextOptions& options = {});
 
-// The analyses a report (and `serve`) shows, in tab order, and the ones `mlprof analyze` prints.
+// From the catalogue: the analyses a report (and `serve`) shows, in tab order; the ones
+// `mlprof analyze --json` holds, in its order; the ones with a section in its text, in order.
 const std::vector<AnalysisId>& report_analyses();
 const std::vector<AnalysisId>& analyze_analyses();
+const std::vector<AnalysisId>& analyze_sections();
 
 // Compact JSON re-indented for people (`--json` on the terminal): the same tokens in the same
 // order, so it parses to exactly what the compact form does.

@@ -59,6 +59,7 @@ PUBLIC_HEADERS = {
     "mlprof/native_format.h": "export",
     "mlprof/chrome_export.h": "export",
     "mlprof/analysis_set.h": "analyze",
+    "mlprof/analysis_catalog.h": "analyze",
 }
 PUBLIC_DIRS = {"mlprof/analyze/": "analyze"}  # every header in these folders
 

@@ -102,6 +102,25 @@ def test_gpu_trace_matches_cli_and_hta_names():
     assert int(kt["dur"].sum()) == k["total_gpu_ns"]
 
 
+@pytest.mark.parametrize("rel", [GPU, "traces/modules/mi300_resnet_act_checkpoint.json.gz"])
+def test_analyze_default_is_everything_mlprof_analyze_shows(rel):
+    """Trace.analyze() with no names: the analyses of `mlprof analyze --json` that this trace
+    has data for, in its order, with its JSON (modules, critical_path, compile and
+    memory_snapshot were once left out)."""
+    path = shared_path(rel)
+    t = mlprof.load(path)
+    cli = cli_json("analyze", path)
+    want = [n for n, v in cli.items()
+            if n not in ("source", "format") and not (isinstance(v, dict) and "unavailable" in v)]
+    got = t.analyze()
+    assert list(got) == want
+    assert {n: r.to_dict() for n, r in got.items()} == {n: cli[n] for n in want}
+    assert ("modules" in want) == rel.startswith("traces/modules/")
+    assert "critical_path" in want or rel.startswith("traces/modules/")
+    for n in ("modules", "critical_path", "compile", "memory_snapshot"):
+        assert n in mlprof.Trace.analyze.__doc__
+
+
 def test_rank_directory_is_analyzed_like_the_cli():
     d = os.path.dirname(shared_path("traces/kineto-gpu/trace_filter/sampled_rank-0.json.gz"))
     t = mlprof.load(d)
