@@ -75,8 +75,8 @@ if [[ -z $app ]]; then
     nvcc -O2 -o "$app" "$root/examples/cuda/vector_add.cu" 2>&1 | tail -3
 fi
 if [[ -x $app ]]; then
-  timeout 60 "$app" 20 > "$work/cuda_expect.json"; echo "plain run: rc=$? $(tail -1 "$work/cuda_expect.json")"
-  timeout 90 "$M" run --gpu --memory --rss 20 --gpu-interval 20 -o "$work/h100_cuda_vector_add.mlprof" \
+  timeout -k 5 60 "$app" 20 > "$work/cuda_expect.json"; echo "plain run: rc=$? $(tail -1 "$work/cuda_expect.json")"
+  timeout -k 5 90 "$M" run --gpu --memory --rss 20 --gpu-interval 20 -o "$work/h100_cuda_vector_add.mlprof" \
     -- "$app" 20 > "$work/cuda_run.txt" 2>&1
   echo "mlprof run: rc=$?"; head -40 "$work/cuda_run.txt"
   "$M" export "$work/h100_cuda_vector_add.mlprof" -o "$work/cuda_capture.json" > /dev/null &&
@@ -93,62 +93,51 @@ $py -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null && torch_ok=
 torch_run() {  # NAME LIMIT_S CMD... : runs, logs rc and time, shows the error's tail
   local name=$1 limit=$2; shift 2
   local s=$SECONDS
-  timeout "$limit" "$@" > "$work/$name.out" 2> "$work/$name.err"
+  timeout -k 5 "$limit" "$@" > "$work/$name.out" 2> "$work/$name.err"
   local rc=$?
   echo "$name: rc=$rc in $((SECONDS - s)) s; $(tail -c 600 "$work/$name.out" | tail -1 | cut -c1-400)"
   ((rc == 0)) || tail -25 "$work/$name.err"
   return $rc
 }
 if ((torch_ok)); then
-  step "2. torch step (eager) under mlprof run --gpu --memory"
-  torch_run mlprof_eager 120 "$M" run --gpu --memory --gpu-interval 20 -q \
-    -o "$work/h100_torch_eager.mlprof" -- $py "$gpudir/torch_step.py" --mode eager --steps 6 \
-    --gap-ms 100 --result "$work/mlprof_eager_result.json" || [[ -f $work/h100_torch_eager.mlprof ]] ||
-    { echo "retrying without --memory";
-      torch_run mlprof_eager_gpuonly 90 "$M" run --gpu --gpu-interval 20 -q \
-        -o "$work/h100_torch_eager.mlprof" -- $py "$gpudir/torch_step.py" --mode eager --steps 6 \
-        --gap-ms 100 --result "$work/mlprof_eager_result.json"; }
-  grep -iE "warn|error|lost|dropped|GPU capture" "$work/mlprof_eager.err" | head -10
+  # The traces first (they are what the tests keep), then the captures of the same program.
+  step "2. torch.profiler traces: eager, compile, reduce-overhead; memory snapshot"
+  torch_run prof_eager 60 $py "$gpudir/torch_step.py" --mode eager --steps 6 \
+    --profile "$work/h100_eager.json.gz" --result "$work/h100_eager_result.json"
+  torch_run snapshot 60 $py "$gpudir/torch_step.py" --mode eager --steps 3 \
+    --snapshot "$work/h100_eager_snapshot.pickle" --result "$work/h100_snapshot_result.json"
+  TORCH_TRACE=$work/torch_trace torch_run prof_compile 120 $py "$gpudir/torch_step.py" \
+    --mode compile --steps 6 --profile "$work/h100_compile.json.gz" --result "$work/h100_compile_result.json"
+  torch_run prof_graphs 120 $py "$gpudir/torch_step.py" --mode graphs --steps 8 \
+    --profile "$work/h100_graphs.json.gz" --result "$work/h100_graphs_result.json"
+  ls -la "$work"/*.json.gz "$work"/*.pickle "$work"/torch_trace 2>/dev/null
 
-  step "3a. torch.profiler trace, eager (same program, gaps as above)"
-  torch_run prof_eager_gaps 90 $py "$gpudir/torch_step.py" --mode eager --steps 6 --gap-ms 100 \
+  step "3. torch step (eager, 100 ms gaps): torch.profiler alone, then under mlprof run --gpu"
+  torch_run prof_eager_gaps 60 $py "$gpudir/torch_step.py" --mode eager --steps 6 --gap-ms 100 \
     --profile "$work/eager_gaps.json.gz" --result "$work/prof_eager_gaps_result.json"
+  # The injection library must bind to the libcupti PyTorch loads, not a second copy.
+  tcupti=$($py -c 'import glob, os, nvidia; print(sorted(glob.glob(os.path.join(nvidia.__path__[0], "*", "lib", "libcupti.so.*")))[0])' 2>/dev/null)
+  tb=$bundle
+  if [[ -n $bundle && -f $tcupti ]]; then
+    tb=$work/bundle-torch; cp -r "$bundle" "$tb"; ln -sf "$tcupti" "$tb/lib/libcupti.so.13"
+    echo "torch's CUPTI: $tcupti"
+  fi
+  TM=${tb:+$tb/mlprof}; TM=${TM:-$M}
+  torch_run mlprof_eager 60 "$TM" run --gpu --gpu-interval 20 -q \
+    -o "$work/h100_torch_eager.mlprof" -- $py "$gpudir/torch_step.py" --mode eager --steps 6 \
+    --gap-ms 100 --result "$work/mlprof_eager_result.json"
+  grep -iE "warn|error|lost|dropped|cupti" "$work/mlprof_eager.err" | head -10
   if [[ -f $work/h100_torch_eager.mlprof ]]; then
     "$M" export "$work/h100_torch_eager.mlprof" -o "$work/torch_capture.json" > /dev/null
     $py "$gpudir/check_run.py" torch "$work/mlprof_eager_result.json" "$work/torch_capture.json" \
       "$work/eager_gaps.json.gz"
-  fi
-
-  step "3b. torch.profiler traces: eager, compile, reduce-overhead; memory snapshot"
-  torch_run prof_eager 90 $py "$gpudir/torch_step.py" --mode eager --steps 6 \
-    --profile "$work/h100_eager.json.gz" --result "$work/h100_eager_result.json"
-  torch_run snapshot 90 $py "$gpudir/torch_step.py" --mode eager --steps 3 \
-    --snapshot "$work/h100_eager_snapshot.pickle" --result "$work/h100_snapshot_result.json"
-  TORCH_TRACE=$work/torch_trace torch_run prof_compile 180 $py "$gpudir/torch_step.py" \
-    --mode compile --steps 6 --profile "$work/h100_compile.json.gz" --result "$work/h100_compile_result.json"
-  torch_run prof_graphs 180 $py "$gpudir/torch_step.py" --mode graphs --steps 8 \
-    --profile "$work/h100_graphs.json.gz" --result "$work/h100_graphs_result.json"
-  ls -la "$work"/*.json.gz "$work"/*.pickle "$work"/torch_trace 2>/dev/null
-
-  if (($(left) > 80)); then
-    step "3c. torch.profiler inside mlprof run --gpu (two CUPTI clients in one process)"
-    torch_run mlprof_and_profiler 60 "$M" run --gpu -q -o "$work/both.mlprof" -- $py "$gpudir/torch_step.py" \
-      --mode eager --steps 6 --gap-ms 100 --profile "$work/both_prof.json.gz" --result "$work/both_result.json"
-    grep -iE "cupti|warn|error" "$work/mlprof_and_profiler.err" | head -8
-    if [[ -f $work/both.mlprof ]]; then
-      "$M" export "$work/both.mlprof" -o "$work/both_capture.json" > /dev/null
-      $py "$gpudir/check_run.py" torch "$work/both_result.json" "$work/both_capture.json" \
-        "$work/both_prof.json.gz" | tail -12
-    fi
-  else
-    echo "(3c skipped: $(left) s left)"
   fi
 else
   echo "(no PyTorch with CUDA: parts 2-3 skipped)"
 fi
 
 # ---- 4. every analysis on every trace ---------------------------------------------------------
-step "4. every mlprof analysis on every trace"
+step "4. every mlprof analysis on every trace ($(left) s left)"
 mkdir -p "$work/json"
 since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'; }
 analyses() {  # TRACE NAME: one TSV row per command
@@ -157,22 +146,23 @@ analyses() {  # TRACE NAME: one TSV row per command
            timeline analyze compare report flame export-sqlite export-json sql; do
     s=$EPOCHREALTIME
     case $c in
-      report) timeout 60 "$M" report "$t" -o "$work/json/$n.report.html" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
-      flame) timeout 60 "$M" flame "$t" -o "$work/json/$n.flame.txt" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
-      compare) timeout 60 "$M" compare "$t" "$t" --json > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
-      export-sqlite) timeout 60 "$M" export "$t" -o "$work/$n.sqlite" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
-      export-json) timeout 60 "$M" export "$t" -o "$work/$n.export.json" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
-      sql) timeout 60 "$M" sql "$t" "select sum(count) as kernels, sum(total_ns) as kernel_ns from kernels" --json > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
-      *) timeout 60 "$M" "$c" "$t" --json > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
+      report) timeout -k 5 60 "$M" report "$t" -o "$work/json/$n.report.html" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
+      flame) timeout -k 5 60 "$M" flame "$t" -o "$work/json/$n.flame.txt" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
+      compare) timeout -k 5 60 "$M" compare "$t" "$t" --json > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
+      export-sqlite) timeout -k 5 60 "$M" export "$t" -o "$work/$n.sqlite" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
+      export-json) timeout -k 5 60 "$M" export "$t" -o "$work/$n.export.json" > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
+      sql) timeout -k 5 60 "$M" sql "$t" "select sum(count) as kernels, sum(total_ns) as kernel_ns from kernels" --json > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
+      *) timeout -k 5 60 "$M" "$c" "$t" --json > "$work/json/$n.$c.out" 2> "$work/json/$n.$c.err" ;;
     esac
     rc=$?
     printf '%s\t%s\t%s\t%.2f\t%s\t%s\n' "$n" "$c" "$rc" "$(since "$s")" \
       "$(stat -c %s "$work/json/$n.$c.out")" "$(grep -m1 -iE 'error|fail|cannot|invalid' "$work/json/$n.$c.err" | cut -c1-200)"
   done > "$work/json/$n.tsv"
 }
+if (($(left) < 40)); then echo "(analyses skipped: $(left) s left; run them on the returned traces)"; fi
 pids=()  # a plain `wait` would also wait for the log's tee (a process substitution)
 for t in "$work"/h100_*.mlprof "$work"/h100_eager.json.gz "$work"/h100_compile.json.gz "$work"/h100_graphs.json.gz; do
-  [[ -f $t ]] || continue
+  [[ -f $t ]] && (($(left) >= 40)) || continue
   n=$(basename "$t"); n=${n%%.*}
   analyses "$t" "$n" &
   pids+=($!)
@@ -183,11 +173,11 @@ wait "${pids[@]}"
   cat "$work"/json/*.tsv
   # The snapshot and the compile logs have their own readers.
   if [[ -f $work/h100_eager_snapshot.pickle ]]; then
-    s=$EPOCHREALTIME; timeout 60 "$M" memory "$work/h100_eager_snapshot.pickle" --json > "$work/json/snapshot.memory.out" 2> "$work/json/snapshot.memory.err"
+    s=$EPOCHREALTIME; timeout -k 5 60 "$M" memory "$work/h100_eager_snapshot.pickle" --json > "$work/json/snapshot.memory.out" 2> "$work/json/snapshot.memory.err"
     printf 'h100_eager_snapshot\tmemory\t%s\t%.2f\t%s\t\n' "$?" "$(since "$s")" "$(stat -c %s "$work/json/snapshot.memory.out")"
   fi
   if [[ -d $work/torch_trace ]]; then
-    s=$EPOCHREALTIME; timeout 60 "$M" compile "$work/torch_trace" "$work/h100_compile.json.gz" --json > "$work/json/compile.compile.out" 2> "$work/json/compile.compile.err"
+    s=$EPOCHREALTIME; timeout -k 5 60 "$M" compile "$work/torch_trace" "$work/h100_compile.json.gz" --json > "$work/json/compile.compile.out" 2> "$work/json/compile.compile.err"
     printf 'h100_compile+torch_trace\tcompile\t%s\t%.2f\t%s\t\n' "$?" "$(since "$s")" "$(stat -c %s "$work/json/compile.compile.out")"
   fi
 } > "$out/analyses.tsv"
@@ -211,4 +201,24 @@ tar czf "$out/captures.tar.gz" --ignore-failed-read h100_*.mlprof h100_eager_sna
 # JSON outputs under 2 MB (the analyze/critical-path JSON of a big trace can be tens of MB).
 find json -name '*.out' -size -2M -o -name '*.err' -o -name '*.tsv' | tar czf "$out/analyses.tar.gz" -T - 2>/dev/null
 ls -la "$out"
+echo "packed in $((SECONDS - t0)) s"
+
+# ---- 5. optional: the torch step under --memory (hung at the first try), with a diagnosis ------
+if ((torch_ok)) && (($(left) > 50)); then
+  step "5. torch step under mlprof run --gpu --memory (40 s limit; thread states if it hangs)"
+  "$TM" run --gpu --memory -q -o "$work/h100_torch_eager_memory.mlprof" -- $py "$gpudir/torch_step.py" \
+    --mode eager --steps 3 --result "$work/mem_result.json" > "$work/mem.out" 2> "$work/mem.err" &
+  mp=$!
+  for _ in $(seq 40); do kill -0 $mp 2>/dev/null || break; sleep 1; done
+  if kill -0 $mp 2>/dev/null; then
+    echo "still running after 40 s; threads of mlprof's descendants:"
+    for p in $(pgrep -f torch_step.py); do
+      ps -L -o pid,tid,stat,pcpu,wchan:28,comm -p "$p" | head -40
+      for t in /proc/$p/task/*; do echo "$t $(cat $t/stat | cut -d' ' -f3) $(cat $t/wchan 2>/dev/null)"; done | sort -k2 | uniq -c -f1 | head
+    done
+    kill -9 $mp $(pgrep -f torch_step.py) 2>/dev/null
+  fi
+  wait $mp; echo "rc=$?"; tail -5 "$work/mem.err"; tail -c 300 "$work/mem.out"
+  [[ -f $work/h100_torch_eager_memory.mlprof ]] && ls -la "$work/h100_torch_eager_memory.mlprof"
+fi
 echo "done in $((SECONDS - t0)) s"
