@@ -33,6 +33,14 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
   r.rank = t.meta.rank;
   r.dropped_events = t.meta.dropped_events;
   r.import_stats = t.meta.import_stats;
+  for (const auto& [key, value] : t.meta.extra) {
+    // "mlprofImport": a JSON string the importer wrote (no escapes but \" and \\ in it).
+    if (key != "mlprofImport" || value.size() < 2 || value.front() != '"') continue;
+    for (size_t i = 1; i + 1 < value.size(); ++i) {
+      if (value[i] == '\\' && i + 2 < value.size()) ++i;
+      r.import_line += value[i];
+    }
+  }
 
   std::unordered_map<StringId, uint64_t> per_cat;
   for (StringId c : t.slices.cat) ++per_cat[c];

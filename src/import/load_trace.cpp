@@ -15,6 +15,8 @@
 #include "import/json_chunker.h"
 #include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
+#include "import/sqlite_db.h"
+#include "import/sqlite_trace.h"
 #include "mlprof/import.h"
 #include "trace/formats/native_layout.h"
 
@@ -413,6 +415,21 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
   bool snapshot = import::looks_like_memory_snapshot(head);
   bool compile_log = !snapshot && import::looks_like_compile_log(head);
   bool pickle = got && static_cast<unsigned char>(head[0]) == 0x80;
+  if (std::string_view(head).starts_with(import::kSqliteMagic)) {
+    // A compressed SQLite database (a gzip'ed .rpd): SQLite needs it whole, in memory.
+    std::string bytes = std::move(head);
+    char buf[1 << 16];
+    uint64_t total = bytes.size();
+    for (size_t n; (n = src->read(buf, sizeof buf)) > 0;) {
+      total += n;
+      if (total > limit) return over_limit_error(path, "the decompressed database", limit);
+      bytes.append(buf, n);
+    }
+    if (!src->status()) return src->status();
+    auto db = import::SqliteDb::open_bytes(std::move(bytes), path);
+    if (!db) return db.status();
+    return import::import_sqlite_trace(**db, options);
+  }
   PeekedSource peeked(std::move(src), std::move(head), limit, options.progress_bytes);
   peeked.copy_hint();
   auto limited = [&](auto result) -> decltype(result) {
@@ -481,6 +498,12 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
         if (declared > limit)
           return over_limit_error(path, "its payload (" + mib(declared) + ")", limit);
         return load_native(path);
+      }
+      if (n >= static_cast<ssize_t>(import::kSqliteMagic.size()) &&
+          std::string_view(head, import::kSqliteMagic.size()) == import::kSqliteMagic) {
+        auto db = import::SqliteDb::open_file(path);
+        if (!db) return db.status();
+        return import::import_sqlite_trace(**db, options);
       }
       // "MLPROF" with another marker byte: not a JSON trace either.
       if (n >= 6 && std::string_view(head, 6) == native::kMagic.substr(0, 6))

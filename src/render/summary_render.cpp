@@ -81,6 +81,7 @@ std::string render_summary_text(const SummaryResult& r, size_t width) {
            " unmatched flow/end events (skipped) + " + std::to_string(a.other) +
            " other (metadata records, E of B/E pairs, flow ends that joined no event)\n";
   }
+  if (!r.import_line.empty()) out += "import " + r.import_line + "\n";
   if (r.dropped_events)
     out += "WARNING: the recorder dropped " + std::to_string(r.dropped_events) +
            " events (buffer limit reached)\n";
@@ -207,6 +208,7 @@ void write_summary_json(JsonWriter& w, const SummaryResult& r) {
   w.end_array();
   w.field("dropped_events", r.dropped_events);
   write_import_stats_json(w, r.import_stats);
+  if (!r.import_line.empty()) w.field("import_line", r.import_line);
   w.field("distinct_ops", r.distinct_ops);
   w.key("top_ops").begin_array();
   for (const OpStats& op : r.top_ops) write_op_stats_json(w, op);

@@ -35,6 +35,9 @@ struct SummaryResult {
   std::vector<OpStats> top_ops;  // sorted and cut to `top`
   uint64_t dropped_events = 0;
   ImportStats import_stats;  // what the importer skipped or repaired
+  // What an importer of a database or protobuf format read and skipped, per table or record
+  // kind ("nsys: read kernels 3442, ...; skipped ..."); empty for JSON and .mlprof.
+  std::string import_line;
 };
 
 SummaryResult summarize(const Trace& trace, const SummaryOptions& options = {});
