@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config python3 libsimdjson-dev libisal-dev \
   libzstd-dev libfmt-dev libcli11-dev libmicrohttpd-dev wrk libgtest-dev libgmock-dev \
-  libbenchmark-dev libsqlite3-dev libunwind-dev libdw-dev zlib1g-dev libssl-dev valgrind \
+  libbenchmark-dev libsqlite3-dev libprotobuf-dev libunwind-dev libdw-dev zlib1g-dev libssl-dev valgrind \
   clang libclang-rt-14-dev chromium \
   python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-pandas \
   python3-torch python3-setuptools python3-pip libopenmpi-dev openmpi-bin

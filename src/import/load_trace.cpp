@@ -17,6 +17,7 @@
 #include "import/memory_timeline_importer.h"
 #include "import/sqlite_db.h"
 #include "import/sqlite_trace.h"
+#include "import/xplane_importer.h"
 #include "mlprof/import.h"
 #include "trace/formats/native_layout.h"
 
@@ -415,20 +416,34 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
   bool snapshot = import::looks_like_memory_snapshot(head);
   bool compile_log = !snapshot && import::looks_like_compile_log(head);
   bool pickle = got && static_cast<unsigned char>(head[0]) == 0x80;
-  if (std::string_view(head).starts_with(import::kSqliteMagic)) {
-    // A compressed SQLite database (a gzip'ed .rpd): SQLite needs it whole, in memory.
-    std::string bytes = std::move(head);
+  // Formats read whole from memory: the rest of the (decompressed) source after `head`.
+  auto read_all = [&](std::string& bytes) -> Status {
+    bytes = std::move(head);
     char buf[1 << 16];
     uint64_t total = bytes.size();
     for (size_t n; (n = src->read(buf, sizeof buf)) > 0;) {
       total += n;
-      if (total > limit) return over_limit_error(path, "the decompressed database", limit);
+      if (total > limit) return over_limit_error(path, "the decompressed input", limit);
       bytes.append(buf, n);
     }
-    if (!src->status()) return src->status();
+    return src->status();
+  };
+  if (std::string_view(head).starts_with(import::kSqliteMagic)) {
+    // A compressed SQLite database (a gzip'ed .rpd): SQLite needs it whole, in memory.
+    std::string bytes;
+    if (Status s = read_all(bytes); !s) return s;
     auto db = import::SqliteDb::open_bytes(std::move(bytes), path);
     if (!db) return db.status();
     return import::import_sqlite_trace(**db, options);
+  }
+  if (import::looks_like_xspace(head) || path.ends_with(".xplane.pb")) {
+    std::string bytes;
+    if (Status s = read_all(bytes); !s) return s;
+    Result<Trace> t = import::import_xspace(bytes, path);
+    if (t && options.strict) {
+      if (Status s = import::strict_error(*t); !s) return s;
+    }
+    return t;
   }
   PeekedSource peeked(std::move(src), std::move(head), limit, options.progress_bytes);
   peeked.copy_hint();
