@@ -6,6 +6,7 @@
 #include "cli/sql_source.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/native_format.h"
+#include "mlprof/perfetto_export.h"
 
 namespace mlprof::cli {
 namespace {
@@ -19,14 +20,16 @@ struct ExportArgs {
 
 MLPROF_REGISTER_COMMAND(
     "export",
-    "Write a trace as Chrome trace JSON (.json, Perfetto-loadable), .mlprof, SQLite "
+    "Write a trace as Chrome trace JSON (.json, Perfetto-loadable), Perfetto protobuf (.pftrace), "
+    ".mlprof, SQLite "
     "(.sqlite/.db) or one table as CSV (.csv --table NAME); a rank directory as one merged "
     "Chrome trace (one process per rank, clocks aligned, --steps A:B)",
     [](CLI::App& sub) -> std::function<int()> {
       auto a = std::make_shared<ExportArgs>();
       sub.add_option("path", a->path, "trace file to read, or a directory of rank traces")
           ->required();
-      sub.add_option("-o,--output", a->out, "output file: .json, .mlprof, .sqlite, .db or .csv")
+      sub.add_option("-o,--output", a->out,
+                     "output file: .json, .pftrace, .mlprof, .sqlite, .db or .csv")
           ->required();
       sub.add_option("--table", a->table, "with .csv: the table or analysis to write (slice)");
       sub.add_option("--steps", a->merged.steps,
@@ -57,10 +60,22 @@ MLPROF_REGISTER_COMMAND(
           s = save_native(*trace, a->out);
         } else if (a->out.ends_with(".json")) {
           s = save_chrome_json(*trace, a->out);
+        } else if (a->out.ends_with(".pftrace") || a->out.ends_with(".perfetto-trace")) {
+          PerfettoExportStats st;
+          s = save_perfetto(*trace, a->out, &st);
+          if (s && st.memory)
+            std::fprintf(stderr,
+                         "mlprof export: %llu memory events not written (Perfetto's TrackEvent "
+                         "has no allocation event)\n",
+                         static_cast<unsigned long long>(st.memory));
+          if (s && st.flows_unbound)
+            std::fprintf(stderr,
+                         "mlprof export: %llu flows without a slice at an end not written\n",
+                         static_cast<unsigned long long>(st.flows_unbound));
         } else {
           std::fprintf(stderr,
-                       "mlprof export: %s: unknown output format (use .json, .mlprof, .sqlite, .db "
-                       "or .csv)\n",
+                       "mlprof export: %s: unknown output format (use .json, .pftrace, .mlprof, "
+                       ".sqlite, .db or .csv)\n",
                        a->out.c_str());
           return kExitBadInput;
         }

@@ -15,6 +15,7 @@
 #include "import/json_chunker.h"
 #include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
+#include "import/perfetto_importer.h"
 #include "import/sqlite_db.h"
 #include "import/sqlite_trace.h"
 #include "import/xplane_importer.h"
@@ -435,6 +436,17 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
     auto db = import::SqliteDb::open_bytes(std::move(bytes), path);
     if (!db) return db.status();
     return import::import_sqlite_trace(**db, options);
+  }
+  if (!import::looks_like_xspace(head) &&
+      (import::looks_like_perfetto(head) || path.ends_with(".pftrace") ||
+       path.ends_with(".perfetto-trace"))) {
+    std::string bytes;
+    if (Status s = read_all(bytes); !s) return s;
+    Result<Trace> t = import::import_perfetto(bytes, path);
+    if (t && options.strict) {
+      if (Status s = import::strict_error(*t); !s) return s;
+    }
+    return t;
   }
   if (import::looks_like_xspace(head) || path.ends_with(".xplane.pb")) {
     std::string bytes;

@@ -1,0 +1,135 @@
+"""Perfetto protobuf out and in (issue 34 item 4): every trace below is exported to .pftrace,
+the file is checked with a protobuf wire decoder written here (packets parse, every event's
+track has a descriptor, begin/end pair up in order on each track, interned ids are defined
+before use), and read back by mlprof: the same slices (time, duration, name, category,
+pid/tid; overlapping slices of one track included), flows, counters and arg counts."""
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+from checks import check, finish  # noqa: E402
+from shared_data import shared_path  # noqa: E402
+from xplane_reference import fields, signed  # noqa: E402  (the same small wire decoder)
+
+MLPROF, DATA = sys.argv[1], sys.argv[2]
+FILES = [os.path.join(DATA, n) for n in ["tiny_linear.json", "mlp_bs64.json.gz",
+                                         "a_mlp_b32_w64.kineto.json.gz", "b_cnn.kineto.json.gz"]]
+FILES += [p for p in map(shared_path, [
+    "traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
+    "traces/kineto-gpu/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "traces/kineto-gpu/with_gpu_user_annotation/step_based_trace_2543932.json.gz",
+    "traces/nsys/mfu_2gpu_after.sqlite", "traces/rocm/rpd/mytrace.rpd.gz",
+    "traces/jax/jax_conv_minimal_08/tw003.xplane.pb"]) if p]
+
+
+def sql(path, query):
+    out = subprocess.run([MLPROF, "sql", path, query, "--json"], check=True, capture_output=True,
+                         text=True).stdout
+    rows = json.loads(out)
+    return rows[0] if rows and isinstance(rows[0], list) else rows
+
+
+def tables(path):
+    slices = collections.Counter(
+        (r["ts"], r["dur"], r["name"], r["category"] or "", r["pid"],
+         r["tid"] if isinstance(r["tid"], int) and r["tid"] > -1000000 else "label") for r in sql(
+            path, "select s.ts, s.dur, s.name, s.category, case when t.type = 'async' then 0 "
+            "else t.pid end pid, case when t.type = 'async' then 0 else t.tid end tid "
+            "from slice s join track t on t.id = s.track_id"))
+    flows = collections.Counter((r["a"], r["an"], r["b"], r["bn"]) for r in sql(
+        path, "select a.ts a, a.name an, b.ts b, b.name bn from flow f join slice a on "
+        "a.id = f.slice_out join slice b on b.id = f.slice_in"))
+    counters = collections.Counter((r["name"], r["ts"], r["value"]) for r in sql(
+        path, "select name, ts, value from counter"))
+    args = sql(path, "select count(*) n from args where event_type = 'slice'")[0]["n"]
+    gpu = sql(path, "select count(*) n from track where type = 'gpu_stream'")[0]["n"]
+    return slices, flows, counters, args, gpu
+
+
+def check_wire(path, name):
+    """The file as Perfetto reads it: packets, descriptors, begin/end order, interning."""
+    data = open(path, "rb").read()
+    uuids, stacks, iids = set(), collections.defaultdict(list), set()
+    problems = []
+    for num, wt, pkt in fields(memoryview(data)):
+        if num != 1 or wt != 2:
+            problems.append(f"top-level field {num}")
+            continue
+        ts, te, flags = 0, None, 0
+        for n, w, v in fields(pkt):
+            if n == 8:
+                ts = v
+            elif n == 13:
+                flags = v
+            elif n == 60:
+                for n2, w2, v2 in fields(v):
+                    if n2 == 1:
+                        uuids.add(v2)
+            elif n == 12:
+                for n2, w2, v2 in fields(v):
+                    for n3, w3, v3 in fields(v2):
+                        if n3 == 1:
+                            iids.add((n2, v3))
+            elif n == 11:
+                te = v
+        if te is None:
+            continue
+        typ, track, name_iid = 0, None, None
+        for n, w, v in fields(te):
+            if n == 9:
+                typ = v
+            elif n == 11:
+                track = v
+            elif n == 10:
+                name_iid = v
+        if track not in uuids:
+            problems.append(f"event on track {track} without a descriptor")
+        if name_iid is not None and (2, name_iid) not in iids:
+            problems.append(f"name iid {name_iid} used before it is interned")
+        if typ == 1:
+            stacks[track].append(ts)
+        elif typ == 2:
+            if not stacks[track] or stacks[track][-1] > ts:
+                problems.append(f"end at {ts} on track {track} without a matching begin")
+            else:
+                stacks[track].pop()
+        if flags != 2 and typ:
+            problems.append("a track event without SEQ_NEEDS_INCREMENTAL_STATE")
+    open_left = sum(len(s) for s in stacks.values())
+    check(not problems and open_left == 0,
+          f"{name}: wire check: {problems[:3]} ({len(problems)} problems), {open_left} unclosed")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    for path in FILES:
+        name = os.path.basename(path)
+        out = os.path.join(tmp, name + ".pftrace")
+        r = subprocess.run([MLPROF, "export", path, "-o", out], capture_output=True, text=True)
+        if not check(r.returncode == 0, f"{name}: export exit {r.returncode}: {r.stderr}"):
+            continue
+        check_wire(out, name)
+        a, b = tables(path), tables(out)
+        for what, x, y in zip(["slices", "flows", "counters", "slice args", "GPU streams"], a, b):
+            if isinstance(x, collections.Counter):
+                check(x == y, f"{name}: {what}: {sum(x.values())} -> {sum(y.values())}, "
+                      f"missing {list((x - y).items())[:2]}, extra {list((y - x).items())[:2]}")
+            else:
+                check(x == y, f"{name}: {what}: {x} -> {y}")
+        s = json.loads(subprocess.run([MLPROF, "summary", out, "--json"], capture_output=True,
+                                      text=True, check=True).stdout)
+        check(s["format"] == "perfetto", f"{name}: read back as perfetto")
+
+    # Bad input: cut files are one line and exit 2 (or read with the cut slices counted).
+    if FILES:
+        out = os.path.join(tmp, "cut.pftrace")
+        data = open(os.path.join(tmp, os.path.basename(FILES[0]) + ".pftrace"), "rb").read()
+        open(out, "wb").write(data[: len(data) // 2])
+        r = subprocess.run([MLPROF, "summary", out], capture_output=True, text=True)
+        check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and out in r.stderr,
+              f"cut pftrace: exit {r.returncode}: {r.stderr!r}")
+
+finish()
