@@ -1,10 +1,9 @@
 // Writes the Trace as Perfetto TracePackets (field numbers from Perfetto's trace_packet.proto,
 // track_event.proto, track_descriptor.proto, debug_annotation.proto, interned_data.proto).
-// Encoding goes through libprotobuf-lite's CodedOutputStream.
+// The encoding (varints, little-endian fixed64, length prefixes) is written here rather than
+// with libprotobuf: mlprof_export is linked into every program that uses the recorder, which
+// must not gain a libprotobuf dependency for it. The reader (src/import) uses libprotobuf-lite.
 #include "mlprof/perfetto_export.h"
-
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <algorithm>
 #include <cstring>
@@ -18,9 +17,6 @@ namespace mlprof {
 
 namespace {
 
-using google::protobuf::io::CodedOutputStream;
-using google::protobuf::io::StringOutputStream;
-
 // A message being built: fields appended in any order (protobuf allows it).
 class Msg {
  public:
@@ -32,9 +28,7 @@ class Msg {
   Msg& sint(uint32_t field, int64_t v) { return varint(field, static_cast<uint64_t>(v)); }
   Msg& fixed64(uint32_t field, uint64_t v) {
     put_tag(field, 1);
-    char b[8];
-    CodedOutputStream::WriteLittleEndian64ToArray(v, reinterpret_cast<uint8_t*>(b));
-    buf_.append(b, 8);
+    for (int i = 0; i < 8; ++i) buf_ += static_cast<char>((v >> (8 * i)) & 0xff);
     return *this;
   }
   Msg& dbl(uint32_t field, double d) {
@@ -56,9 +50,11 @@ class Msg {
  private:
   void put_tag(uint32_t field, uint32_t wt) { put_varint((uint64_t{field} << 3) | wt); }
   void put_varint(uint64_t v) {
-    uint8_t b[10];
-    uint8_t* end = CodedOutputStream::WriteVarint64ToArray(v, b);
-    buf_.append(reinterpret_cast<char*>(b), static_cast<size_t>(end - b));
+    while (v >= 0x80) {
+      buf_ += static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    buf_ += static_cast<char>(v);
   }
   std::string buf_;
 };

@@ -437,7 +437,9 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
     if (!db) return db.status();
     return import::import_sqlite_trace(**db, options);
   }
-  if (!import::looks_like_xspace(head) &&
+  bool other_text =
+      import::looks_like_memory_snapshot(head) || import::looks_like_compile_log(head);
+  if (!other_text && !import::looks_like_xspace(head) &&
       (import::looks_like_perfetto(head) || path.ends_with(".pftrace") ||
        path.ends_with(".perfetto-trace"))) {
     std::string bytes;
@@ -448,7 +450,7 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
     }
     return t;
   }
-  if (import::looks_like_xspace(head) || path.ends_with(".xplane.pb")) {
+  if (!other_text && (import::looks_like_xspace(head) || path.ends_with(".xplane.pb"))) {
     std::string bytes;
     if (Status s = read_all(bytes); !s) return s;
     Result<Trace> t = import::import_xspace(bytes, path);

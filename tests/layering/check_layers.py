@@ -58,6 +58,7 @@ PUBLIC_HEADERS = {
     "mlprof/import.h": "import",
     "mlprof/native_format.h": "export",
     "mlprof/chrome_export.h": "export",
+    "mlprof/perfetto_export.h": "export",
     "mlprof/analysis_set.h": "analyze",
     "mlprof/analysis_catalog.h": "analyze",
 }
