@@ -128,7 +128,9 @@ def cmd_torch(result_path, capture_path, prof_path=None, prof_result=None):
         check(good, f"step {i}: kernel span {span:.3f} ms (busy {busy:.3f}); CUDA events {ev:.3f} ms")
     if prof_path:
         pev = load(prof_path)
-        marks = sorted((e for e in pev if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")),
+        # The host's ProfilerStep ranges (Kineto repeats them as gpu_user_annotation on the GPU lanes).
+        marks = sorted((e for e in pev if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")
+                        and e.get("cat") != "gpu_user_annotation"),
                        key=lambda e: e["ts"])
         pk = [e for e in pev if e.get("ph") == "X" and e.get("cat") == "kernel"]
         # Kernels belong to the step whose launch (correlation) is inside the ProfilerStep range.

@@ -185,7 +185,7 @@ Advice tensor_cores(const DeviceCaps& d, const TensorCoreFacts& f) {
 }
 
 Advice gpu_idle(const DeviceCaps& d, bool launch_bound, bool compiled, double idle_pct,
-                double host_wait_share, double tiny_share) {
+                double host_wait_share, double tiny_share, double graph_share) {
   Advice a;
   a.why = "the GPU is idle " + format_percent(idle_pct / 100) + " of its span; " +
           format_percent(host_wait_share) + " of the idle time is waiting on the host (HTA's " +
@@ -200,6 +200,18 @@ Advice gpu_idle(const DeviceCaps& d, bool launch_bound, bool compiled, double id
     a.text =
         "Cut launch overhead: fewer, larger jobs per submission (batch small operators), or "
         "raise the batch size so each does more.";
+    return a;
+  }
+  if (graph_share >= 0.5) {
+    // Recommending graphs to a step that replays them was the H100 run's reduce-overhead trace.
+    a.text =
+        "Cut the host time between graph replays: the step already replays " +
+        std::string(amd(d) ? "HIP" : "CUDA") + " graphs" +
+        " for most of its kernels; what still launches one kernel at a time (the optimizer step, "
+        "the loss) keeps the GPU waiting: capture that too (torch.compile the optimizer step, "
+        "or the whole step under mode=\"reduce-overhead\"), or raise the batch size so each "
+        "replay does more.";
+    a.why += "; " + format_percent(graph_share) + " of kernels come from graph replays";
     return a;
   }
   if (compiled) {

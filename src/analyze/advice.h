@@ -46,9 +46,10 @@ struct TensorCoreFacts {
 };
 Advice tensor_cores(const DeviceCaps& device, const TensorCoreFacts& facts);
 
-// GPU idle waiting on launches (launch_bound) or idle for other reasons.
+// GPU idle waiting on launches (launch_bound) or idle for other reasons; graph_share: the share
+// of kernels started by CUDA/HIP graph replays (the step already uses graphs).
 Advice gpu_idle(const DeviceCaps& device, bool launch_bound, bool compiled, double idle_pct,
-                double host_wait_share, double tiny_share);
+                double host_wait_share, double tiny_share, double graph_share = 0);
 Advice sync_stall(const DeviceCaps& device, std::string_view top_op, int64_t sync_ns,
                   uint64_t calls);
 Advice pageable_copies(const DeviceCaps& device, int64_t count, int64_t ns);

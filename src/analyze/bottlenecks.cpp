@@ -9,6 +9,7 @@
 #include "analyze/advice.h"
 #include "analyze/name_rules.h"
 #include "mlprof/analyze/device_table.h"
+#include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/kernel_class.h"
 #include "trace/units.h"
 
@@ -262,6 +263,24 @@ void rule_sync_stalls(Context& c) {
   c.add(std::move(f), std::move(ch));
 }
 
+// GPU events a CUDA/HIP graph replay started: their launch (by correlation) is a *GraphLaunch
+// call. PyTorch 2.11's Kineto puts no graph id on them and draws one flow per replay.
+uint64_t graph_replay_kernels(const Trace& t) {
+  std::vector<int8_t> is_graph_launch(t.strings.size(), -1);
+  uint64_t n = 0;
+  for (const GpuEvent& g : collect_gpu_events(t).events) {
+    if (g.launch < 0) continue;
+    int8_t& gl = is_graph_launch[t.slices.name[g.launch]];
+    if (gl < 0) {
+      std::string_view nm = t.str(t.slices.name[g.launch]);
+      gl = nm.starts_with("cudaGraphLaunch") || nm.starts_with("cuGraphLaunch") ||
+           nm.starts_with("hipGraphLaunch");
+    }
+    n += gl;
+  }
+  return n;
+}
+
 void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
   const Trace& t = c.trace;
   const SliceTable& s = t.slices;
@@ -325,8 +344,14 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
       if (std::find(f.ops.begin(), f.ops.end(), lr.kernel) == f.ops.end())
         f.ops.push_back(lr.kernel);
     }
+    uint64_t graph_kernels = launch_bound ? graph_replay_kernels(t) : 0;
+    double graph_share =
+        kernel_count ? std::min(1.0, static_cast<double>(graph_kernels) / kernel_count) : 0;
+    if (graph_kernels)
+      f.evidence.push_back(
+          {"kernels_from_graph_replays", static_cast<double>(graph_kernels), "count"});
     advice::Advice a = advice::gpu_idle(c.device, launch_bound, c.compiled, tb.idle_pct,
-                                        host_wait_share, tiny_share);
+                                        host_wait_share, tiny_share, graph_share);
     f.recommendation = std::move(a.text);
     f.why = std::move(a.why);
     // Per-stream idle gaps overlap across streams, so take host wait's share of the device-wide

@@ -31,8 +31,51 @@ std::string short_frame(std::string_view f) {
   return std::string(slash == std::string_view::npos ? f : f.substr(slash + 1));
 }
 
+// PyTorch's memory_viz hides these frames (MemoryViz.js frameFilter): its own unwinder and
+// the interpreter's plumbing, never where a program allocated.
+bool omitted_frame(std::string_view f) {
+  size_t colon = f.find(':', f.size() > 2 && f[1] == ':' ? 2 : 0);
+  std::string_view file = colon == std::string_view::npos ? f : f.substr(0, colon);
+  size_t name_at = colon == std::string_view::npos ? 0 : f.find(':', colon + 1);
+  std::string_view name = name_at == std::string_view::npos ? f : f.substr(name_at + 1);
+  for (std::string_view fn : {"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp",
+                              "_start", "__libc_start_main", "PyEval_", "PyObject_", "PyFunction_"})
+    if (name.find(fn) != std::string_view::npos) return true;
+  for (std::string_view fl : {"core/boxing", "/Register", "/Redispatch", "pythonrun.c",
+                              "Modules/main.c", "Objects/call.c", "Objects/methodobject.c",
+                              "pycore_ceval.h", "ceval.c", "cpython/abstract.h"})
+    if (file.find(fl) != std::string_view::npos) return true;
+  return false;
+}
+
+bool python_frame(std::string_view f) {
+  size_t colon = f.find(':', f.size() > 2 && f[1] == ':' ? 2 : 0);
+  return colon != std::string_view::npos && f.substr(0, colon).ends_with(".py");
+}
+
+// The allocator's and tensor factories' own C++ frames: where every allocation passes.
+bool allocator_frame(std::string_view f) {
+  for (std::string_view fn :
+       {"CachingAllocator", "c10::", "at::detail::empty", "at::empty", "at::native::empty",
+        "at::_ops::empty", "at::TensorBase::", "at::native::resize", "at::_ops::resize"})
+    if (f.find(fn) != std::string_view::npos) return true;
+  return false;
+}
+
+// Where a block was allocated: the innermost Python frame when the stack has one (a stack
+// recorded with context="all" starts in the allocator's C++), else the innermost frame
+// memory_viz would show that is not the allocator's own.
 std::string site_of(const MemorySnapshot& s, uint32_t stack) {
-  return stack ? short_frame(s.frame(stack, 0)) : std::string("<no frames>");
+  if (!stack) return "<no frames>";
+  size_t n = s.stack_size(stack), shown = n, caller = n;
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view f = s.frame(stack, i);
+    if (python_frame(f)) return short_frame(f);
+    if (omitted_frame(f)) continue;
+    if (shown == n) shown = i;
+    if (caller == n && !allocator_frame(f)) caller = i;
+  }
+  return short_frame(s.frame(stack, caller != n ? caller : shown != n ? shown : 0));
 }
 
 // Sums bytes per stack (or per innermost frame) and returns the largest `top` rows.
@@ -42,8 +85,7 @@ class StackTally {
   void add(uint32_t stack, int64_t bytes) {
     uint64_t key = stack;
     if (by_site_) {
-      StringId innermost = stack ? s_.frames[s_.stack_begin[stack]] : 0;
-      key = innermost;
+      key = stack ? site_key(stack) : 0;
     }
     auto& e = sums_[key];
     if (!e.blocks) e.stack = stack;
@@ -61,8 +103,9 @@ class StackTally {
       StackBytes r;
       r.site = site_of(s_, rows[k]->stack);
       if (!by_site_ && rows[k]->stack)
-        for (size_t f = 0; f < s_.stack_size(rows[k]->stack) && f < frames_shown; ++f)
-          r.frames.emplace_back(s_.frame(rows[k]->stack, f));
+        for (size_t f = 0; f < s_.stack_size(rows[k]->stack) && r.frames.size() < frames_shown; ++f)
+          if (!omitted_frame(s_.frame(rows[k]->stack, f)))
+            r.frames.emplace_back(s_.frame(rows[k]->stack, f));
       r.bytes = rows[k]->bytes;
       r.blocks = rows[k]->blocks;
       out.push_back(std::move(r));
@@ -76,9 +119,18 @@ class StackTally {
     int64_t bytes = 0;
     uint64_t blocks = 0;
   };
+  // Stacks with the same site are one row (the site's text, interned once per stack).
+  uint64_t site_key(uint32_t stack) {
+    auto it = site_by_stack_.find(stack);
+    if (it != site_by_stack_.end()) return it->second;
+    auto site = site_ids_.try_emplace(site_of(s_, stack), site_ids_.size() + 1).first;
+    return site_by_stack_[stack] = site->second;
+  }
   const MemorySnapshot& s_;
   bool by_site_;
   std::unordered_map<uint64_t, Entry> sums_;
+  std::unordered_map<uint32_t, uint64_t> site_by_stack_;
+  std::unordered_map<std::string, uint64_t> site_ids_;
 };
 
 void finish_group(SnapshotGroup& g) {

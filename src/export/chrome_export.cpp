@@ -61,6 +61,21 @@ class EventWriter {
     buf_ += ",\"ts\":";
     append_us(buf_, rank_ ? ts + rank_->shift_ns : ts);
   }
+  // An event of a process that has no track (NVML's GPU counters in a capture): tid 0.
+  void begin_process_event(char ph, uint32_t process, int64_t ts) {
+    if (!first_) buf_ += ",\n";
+    first_ = false;
+    buf_ += "{\"ph\":\"";
+    buf_ += ph;
+    buf_ += "\",\"pid\":";
+    buf_ += std::to_string(pid_of(process));
+    buf_ += ",\"tid\":0,\"ts\":";
+    append_us(buf_, rank_ ? ts + rank_->shift_ns : ts);
+  }
+  void process_metadata(const char* name, uint32_t process, const char* key,
+                        const std::string& value_json) {
+    metadata_at(name, pid_of(process), 0, key, value_json);
+  }
   void str_field(const char* key, std::string_view v) {
     buf_ += ",\"";
     buf_ += key;
@@ -299,7 +314,10 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
   auto write_counter = [&](uint32_t series, int64_t ts, double value) {
     const CounterSeries& cs = t.counter_series[series];
     uint32_t track = first_track[cs.process];
-    w->begin_event('C', track, ts);
+    if (track == UINT32_MAX)
+      w->begin_process_event('C', cs.process, ts);
+    else
+      w->begin_event('C', track, ts);
     w->str_field("name", prefix_counters ? std::string_view(prefixed[series]) : t.str(cs.name));
     char b[40];
     std::snprintf(b, sizeof b, "%.17g", value);
@@ -309,12 +327,11 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
     w->end_event();
   };
   for (uint32_t k = 0; k < carried.size(); ++k) {
-    if (carried[k] == SIZE_MAX || first_track[t.counter_series[k].process] == UINT32_MAX) continue;
+    if (carried[k] == SIZE_MAX) continue;
     ++count;
     if (w) write_counter(k, counter_window(k).begin, c.value[carried[k]]);
   }
   for (size_t i = 0; i < c.size(); ++i) {
-    if (first_track[t.counter_series[c.series[i]].process] == UINT32_MAX) continue;
     if (!counter_window(c.series[i]).point(c.ts[i])) continue;
     ++count;
     if (w) write_counter(c.series[i], c.ts[i], c.value[i]);
@@ -430,6 +447,15 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
     else if (tr.label)
       w.metadata("thread_name", k, "name", quoted(t.str(tr.label)));
     w.metadata("thread_sort_index", k, "sort_index", std::to_string(tr.sort_index));
+  }
+  // A process with counters and no track (NVML's GPUs in a capture) is named too.
+  for (const CounterSeries& cs : t.counter_series) {
+    if (process_done[cs.process]) continue;
+    process_done[cs.process] = true;
+    const Process& p = t.processes[cs.process];
+    if (p.name || p.label)
+      w.process_metadata("process_name", cs.process, "name",
+                         quoted(t.str(p.name ? p.name : p.label)));
   }
   write_events(t, &w, nullptr, nullptr);
   w.buf() += "\n]}\n";
