@@ -16,6 +16,7 @@
 #include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
 #include "import/perfetto_importer.h"
+#include "import/rocprof_importer.h"
 #include "import/sqlite_db.h"
 #include "import/sqlite_trace.h"
 #include "import/xplane_importer.h"
@@ -436,6 +437,15 @@ Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::B
     auto db = import::SqliteDb::open_bytes(std::move(bytes), path);
     if (!db) return db.status();
     return import::import_sqlite_trace(**db, options);
+  }
+  if (import::looks_like_rocprofv3(head)) {  // one JSON document, not a Chrome trace
+    std::string bytes;
+    if (Status s = read_all(bytes); !s) return s;
+    Result<Trace> t = import::import_rocprofv3(std::move(bytes), path);
+    if (t && options.strict) {
+      if (Status s = import::strict_error(*t); !s) return s;
+    }
+    return t;
   }
   bool other_text =
       import::looks_like_memory_snapshot(head) || import::looks_like_compile_log(head);
