@@ -61,6 +61,9 @@ for path in FILES:
     summary = mlprof_json(MLPROF, "summary", path)
     check(summary["format"] == "nsys" and "kernels" in summary.get("import_line", ""),
           f"{name}: summary names the format and the import line")
+    for cmd in (["analyze", path], ["report", path, "-o", os.devnull]):
+        r = subprocess.run([MLPROF, *cmd], capture_output=True, text=True)
+        check(r.returncode == 0, f"{name}: {cmd[0]} exit {r.returncode}: {r.stderr[-300:]}")
     # Launch -> kernel links: every flow joins an API call to GPU work.
     bad = sql(path, "select count(*) n from flow f join slice a on a.id = f.slice_out join slice k "
               "on k.id = f.slice_in where a.category not in ('cuda_runtime', 'cuda_driver') or "
