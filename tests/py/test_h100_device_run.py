@@ -160,6 +160,26 @@ for f in launch_findings:
     check("already" in text and "graph" in text,
           f"graphs: the launch finding knows the step already replays CUDA graphs: {text[:160]}")
 
+# The advice's price against a real after: on the eager trace the launch finding, priced by the
+# step replay, says CUDA graphs save X% of the step; the same program under
+# torch.compile(mode="reduce-overhead"), profiled the same way, took Y% less per ProfilerStep
+# (measured here from both traces' ProfilerStep ranges).
+def step_ms(name):
+    ev = check_run.load(path(name))
+    d = [e["dur"] for e in ev if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")
+         and e.get("cat") != "gpu_user_annotation"]
+    return sum(d) / len(d) / 1e3
+
+
+eager_ms, graphs_ms = step_ms("h100_eager.json.gz"), step_ms("h100_graphs.json.gz")
+measured = 100 * (eager_ms - graphs_ms) / eager_ms
+ej = mlprof_json("bottlenecks", path("h100_eager.json.gz"))
+launch = [f for f in ej.get("findings", []) if f.get("kind") == "gpu_launch_overhead"]
+predicted = 100 * launch[0]["est_savings_ns"] / ej["basis_ns"] if launch else -1
+check(launch and launch[0].get("priced_by") == "replay" and abs(predicted - measured) <= 5,
+      f"advice: CUDA graphs priced at {predicted:.1f}% of the eager step; reduce-overhead measured "
+      f"{measured:.1f}% ({eager_ms:.2f} -> {graphs_ms:.2f} ms per ProfilerStep)")
+
 # 5. torch.compile: compiled regions' GPU work as computed here, and the TORCH_TRACE log.
 cj = mlprof_json("compile", path("h100_compile.json.gz"))
 regions = {r["name"]: r for r in (cj.get("runtime") or {}).get("regions", [])}
