@@ -91,7 +91,7 @@ class PerfettoReader {
                   uint64_t packet_offset);
   bool read_interned(const ProtoField& f, Interned& st);
   bool read_annotation(const ProtoField& f, Interned& st, std::vector<Arg>& out);
-  std::string annotation_json(const ProtoField& f, Interned& st, bool& ok);
+  std::string annotation_json(const ProtoField& f, Interned& st, bool& ok, int depth = 0);
   void flow_endpoint(uint64_t id, uint32_t track, int64_t ts, bool terminating);
 
   std::string_view bytes_;
@@ -256,58 +256,66 @@ std::string json_quote(std::string_view s) {
 }
 
 // A nested annotation (dict_entries / array_values) as JSON text.
-std::string PerfettoReader::annotation_json(const ProtoField& f, Interned& st, bool& ok) {
+std::string PerfettoReader::annotation_json(const ProtoField& f, Interned& st, bool& ok,
+                                            int depth) {
+  if (depth > 64) {  // a hostile file's nesting must not exhaust the stack
+    ok = false;
+    error_ = "byte " + std::to_string(f.offset) + ": debug annotations nested over 64 deep";
+    return "";
+  }
   std::string key, value = "null", members;
   bool dict = false, array = false;
-  ok = ok && for_each_field(f.bytes, f.offset, error_, [&](const ProtoField& g) {
-         switch (g.number) {
-           case 1: {
-             auto it = st.debug_names.find(g.u);
-             if (it != st.debug_names.end()) key = std::string(b_.trace().str(it->second));
-             break;
-           }
-           case 10:
-             key = std::string(g.bytes.str());
-             break;
-           case 2:
-             value = g.u ? "true" : "false";
-             break;
-           case 3:
-           case 7:
-             value = std::to_string(g.u);
-             break;
-           case 4:
-             value = std::to_string(g.i64());
-             break;
-           case 5: {
-             char b[32];
-             std::snprintf(b, sizeof b, "%.17g", g.as_double());
-             value = b;
-             break;
-           }
-           case 6:
-             value = json_quote(g.bytes.str());
-             break;
-           case 9:
-             value = std::string(g.bytes.str());
-             break;
-           case 17: {
-             auto it = st.debug_strings.find(g.u);
-             value = json_quote(it == st.debug_strings.end() ? "" : b_.trace().str(it->second));
-             break;
-           }
-           case 11:
-           case 12: {
-             (g.number == 11 ? dict : array) = true;
-             std::string sub = annotation_json(g, st, ok);
-             if (!members.empty()) members += ",";
-             members += sub;
-             break;
-           }
-           default:
-             break;
-         }
-       });
+  bool walked =
+      ok && for_each_field(f.bytes, f.offset, error_, [&](const ProtoField& g) {
+        switch (g.number) {
+          case 1: {
+            auto it = st.debug_names.find(g.u);
+            if (it != st.debug_names.end()) key = std::string(b_.trace().str(it->second));
+            break;
+          }
+          case 10:
+            key = std::string(g.bytes.str());
+            break;
+          case 2:
+            value = g.u ? "true" : "false";
+            break;
+          case 3:
+          case 7:
+            value = std::to_string(g.u);
+            break;
+          case 4:
+            value = std::to_string(g.i64());
+            break;
+          case 5: {
+            char b[32];
+            std::snprintf(b, sizeof b, "%.17g", g.as_double());
+            value = b;
+            break;
+          }
+          case 6:
+            value = json_quote(g.bytes.str());
+            break;
+          case 9:
+            value = std::string(g.bytes.str());
+            break;
+          case 17: {
+            auto it = st.debug_strings.find(g.u);
+            value = json_quote(it == st.debug_strings.end() ? "" : b_.trace().str(it->second));
+            break;
+          }
+          case 11:
+          case 12: {
+            (g.number == 11 ? dict : array) = true;
+            std::string sub = annotation_json(g, st, ok, depth + 1);
+            if (!members.empty()) members += ",";
+            members += sub;
+            break;
+          }
+          default:
+            break;
+        }
+      });
+  ok = ok && walked;
   if (dict) value = "{" + members + "}";
   if (array) value = "[" + members + "]";
   // Inside a dict an entry is "key": value (annotation_json of an array element has no key).

@@ -39,6 +39,10 @@ struct ProtoField {
 // "byte N: what", N from `base`) when the message is malformed.
 template <typename F>
 bool for_each_field(ProtoSpan msg, uint64_t base, std::string& error, F&& f) {
+  if (msg.size > static_cast<size_t>(INT32_MAX)) {  // CodedInputStream counts in int
+    error = "byte " + std::to_string(base) + ": a message over 2 GiB";
+    return false;
+  }
   google::protobuf::io::CodedInputStream in(msg.data, static_cast<int>(msg.size));
   while (true) {
     uint64_t at = base + static_cast<uint64_t>(in.CurrentPosition());

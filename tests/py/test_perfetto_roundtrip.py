@@ -132,4 +132,36 @@ with tempfile.TemporaryDirectory() as tmp:
         check(r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and out in r.stderr,
               f"cut pftrace: exit {r.returncode}: {r.stderr!r}")
 
+    # Bit flips: read or refused with one line, never a crash or a hang.
+    import random
+    rnd = random.Random(11)
+    src = [os.path.join(tmp, n) for n in os.listdir(tmp) if n.endswith(".pftrace") and n != "cut.pftrace"]
+    for i in range(30 if src else 0):
+        d = bytearray(open(src[i % len(src)], "rb").read())
+        for _ in range(8):
+            d[rnd.randrange(len(d))] ^= 1 << rnd.randrange(8)
+        p = os.path.join(tmp, f"flip{i}.pftrace")
+        open(p, "wb").write(d)
+        r = subprocess.run([MLPROF, "summary", p], capture_output=True, timeout=120)
+        check(r.returncode in (0, 2), f"bit flips {i}: exit {r.returncode}")
+    # Deeply nested debug annotations: an error, not a stack overflow.
+    def field(num, payload):
+        def varint(v):
+            out = bytearray()
+            while v >= 0x80:
+                out.append((v & 0x7F) | 0x80)
+                v >>= 7
+            out.append(v)
+            return bytes(out)
+        return varint(num << 3 | 2) + varint(len(payload)) + payload
+    ann = b""
+    for _ in range(100000):
+        ann = field(11, ann)
+    te = b"\x48\x01" + b"\x58\x01" + field(4, ann)  # type begin, track 1, annotation
+    pkt = b"\x40\x01" + b"\x50\x01" + field(11, te)
+    deep = os.path.join(tmp, "deep.pftrace")
+    open(deep, "wb").write(field(1, pkt))
+    r = subprocess.run([MLPROF, "summary", deep], capture_output=True, text=True, timeout=120)
+    check(r.returncode == 2 and "nested" in r.stderr, f"deep annotations: exit {r.returncode}: {r.stderr[:200]!r}")
+
 finish()
