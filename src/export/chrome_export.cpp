@@ -50,26 +50,22 @@ class EventWriter {
   }
 
   void begin_event(char ph, uint32_t track, int64_t ts) {
-    if (!first_) buf_ += ",\n";
-    first_ = false;
-    buf_ += "{\"ph\":\"";
-    buf_ += ph;
-    buf_ += "\",\"pid\":";
-    buf_ += std::to_string(pid_of(t_.tracks[track].process));
-    buf_ += ",\"tid\":";
-    buf_ += std::to_string(tid_of(track));
-    buf_ += ",\"ts\":";
-    append_us(buf_, rank_ ? ts + rank_->shift_ns : ts);
+    begin_at(ph, pid_of(t_.tracks[track].process), tid_of(track), ts);
   }
   // An event of a process that has no track (NVML's GPU counters in a capture): tid 0.
   void begin_process_event(char ph, uint32_t process, int64_t ts) {
+    begin_at(ph, pid_of(process), 0, ts);
+  }
+  void begin_at(char ph, int64_t pid, int64_t tid, int64_t ts) {
     if (!first_) buf_ += ",\n";
     first_ = false;
     buf_ += "{\"ph\":\"";
     buf_ += ph;
     buf_ += "\",\"pid\":";
-    buf_ += std::to_string(pid_of(process));
-    buf_ += ",\"tid\":0,\"ts\":";
+    buf_ += std::to_string(pid);
+    buf_ += ",\"tid\":";
+    buf_ += std::to_string(tid);
+    buf_ += ",\"ts\":";
     append_us(buf_, rank_ ? ts + rank_->shift_ns : ts);
   }
   void process_metadata(const char* name, uint32_t process, const char* key,
