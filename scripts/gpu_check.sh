@@ -221,4 +221,16 @@ if ((torch_ok)) && (($(left) > 50)); then
   wait $mp; echo "rc=$?"; tail -5 "$work/mem.err"; tail -c 300 "$work/mem.out"
   [[ -f $work/h100_torch_eager_memory.mlprof ]] && ls -la "$work/h100_torch_eager_memory.mlprof"
 fi
+# ---- 6. optional: torch.profiler inside mlprof run --gpu (two CUPTI activity clients) -----------
+if ((torch_ok)) && (($(left) > 50)); then
+  step "6. torch.profiler inside mlprof run --gpu (two CUPTI clients in one process)"
+  torch_run mlprof_and_profiler 45 "$TM" run --gpu -q -o "$work/both.mlprof" -- $py "$gpudir/torch_step.py" \
+    --mode eager --steps 6 --gap-ms 100 --profile "$work/both_prof.json.gz" --result "$work/both_result.json"
+  grep -iE "cupti|warn|error" "$work/mlprof_and_profiler.err" | head -8
+  if [[ -f $work/both.mlprof ]]; then
+    "$M" export "$work/both.mlprof" -o "$work/both_capture.json" > /dev/null
+    $py "$gpudir/check_run.py" torch "$work/both_result.json" "$work/both_capture.json" \
+      "$work/both_prof.json.gz" | tail -12
+  fi
+fi
 echo "done in $((SECONDS - t0)) s"
