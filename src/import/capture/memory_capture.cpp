@@ -417,6 +417,12 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
       fs_.stack_map[id] = it->second;
     }
     stats.stacks = stack_ids.size();
+    if (std::vector<std::string> slow = sym.slow_modules(2.0); !slow.empty()) {
+      std::string list;
+      for (const std::string& m : slow) list += (list.empty() ? "" : ", ") + m;
+      stats.notes.push_back("pid " + std::to_string(f.pid()) + ": symbolizing stacks was slow in " +
+                            list + " (symbol and line tables read by libdw)");
+    }
 
     // Each thread's chunks are already in time order: merge the threads' streams (no copy of the
     // events, no sort). Ties go to the earlier event in the file, as a stable sort would.

@@ -2,7 +2,9 @@
 
 #include <cxxabi.h>
 #include <elfutils/libdwfl.h>
+#include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +31,12 @@ std::string demangle(const char* name) {
     return s;
   }
   return name;
+}
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
 }
 
 std::string base_name(const char* path) {
@@ -80,6 +88,7 @@ const std::string& Symbolizer::frame_name(uint64_t pc, bool return_address) {
     std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(pc));
     out = buf;
   } else {
+    int64_t t0 = now_ns();
     const char* sym = dwfl_module_addrname(m, lookup);
     Dwarf_Addr start = 0;
     const char* modname =
@@ -99,8 +108,24 @@ const std::string& Symbolizer::frame_name(uint64_t pc, bool return_address) {
     } else if (sym && modname) {
       out += " (" + base_name(modname) + ")";
     }
+    module_ns_[modname ? modname : "?"] += now_ns() - t0;
   }
   return cache_.emplace(lookup, std::move(out)).first->second;
+}
+
+std::vector<std::string> Symbolizer::slow_modules(double min_seconds) const {
+  std::vector<std::pair<int64_t, std::string>> slow;
+  for (const auto& [path, ns] : module_ns_)
+    if (ns >= min_seconds * 1e9) slow.emplace_back(ns, path);
+  std::sort(slow.begin(), slow.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (const auto& [ns, path] : slow) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " %.1f s", ns / 1e9);
+    out.push_back(base_name(path.c_str()) + buf);
+  }
+  return out;
 }
 
 }  // namespace mlprof

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 struct Dwfl;  // elfutils
 
@@ -24,10 +25,14 @@ class Symbolizer {
   // Path of the file mapped at pc ("" when unknown).
   std::string module_path(uint64_t pc);
   bool ok() const { return dwfl_ != nullptr; }
+  // Modules whose lookups (symbols, line tables) took at least `min_seconds` in all, slowest
+  // first: "libfoo.so 12.3 s" (the H100 run's PyTorch capture spent over 40 s symbolizing).
+  std::vector<std::string> slow_modules(double min_seconds) const;
 
  private:
   ::Dwfl* dwfl_ = nullptr;
   std::unordered_map<uint64_t, std::string> cache_;
+  std::unordered_map<std::string, int64_t> module_ns_;  // lookup time per module path
 };
 
 }  // namespace mlprof
