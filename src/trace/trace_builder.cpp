@@ -323,33 +323,22 @@ Trace TraceBuilder::finish() && {
   s.depth.assign(n, 0);
   s.parent.assign(n, -1);
   s.self.assign(s.dur.begin(), s.dur.end());
-  // A slice that outlasts its parent (PyTorch's Python tracer leaves some python_function
-  // events open for tens of ms past the record_function range around them) nests inside the
-  // parent only up to the parent's end: `open_end` is that bound, so a slice that starts after
-  // the parent ended is never counted as its descendant (a compiled region would otherwise
-  // claim the next step's kernels).
   std::vector<uint32_t> stack;
-  std::vector<int64_t> open_end;  // per stack entry
   for (size_t k = 0; k < ntracks; ++k) {
     stack.clear();
-    open_end.clear();
     for (uint32_t i = begin[k]; i < begin[k + 1]; ++i) {
       // A slice that ends where i starts is a sibling; one that starts with i encloses it
       // (longest first), even when both are empty.
-      while (!stack.empty() && open_end.back() <= s.ts[i] && s.ts[stack.back()] != s.ts[i]) {
+      while (!stack.empty() && s.end(stack.back()) <= s.ts[i] && s.ts[stack.back()] != s.ts[i])
         stack.pop_back();
-        open_end.pop_back();
-      }
-      int64_t end = s.end(i);
       if (!stack.empty()) {
         uint32_t p = stack.back();
         s.parent[i] = static_cast<int32_t>(p);
         s.depth[i] = static_cast<uint16_t>(std::min<size_t>(stack.size(), 65535));
-        end = std::min(end, open_end.back());
-        s.self[p] -= end - s.ts[i];
+        int64_t clipped = std::min(s.end(i), s.end(p)) - s.ts[i];
+        s.self[p] -= clipped;
       }
       stack.push_back(i);
-      open_end.push_back(end);
     }
   }
   for (size_t i = 0; i < n; ++i)
