@@ -63,6 +63,8 @@
     "Compile", "")                                                                                 \
   X(MemorySnapshot, memory_snapshot, SnapshotResult, SnapshotOptions, (), kMemorySnapshot, true,   \
     12, 11, "CUDA memory snapshot", "fragmented_segments")                                         \
+  X(Roofline, roofline, RooflineResult, RooflineOptions, (kSteps), kGpuStreams, true, 14, 13,      \
+    "Roofline", "shapes")                                                                          \
   MLPROF_EXTRA_ANALYSES(X)
 
 // A test build adds rows here (tests/catalog/dummy_analysis.h); empty otherwise.

@@ -36,6 +36,7 @@
 #include "mlprof/analyze/modules.h"
 #include "mlprof/analyze/op_stats.h"
 #include "mlprof/analyze/ranks.h"
+#include "mlprof/analyze/roofline.h"
 #include "mlprof/analyze/steps.h"
 #include "mlprof/analyze/summary.h"
 #include "mlprof/analyze/timeline.h"

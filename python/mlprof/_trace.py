@@ -183,6 +183,23 @@ class Trace:
         """`mlprof flops`: FLOPs per op and step, achieved TFLOP/s, MFU (peak_tflops=...)."""
         return self.analysis("flops", **options)
 
+    def roofline(self, table_name="shapes", device=None, peaks=None, top=0):
+        """`mlprof roofline` as a DataFrame: one row per (op, shapes, dtype) with FLOPs, bytes,
+        intensity, achieved TFLOP/s and TB/s, % of roofline, bound and wasted time (ns), most
+        wasted first. table_name: shapes, ops, families, kernels, modules, steps or unmodeled;
+        device: a device name to take peaks for; peaks: a --peaks JSON file's path; top: rows
+        kept (0 = all). The whole result: t.analysis("roofline")."""
+        options = {"top": top}
+        if device:
+            options["device"] = device
+        if peaks:
+            with open(peaks) as f:
+                options["peaks"] = f.read()
+        doc = json.loads(_core.analysis_json(self._core, "roofline", options))
+        if "unavailable" in doc:
+            return table([])
+        return table(doc.get(table_name, []))
+
     def ranks(self):
         """`mlprof ranks` (a rank directory): per-rank times, stragglers, collectives."""
         return self.analysis("ranks")

@@ -7,6 +7,7 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "mlprof/analyze/device_peaks.h"
 #include "render/analysis_output.h"
 #include "render/flame_render.h"
 #include "render/report.h"
@@ -64,6 +65,15 @@ AnalysisOptions options_of(AnalysisId id, const py::dict& kw) {
       o.ops.stats.include_gpu = !v.cast<bool>();
     } else if (key == "peak_tflops" && id == AnalysisId::kFlops) {
       o.flops.peak_tflops = v.cast<double>();
+    } else if (key == "top" && id == AnalysisId::kRoofline) {
+      o.roofline.top = v.cast<size_t>();
+    } else if (key == "device" && id == AnalysisId::kRoofline) {
+      o.roofline.device = v.cast<std::string>();
+    } else if (key == "peaks" && id == AnalysisId::kRoofline) {
+      // The JSON text of a --peaks file.
+      auto rows = parse_device_peaks_json(v.cast<std::string>(), "peaks=");
+      if (!rows) raise(ErrorKind::kAnalysis, "roofline: peaks: " + rows.error());
+      o.roofline.peaks = std::move(rows.value());
     } else if (key == "include_memory" && id == AnalysisId::kKernels) {
       o.kernels.include_memory = v.cast<bool>();
     } else if (key == "include_gpu" && id == AnalysisId::kFlame) {

@@ -14,6 +14,7 @@
 #include "render/memory_snapshot_render.h"
 #include "render/modules_render.h"
 #include "render/ranks_render.h"
+#include "render/roofline_render.h"
 #include "render/steps_render.h"
 #include "render/summary_render.h"
 #include "render/timeline_render.h"
@@ -71,6 +72,9 @@ std::string render_bottlenecks_text(const BottleneckResult& r, const TextOptions
 }
 std::string render_flops_text(const FlopsResult& r, const TextOptions& o) {
   return render_flops_text(r, o.width);
+}
+std::string render_roofline_text(const RooflineResult& r, const TextOptions& o) {
+  return render_roofline_text(r, o.width, rows_or(o, 15));
 }
 std::string render_flame_text(const FlameGraph& r, const TextOptions& o) {
   return render_flame_text(r, o.width, rows_or(o, 40));

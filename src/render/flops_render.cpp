@@ -46,11 +46,14 @@ std::string render_flops_text(const FlopsResult& r, size_t width) {
   t.add_column("calls");
   t.add_column("counted");
   t.add_column("FLOPs");
-  t.add_column("time");
+  bool gpu = false;
+  for (const OpFlops& o : r.ops) gpu = gpu || o.gpu_ns > 0;
+  t.add_column(gpu ? "GPU time" : "time");
   t.add_column("TFLOP/s");
   for (const OpFlops& o : r.ops)
     t.add_row({o.name, std::to_string(o.calls), std::to_string(o.calls_counted),
-               format_flops(o.flops), format_duration_ns(static_cast<double>(o.total_ns)),
+               format_flops(o.flops),
+               format_duration_ns(static_cast<double>(gpu ? o.gpu_ns : o.total_ns)),
                fmt("%.4f", o.tflops_per_s)});
   out += "\n" + t.render(width);
   if (!r.steps.empty()) {
@@ -90,6 +93,7 @@ void write_flops_json(JsonWriter& w, const FlopsResult& r) {
     w.field("calls_counted", o.calls_counted);
     w.field("flops", o.flops);
     w.field("total_ns", o.total_ns);
+    w.field("gpu_ns", o.gpu_ns);
     w.field("tflops_per_s", o.tflops_per_s);
     w.end_object();
   }

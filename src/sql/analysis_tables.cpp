@@ -1,12 +1,14 @@
 // The analysis results as tables: `ops` (mlprof ops), `kernels` (mlprof kernels), `steps`
 // (mlprof steps) and `launches` (each launch call -> the GPU work it launched, with the delay).
 // Computed on first use, once per trace, and kept: a query that never names them costs nothing.
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/op_stats.h"
+#include "mlprof/analyze/roofline.h"
 #include "mlprof/analyze/steps.h"
 #include "sql/virtual_table.h"
 
@@ -180,6 +182,30 @@ Rows launch_rows(const TraceSet& set, size_t p) {
   return rows;
 }
 
+// `mlprof roofline`'s rows per (op, shapes, dtype), every one (no top cut), with the device's
+// built-in peaks.
+Rows roofline_rows(const TraceSet& set, size_t p) {
+  Rows rows;
+  const Trace& t = *set.parts[p].trace;
+  if (!has_gpu(t)) return rows;
+  RooflineOptions o;
+  o.top = 0;
+  RooflineResult r = analyze_roofline(t, analyze_steps(t), o);
+  auto nan_null = [](double v) { return std::isnan(v) ? Value{} : Value{v}; };
+  for (const RooflineRow& x : r.shapes) {
+    Value peak = r.peaks_known ? Value{x.peak_tflops} : Value{};
+    rows.push_back({x.name, x.shapes, x.dtype, x.family, num(static_cast<int64_t>(x.calls)),
+                    num(x.kernel_ns), real(x.flops), real(x.bytes), real(x.intensity),
+                    real(x.achieved_tflops), real(x.achieved_tbps), peak,
+                    r.peaks_known ? Value{x.attainable_tflops} : Value{}, nan_null(x.roofline_pct),
+                    r.peaks_known ? Value{x.roofline_ns} : Value{},
+                    r.peaks_known ? Value{x.wasted_ns} : Value{}, text_or_null(x.bound),
+                    num(static_cast<int64_t>(x.above_compute_peak)),
+                    num(static_cast<int64_t>(x.above_bandwidth))});
+  }
+  return rows;
+}
+
 }  // namespace
 
 int register_analysis_tables(sqlite3* db, const TraceSet& set, std::string& error) {
@@ -238,6 +264,28 @@ int register_analysis_tables(sqlite3* db, const TraceSet& set, std::string& erro
               {"kernel_dur", "INTEGER"},
               {"delay", "INTEGER"}},
              launch_rows);
+  if (rc == SQLITE_OK)
+    rc = add("roofline",
+             {{"name", "TEXT"},
+              {"shapes", "TEXT"},
+              {"dtype", "TEXT"},
+              {"family", "TEXT"},
+              {"calls", "INTEGER"},
+              {"kernel_ns", "INTEGER"},
+              {"flops", "REAL"},
+              {"bytes", "REAL"},
+              {"intensity", "REAL"},
+              {"achieved_tflops", "REAL"},
+              {"achieved_tbps", "REAL"},
+              {"peak_tflops", "REAL"},
+              {"attainable_tflops", "REAL"},
+              {"roofline_pct", "REAL"},
+              {"roofline_ns", "INTEGER"},
+              {"wasted_ns", "INTEGER"},
+              {"bound", "TEXT"},
+              {"above_compute_peak", "INTEGER"},
+              {"above_bandwidth", "INTEGER"}},
+             roofline_rows);
   return rc;
 }
 

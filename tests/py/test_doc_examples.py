@@ -19,7 +19,7 @@ from checks import check, finish  # noqa: E402
 
 require("traces/compile/kineto/xdit_sd_3.5_profile_trace_rank_0.json.gz")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DOCS = ["pytorch-diagnostics.md", "traces.md", "ranks.md"]
+DOCS = ["pytorch-diagnostics.md", "traces.md", "ranks.md", "roofline.md"]
 SKIP = re.compile(r"mlprof serve|curl |mpirun|BASELINE|/tmp/|RANK_DIR|\bDIR\b|/shared/job|bench/")
 
 

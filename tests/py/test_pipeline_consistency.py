@@ -29,16 +29,17 @@ MLPROF, DATA = sys.argv[1], sys.argv[2]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Each analysis of the report, and the subcommand that prints it alone.
 REPORT = ["summary", "ops", "steps", "kernels", "gpu", "memory", "leaks", "bottlenecks", "flops",
-          "flame", "timeline", "modules", "critical_path", "compile", "memory_snapshot"]
+          "flame", "timeline", "modules", "critical_path", "compile", "memory_snapshot", "roofline"]
 COMMAND = {"critical_path": "critical-path"}  # JSON key -> subcommand
 ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks",
-           "modules", "critical_path", "compile", "memory_snapshot"]
+           "modules", "critical_path", "compile", "memory_snapshot", "roofline"]
 NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
 # analyze's text sections, in order, and their analyses.
 SECTIONS = [("Summary", "summary"), ("Steps", "steps"), ("GPU", "gpu"), ("Kernels", "kernels"),
             ("Memory", "memory"), ("Leaks", "leaks"), ("FLOPs", "flops"), ("Modules", "modules"),
             ("Critical path", "critical_path"), ("Compile", "compile"),
-            ("CUDA memory snapshot", "memory_snapshot"), ("Bottlenecks", "bottlenecks")]
+            ("CUDA memory snapshot", "memory_snapshot"), ("Bottlenecks", "bottlenecks"),
+            ("Roofline", "roofline")]
 
 
 def exact(text):

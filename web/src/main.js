@@ -8,12 +8,13 @@ import { renderFlame } from './flame.js';
 import { base64Bytes, decodeEvents, renderTimeline } from './timeline.js';
 import { barChart, lineChart } from './charts.js';
 import { overview } from './overview.js';
+import { roofline } from './roofline.js';
 import { missing, operators, kernels, memory, gpu, modules, compile, criticalPath, criticalPathShown, ranks } from './views.js';
 
 const TABS = [
   ['overview', 'Overview'], ['operators', 'Operators'], ['kernels', 'Kernels'],
   ['timeline', 'Timeline'], ['flame', 'Flame graph'], ['memory', 'Memory'],
-  ['gpu', 'GPU metrics'], ['modules', 'Modules'], ['compile', 'torch.compile'],
+  ['gpu', 'GPU metrics'], ['roofline', 'Roofline'], ['modules', 'Modules'], ['compile', 'torch.compile'],
   ['critical_path', 'Critical path'], ['ranks', 'Ranks'], ['compare', 'Compare'],
 ];
 // Tabs shown only when their analysis has something to show.
@@ -21,6 +22,7 @@ const OPTIONAL = {
   compile: (r) => r && !unavailable(r),
   modules: (r) => r && !unavailable(r),
   critical_path: async (r, src) => criticalPathShown(r, await src.get('summary')),
+  roofline: (r) => r && !unavailable(r),
 };
 
 // ---- data sources -------------------------------------------------------------------------
@@ -150,7 +152,7 @@ async function compare(c, src) {
   c.append(renderGeneric(r, 'compare'));
 }
 
-const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, modules, compile, critical_path: criticalPath, ranks, compare };
+const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, roofline, modules, compile, critical_path: criticalPath, ranks, compare };
 
 // ---- shell --------------------------------------------------------------------------------
 

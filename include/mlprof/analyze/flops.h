@@ -51,7 +51,8 @@ struct OpFlops {
   uint64_t calls_counted = 0;  // calls whose shapes were recorded and fit
   double flops = 0;
   int64_t total_ns = 0;     // wall time of the counted calls
-  double tflops_per_s = 0;  // flops / total_ns
+  int64_t gpu_ns = 0;       // GPU time of the kernels they launched (GPU traces)
+  double tflops_per_s = 0;  // flops / gpu_ns on a GPU trace, else flops / total_ns
 };
 
 struct StepFlops {

@@ -1,0 +1,498 @@
+#include "mlprof/analyze/roofline.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "mlprof/analysis_set.h"
+#include "mlprof/analyze/device_time.h"
+#include "mlprof/analyze/gpu_events.h"
+
+namespace mlprof {
+
+namespace {
+
+// One modeled call (an op, or a kernel carrying its own numbers) and its kernels.
+struct Call {
+  int32_t slice = -1;  // the op's slice (the kernel's, for kernel-args calls)
+  PerfEstimate est;
+  std::string shapes;  // the tensor inputs' shapes, compact
+  int64_t kernel_ns = 0;
+  uint32_t kernels = 0;
+  StringId kernel_name = 0;  // the first kernel's
+  bool one_kernel_name = true;
+};
+
+// Roofline of one call (or a sum of them).
+struct Point {
+  double roofline_ns = 0;
+  bool compute_bound = false;
+  bool above_compute = false, above_bw = false;
+  double peak_tflops = 0;
+};
+
+double peak_for(const DevicePeaks& p, const PerfEstimate& e, double achieved_tflops,
+                std::string* note) {
+  bool matrix = perf_family_uses_matrix_units(e.family);
+  double peak = peak_tflops(p, e.dtype, matrix);
+  // fp32 matrix work: PyTorch runs fp32 convolutions on TF32 tensor cores by default
+  // (torch.backends.cudnn.allow_tf32) and matmuls when allowed; a rate above the fp32 peak
+  // that TF32 explains is TF32.
+  if (matrix && e.dtype == "fp32" && p.tf32 > peak &&
+      (e.family == PerfFamily::kConv || achieved_tflops > peak)) {
+    peak = p.tf32;
+    if (note) *note = "tf32";
+  }
+  return peak;
+}
+
+Point point(const DevicePeaks& p, const PerfEstimate& e, int64_t kernel_ns) {
+  Point r;
+  double t = static_cast<double>(kernel_ns);
+  double achieved = t > 0 ? e.flops / t / 1e3 : 0;  // TFLOP/s (1 FLOP/ns = 1e-3 TFLOP/s)
+  r.peak_tflops = peak_for(p, e, achieved, nullptr);
+  double compute_ns = r.peak_tflops > 0 ? e.flops / (r.peak_tflops * 1e3) : 0;
+  double memory_ns = p.mem_gbs > 0 ? e.bytes / p.mem_gbs : 0;  // GB/s = bytes/ns
+  r.compute_bound = compute_ns >= memory_ns;
+  r.roofline_ns = std::max(compute_ns, memory_ns);
+  r.above_compute = compute_ns > t;
+  r.above_bw = !r.above_compute && memory_ns > t;
+  return r;
+}
+
+struct Group {
+  RooflineRow row;
+  double compute_ns = 0, memory_ns = 0;  // roofline time of compute- and memory-bound calls
+  int64_t point_ns = 0;                  // kernel time of the calls that are roofline points
+  bool mixed_dtype = false, mixed_family = false, mixed_peak = false;
+};
+
+void add(Group& g, const PerfEstimate& e, int64_t kernel_ns, const Point* pt, uint64_t calls = 1) {
+  RooflineRow& r = g.row;
+  if (r.calls == 0) {
+    r.dtype = e.dtype;
+    r.family = std::string(perf_family_name(e.family));
+    if (pt) r.peak_tflops = pt->peak_tflops;
+  } else {
+    if (r.dtype != e.dtype) g.mixed_dtype = true;
+    if (r.family != perf_family_name(e.family)) g.mixed_family = true;
+    if (pt && r.peak_tflops != pt->peak_tflops) g.mixed_peak = true;
+  }
+  r.calls += calls;
+  r.kernel_ns += kernel_ns;
+  r.flops += e.flops;
+  r.bytes += e.bytes;
+  if (!pt) return;
+  if (pt->above_compute) {
+    ++r.above_compute_peak;
+    return;  // not a roofline point: left out of roofline and wasted time
+  }
+  // A call faster than DRAM allows ran at least at its roofline: nothing wasted.
+  double rt = pt->above_bw ? static_cast<double>(kernel_ns) : pt->roofline_ns;
+  if (pt->above_bw) ++r.above_bandwidth;
+  (pt->compute_bound ? g.compute_ns : g.memory_ns) += rt;
+  r.roofline_ns += static_cast<int64_t>(rt);
+  g.point_ns += kernel_ns;
+}
+
+RooflineRow finish(Group& g, const DevicePeaks* p) {
+  RooflineRow r = std::move(g.row);
+  if (g.mixed_dtype) r.dtype.clear();
+  if (g.mixed_family) r.family.clear();
+  r.intensity = r.bytes > 0 ? r.flops / r.bytes : 0;
+  double t = static_cast<double>(r.kernel_ns);
+  r.achieved_tflops = t > 0 ? r.flops / t / 1e3 : 0;
+  r.achieved_tbps = t > 0 ? r.bytes / t / 1e3 : 0;  // bytes/ns = GB/s; /1e3 = TB/s
+  if (p == nullptr) {
+    r.peak_tflops = 0;
+    return r;
+  }
+  if (g.mixed_peak || g.mixed_dtype) r.peak_tflops = 0;
+  if (r.peak_tflops > 0)
+    r.attainable_tflops = std::min(r.peak_tflops, r.intensity * p->mem_gbs / 1e3);
+  // Over the calls that are roofline points (not those above the compute peak).
+  r.roofline_pct = g.point_ns > 0 ? static_cast<double>(r.roofline_ns) / g.point_ns : NAN;
+  r.wasted_ns = std::max<int64_t>(0, g.point_ns - r.roofline_ns);
+  r.bound = g.compute_ns == 0 && g.memory_ns == 0 ? ""
+            : g.compute_ns >= g.memory_ns         ? "compute"
+                                                  : "memory";
+  return r;
+}
+
+std::vector<RooflineRow> sorted_rows(std::map<std::string, Group>& groups, const DevicePeaks* p,
+                                     size_t top) {
+  std::vector<RooflineRow> rows;
+  rows.reserve(groups.size());
+  for (auto& [k, g] : groups) rows.push_back(finish(g, p));
+  std::sort(rows.begin(), rows.end(), [](const RooflineRow& a, const RooflineRow& b) {
+    if (a.wasted_ns != b.wasted_ns) return a.wasted_ns > b.wasted_ns;
+    if (a.kernel_ns != b.kernel_ns) return a.kernel_ns > b.kernel_ns;
+    return std::tie(a.name, a.shapes) < std::tie(b.name, b.shapes);
+  });
+  if (top > 0 && rows.size() > top) rows.resize(top);
+  return rows;
+}
+
+std::string_view arg_text(const Trace& t, uint32_t b, uint32_t n, StringId key) {
+  if (key == StringPool::kNotFound) return {};
+  const Arg* a = t.find_arg(b, n, key);
+  if (a == nullptr || (a->type != ArgType::kJson && a->type != ArgType::kString)) return {};
+  return t.str(a->s);
+}
+
+// "[4, 197, 768], [768, 768], [768]": Input Dims without the non-tensor arguments' [].
+std::string shapes_text(const std::vector<Shape>& dims) {
+  size_t last = dims.size();
+  while (last > 0 && dims[last - 1].empty()) --last;
+  std::string out;
+  for (size_t i = 0; i < last; ++i) {
+    if (i) out += ", ";
+    out += '[';
+    for (size_t k = 0; k < dims[i].size(); ++k) {
+      if (k) out += ", ";
+      out += std::to_string(dims[i][k]);
+    }
+    out += ']';
+  }
+  return out;
+}
+
+// Input Strides share Input Dims' syntax.
+std::vector<Shape> shapes_or_empty(std::string_view text) {
+  if (text.empty()) return {};
+  auto v = parse_input_dims(text);
+  return v ? std::move(*v) : std::vector<Shape>{};
+}
+
+}  // namespace
+
+RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
+                                const RooflineOptions& options) {
+  RooflineResult r;
+  const SliceTable& s = trace.slices;
+  const size_t n = s.size();
+  // The device and its peaks.
+  r.device = options.device;
+  if (r.device.empty())
+    for (const DeviceInfo& d : trace.meta.devices)
+      if (!d.name.empty()) {
+        r.device = d.name;
+        break;
+      }
+  if (auto p = find_device_peaks(r.device, options.peaks)) {
+    r.peaks = *p;
+    r.peaks_known = true;
+    // A --peaks row twice the datasheet's dense figure is a with-sparsity figure.
+    if (auto table = find_device_peaks(r.device)) {
+      if (p->source != table->source && table->bf16 > 0 && p->bf16 >= 1.9 * table->bf16)
+        r.warnings.push_back("the peaks row \"" + p->name + "\" gives bf16 " +
+                             std::to_string(static_cast<int64_t>(p->bf16)) +
+                             " TFLOP/s, about twice the dense datasheet figure " +
+                             std::to_string(static_cast<int64_t>(table->bf16)) + " (" +
+                             table->source + "): a with-sparsity figure is not a peak");
+    }
+  } else {
+    r.warnings.push_back(r.device.empty()
+                             ? "the trace names no device: pass --device NAME or --peaks FILE"
+                             : "no peak figures for \"" + r.device +
+                                   "\": pass --peaks FILE (docs/roofline.md)");
+  }
+  const DevicePeaks* peaks = r.peaks_known ? &r.peaks : nullptr;
+
+  // Modeled calls: the outermost op with a model whose recorded arguments fit it (an op inside
+  // it is part of it: aten::linear's addmm, aten::layer_norm's native_layer_norm).
+  StringId dims_key = trace.strings.find("Input Dims");
+  StringId type_key = trace.strings.find("Input type");
+  StringId conc_key = trace.strings.find("Concrete Inputs");
+  StringId strides_key = trace.strings.find("Input Strides");
+  StringId flop_key = trace.strings.find("kernel_flop");
+  StringId gb_key = trace.strings.find("kernel_num_gb");
+  std::vector<int8_t> modeled(trace.strings.size(), -1);
+  std::vector<int32_t> call_of(n, -1);
+  // Why an op with kernels has no call: 1 no model, 2 no shapes, 3 shapes do not fit.
+  std::vector<uint8_t> why(n, 1);
+  std::vector<Call> calls;
+  // GPU work by category, not by track: a trimmed trace may put ops and kernels on one track.
+  std::vector<int8_t> gpu_cat(trace.strings.size(), -1);
+  auto is_gpu_work = [&](size_t i) {
+    int8_t& g = gpu_cat[s.cat[i]];
+    if (g < 0) {
+      GpuWorkKind k = gpu_work_kind(trace.str(s.cat[i]), "");
+      g = (k == GpuWorkKind::kKernel || k == GpuWorkKind::kMemcpy || k == GpuWorkKind::kMemset) ? 1
+                                                                                                : 0;
+    }
+    return g == 1;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (is_gpu_work(i)) continue;
+    int32_t p = s.parent[i];
+    if (p >= 0 && call_of[static_cast<size_t>(p)] >= 0) {
+      call_of[i] = call_of[static_cast<size_t>(p)];
+      continue;
+    }
+    int8_t& m = modeled[s.name[i]];
+    if (m < 0) m = is_perf_modeled_op(trace.str(s.name[i])) ? 1 : 0;
+    if (m == 0) continue;
+    std::string_view dims = arg_text(trace, s.args_begin[i], s.args_count[i], dims_key);
+    if (dims.empty()) {
+      why[i] = 2;
+      continue;
+    }
+    OpCallArgs a;
+    auto d = parse_input_dims(dims);
+    auto t = parse_string_list(arg_text(trace, s.args_begin[i], s.args_count[i], type_key));
+    if (!d || !t) {
+      why[i] = 3;
+      continue;
+    }
+    a.dims = std::move(*d);
+    a.types = std::move(*t);
+    if (auto c = parse_string_list(arg_text(trace, s.args_begin[i], s.args_count[i], conc_key)))
+      a.concrete = std::move(*c);
+    a.strides = shapes_or_empty(arg_text(trace, s.args_begin[i], s.args_count[i], strides_key));
+    auto e = op_perf(trace.str(s.name[i]), a);
+    if (!e) {
+      why[i] = 3;
+      continue;
+    }
+    call_of[i] = static_cast<int32_t>(calls.size());
+    Call c;
+    c.slice = static_cast<int32_t>(i);
+    c.est = std::move(*e);
+    c.shapes = shapes_text(a.dims);
+    calls.push_back(std::move(c));
+  }
+
+  // Each compute kernel to its call.
+  GpuEvents ev = collect_gpu_events(trace);
+  OpAttribution attribution(trace);
+  // Trimmed traces (PyTorch's profile_analysis test) link kernels to ops by External id alone.
+  StringId ext_key = trace.strings.find("External id");
+  std::unordered_map<int64_t, int32_t> ext_op;
+  auto op_by_ext = [&](uint32_t k) -> int32_t {
+    if (ext_key == StringPool::kNotFound) return -1;
+    const Arg* x = trace.find_arg(s.args_begin[k], s.args_count[k], ext_key);
+    auto id = x ? x->as_int() : std::nullopt;
+    if (!id || *id <= 0) return -1;
+    if (ext_op.empty()) {
+      for (size_t i = 0; i < n; ++i) {
+        if (is_gpu_work(i)) continue;
+        const Arg* y = trace.find_arg(s.args_begin[i], s.args_count[i], ext_key);
+        if (auto v = y ? y->as_int() : std::nullopt; v && *v > 0)
+          ext_op.emplace(*v, static_cast<int32_t>(i));
+      }
+      ext_op.emplace(-1, -1);  // built
+    }
+    auto it = ext_op.find(*id);
+    return it == ext_op.end() ? -1 : it->second;
+  };
+  std::unordered_map<int32_t, size_t> unmodeled_of;  // op slice -> row
+  for (const GpuEvent& e : ev.events) {
+    if (e.kind != GpuWorkKind::kKernel || e.type == KernelType::kCommunication) continue;
+    int64_t dur = e.dur();
+    r.gpu_kernel_ns += dur;
+    const uint32_t k = e.slice;
+    // A kernel that carries its own numbers (Inductor's kernel_flop / kernel_num_gb) is a call.
+    if (flop_key != StringPool::kNotFound || gb_key != StringPool::kNotFound) {
+      const Arg* f = flop_key == StringPool::kNotFound
+                         ? nullptr
+                         : trace.find_arg(s.args_begin[k], s.args_count[k], flop_key);
+      const Arg* g = gb_key == StringPool::kNotFound
+                         ? nullptr
+                         : trace.find_arg(s.args_begin[k], s.args_count[k], gb_key);
+      double fv = -1, gv = -1;
+      if (f) fv = f->as_double().value_or(-1);
+      if (g) gv = g->as_double().value_or(-1);
+      if (fv >= 0 || gv > 0) {
+        Call c;
+        c.slice = static_cast<int32_t>(k);
+        c.est.family = PerfFamily::kKernelArgs;
+        c.est.flops = std::max(0.0, fv);
+        c.est.bytes = std::max(0.0, gv) * 1e9;
+        // Inductor's kernels are matrix work when they count FLOPs (its mm/conv templates).
+        c.est.dtype = "";
+        c.kernel_ns = dur;
+        c.kernels = 1;
+        c.kernel_name = s.name[k];
+        calls.push_back(std::move(c));
+        continue;
+      }
+    }
+    int32_t op = attribution.op_of(e);
+    if (op < 0) op = op_by_ext(k);  // a kernel with no launch record: its own External id
+    if (op < 0) continue;
+    int32_t ci = call_of[static_cast<size_t>(op)];
+    if (ci < 0) {
+      // The innermost op that tried a model, else the op itself.
+      int32_t q = op, named = -1;
+      while (q >= 0) {
+        if (why[static_cast<size_t>(q)] != 1) {
+          named = q;
+          break;
+        }
+        q = s.parent[static_cast<size_t>(q)];
+      }
+      int32_t at = named >= 0 ? named : op;
+      auto [it, inserted] =
+          unmodeled_of.emplace(s.name[static_cast<size_t>(at)], r.unmodeled.size());
+      if (inserted) {
+        RooflineUnmodeled u;
+        u.name = std::string(trace.str(s.name[static_cast<size_t>(at)]));
+        uint8_t w = named >= 0 ? why[static_cast<size_t>(named)] : 1;
+        u.reason = w == 2   ? "no shapes recorded"
+                   : w == 3 ? "shapes do not fit the model"
+                            : "no model";
+        r.unmodeled.push_back(std::move(u));
+      }
+      RooflineUnmodeled& u = r.unmodeled[it->second];
+      ++u.calls;
+      u.kernel_ns += dur;
+      continue;
+    }
+    Call& c = calls[static_cast<size_t>(ci)];
+    if (c.kernels == 0)
+      c.kernel_name = s.name[k];
+    else if (c.kernel_name != s.name[k])
+      c.one_kernel_name = false;
+    ++c.kernels;
+    c.kernel_ns += dur;
+  }
+
+  // Groups.
+  std::map<std::string, Group> by_shape, by_op, by_family, by_kernel, by_module;
+  std::vector<RooflineStep> per_step(steps.steps.size());
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    per_step[k].number = steps.steps[k].number;
+    per_step[k].dur_ns = steps.steps[k].dur_ns;
+  }
+  auto step_of = [&](int64_t ts) -> int64_t {
+    auto it = std::upper_bound(steps.steps.begin(), steps.steps.end(), ts,
+                               [](int64_t t, const StepInfo& st) { return t < st.begin_ns; });
+    if (it == steps.steps.begin()) return -1;
+    --it;
+    if (ts >= it->begin_ns + it->dur_ns) return -1;
+    return it - steps.steps.begin();
+  };
+  std::unordered_map<std::string, double> matrix_flops_by_dtype;
+  std::vector<int32_t> module_memo(n, -2);  // innermost nn.Module slice of a slice, -1 none
+  auto module_of = [&](int32_t i) {
+    std::vector<int32_t> path;
+    int32_t q = i, found = -1;
+    while (q >= 0) {
+      int32_t& m = module_memo[static_cast<size_t>(q)];
+      if (m != -2) {
+        found = m;
+        break;
+      }
+      if (trace.str(s.name[static_cast<size_t>(q)]).starts_with("nn.Module: ")) {
+        found = q;
+        m = q;
+        break;
+      }
+      path.push_back(q);
+      q = s.parent[static_cast<size_t>(q)];
+    }
+    for (int32_t x : path) module_memo[static_cast<size_t>(x)] = found;
+    return found;
+  };
+  for (const Call& c : calls) {
+    if (c.kernel_ns <= 0) continue;  // no kernel time (CPU ops, copies that only memcpy)
+    Point pt;
+    if (peaks) pt = point(*peaks, c.est, c.kernel_ns);
+    const Point* pp = peaks ? &pt : nullptr;
+    const size_t i = static_cast<size_t>(c.slice);
+    bool is_kernel_call = c.est.family == PerfFamily::kKernelArgs;
+    std::string name(trace.str(s.name[i]));
+    const std::string& shape_text = c.shapes;
+    Group& gs = by_shape[name + '\x1f' + shape_text + '\x1f' + c.est.dtype];
+    if (gs.row.calls == 0) {
+      gs.row.name = name;
+      gs.row.shapes = shape_text;
+    }
+    add(gs, c.est, c.kernel_ns, pp);
+    Group& go = by_op[name];
+    go.row.name = name;
+    add(go, c.est, c.kernel_ns, pp);
+    std::string fam(perf_family_name(c.est.family));
+    Group& gf = by_family[fam];
+    gf.row.name = fam;
+    add(gf, c.est, c.kernel_ns, pp);
+    if (c.kernels == 1 || (is_kernel_call)) {
+      std::string kn(trace.str(c.kernel_name));
+      Group& gk = by_kernel[kn];
+      gk.row.name = kn;
+      add(gk, c.est, c.kernel_ns, pp);
+    }
+    if (!is_kernel_call) {
+      int32_t m = module_of(c.slice);
+      if (m >= 0) {
+        std::string mn(trace.str(s.name[static_cast<size_t>(m)]).substr(11));
+        Group& gm = by_module[mn];
+        gm.row.name = mn;
+        add(gm, c.est, c.kernel_ns, pp);
+      }
+    }
+    // Totals and steps.
+    ++r.calls;
+    r.flops += c.est.flops;
+    r.bytes += c.est.bytes;
+    r.kernel_ns += c.kernel_ns;
+    if (perf_family_uses_matrix_units(c.est.family) && !c.est.dtype.empty())
+      matrix_flops_by_dtype[c.est.dtype] += c.est.flops;
+    int64_t roof = 0, wasted = 0;
+    if (pp) {
+      if (pt.above_compute) {
+        ++r.above_compute_peak;
+      } else {
+        if (pt.above_bw) ++r.above_bandwidth;
+        roof = pt.above_bw ? c.kernel_ns : static_cast<int64_t>(pt.roofline_ns);
+        wasted = std::max<int64_t>(0, c.kernel_ns - roof);
+      }
+    }
+    r.roofline_ns += roof;
+    r.wasted_ns += wasted;
+    int64_t st = step_of(s.ts[i]);
+    if (st >= 0) {
+      RooflineStep& x = per_step[static_cast<size_t>(st)];
+      x.flops += c.est.flops;
+      x.bytes += c.est.bytes;
+      x.kernel_ns += c.kernel_ns;
+      x.roofline_ns += roof;
+      x.wasted_ns += wasted;
+    }
+  }
+  // MFU's peak: the matrix peak of the dtype doing most matrix FLOPs.
+  double best = 0;
+  for (const auto& [dt, f] : matrix_flops_by_dtype)
+    if (f > best || (f == best && dt < r.dtype)) best = f, r.dtype = dt;
+  if (peaks && !r.dtype.empty()) r.mfu_peak_tflops = peak_tflops(*peaks, r.dtype, true);
+  for (RooflineStep& x : per_step) {
+    x.achieved_tflops = x.dur_ns > 0 ? x.flops / static_cast<double>(x.dur_ns) / 1e3 : 0;
+    if (r.mfu_peak_tflops > 0) x.mfu = x.achieved_tflops / r.mfu_peak_tflops;
+  }
+  r.steps = std::move(per_step);
+  r.shapes = sorted_rows(by_shape, peaks, options.top);
+  r.ops = sorted_rows(by_op, peaks, options.top);
+  r.families = sorted_rows(by_family, peaks, 0);
+  r.kernels = sorted_rows(by_kernel, peaks, options.top);
+  r.modules = sorted_rows(by_module, peaks, options.top);
+  std::sort(r.unmodeled.begin(), r.unmodeled.end(),
+            [](const RooflineUnmodeled& a, const RooflineUnmodeled& b) {
+              return a.kernel_ns != b.kernel_ns ? a.kernel_ns > b.kernel_ns : a.name < b.name;
+            });
+  if (r.unmodeled.size() > 10) r.unmodeled.resize(10);
+  if (r.above_compute_peak > 0)
+    r.warnings.push_back(std::to_string(r.above_compute_peak) +
+                         " call(s) ran faster than the compute peak: their model or the "
+                         "attribution of kernels to them is wrong; they are left out of the "
+                         "roofline and wasted time");
+  return r;
+}
+
+namespace analysis_stage {
+RooflineResult compute_roofline(AnalysisSet& s) {
+  return analyze_roofline(s.trace(), s.steps(), s.options().roofline);
+}
+}  // namespace analysis_stage
+
+}  // namespace mlprof
