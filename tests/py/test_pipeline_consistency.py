@@ -82,7 +82,7 @@ def check_trace(path, serve, rel):
     # `mlprof memory SNAPSHOT` prints the CUDA allocator's own view (the memory_snapshot
     # analysis), `mlprof memory TRACE` the memory analysis; the other consumers show both. An
     # analysis with no subcommand for this input is compared with the report's copy.
-    snapshot = "memory-snapshot" in path.split(os.sep)
+    snapshot = "memory-snapshot" in path.split(os.sep) or path.endswith((".pickle", ".pickle.gz"))
     if snapshot:
         command = dict(COMMAND, memory=None, memory_snapshot="memory")
     else:
