@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,16 +69,46 @@ Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string
 std::vector<std::string> compile_log_files(const std::string& dir);
 Result<Trace> load_compile_logs(const std::vector<std::string>& paths, const std::string& source);
 
-// Loads every trace file (*.json, *.json.gz, *.mlprof) in `dir` in parallel on `threads`
-// threads (0 = all cores), one Trace per rank. Files that fail are reported in `errors`
-// ("path: why"), not fatal; an unreadable directory or one without traces is an error.
-// `options` apply to each file (its thread count is 1: the files load in parallel instead).
-// The trace files of a rank directory, sorted by path (what load_rank_dir loads); an unreadable
-// directory or one without traces is an error.
+// Which file names count as traces, from the importer registry (src/import/importer_registry.cpp):
+// a name ending in an extension of some format (`.json`, `.json.gz`, `.mlprof`, `.pickle`, `.log`,
+// ...): what serve lists. `is_rank_trace_name`: of a format that is one rank's trace in a rank
+// directory (not a memory snapshot or a compile log): what a rank directory holds.
+bool is_trace_name(std::string_view file_name);
+bool is_rank_trace_name(std::string_view file_name);
+
+// The trace files of a rank directory (regular files with a rank-trace name), sorted by path;
+// an unreadable directory or one without traces is an error.
 Result<std::vector<std::string>> list_rank_files(const std::string& dir);
 
+// Loads `files` (one rank each) in parallel on `threads` threads (0 = all cores). Files that fail
+// are reported in `errors` ("path: why"), not fatal; none loading is an error naming `dir`.
+// `options` apply to each file (its thread count is 1: the files load in parallel instead).
+Result<std::vector<Trace>> load_rank_files(const std::vector<std::string>& files,
+                                           const std::string& dir, unsigned threads,
+                                           std::vector<std::string>& errors,
+                                           const ImportOptions& options = {});
+// list_rank_files + load_rank_files.
 Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned threads,
                                          std::vector<std::string>& errors,
                                          const ImportOptions& options = {});
+
+// What a path is to every consumer (CLI, serve, Python, SQL, MPI, export): one Trace (a file of
+// any format load_trace reads, or a TORCH_TRACE directory's torch.compile logs), or a directory of
+// rank traces, listed but not loaded: each consumer loads the ranks its own way (streamed into
+// summaries, all in memory, sharded over MPI processes).
+struct Input {
+  std::string path;
+  std::optional<Trace> trace;           // set unless a rank directory
+  std::vector<std::string> rank_files;  // a rank directory's trace files, sorted
+  bool rank_dir() const { return !trace.has_value(); }
+};
+enum class InputAccept {
+  kAny,
+  kRankDir,  // only a directory of rank traces (MPI, merged export): anything else is
+             // list_rank_files' error, and nothing is loaded
+};
+// Errors are one line ("PATH: why"); a directory without traces or logs is list_rank_files' error.
+Result<Input> open_input(const std::string& path, const ImportOptions& options = {},
+                         InputAccept accept = InputAccept::kAny);
 
 }  // namespace mlprof

@@ -12,8 +12,9 @@ _OP_SORTS = ("total", "self", "mean", "count")
 
 
 def load(source, threads=0):
-    """Loads a trace: a path (.json, .json.gz, .mlprof, PyTorch memory timeline) or a directory
-    of rank traces, or a finished torch.profiler.profile object. The GIL is released while the
+    """Loads a trace: a path (any file `mlprof analyze` reads: .json, .json.gz, .mlprof, PyTorch
+    memory timeline, CUDA memory snapshot, torch.compile log), a directory of rank traces or a
+    TORCH_TRACE directory, or a finished torch.profiler.profile object. The GIL is released while the
     C++ importer runs. Raises mlprof.LoadError (mlprof.TraceNotFoundError for a missing path)
     with the CLI's one-line message."""
     if hasattr(source, "export_chrome_trace") and not isinstance(source, (str, bytes, os.PathLike)):
@@ -25,9 +26,7 @@ def load(source, threads=0):
         from ._errors import TraceNotFoundError
 
         raise TraceNotFoundError(f"{path}: cannot open: No such file or directory")
-    if _core.is_dir(path):
-        return Trace(_core.load_dir(path, threads))
-    return Trace(_core.load_file(path, threads))
+    return Trace(_core.load(path, threads))
 
 
 def _load_torch_profile(prof, threads):
@@ -35,7 +34,7 @@ def _load_torch_profile(prof, threads):
     os.close(fd)
     try:
         prof.export_chrome_trace(path)
-        t = Trace(_core.load_file(path, threads))
+        t = Trace(_core.load(path, threads))
     finally:
         os.unlink(path)
     return t

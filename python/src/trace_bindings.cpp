@@ -32,38 +32,32 @@ py::array column(const std::vector<T>& v, const py::object& owner) {
   return a;
 }
 
-Handle load_file(const std::string& path, unsigned threads) {
+// A path as `mlprof analyze PATH` opens it (open_input): a trace file of any format, a TORCH_TRACE
+// directory, or a directory of rank traces (every rank loaded, for the tables and per-option sets).
+Handle load_path(const std::string& path, unsigned threads) {
   auto h = std::make_shared<TraceHandle>();
   std::string error;
   {
     py::gil_scoped_release release;
     ImportOptions o;
     o.threads = threads;
-    Result<Trace> r = load_trace(path, o);
-    if (r)
-      h->set = std::make_unique<AnalysisSet>(std::move(r.value()));
-    else
-      error = r.error();
-  }
-  if (!h->set) raise(ErrorKind::kLoad, error);
-  return h;
-}
-
-// A directory of rank traces, as `mlprof analyze DIR` opens it.
-Handle load_dir(const std::string& dir, unsigned threads) {
-  auto h = std::make_shared<TraceHandle>();
-  std::vector<std::string> errors;
-  std::string error;
-  {
-    py::gil_scoped_release release;
-    Result<std::vector<Trace>> loaded = load_rank_dir(dir, threads, errors);
-    if (loaded) {
-      h->rank_errors = errors;
-      h->set = std::make_unique<AnalysisSet>(std::move(loaded.value()), AnalysisOptions{},
-                                             std::move(errors));
+    Result<Input> in = open_input(path, o);
+    if (!in) {
+      error = in.error();
+    } else if (!in->rank_dir()) {
+      h->set = std::make_unique<AnalysisSet>(std::move(*in->trace));
     } else {
-      error = loaded.error();
-      if (!errors.empty()) error += " (" + errors.front() + ")";
+      std::vector<std::string> errors;
+      Result<std::vector<Trace>> loaded =
+          load_rank_files(in->rank_files, path, threads, errors, ImportOptions{});
+      if (loaded) {
+        h->rank_errors = errors;
+        h->set = std::make_unique<AnalysisSet>(std::move(loaded.value()), AnalysisOptions{},
+                                               std::move(errors));
+      } else {
+        error = loaded.error();
+        if (!errors.empty()) error += " (" + errors.front() + ")";
+      }
     }
   }
   if (!h->set) raise(ErrorKind::kLoad, error);
@@ -270,12 +264,7 @@ void bind_trace(py::module_& m) {
       py::arg("base"), py::arg("next"), py::arg("alpha") = kCompareAlpha,
       py::arg("min_effect_pct") = kCompareMinEffectPct, py::arg("welch") = false,
       "`mlprof compare BASE NEW`: (the --json output, the text), from one comparison.");
-  m.def("load_file", &load_file, py::arg("path"), py::arg("threads") = 0);
-  m.def("load_dir", &load_dir, py::arg("path"), py::arg("threads") = 0);
-  m.def("is_dir", [](const std::string& p) {
-    std::error_code ec;
-    return std::filesystem::is_directory(p, ec);
-  });
+  m.def("load", &load_path, py::arg("path"), py::arg("threads") = 0);
 }
 
 }  // namespace mlprof::python

@@ -37,11 +37,7 @@ MLPROF_REGISTER_COMMAND(
         for (const std::string& p : a->paths) {
           std::error_code ec;
           if (std::filesystem::is_directory(p, ec)) {
-            std::vector<std::string> found;
-            for (const auto& e : std::filesystem::directory_iterator(p, ec))
-              if (e.is_regular_file() && is_compile_log_file(e.path().string()))
-                found.push_back(e.path().string());
-            std::sort(found.begin(), found.end());
+            std::vector<std::string> found = compile_log_files(p);  // open_input's rule
             if (found.empty()) {
               std::fprintf(stderr,
                            "mlprof: %s: no torch.compile structured logs in this directory\n",

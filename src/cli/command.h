@@ -10,6 +10,7 @@
 
 #include "cli/progress.h"
 #include "mlprof/analysis_set.h"
+#include "mlprof/import.h"
 #include "mlprof/trace.h"
 #include "render/analysis_output.h"
 
@@ -43,6 +44,12 @@ void print_import_warnings(const Trace& t);
 // `--strict` (any subcommand): an import problem is an error (exit 2) instead of a warning.
 void set_strict_import(bool on);
 bool strict_import();
+
+// open_input (mlprof/import.h) with the CLI's settings: --strict, a progress bar and import
+// warnings for a file. On failure prints the one-line error and returns nullopt (exit with
+// kExitBadInput).
+std::optional<Input> open_input_or_report(const std::string& path,
+                                          InputAccept accept = InputAccept::kAny);
 
 // Loads PATH (a trace file, or a directory of per-rank traces: the slowest rank in depth plus the
 // cross-rank results) into the analysis stage. On failure prints the one-line error and returns

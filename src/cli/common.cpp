@@ -33,15 +33,12 @@ std::string file_name(const std::string& path) {
 }
 
 // Bytes of the trace files a rank directory load will read (its progress bar's total).
-uint64_t trace_files_bytes(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
+uint64_t files_bytes(const std::vector<std::string>& files) {
   uint64_t total = 0;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    std::string n = e.path().filename().string();
-    bool trace = n.ends_with(".json") || n.ends_with(".json.gz") || n.ends_with(".mlprof");
-    std::error_code ec2;
-    if (trace && e.is_regular_file(ec2)) total += e.file_size(ec2);
+  for (const std::string& f : files) {
+    std::error_code ec;
+    uint64_t n = std::filesystem::file_size(f, ec);
+    if (!ec) total += n;
   }
   return total;
 }
@@ -105,35 +102,40 @@ std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
                                        std::move(errors));
 }
 
+std::optional<Input> open_input_or_report(const std::string& path, InputAccept accept) {
+  ImportOptions io;
+  io.strict = g_strict_import;
+  std::error_code ec;
+  const bool file = accept == InputAccept::kAny && !std::filesystem::is_directory(path, ec);
+  std::optional<Progress> progress;
+  if (file) {  // a directory's ranks are loaded (with their own bar) by the caller
+    uint64_t size = std::filesystem::file_size(path, ec);
+    progress.emplace("loading " + file_name(path), ec ? 0 : size);
+    io.progress_bytes = progress->counter();
+  }
+  Result<Input> in = open_input(path, io, accept);
+  if (progress) progress->done();
+  if (!in) {
+    std::fprintf(stderr, "mlprof: %s\n", in.error().c_str());
+    return std::nullopt;
+  }
+  if (file) print_import_warnings(*in->trace);
+  return std::move(in.value());
+}
+
 std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options,
                                            unsigned threads) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    // Streaming: each worker loads one rank, reduces it to its summary and frees it.
-    auto files = list_rank_files(path);
-    if (!files) {
-      // A TORCH_TRACE directory: its torch.compile logs (one per rank) are one input.
-      if (std::vector<std::string> logs = compile_log_files(path); !logs.empty()) {
-        Result<Trace> t = load_compile_logs(logs, path);
-        if (!t) {
-          std::fprintf(stderr, "mlprof: %s\n", t.error().c_str());
-          return nullptr;
-        }
-        return std::make_unique<AnalysisSet>(std::move(t.value()), std::move(options));
-      }
-      std::fprintf(stderr, "mlprof: %s (a directory of rank traces)\n", files.error().c_str());
-      return nullptr;
-    }
-    std::vector<std::string> errors;
-    Progress progress("loading rank directory " + file_name(path), trace_files_bytes(path));
-    std::vector<RankSummary> summaries = reduce_rank_files(
-        files.value(), rank_loader(true, progress.counter()), threads, options.ranks, errors);
-    progress.done();
-    return set_of_summaries(path, std::move(summaries), std::move(errors), std::move(options));
-  }
-  auto trace = load_or_report(path);
-  if (!trace) return nullptr;
-  return std::make_unique<AnalysisSet>(std::move(*trace), std::move(options));
+  std::optional<Input> in = open_input_or_report(path);
+  if (!in) return nullptr;
+  if (!in->rank_dir())  // a trace file, or a TORCH_TRACE directory's logs
+    return std::make_unique<AnalysisSet>(std::move(*in->trace), std::move(options));
+  // Streaming: each worker loads one rank, reduces it to its summary and frees it.
+  std::vector<std::string> errors;
+  Progress ranks("loading rank directory " + file_name(path), files_bytes(in->rank_files));
+  std::vector<RankSummary> summaries = reduce_rank_files(
+      in->rank_files, rank_loader(true, ranks.counter()), threads, options.ranks, errors);
+  ranks.done();
+  return set_of_summaries(path, std::move(summaries), std::move(errors), std::move(options));
 }
 
 void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {

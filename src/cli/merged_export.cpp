@@ -156,12 +156,9 @@ int export_rank_dir(const MergedExportArgs& a) {
                  a.out.c_str());
     return kExitBadInput;
   }
-  auto listed = list_rank_files(a.dir);
-  if (!listed) {
-    std::fprintf(stderr, "mlprof: %s (a directory of rank traces)\n", listed.error().c_str());
-    return kExitBadInput;
-  }
-  const std::vector<std::string>& files = listed.value();
+  std::optional<Input> in = open_input_or_report(a.dir, InputAccept::kRankDir);
+  if (!in) return kExitBadInput;
+  const std::vector<std::string>& files = in->rank_files;
   std::unordered_map<std::string, size_t> index_of;
   for (size_t i = 0; i < files.size(); ++i) index_of[files[i]] = i;
 

@@ -132,13 +132,12 @@ int run_ranks_mpi(const AnalysisArgs& a, const AnalysisOptions& options, const T
   MPI_Comm_size(MPI_COMM_WORLD, &processes);
 
   // Every process lists the directory (the same files, sorted) and computes the same shards.
-  auto files = list_rank_files(a.path);
-  if (!files) {
-    if (me == 0)
-      std::fprintf(stderr, "mlprof: %s (a directory of rank traces)\n", files.error().c_str());
+  Result<Input> in = open_input(a.path, {}, InputAccept::kRankDir);
+  if (!in) {
+    if (me == 0) std::fprintf(stderr, "mlprof: %s\n", in.error().c_str());
     return finish(kExitBadInput);
   }
-  const std::vector<std::string>& all = files.value();
+  const std::vector<std::string>& all = in->rank_files;
   std::vector<uint64_t> sizes;
   for (const std::string& f : all) {
     std::error_code ec;

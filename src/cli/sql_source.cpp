@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
 #include "cli/command.h"
 #include "mlprof/analyze/ranks.h"
@@ -17,13 +16,14 @@ namespace mlprof::cli {
 std::unique_ptr<SqlSource> open_sql_source(const std::string& path) {
   auto src = std::make_unique<SqlSource>();
   std::vector<sql::TracePart> parts;
-  std::error_code ec;
-  bool dir = std::filesystem::is_directory(path, ec);
+  std::optional<Input> in = open_input_or_report(path);
+  if (!in) return nullptr;
+  const bool dir = in->rank_dir();
   if (dir) {
     std::vector<std::string> errors;
     ImportOptions io;
     io.strict = strict_import();
-    Result<std::vector<Trace>> r = load_rank_dir(path, 0, errors, io);
+    Result<std::vector<Trace>> r = load_rank_files(in->rank_files, path, 0, errors, io);
     if (!r) {
       for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
       std::fprintf(stderr, "mlprof: %s\n", r.error().c_str());
@@ -34,9 +34,7 @@ std::unique_ptr<SqlSource> open_sql_source(const std::string& path) {
     src->traces = std::move(r.value());
     for (const Trace& t : src->traces) parts.push_back({&t, rank_of(t, t.meta.source)});
   } else {
-    std::optional<Trace> t = load_or_report(path);
-    if (!t) return nullptr;
-    src->traces.push_back(std::move(*t));
+    src->traces.push_back(std::move(*in->trace));
     const Trace& tr = src->traces.back();
     parts.push_back({&tr, tr.meta.rank >= 0 ? tr.meta.rank : 0});
   }

@@ -12,22 +12,12 @@
 #include "import/byte_source.h"
 #include "import/chrome_event_parser.h"
 #include "import/compile_log_importer.h"
+#include "import/importer_registry.h"
 #include "import/json_chunker.h"
-#include "import/memory_snapshot_importer.h"
-#include "import/memory_timeline_importer.h"
-#include "import/perfetto_importer.h"
-#include "import/rocprof_importer.h"
-#include "import/sqlite_db.h"
-#include "import/sqlite_trace.h"
-#include "import/xplane_importer.h"
 #include "mlprof/import.h"
 #include "trace/formats/native_layout.h"
 
 namespace mlprof {
-
-namespace import {
-Status strict_error(const Trace& t);  // import_warnings.cpp
-}
 
 namespace {
 
@@ -86,13 +76,6 @@ class PeekedSource : public import::ByteSource {
   uint64_t delivered_ = 0;
   bool over_limit_ = false;
 };
-
-std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
-
-Status over_limit_error(const std::string& path, const std::string& what, uint64_t limit) {
-  return Status::error(path + ": " + what + " exceeds the input limit of " + mib(limit) +
-                       " (MLPROF_MAX_INPUT_MB=N raises it: docs/hardening.md)");
-}
 
 // The chunker leaves headroom before `begin` and padding after the capacity: the run of
 // events becomes one JSON array in place.
@@ -371,7 +354,18 @@ Result<Trace> import_chrome_split_inline(import::ByteSource& src, const std::str
   return merge_and_finish(merged, parts, name, bare, problems, t0);
 }
 
-Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& name,
+}  // namespace
+
+namespace import {
+
+std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
+
+Status over_limit_error(const std::string& path, const std::string& what, uint64_t limit) {
+  return Status::error(path + ": " + what + " exceeds the input limit of " + mib(limit) +
+                       " (MLPROF_MAX_INPUT_MB=N raises it: docs/hardening.md)");
+}
+
+Result<Trace> import_chrome_stream(ByteSource& src, const std::string& name,
                                    const ImportOptions& options) {
   size_t chunk_bytes = options.chunk_bytes ? options.chunk_bytes : kChunkBytes;
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
@@ -395,109 +389,61 @@ Result<Trace> import_chrome_stream(import::ByteSource& src, const std::string& n
   return t;
 }
 
+}  // namespace import
+
+namespace {
+
+// The first `n` bytes of the file as stored (empty when it cannot be opened: the byte source
+// opened next says why).
+std::string raw_head(const std::string& path, size_t n) {
+  std::string head(n, '\0');
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ssize_t got = fd >= 0 ? ::read(fd, head.data(), n) : 0;
+  if (fd >= 0) ::close(fd);
+  head.resize(got > 0 ? static_cast<size_t>(got) : 0);
+  return head;
+}
+
+// The registry's rows (import/importer_registry.cpp) tried in order on the file's first bytes;
+// the first that claims it reads it.
 Result<Trace> load_by_content(const std::string& path, std::unique_ptr<import::ByteSource> src,
-                              uint64_t limit, const ImportOptions& options) {
-  // Peek at the start of the (decompressed) text to choose the JSON flavour.
-  std::string head(4096, '\0');
+                              std::string raw, uint64_t limit, const ImportOptions& options) {
+  // The start of the (decompressed) content.
+  std::string text(4096, '\0');
   size_t got = 0;
-  while (got < head.size()) {
-    size_t n = src->read(head.data() + got, head.size() - got);
+  while (got < text.size()) {
+    size_t n = src->read(text.data() + got, text.size() - got);
     if (n == 0) break;
     got += n;
   }
+  text.resize(got);
   if (!src->status()) return src->status();
-  head.resize(got);
-  size_t i = 0;
-  while (i < head.size() && std::strchr(" \t\r\n", head[i])) ++i;
-  if (i == head.size() && got < 4096)
-    return Status::error(path + (got ? ": only whitespace, expected a JSON trace"
-                                     : ": empty file, expected a JSON trace"));
-  size_t j = i + 1;
-  while (j < head.size() && std::strchr(" \t\r\n", head[j])) ++j;
-  bool nested_list = i < head.size() && head[i] == '[' && j < head.size() && head[j] == '[';
-  bool snapshot = import::looks_like_memory_snapshot(head);
-  bool compile_log = !snapshot && import::looks_like_compile_log(head);
-  bool pickle = got && static_cast<unsigned char>(head[0]) == 0x80;
-  // Formats read whole from memory: the rest of the (decompressed) source after `head`.
-  auto read_all = [&](std::string& bytes) -> Status {
-    bytes = std::move(head);
-    char buf[1 << 16];
-    uint64_t total = bytes.size();
-    for (size_t n; (n = src->read(buf, sizeof buf)) > 0;) {
-      total += n;
-      if (total > limit) return over_limit_error(path, "the decompressed input", limit);
-      bytes.append(buf, n);
+  import::InputHead head;
+  head.path = path;
+  head.raw = raw;
+  head.compressed = raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f &&
+                    static_cast<unsigned char>(raw[1]) == 0x8b;
+  head.text = text;
+  const import::Importer* chosen = nullptr;
+  for (const import::Importer& row : import::importers())
+    if (row.sniff && row.sniff(head)) {
+      chosen = &row;
+      break;
     }
-    return src->status();
-  };
-  if (std::string_view(head).starts_with(import::kSqliteMagic)) {
-    // A compressed SQLite database (a gzip'ed .rpd): SQLite needs it whole, in memory.
-    std::string bytes;
-    if (Status s = read_all(bytes); !s) return s;
-    auto db = import::SqliteDb::open_bytes(std::move(bytes), path);
-    if (!db) return db.status();
-    return import::import_sqlite_trace(**db, options);
+  if (!chosen) {
+    size_t i = text.find_first_not_of(" \t\r\n");
+    if (i == std::string::npos && got < 4096)
+      return Status::error(path + (got ? ": only whitespace, expected a JSON trace"
+                                       : ": empty file, expected a JSON trace"));
+    chosen = &import::importers().back();  // the fallback
   }
-  if (import::looks_like_rocprofv3(head)) {  // one JSON document, not a Chrome trace
-    std::string bytes;
-    if (Status s = read_all(bytes); !s) return s;
-    Result<Trace> t = import::import_rocprofv3(std::move(bytes), path);
-    if (t && options.strict) {
-      if (Status s = import::strict_error(*t); !s) return s;
-    }
-    return t;
-  }
-  bool other_text =
-      import::looks_like_memory_snapshot(head) || import::looks_like_compile_log(head);
-  if (!other_text && !import::looks_like_xspace(head) &&
-      (import::looks_like_perfetto(head) || path.ends_with(".pftrace") ||
-       path.ends_with(".perfetto-trace"))) {
-    std::string bytes;
-    if (Status s = read_all(bytes); !s) return s;
-    Result<Trace> t = import::import_perfetto(bytes, path);
-    if (t && options.strict) {
-      if (Status s = import::strict_error(*t); !s) return s;
-    }
-    return t;
-  }
-  if (!other_text && (import::looks_like_xspace(head) || path.ends_with(".xplane.pb"))) {
-    std::string bytes;
-    if (Status s = read_all(bytes); !s) return s;
-    Result<Trace> t = import::import_xspace(bytes, path);
-    if (t && options.strict) {
-      if (Status s = import::strict_error(*t); !s) return s;
-    }
-    return t;
-  }
-  PeekedSource peeked(std::move(src), std::move(head), limit, options.progress_bytes);
+  PeekedSource peeked(std::move(src), text, limit, options.progress_bytes);
   peeked.copy_hint();
-  auto limited = [&](auto result) -> decltype(result) {
-    if (peeked.over_limit()) return over_limit_error(path, "the decompressed trace", limit);
-    return result;
-  };
-  if (snapshot) {  // torch.cuda.memory._dump_snapshot: a pickle or its JSON twin
-    Result<MemorySnapshot> snap = import::import_memory_snapshot(peeked, path, pickle);
-    if (peeked.over_limit()) return over_limit_error(path, "the decompressed trace", limit);
-    if (!snap) return snap.status();
-    Trace t = memory_snapshot_to_trace(snap.value());
-    t.memory_snapshot = std::make_shared<const MemorySnapshot>(std::move(snap.value()));
-    return t;
-  }
-  if (compile_log) {  // a torch.compile structured log (TORCH_TRACE): the compile analysis' input
-    Result<CompileLog> log =
-        import::import_compile_log(peeked, options.name.empty() ? path : options.name);
-    if (peeked.over_limit()) return over_limit_error(path, "the decompressed trace", limit);
-    if (!log) return log.status();
-    std::vector<CompileLog> logs;
-    logs.push_back(std::move(log.value()));
-    return import::compile_logs_trace(std::move(logs), path);
-  }
-  if (nested_list) {
-    Result<Trace> t = import::import_memory_timeline(peeked, path);
-    if (t) t->meta.source = path;
-    return limited(std::move(t));
-  }
-  return limited(import_chrome_stream(peeked, path, options));
+  import::OpenedInput in{path, peeked, head, options, limit};
+  Result<Trace> t = chosen->load(in);
+  // Past the limit the content was cut: say so, not what the reader made of the cut.
+  if (peeked.over_limit()) return import::over_limit_error(path, "the decompressed trace", limit);
+  return t;
 }
 
 }  // namespace
@@ -523,35 +469,11 @@ uint64_t max_input_bytes(const ImportOptions& options) {
 
 Result<Trace> load_trace(const std::string& path, const ImportOptions& options) {
   const uint64_t limit = max_input_bytes(options);
-  // The native format is recognised by its raw magic bytes; its header states the payload size.
-  {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-      char head[native::kHeaderBytes] = {};
-      ssize_t n = ::read(fd, head, sizeof head);
-      ::close(fd);
-      if (n >= static_cast<ssize_t>(native::kMagic.size()) &&
-          std::string_view(head, native::kMagic.size()) == native::kMagic) {
-        uint64_t declared = 0;
-        if (n == static_cast<ssize_t>(sizeof head)) std::memcpy(&declared, head + 16, 8);
-        if (declared > limit)
-          return over_limit_error(path, "its payload (" + mib(declared) + ")", limit);
-        return load_native(path);
-      }
-      if (n >= static_cast<ssize_t>(import::kSqliteMagic.size()) &&
-          std::string_view(head, import::kSqliteMagic.size()) == import::kSqliteMagic) {
-        auto db = import::SqliteDb::open_file(path);
-        if (!db) return db.status();
-        return import::import_sqlite_trace(**db, options);
-      }
-      // "MLPROF" with another marker byte: not a JSON trace either.
-      if (n >= 6 && std::string_view(head, 6) == native::kMagic.substr(0, 6))
-        return Status::error(path + ": not a .mlprof file this mlprof reads (unknown header)");
-    }
-  }
+  std::string raw = raw_head(path, 4096);
+  const bool native_magic = raw.starts_with(native::kMagic.substr(0, 6));
   // A file named .mlprof that is not one: say so first (it may still be JSON, read by content).
   auto named_native = [&](Result<Trace> r) -> Result<Trace> {
-    if (r || !path.ends_with(".mlprof")) return r;
+    if (r || native_magic || !path.ends_with(".mlprof")) return r;
     std::string why = r.error();
     if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);
     return Status::error(path + ": not a .mlprof file (no .mlprof header), nor a JSON trace (" +
@@ -559,14 +481,15 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
   };
   auto opened = import::open_byte_source(path);
   if (!opened) return opened.status();
-  return named_native(load_by_content(path, std::move(opened.value()), limit, options));
+  return named_native(
+      load_by_content(path, std::move(opened.value()), std::move(raw), limit, options));
 }
 
 Result<Trace> import_chrome_json_buffer(std::string_view json, const std::string& name,
                                         const ImportOptions& options) {
   auto src = import::memory_byte_source(json.data(), json.size(), name);
   if (!src->status()) return src->status();
-  return import_chrome_stream(*src, name, options);
+  return import::import_chrome_stream(*src, name, options);
 }
 
 }  // namespace mlprof

@@ -1,26 +1,23 @@
-// Loading a directory of per-rank traces: one Trace per file, loaded on several threads.
+// Directories of per-rank traces: which files they hold (the importer registry's rank-trace
+// names), each loaded on its own thread.
 #include <algorithm>
 #include <filesystem>
 #include <optional>
 
+#include "import/importer_registry.h"
 #include "mlprof/import.h"
 #include "trace/file_error.h"
 #include "trace/parallel_for.h"
 
 namespace mlprof {
 
-namespace {
-
-bool is_trace_file(const std::filesystem::path& p) {
-  std::string name = p.filename().string();
-  auto ends = [&](std::string_view suffix) {
-    return name.size() >= suffix.size() &&
-           name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends(".json") || ends(".json.gz") || ends(".mlprof");
+bool is_trace_name(std::string_view file_name) {
+  return import::has_trace_extension(file_name, false);
 }
 
-}  // namespace
+bool is_rank_trace_name(std::string_view file_name) {
+  return import::has_trace_extension(file_name, true);
+}
 
 Result<std::vector<std::string>> list_rank_files(const std::string& dir) {
   namespace fs = std::filesystem;
@@ -28,12 +25,13 @@ Result<std::vector<std::string>> list_rank_files(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) return Status::error(dir + ": not a directory");
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file() && is_trace_file(entry.path())) {
+    if (entry.is_regular_file() && is_rank_trace_name(entry.path().filename().string())) {
       files.push_back(entry.path().string());
     }
   }
   if (ec) return Status::error(dir + ": " + ec.message());
-  if (files.empty()) return Status::error(dir + ": no trace files (*.json, *.json.gz, *.mlprof)");
+  if (files.empty())
+    return Status::error(dir + ": no trace files (" + import::rank_trace_patterns() + ")");
   std::sort(files.begin(), files.end());
   return files;
 }
@@ -43,7 +41,13 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
                                          const ImportOptions& options) {
   auto listed = list_rank_files(dir);
   if (!listed) return listed.status();
-  const std::vector<std::string>& files = listed.value();
+  return load_rank_files(listed.value(), dir, threads, errors, options);
+}
+
+Result<std::vector<Trace>> load_rank_files(const std::vector<std::string>& files,
+                                           const std::string& dir, unsigned threads,
+                                           std::vector<std::string>& errors,
+                                           const ImportOptions& options) {
   std::vector<std::optional<Trace>> loaded(files.size());
   std::vector<std::string> failure(files.size());
   ImportOptions io = options;

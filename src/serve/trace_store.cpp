@@ -36,13 +36,6 @@ constexpr int64_t kClockSlackNs = 5'000'000'000;
 
 bool is_log_name(std::string_view f) { return f.ends_with(".log") || f.ends_with(".log.gz"); }
 
-// Traces, CUDA memory snapshots (torch.cuda.memory._dump_snapshot writes .pickle) and
-// torch.compile structured logs (TORCH_TRACE's dedicated_log_torch_trace_*.log).
-bool is_trace_name(std::string_view f) {
-  return f.ends_with(".json") || f.ends_with(".json.gz") || f.ends_with(".mlprof") ||
-         f.ends_with(".pickle") || f.ends_with(".pickle.gz") || is_log_name(f);
-}
-
 int64_t mtime_ns_of(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
 }
@@ -213,6 +206,8 @@ Listing TraceStore::list() const {
       if (de.is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
+    // Every name of the importer registry: traces, CUDA memory snapshots (.pickle) and
+    // torch.compile structured logs (.log, checked by content below).
     if (!de.is_regular_file(ec) || !is_trace_name(fname)) continue;
     if (out.files.size() >= options_.max_files) {  // one more trace file: say the list is cut
       out.truncated = true;
@@ -302,16 +297,17 @@ Result<Trace> TraceStore::load(const OpenFile& f) {
   ImportOptions io;
   io.name = path;  // a compile log's rank_N is in its name
   io.max_input_bytes = options_.max_input_bytes;
-  Result<Trace> r = load_trace(via, io);
+  Result<Input> in = open_input(via, io);  // a regular file (open() checked): one Trace
   ++loads_;
-  if (r) {
-    r.value().meta.source = path;
-    return r;
+  if (in) {
+    in->trace->meta.source = path;
+    return std::move(*in->trace);
   }
+  const Status& r = in.status();
   // A failed load (a file past the input limit) freed everything it parsed; hand it back to the
   // system, or the server keeps the peak (a 600 MiB bomb: RSS stayed at 597 MiB).
   ::malloc_trim(0);
-  std::string message = r.error();
+  std::string message = r.message();
   if (message.starts_with(via)) message.replace(0, via.size(), path);
   if (size_t at = message.find(kOverLimit); at != std::string::npos && options_.max_input_bytes) {
     size_t hint = message.find(" (", at);  // serve's limit is its option, not the variable

@@ -121,6 +121,19 @@ def test_analyze_default_is_everything_mlprof_analyze_shows(rel):
         assert n in mlprof.Trace.analyze.__doc__
 
 
+def test_torch_trace_directory_loads_as_mlprof_analyze_opens_it(tmp_path):
+    """A TORCH_TRACE directory (one log per rank) is one input, as `mlprof analyze DIR` opens it
+    (open_input); mlprof.load() once refused it ("no trace files")."""
+    logs = shared_path("traces/compile/tlparse/comp_failure.log")
+    d = tmp_path / "torch_trace"
+    d.mkdir()
+    for rank in (0, 1):
+        (d / f"dedicated_log_torch_trace_rank_{rank}.log").write_bytes(open(logs, "rb").read())
+    got = mlprof.load(d).analyze(["compile"])["compile"].to_dict()
+    assert got == cli_json("analyze", str(d))["compile"]
+    assert len(got["ranks"]) == 2
+
+
 def test_rank_directory_is_analyzed_like_the_cli():
     d = os.path.dirname(shared_path("traces/kineto-gpu/trace_filter/sampled_rank-0.json.gz"))
     t = mlprof.load(d)
