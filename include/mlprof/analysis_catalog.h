@@ -65,6 +65,7 @@
     12, 11, "CUDA memory snapshot", "fragmented_segments")                                         \
   X(Roofline, roofline, RooflineResult, RooflineOptions, (kSteps), kGpuStreams, true, 14, 13,      \
     "Roofline", "shapes")                                                                          \
+  X(Graphs, graphs, GraphsResult, GraphsOptions, (), kGpuStreams, false, 0, 0, "", "")             \
   MLPROF_EXTRA_ANALYSES(X)
 
 // A test build adds rows here (tests/catalog/dummy_analysis.h); empty otherwise.

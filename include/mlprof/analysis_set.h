@@ -28,6 +28,7 @@
 #include "mlprof/analyze/flame.h"
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/gpu.h"
+#include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/heap.h"
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/leaks.h"

@@ -42,6 +42,10 @@ LeakResult compute_leaks(AnalysisSet& s) {
 
 HeapResult compute_heap(AnalysisSet& s) { return analyze_heap(s.trace(), s.options().heap); }
 
+GraphsResult compute_graphs(AnalysisSet& s) {
+  return analyze_graphs(s.trace(), s.options().graphs);
+}
+
 BottleneckResult compute_bottlenecks(AnalysisSet& s) {
   BottleneckInputs in;
   in.steps = &s.steps();

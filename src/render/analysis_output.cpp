@@ -8,6 +8,7 @@
 #include "render/flame_render.h"
 #include "render/flops_render.h"
 #include "render/gpu_render.h"
+#include "render/graphs_render.h"
 #include "render/heap_render.h"
 #include "render/kernels_render.h"
 #include "render/memory_render.h"
@@ -93,6 +94,9 @@ std::string render_ranks_text(const RanksResult& r, const TextOptions& o) {
 }
 std::string render_compile_text(const CompileResult& r, const TextOptions& o) {
   return render_compile_text(r, o.width);
+}
+std::string render_graphs_text(const GraphsResult& r, const TextOptions& o) {
+  return render_graphs_text(r, o.width);
 }
 std::string render_memory_snapshot_text(const SnapshotResult& r, const TextOptions& o) {
   return render_memory_snapshot_text(r, o.width);

@@ -1,0 +1,80 @@
+// `mlprof graphs`: CUDA/HIP graph replays attributed to what was captured. A graph launch
+// (cudaGraphLaunch, hipGraphLaunch) runs kernels that share its correlation id and have no CPU
+// op of their own; who launched each kernel is only in the capture pass (the launch calls
+// between Stream{Begin,End}Capture, each naming its kernel in args.kernel). Each replay is
+// matched to a captured graph by kernel-name sequence, in order, and its GPU time charged to
+// the captured ops, modules and kernels as if the graph had run eagerly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+// A capture pass: a trace holding Stream{Begin,End}Capture and the launches between them
+// (vLLM/SGLang/TraceLens write it to capture_traces/, with execution_details.json).
+struct GraphCaptureInput {
+  std::string source;                  // file the capture came from (for the output)
+  std::shared_ptr<const Trace> trace;  // null: the analyzed trace itself
+  int64_t batch_size = -1;             // from execution_details.json, -1 unknown
+  std::string mode;                    // "FULL", "DECODE", "PIECEWISE", ... ("" unknown)
+};
+
+struct GraphsOptions {
+  std::vector<GraphCaptureInput> captures;
+  // Replays whose kernels match a capture below this share are reported as unmatched.
+  double min_match = 0.9;
+  size_t top = 30;  // rows per table in the text (JSON lists all)
+};
+
+struct GraphCapture {  // one Begin/EndCapture window
+  std::string source;
+  int64_t batch_size = -1;
+  std::string mode;
+  uint64_t kernels = 0;    // captured kernel launches (args.kernel)
+  int64_t capture_ns = 0;  // BeginCapture start -> EndCapture end (host)
+  uint64_t replays = 0;    // replays matched to it
+};
+
+struct GraphReplay {
+  int64_t ts_ns = 0;  // the launch call
+  int64_t correlation = -1;
+  std::string launch;    // cudaGraphLaunch / hipGraphLaunch
+  uint64_t kernels = 0;  // GPU kernels with the launch's correlation
+  uint64_t other = 0;    // memcpys/memsets it ran (not matched by name)
+  int64_t gpu_ns = 0;    // summed duration of all its GPU events
+  int32_t capture = -1;  // index into GraphsResult::captures, -1 unmatched
+  uint64_t matched = 0;  // kernels matched in capture order
+  int64_t attributed_ns = 0;
+  std::string why;  // unmatched: why
+};
+
+// GPU time of matched replayed kernels, grouped by the captured op / module / kernel name.
+struct GraphAttribution {
+  std::string name;
+  uint64_t kernels = 0;  // replayed kernel executions
+  int64_t gpu_ns = 0;
+};
+
+struct GraphsResult {
+  std::vector<GraphCapture> captures;
+  std::vector<GraphReplay> replays;
+  std::vector<GraphAttribution> ops;      // by captured op (innermost non-runtime slice)
+  std::vector<GraphAttribution> modules;  // by innermost nn.Module of the launch, if recorded
+  std::vector<GraphAttribution> kernels;  // by kernel name
+  uint64_t replayed_kernels = 0;
+  uint64_t matched_kernels = 0;
+  int64_t replayed_gpu_ns = 0;     // GPU time of all replays
+  int64_t attributed_gpu_ns = 0;   // of which charged to captured ops
+  int64_t gpu_ns = 0;              // all GPU kernel/memcpy/memset time of the trace
+  std::vector<std::string> notes;  // capture sources skipped, and why
+  size_t top = 30;
+};
+
+GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options = {});
+
+}  // namespace mlprof

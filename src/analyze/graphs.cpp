@@ -1,0 +1,238 @@
+#include "mlprof/analyze/graphs.h"
+
+#include <algorithm>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+
+#include "mlprof/analyze/device_time.h"
+#include "mlprof/analyze/gpu_events.h"
+#include "mlprof/analyze/kernel_class.h"
+
+namespace mlprof {
+
+namespace {
+
+constexpr std::string_view kModulePrefix = "nn.Module: ";
+// How far ahead in the capture a replayed kernel's name is looked for: a captured launch the
+// replay lacks (a kernel the profiler missed, a launch that failed) is skipped, not fatal.
+constexpr size_t kLookahead = 64;
+
+struct CapturedLaunch {
+  std::string kernel, op, module;
+};
+
+struct CapturedGraph {
+  GraphCapture info;
+  std::vector<CapturedLaunch> launches;
+};
+
+bool is_graph_launch(std::string_view n) {
+  return n.starts_with("cudaGraphLaunch") || n.starts_with("cuGraphLaunch") ||
+         n.starts_with("hipGraphLaunch");
+}
+
+std::string_view string_arg(const Trace& t, size_t i, StringId key) {
+  if (key == StringPool::kNotFound) return {};
+  const Arg* a = t.find_arg(t.slices.args_begin[i], t.slices.args_count[i], key);
+  if (!a || a->type != ArgType::kString) return {};
+  return t.str(a->s);
+}
+
+// Every Begin/EndCapture window of `t`, with the kernel launches made inside it on that thread.
+void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<CapturedGraph>& out) {
+  const SliceTable& s = t.slices;
+  StringId kernel_key = t.strings.find("kernel");
+  std::vector<int8_t> runtime_cat(t.strings.size(), -1);
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_track;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i])) continue;
+    int8_t& r = runtime_cat[s.cat[i]];
+    if (r < 0) r = is_runtime_category(t.str(s.cat[i])) ? 1 : 0;
+    if (r == 1) by_track[s.track[i]].push_back(static_cast<uint32_t>(i));
+  }
+  OpAttribution ops(t);
+  for (auto& [track, idx] : by_track) {
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](uint32_t a, uint32_t b) { return s.ts[a] < s.ts[b]; });
+    CapturedGraph* cur = nullptr;
+    int64_t begin_ts = 0;
+    for (uint32_t i : idx) {
+      std::string_view n = t.str(s.name[i]);
+      if (n.ends_with("StreamBeginCapture")) {
+        out.push_back({});
+        cur = &out.back();
+        cur->info.source = in.source;
+        cur->info.batch_size = in.batch_size;
+        cur->info.mode = in.mode;
+        begin_ts = s.ts[i];
+        continue;
+      }
+      if (!cur) continue;
+      if (n.ends_with("StreamEndCapture")) {
+        cur->info.capture_ns = s.end(i) - begin_ts;
+        cur->info.kernels = cur->launches.size();
+        cur = nullptr;
+        continue;
+      }
+      std::string_view k = string_arg(t, i, kernel_key);
+      if (k.empty()) continue;
+      // A driver call inside a runtime launch names the same kernel: count the outer one.
+      int32_t p = s.parent[i];
+      if (p >= 0 && !string_arg(t, static_cast<size_t>(p), kernel_key).empty()) continue;
+      CapturedLaunch l;
+      l.kernel = k;
+      GpuEvent probe;
+      probe.launch = static_cast<int32_t>(i);
+      int32_t op = ops.op_of(probe);
+      l.op = op >= 0 ? std::string(t.str(s.name[static_cast<size_t>(op)])) : std::string(n);
+      for (int32_t q = s.parent[i]; q >= 0; q = s.parent[static_cast<size_t>(q)]) {
+        std::string_view m = t.str(s.name[static_cast<size_t>(q)]);
+        if (m.starts_with(kModulePrefix)) {
+          l.module = m.substr(kModulePrefix.size());
+          break;
+        }
+      }
+      cur->launches.push_back(std::move(l));
+    }
+    if (cur) out.pop_back();  // never closed: the profile ended inside the capture
+  }
+}
+
+// Kernels of the replay matched to the capture in order: each replayed name is looked for at
+// most kLookahead captured launches ahead of the last match. Returns, per replayed kernel, the
+// captured launch index or -1.
+std::vector<int32_t> align(const std::vector<std::string_view>& replay, const CapturedGraph& g) {
+  std::vector<int32_t> m(replay.size(), -1);
+  size_t j = 0;
+  for (size_t r = 0; r < replay.size(); ++r) {
+    size_t end = std::min(g.launches.size(), j + kLookahead);
+    for (size_t k = j; k < end; ++k)
+      if (g.launches[k].kernel == replay[r]) {
+        m[r] = static_cast<int32_t>(k);
+        j = k + 1;
+        break;
+      }
+  }
+  return m;
+}
+
+std::vector<GraphAttribution> rows(const std::map<std::string, GraphAttribution>& by) {
+  std::vector<GraphAttribution> v;
+  v.reserve(by.size());
+  for (const auto& [k, a] : by) v.push_back(a);
+  std::stable_sort(v.begin(), v.end(), [](const GraphAttribution& a, const GraphAttribution& b) {
+    return a.gpu_ns > b.gpu_ns;
+  });
+  return v;
+}
+
+}  // namespace
+
+GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
+  GraphsResult r;
+  r.top = options.top;
+  std::vector<CapturedGraph> graphs;
+  GraphCaptureInput self;
+  self.source = "(this trace)";
+  read_captures(trace, self, graphs);
+  for (const GraphCaptureInput& in : options.captures) {
+    if (!in.trace) continue;
+    size_t before = graphs.size();
+    read_captures(*in.trace, in, graphs);
+    if (graphs.size() == before)
+      r.notes.push_back(in.source + ": no Stream{Begin,End}Capture window with kernel launches");
+  }
+  for (const CapturedGraph& g : graphs) r.captures.push_back(g.info);
+
+  const SliceTable& s = trace.slices;
+  GpuEvents ev = collect_gpu_events(trace);
+  std::map<int32_t, std::vector<const GpuEvent*>> by_launch;  // launch slice -> its GPU events
+  for (const GpuEvent& e : ev.events) {
+    if (e.kind == GpuWorkKind::kSync || e.kind == GpuWorkKind::kAnnotation) continue;
+    r.gpu_ns += e.dur();
+    if (e.launch < 0 || !is_graph_launch(trace.str(s.name[static_cast<size_t>(e.launch)])))
+      continue;
+    by_launch[e.launch].push_back(&e);
+  }
+
+  std::map<std::string, GraphAttribution> ops, modules, kernels;
+  auto charge = [](std::map<std::string, GraphAttribution>& by, const std::string& k, int64_t ns) {
+    GraphAttribution& a = by[k];
+    if (a.name.empty()) a.name = k;
+    ++a.kernels;
+    a.gpu_ns += ns;
+  };
+  for (auto& [launch, events] : by_launch) {
+    GraphReplay p;
+    size_t li = static_cast<size_t>(launch);
+    p.ts_ns = s.ts[li];
+    p.launch = trace.str(s.name[li]);
+    p.correlation = events.front()->correlation;
+    std::vector<const GpuEvent*> ks;
+    for (const GpuEvent* e : events) {
+      p.gpu_ns += e->dur();
+      if (e->kind == GpuWorkKind::kKernel)
+        ks.push_back(e);
+      else
+        ++p.other;
+    }
+    p.kernels = ks.size();
+    std::vector<std::string_view> names;
+    for (const GpuEvent* e : ks) names.push_back(trace.str(s.name[e->slice]));
+    r.replayed_kernels += p.kernels;
+    r.replayed_gpu_ns += p.gpu_ns;
+    // The capture whose launches match most of the replay's kernels in order.
+    std::vector<int32_t> best;
+    size_t best_matched = 0;
+    for (size_t g = 0; g < graphs.size(); ++g) {
+      std::vector<int32_t> m = align(names, graphs[g]);
+      size_t n =
+          static_cast<size_t>(std::count_if(m.begin(), m.end(), [](int32_t x) { return x >= 0; }));
+      if (p.capture < 0 || n > best_matched) {
+        p.capture = static_cast<int32_t>(g);
+        best_matched = n;
+        best = std::move(m);
+      }
+    }
+    if (graphs.empty()) {
+      p.why = options.captures.empty()
+                  ? "no capture pass: give --capture DIR|FILE (the trace of the pass that captured "
+                    "the graph, e.g. capture_traces/)"
+                  : "the capture traces hold no Stream{Begin,End}Capture window with kernel "
+                    "launches naming their kernel (args.kernel)";
+    } else if (p.kernels == 0 || static_cast<double>(best_matched) <
+                                     options.min_match * static_cast<double>(p.kernels)) {
+      const CapturedGraph& g = graphs[static_cast<size_t>(p.capture)];
+      p.why = "best capture (" + g.info.source + ", " + std::to_string(g.launches.size()) +
+              " kernels) matches " + std::to_string(best_matched) + " of " +
+              std::to_string(p.kernels) + " replayed kernels in order";
+      p.capture = -1;
+    }
+    if (p.capture >= 0) {
+      const CapturedGraph& g = graphs[static_cast<size_t>(p.capture)];
+      ++r.captures[static_cast<size_t>(p.capture)].replays;
+      p.matched = best_matched;
+      for (size_t i = 0; i < ks.size(); ++i) {
+        if (best[i] < 0) continue;
+        const CapturedLaunch& c = g.launches[static_cast<size_t>(best[i])];
+        int64_t ns = ks[i]->dur();
+        p.attributed_ns += ns;
+        charge(ops, c.op, ns);
+        if (!c.module.empty()) charge(modules, c.module, ns);
+        charge(kernels, std::string(names[i]), ns);
+      }
+      r.matched_kernels += p.matched;
+      r.attributed_gpu_ns += p.attributed_ns;
+    }
+    r.replays.push_back(std::move(p));
+  }
+  std::stable_sort(r.replays.begin(), r.replays.end(),
+                   [](const GraphReplay& a, const GraphReplay& b) { return a.ts_ns < b.ts_ns; });
+  r.ops = rows(ops);
+  r.modules = rows(modules);
+  r.kernels = rows(kernels);
+  return r;
+}
+
+}  // namespace mlprof

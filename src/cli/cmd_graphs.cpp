@@ -1,0 +1,32 @@
+// `mlprof graphs PATH`: CUDA/HIP graph replays attributed to the ops, modules and kernels of the
+// capture pass (--capture DIR|FILE, else capture_traces/ beside the trace).
+#include "cli/command.h"
+#include "cli/graph_captures.h"
+
+namespace mlprof::cli {
+namespace {
+
+std::function<int()> setup_graphs(CLI::App& sub) {
+  auto a = std::make_shared<AnalysisArgs>();
+  auto o = std::make_shared<AnalysisOptions>();
+  auto captures = std::make_shared<std::vector<std::string>>();
+  add_analysis_args(sub, *a);
+  sub.add_option("--capture", *captures,
+                 "capture pass: a trace file or a directory of them (execution_details.json "
+                 "names batch size and mode); default: capture_traces/ beside the trace");
+  sub.add_option("--top", o->graphs.top, "rows per table in the text (default 30)");
+  sub.add_option("--min-match", o->graphs.min_match,
+                 "share of a replay's kernels that must match a capture in order (default 0.9)");
+  return [a, o, captures]() {
+    if (!load_graph_captures(a->path, *captures, o->graphs)) return kExitBadInput;
+    return run_analysis_command(*a, AnalysisId::kGraphs, *o);
+  };
+}
+
+}  // namespace
+
+MLPROF_REGISTER_COMMAND("graphs",
+                        "CUDA/HIP graph replays attributed to the captured ops, modules, kernels",
+                        setup_graphs);
+
+}  // namespace mlprof::cli

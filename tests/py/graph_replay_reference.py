@@ -1,0 +1,130 @@
+"""Independent reference for `mlprof graphs` (issue 27 item 2), straight from the Kineto JSON.
+
+A replay: the GPU kernels sharing a cudaGraphLaunch/hipGraphLaunch's correlation, in start
+order. A capture: the runtime calls between Stream{Begin,End}Capture on one thread that name a
+kernel (args.kernel), in call order. Replayed kernel i is matched to the next captured launch of
+the same name (at most 64 ahead), and its duration charged to the captured launch's op: the
+non-runtime CPU event with the launch's External id, else the innermost event enclosing the
+launch on its thread; and to the innermost enclosing `nn.Module: X` event.
+"""
+import gzip
+import json
+from collections import defaultdict
+
+RUNTIME = ("cuda_runtime", "cuda_driver")
+LOOKAHEAD = 64
+
+
+def load(path):
+    op = gzip.open if path.endswith(".gz") else open
+    with op(path, "rt") as f:
+        d = json.load(f)
+    return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def ns(us):
+    return round(us * 1000)
+
+
+def captures(events):
+    """[[(kernel, op, module)]] per capture window."""
+    xs = [e for e in events if e.get("ph") == "X"]
+    by_ext = {}
+    for e in sorted(xs, key=lambda e: e["ts"]):
+        if e.get("cat") in RUNTIME or e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            continue
+        x = (e.get("args") or {}).get("External id")
+        if x and x > 0:
+            by_ext.setdefault(x, e["name"])
+    threads = defaultdict(list)
+    for e in xs:
+        if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"):
+            threads[(e["pid"], e["tid"])].append(e)
+    out = []
+    for key, evs in threads.items():
+        # One sweep in start order (longest first) keeps the events open at each call; those
+        # that end before the call are left out (the trace is not always well nested).
+        evs.sort(key=lambda e: (ns(e["ts"]), -ns(e.get("dur", 0))))
+        stack, cur = [], None
+        for e in evs:
+            t0 = ns(e["ts"])
+            t1 = t0 + ns(e.get("dur", 0))
+            while stack and ns(stack[-1]["ts"]) + ns(stack[-1].get("dur", 0)) < t0:
+                stack.pop()
+            if e.get("cat") in RUNTIME:
+                n = e["name"]
+                a = e.get("args") or {}
+                if n.endswith("StreamBeginCapture"):
+                    cur = []
+                elif n.endswith("StreamEndCapture"):
+                    if cur is not None:
+                        out.append(cur)
+                    cur = None
+                elif cur is not None and a.get("kernel"):
+                    encl = [p for p in reversed(stack) if p.get("cat") not in RUNTIME and
+                            ns(p["ts"]) + ns(p.get("dur", 0)) >= t1]
+                    op = by_ext.get(a.get("External id")) if a.get("External id") else None
+                    if op is None:
+                        op = encl[0]["name"] if encl else n
+                    mod = next((p["name"][len("nn.Module: "):] for p in encl
+                                if p["name"].startswith("nn.Module: ")), "")
+                    cur.append((a["kernel"], op, mod))
+            stack.append(e)
+    return out
+
+
+def replays(events):
+    """[(correlation, [(name, dur_ns)])] per graph launch, by launch time."""
+    launches = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in RUNTIME and
+                       e["name"].split("_")[0] in ("cudaGraphLaunch", "hipGraphLaunch",
+                                                   "cuGraphLaunch")), key=lambda e: e["ts"])
+    by_corr = defaultdict(list)
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            by_corr[(e.get("args") or {}).get("correlation")].append(e)
+    out = []
+    for l in launches:
+        c = l["args"]["correlation"]
+        ks = sorted(by_corr.get(c, []), key=lambda e: (e["ts"], e["ts"] + e["dur"]))
+        out.append((c, [(k["name"], ns(k["ts"] + k["dur"]) - ns(k["ts"])) for k in ks]))
+    return out
+
+
+def align(names, cap):
+    m, j = [], 0
+    for n in names:
+        hit = -1
+        for k in range(j, min(len(cap), j + LOOKAHEAD)):
+            if cap[k][0] == n:
+                hit, j = k, k + 1
+                break
+        m.append(hit)
+    return m
+
+
+def attribute(trace_events, capture_events):
+    """{'replays': [(corr, kernels, matched)], 'ops': {op: ns}, 'modules': {...}, 'kernels': {...}}"""
+    caps = captures(capture_events)
+    res = {"replays": [], "ops": defaultdict(int), "modules": defaultdict(int),
+           "kernels": defaultdict(int)}
+    for corr, ks in replays(trace_events):
+        names = [n for n, _ in ks]
+        best, best_n = None, -1
+        for cap in caps:
+            m = align(names, cap)
+            n = sum(1 for x in m if x >= 0)
+            if n > best_n:
+                best, best_n, best_cap = m, n, cap
+        if best is None or best_n < 0.9 * len(ks):
+            res["replays"].append((corr, len(ks), 0))
+            continue
+        res["replays"].append((corr, len(ks), best_n))
+        for (name, d), k in zip(ks, best):
+            if k < 0:
+                continue
+            _, op, mod = best_cap[k]
+            res["ops"][op] += d
+            if mod:
+                res["modules"][mod] += d
+            res["kernels"][name] += d
+    return res

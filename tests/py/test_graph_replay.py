@@ -1,0 +1,73 @@
+"""`mlprof graphs` (issue 27 item 2): graph replays attributed to the capture pass, checked
+against tests/py/graph_replay_reference.py on the shared serving and graph traces (TraceLens
+test data): replayed-kernel counts per launch, the capture-order match, and the GPU time of the
+replay re-attributed per captured op, module and kernel."""
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import shared_data  # noqa: E402
+from checks import check, finish, mlprof_json  # noqa: E402
+import graph_replay_reference as ref  # noqa: E402
+
+MLPROF = sys.argv[1]
+
+CASES = [  # (trace, capture dir, whether auto-discovery is used)
+    ("traces/serving/vllm_decode_full/graph_execution.json.gz", "traces/serving/vllm_decode_full/capture_traces"),
+    ("traces/cuda-graphs/xdit_flux/profile_trace_rank_0.json.gz", "traces/cuda-graphs/xdit_flux/capture_traces"),
+    ("traces/serving/sglang_decode/sglang_Qwen3-8B_decode.json.gz", "traces/serving/sglang_decode/capture_traces"),
+]
+
+
+def close(a, b, n):
+    # mlprof keeps integer ns per event: allow 1 ns of rounding per kernel summed.
+    return abs(a - b) <= max(2 * n, 1e-6 * abs(b))
+
+
+for rel, caprel in CASES:
+    trace = shared_data.shared_path(rel)
+    capdir = shared_data.shared_path(caprel)
+    if trace is None or capdir is None:
+        continue
+    cap_files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
+                 if not f.endswith("execution_details.json")]
+    cap_events = [e for f in cap_files for e in ref.load(f)]
+    want = ref.attribute(ref.load(trace), cap_events)
+    for args in ([trace], [trace, "--capture", capdir]):  # auto-discovered, then named
+        got = mlprof_json(MLPROF, "graphs", *args)
+        tag = f"{rel} {' '.join(args[1:]) or '(auto)'}"
+        check(len(got["replays"]) == len(want["replays"]),
+              f"{tag}: {len(got['replays'])} replays, want {len(want['replays'])}")
+        for g, (corr, n, matched) in zip(got["replays"], want["replays"]):
+            check(g["correlation"] == corr and g["kernels"] == n,
+                  f"{tag}: replay {corr}: {g['kernels']} kernels, want {n}")
+            check(g["matched"] == matched and g["capture"] >= 0,
+                  f"{tag}: replay {corr}: matched {g['matched']} in capture order, want {matched}")
+        for key in ("ops", "modules", "kernels"):
+            rows = {r["name"]: r for r in got[key]}
+            check(set(rows) == set(want[key]),
+                  f"{tag}: {key} names differ: {sorted(set(rows) ^ set(want[key]))[:5]}")
+            for name, ns in want[key].items():
+                r = rows.get(name)
+                if r is None:
+                    continue
+                check(close(r["gpu_ns"], ns, r["kernels"]),
+                      f"{tag}: {key} {name[:60]}: {r['gpu_ns']} ns, want {ns}")
+        total = sum(want["kernels"].values())
+        check(close(got["attributed_gpu_ns"], total, got["matched_kernels"]),
+              f"{tag}: attributed {got['attributed_gpu_ns']} ns, want {total}")
+
+# Without a capture pass every replay is reported unmatched, with why (H100 reduce-overhead
+# trace: the graphs were captured before the profile started).
+h100 = os.path.join(sys.argv[2], "h100", "h100_graphs.json.gz")
+if os.path.exists(h100):
+    got = mlprof_json(MLPROF, "graphs", h100)
+    check(len(got["replays"]) == 4, f"h100 graphs: {len(got['replays'])} replays, want 4")
+    check(all(r["capture"] == -1 and "--capture" in r["why"] for r in got["replays"]),
+          "h100 graphs: unmatched replays say to give --capture")
+    check(sum(r["kernels"] for r in got["replays"]) + 0 ==
+          sum(n for _, n, _ in [(c, len(k), 0) for c, k in ref.replays(ref.load(h100))]),
+          "h100 graphs: replayed kernel count")
+
+finish()
