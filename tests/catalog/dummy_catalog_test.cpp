@@ -29,13 +29,20 @@ Trace two_steps() {
   return std::move(t.value());
 }
 
+// Rows counted from the catalogue itself (a hand-kept number broke when the roofline and graphs
+// rows were added).
+#define MLPROF_TEST_COUNT_ROW(...) +1
+constexpr size_t kRows = 0 MLPROF_ANALYSES(MLPROF_TEST_COUNT_ROW);
+constexpr size_t kExtraRows = 0 MLPROF_EXTRA_ANALYSES(MLPROF_TEST_COUNT_ROW);
+
 bool has(const std::vector<AnalysisId>& ids, AnalysisId id) {
   return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
 TEST(AnalysisCatalog, OneRowMakesAnAnalysis) {
-  // The id, the count and the row.
-  EXPECT_EQ(kAnalysisCount, 18u);
+  // The id, the count and the row: the dummy is one row added to the production catalogue.
+  EXPECT_EQ(kExtraRows, 1u);
+  EXPECT_EQ(kAnalysisCount, kRows);
   EXPECT_EQ(analysis_id("dummy"), AnalysisId::kDummy);
   const AnalysisInfo& info = analysis_info(AnalysisId::kDummy);
   EXPECT_EQ(info.name, "dummy");
