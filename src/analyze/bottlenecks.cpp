@@ -271,11 +271,7 @@ uint64_t graph_replay_kernels(const Trace& t) {
   for (const GpuEvent& g : collect_gpu_events(t).events) {
     if (g.launch < 0) continue;
     int8_t& gl = is_graph_launch[t.slices.name[g.launch]];
-    if (gl < 0) {
-      std::string_view nm = t.str(t.slices.name[g.launch]);
-      gl = nm.starts_with("cudaGraphLaunch") || nm.starts_with("cuGraphLaunch") ||
-           nm.starts_with("hipGraphLaunch");
-    }
+    if (gl < 0) gl = is_graph_launch_call_name(t.str(t.slices.name[g.launch]));
     n += gl;
   }
   return n;

@@ -27,11 +27,6 @@ struct CapturedGraph {
   std::vector<CapturedLaunch> launches;
 };
 
-bool is_graph_launch(std::string_view n) {
-  return n.starts_with("cudaGraphLaunch") || n.starts_with("cuGraphLaunch") ||
-         n.starts_with("hipGraphLaunch");
-}
-
 std::string_view string_arg(const Trace& t, size_t i, StringId key) {
   if (key == StringPool::kNotFound) return {};
   const Arg* a = t.find_arg(t.slices.args_begin[i], t.slices.args_count[i], key);
@@ -151,7 +146,8 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
   for (const GpuEvent& e : ev.events) {
     if (e.kind == GpuWorkKind::kSync || e.kind == GpuWorkKind::kAnnotation) continue;
     r.gpu_ns += e.dur();
-    if (e.launch < 0 || !is_graph_launch(trace.str(s.name[static_cast<size_t>(e.launch)])))
+    if (e.launch < 0 ||
+        !is_graph_launch_call_name(trace.str(s.name[static_cast<size_t>(e.launch)])))
       continue;
     by_launch[e.launch].push_back(&e);
   }

@@ -212,6 +212,11 @@ bool is_hta_launch_call_name(std::string_view name) {
          name == "cudaMemsetAsync";
 }
 
+bool is_graph_launch_call_name(std::string_view name) {
+  return name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch") ||
+         name.starts_with("hipGraphLaunch");
+}
+
 bool is_launch_call_name(std::string_view name) {
   if (is_hta_launch_call_name(name)) return true;
   // MTIA's runtime (category mtia_runtime) submits every kernel and copy through one call.

@@ -73,6 +73,9 @@ bool is_launch_call_name(std::string_view name);
 // HTA v0.6.1 counts only cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync and
 // cudaMemsetAsync in its launch statistics and queue length.
 bool is_hta_launch_call_name(std::string_view name);
+// A CUDA/HIP graph replay: cudaGraphLaunch (and its _ptsz/_v10000 forms), cuGraphLaunch,
+// hipGraphLaunch. Its GPU events share its correlation and have no CPU op of their own.
+bool is_graph_launch_call_name(std::string_view name);
 // cuda_runtime, cuda_driver, Runtime (old Kineto); cuda_sync is *not* a launch category.
 bool is_runtime_category(std::string_view category);
 
