@@ -63,3 +63,11 @@ mlprof_stage(mlprof_serve serve)
 target_link_libraries(mlprof_serve PUBLIC mlprof_analyze PRIVATE mlprof_render mlprof_import
                       PkgConfig::MICROHTTPD Threads::Threads)
 target_link_libraries(mlprof PRIVATE mlprof_serve)
+
+# `mlprof mcp`: a Model Context Protocol server on stdio over the traces named on its command
+# line; serve's trace store (containment, caching) and the SQL stage.
+mlprof_stage(mlprof_mcp mcp)
+target_link_libraries(mlprof_mcp PUBLIC mlprof_serve PRIVATE mlprof_analyze mlprof_render
+                      mlprof_import mlprof_sql simdjson::simdjson)
+target_compile_definitions(mlprof_mcp PRIVATE MLPROF_VERSION="${PROJECT_VERSION}")
+target_link_libraries(mlprof PRIVATE mlprof_mcp)

@@ -343,6 +343,7 @@ std::optional<Result<TraceStore::SharedTrace>> TraceStore::trace_of(const OpenFi
         if (!r) return Result<SharedTrace>(r.status());
         AnalysisOptions options;
         options.ops.top = kReportOpRows;  // as the report
+        if (options_.analysis) options = *options_.analysis;
         auto t = std::make_shared<AnalysisSet>(std::move(r.value()), options);
         keep(key, t);
         return Result<SharedTrace>(t);
@@ -432,6 +433,35 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
   if (!r) return abandoned();
   if (r->error == LookupError::kLoadFailed) return failed(r->message);
   return *r;
+}
+
+OpenedTrace TraceStore::trace(const std::string& name, const StillWanted& wanted) {
+  OpenedTrace out;
+  OpenFile f;
+  out.error = open(name, f, out.message);
+  if (out.error != LookupError::kNone) return out;
+  std::string failed_key = f.key() + "\n!load";
+  auto failed = [&](std::string message) {
+    out.error = over_input_limit(message)              ? LookupError::kTooLarge
+                : maybe_being_written(f.info.mtime_ns) ? LookupError::kIncomplete
+                                                       : LookupError::kLoadFailed;
+    out.message = std::move(message);
+    return out;
+  };
+  if (Body message = results_.find(failed_key)) return failed(*message);
+  CancelScope cancel_scope(wanted);
+  try {
+    auto t = trace_of(f, wanted);
+    if (!t) return OpenedTrace{LookupError::kAbandoned, "the client went away", nullptr};
+    if (!*t) {
+      results_.put(failed_key, shared(t->error()));  // parsed once per version
+      return failed(t->error());
+    }
+    out.set = **t;
+  } catch (const Cancelled&) {
+    return OpenedTrace{LookupError::kAbandoned, "the client went away", nullptr};
+  }
+  return out;
 }
 
 Lookup TraceStore::compare(const std::string& base, const std::string& next,

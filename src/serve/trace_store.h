@@ -82,6 +82,17 @@ struct TraceStoreOptions {
   // Decompressed bytes of one file read at most (0 = load_trace's default: MLPROF_MAX_INPUT_MB,
   // else the machine's memory); a bigger file is kTooLarge.
   uint64_t max_input_bytes = 0;
+  // The options of a kept trace's analysis stage; unset: the report's (ops cut to kReportOpRows).
+  // `mlprof mcp` keeps the CLI's defaults, so its JSON is `mlprof NAME --json`'s.
+  std::optional<AnalysisOptions> analysis;
+};
+
+// A trace of the directory opened and parsed (or kept from an earlier request), with its
+// analysis stage; `set` is null when `error` is not kNone.
+struct OpenedTrace {
+  LookupError error = LookupError::kNone;
+  std::string message;
+  std::shared_ptr<AnalysisSet> set;
 };
 
 class TraceStore {
@@ -105,6 +116,9 @@ class TraceStore {
   Lookup compare(const std::string& base, const std::string& next, const StillWanted& wanted = {});
   // Over every listed trace; cached by the list of names, sizes and mtimes.
   Lookup ranks(const StillWanted& wanted = {});
+  // The trace `name` itself, opened as get() opens it, for a consumer that asks its analysis
+  // stage for more than one cached JSON (mlprof mcp: options, SQL, compare across directories).
+  OpenedTrace trace(const std::string& name, const StillWanted& wanted = {});
 
   uint64_t loads() const { return loads_; }  // traces parsed so far (tests check the cache)
   size_t cached_bytes() const { return results_.bytes(); }  // within cache_bytes (+ the newest)

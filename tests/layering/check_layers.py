@@ -1,6 +1,7 @@
 """Dependencies point downstream only (ctest: layering; docs/architecture.md).
 
     trace <- import <- analyze <- render <- cli / serve / python
+    serve, sql <- mcp (the MCP server: serve's trace store, SQL) <- cli
     trace <- export (file writers), record (the recorder) uses trace and export
 
 ALLOWED below is the table; this script checks the code and the build against it:
@@ -41,7 +42,8 @@ ALLOWED = {
     "render": {"trace", "analyze"},
     "sql": {"trace", "analyze", "render"},
     "serve": {"trace", "import", "analyze", "render"},
-    "cli": {"trace", "import", "export", "record", "analyze", "render", "sql", "serve"},
+    "mcp": {"trace", "import", "analyze", "render", "sql", "serve"},
+    "cli": {"trace", "import", "export", "record", "analyze", "render", "sql", "serve", "mcp"},
     "python": {"trace", "import", "export", "record", "analyze", "render"},
 }
 
@@ -78,11 +80,12 @@ TARGETS = {
     "mlprof_web_assets": "render",
     "mlprof_sql": "sql",
     "mlprof_serve": "serve",
+    "mlprof_mcp": "mcp",
     "mlprof": "cli",
     "mlprof_python_ext": "python",
 }
 NOT_FOR_THE_RECORDER = {"mlprof_import", "mlprof_capture", "mlprof_analyze", "mlprof_render",
-                        "mlprof_web_assets", "mlprof_sql", "mlprof_serve"}
+                        "mlprof_web_assets", "mlprof_sql", "mlprof_serve", "mlprof_mcp"}
 
 # One internal header per stage, included alone by the probes (each is self-contained).
 PROBES = {
@@ -93,6 +96,7 @@ PROBES = {
     "record": "record/clock.h",
     "sql": "sql/trace_database.h",
     "serve": "serve/host_check.h",
+    "mcp": "mcp/line_reader.h",
     "cli": "cli/run_files.h",
 }
 # A source file whose compile command stands for its stage's flags.
@@ -105,6 +109,7 @@ PROBE_FLAGS_FROM = {
     "render": "src/render/text_table.cpp",
     "sql": "src/sql/trace_database.cpp",
     "serve": "src/serve/server.cpp",
+    "mcp": "src/mcp/server.cpp",
     "cli": "src/cli/main.cpp",
     "python": "python/src/module.cpp",
 }
