@@ -84,7 +84,7 @@ struct TraceStoreOptions {
   uint64_t max_input_bytes = 0;
   // The options of a kept trace's analysis stage; unset: the report's (ops cut to kReportOpRows).
   // `mlprof mcp` keeps the CLI's defaults, so its JSON is `mlprof NAME --json`'s.
-  std::optional<AnalysisOptions> analysis;
+  std::optional<AnalysisOptions> analysis = std::nullopt;
 };
 
 // A trace of the directory opened and parsed (or kept from an earlier request), with its

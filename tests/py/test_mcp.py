@@ -1,0 +1,191 @@
+"""`mlprof mcp` (issue 30 item 2): a Model Context Protocol session driven through stdin/stdout.
+Tool results must be what `mlprof NAME --json` prints for the same file (the same writers), the
+event count must match an independent count of the trace's events, nothing outside the paths
+given on the command line is readable (another file of the same folder, /etc/passwd, '..', a
+symlink leading out), writes through SQL are refused, and hostile lines (malformed, too deep,
+too long, invalid UTF-8) get a JSON-RPC error while the session goes on; EOF ends it with 0."""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import shared_data  # noqa: E402
+from checks import check, finish  # noqa: E402
+
+MLPROF = sys.argv[1]
+BS64 = shared_data.require("traces/pytorch-cpu/mlp_bs64.json.gz")
+BS256 = shared_data.require("traces/pytorch-cpu/mlp_bs256.json.gz")
+SIBLING = os.path.realpath(os.path.join(os.path.dirname(BS64), "cnn.json.gz"))
+BS64 = os.path.realpath(BS64)
+BS256 = os.path.realpath(BS256)
+
+
+def cli_json(*args):
+    return json.loads(subprocess.run([MLPROF, *args, "--json"], check=True, capture_output=True,
+                                     text=True).stdout)
+
+
+def independent_event_count(path):
+    """Complete events of the legacy profiler export (a JSON array of "X" events)."""
+    with gzip.open(path, "rt") as f:
+        data = json.load(f)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    return sum(1 for e in events if e.get("ph") == "X")
+
+
+tmp = tempfile.mkdtemp(prefix="mlprof_mcp_")
+inside = os.path.join(tmp, "inside")
+os.makedirs(os.path.join(inside, "sub"))
+shutil.copy(BS64, os.path.join(inside, "sub", "copy.json.gz"))
+os.symlink(SIBLING, os.path.join(inside, "escape.json.gz"))  # a symlink leading out
+with open(os.path.join(tmp, "secret.json"), "w") as f:
+    f.write('{"traceEvents": []}')
+
+proc = subprocess.Popen([MLPROF, "mcp", inside, BS64, BS256], stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+next_id = 0
+
+
+def send_raw(data):
+    proc.stdin.write(data)
+    proc.stdin.flush()
+
+
+def reply():
+    line = proc.stdout.readline()
+    check(line.endswith(b"\n"), "one reply per line")
+    return json.loads(line)
+
+
+def request(method, params=None):
+    global next_id
+    next_id += 1
+    msg = {"jsonrpc": "2.0", "id": next_id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    send_raw(json.dumps(msg).encode() + b"\n")
+    r = reply()
+    check(r.get("id") == next_id and r.get("jsonrpc") == "2.0", f"{method}: reply id {r.get('id')}")
+    return r
+
+
+def call(_tool, **arguments):
+    name = _tool
+    r = request("tools/call", {"name": name, "arguments": arguments})
+    res = r.get("result", {})
+    content = res.get("content", [{}])
+    check(len(content) == 1 and content[0].get("type") == "text", f"{name}: one text item")
+    return res.get("isError"), content[0].get("text", "")
+
+
+def call_json(_tool, **arguments):
+    err, text = call(_tool, **arguments)
+    check(err is False, f"{_tool} {arguments}: not an error ({text[:200]})")
+    return json.loads(text) if err is False else None
+
+
+# The handshake.
+r = request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                           "clientInfo": {"name": "test_mcp", "version": "1"}})
+res = r["result"]
+check(res["protocolVersion"] == "2025-06-18", "initialize: the client's version is kept")
+check("tools" in res["capabilities"] and "resources" in res["capabilities"],
+      "initialize: tools and resources capabilities")
+check(res["serverInfo"]["name"] == "mlprof" and res["serverInfo"]["version"], "serverInfo")
+send_raw(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')  # no reply: the next
+check(request("ping")["result"] == {}, "ping")                         # reply is ping's
+
+tools = request("tools/list")["result"]["tools"]
+names = {t["name"] for t in tools}
+for want in ("open", "summary", "analysis", "bottlenecks", "roofline", "compare", "sql",
+             "critical_path", "list_traces"):
+    check(want in names, f"tools/list has {want}")
+for t in tools:
+    s = t.get("inputSchema", {})
+    check(s.get("type") == "object" and isinstance(s.get("properties"), dict),
+          f"{t['name']}: inputSchema is an object schema")
+    check(all(k in s["properties"] for k in s.get("required", [])),
+          f"{t['name']}: required arguments are properties")
+
+# Results are the CLI's --json, numbers included.
+summary = call_json("summary", trace=BS64)
+check(summary == cli_json("summary", BS64), "summary == mlprof summary --json")
+count = independent_event_count(BS64)
+check(summary and summary["events"]["slices"] == count,
+      f"summary slices {summary and summary['events']['slices']} == {count} X events")
+check(call_json("open", path=BS64) == summary, "open answers the summary")
+top5 = call_json("summary", trace=BS64, top=5, sort="self")
+check(top5 == cli_json("summary", BS64, "--top", "5", "--sort", "self"),
+      "summary top=5 sort=self == mlprof summary --top 5 --sort self --json")
+check(call_json("analysis", trace=BS64, name="steps") == cli_json("steps", BS64),
+      "analysis steps == mlprof steps --json")
+check(call_json("analysis", trace=BS64, name="ops", options={"top": 5}) ==
+      cli_json("ops", BS64, "--top", "5"), "analysis ops top 5 == mlprof ops --top 5 --json")
+check(call_json("bottlenecks", trace=BS64) == cli_json("bottlenecks", BS64),
+      "bottlenecks == mlprof bottlenecks --json")
+check(call_json("critical_path", trace=BS64) == cli_json("critical-path", BS64),
+      "critical_path == mlprof critical-path --json")
+check(call_json("roofline", trace=BS64) == cli_json("roofline", BS64),
+      "roofline == mlprof roofline --json")
+check(call_json("compare", base=BS64, new=BS256) == cli_json("compare", BS64, BS256),
+      "compare == mlprof compare --json")
+rows = call_json("sql", trace=BS64, query="SELECT count(*) AS n FROM slice")
+check(rows == [{"n": count}], f"sql count(*) {rows} == {count}")
+# A relative name resolves under a directory given; its copy has the same numbers.
+copy = call_json("summary", trace="sub/copy.json.gz")
+check(copy and copy["events"] == summary["events"], "a file under a directory given")
+listing = call_json("open", path=inside)
+check(listing and [t["trace"] for t in listing["traces"]] ==
+      [os.path.join(os.path.realpath(inside), "sub/copy.json.gz")],
+      f"open DIR lists its traces, not the symlink leading out: {listing}")
+
+# Refusals: tool errors, one line each, and the session goes on.
+err, text = call("sql", trace=BS64, query="DELETE FROM slice")
+check(err is True and "read-only" in text, f"a write is refused: {text}")
+err, text = call("sql", trace=BS64, query="ATTACH DATABASE '/tmp/x.db' AS x")
+check(err is True, f"ATTACH is refused: {text}")
+for path in ("/etc/passwd", SIBLING, os.path.join(tmp, "secret.json"),
+             os.path.join(inside, "..", "secret.json"), "../secret.json",
+             os.path.join(inside, "escape.json.gz")):
+    err, text = call("summary", trace=path)
+    check(err is True and "outside" in text and "\n" not in text, f"{path} refused: {text}")
+err, text = call("analysis", trace=BS64, name="ops", options={"nope": 1})
+check(err is True and "unknown option" in text, f"an unknown option: {text}")
+err, text = call("summary", trace=BS64, bogus=1)
+check(err is True and "unknown argument" in text, f"an unknown argument: {text}")
+
+# Resources: the allowed traces, each read as its summary.
+resources = request("resources/list")["result"]["resources"]
+uris = {r["uri"] for r in resources}
+check("file://" + BS64 in uris and "file://" + SIBLING not in uris, "resources/list")
+r = request("resources/read", {"uri": "file://" + BS64})["result"]["contents"][0]
+check(json.loads(r["text"]) == summary, "resources/read is the summary")
+check(request("resources/read", {"uri": "file:///etc/passwd"})["error"]["code"] == -32002,
+      "resources/read outside: -32002")
+
+# Protocol errors.
+check(request("no/such/method")["error"]["code"] == -32601, "unknown method: -32601")
+check(request("tools/call", {"arguments": {}})["error"]["code"] == -32602, "no tool name: -32602")
+check(request("tools/call", {"name": "nope"})["error"]["code"] == -32602, "unknown tool: -32602")
+for bad, what in ((b'{"jsonrpc": "2.0", "id": 1, "method": \n', "malformed JSON"),
+                  (b"[" * 100000 + b"\n", "100000 levels deep"),
+                  (b'{"jsonrpc":"2.0","id":9,"method":"ping","x":"\xff\xfe"}\n', "invalid UTF-8")):
+    send_raw(bad)
+    r = reply()
+    check(r.get("error", {}).get("code") == -32700 and r.get("id") is None, f"{what}: -32700")
+    check(request("ping").get("result") == {}, f"the session goes on after {what}")
+send_raw(b'{"x":"' + b"a" * (5 << 20) + b'"}\n')  # past the 4 MiB message limit
+r = reply()
+check(r.get("error", {}).get("code") == -32600 and "longer than" in r["error"]["message"],
+      "a 5 MiB line: an error")
+check(request("ping").get("result") == {}, "the session goes on after a 5 MiB line")
+
+proc.stdin.close()
+rc = proc.wait(timeout=60)
+check(rc == 0, f"EOF ends the session with exit 0 (got {rc}; {proc.stderr.read()[:300]!r})")
+shutil.rmtree(tmp)
+finish()
