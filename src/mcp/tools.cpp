@@ -353,15 +353,17 @@ ToolReply Tools::analysis(const std::string& path, AnalysisId id,
   Target t;
   std::string error;
   if (!roots_.resolve(path, t, error)) return fail(error);
-  if (t.directory) {
-    if (id == AnalysisId::kRanks && t.name.empty() && options.empty()) {
-      serve::Lookup l = t.root->store->ranks();
-      if (l.error != serve::LookupError::kNone) return fail(l.message);
-      return ok(*l.body);
-    }
-    return fail(t.shown + ": a directory: " + std::string(name) +
-                " reads one trace (open the directory to list them; ranks, without options, "
-                "reads a directory given to mlprof mcp)");
+  if (t.directory && !t.name.empty())
+    return fail(t.shown + ": a folder under a directory given: " + std::string(name) +
+                " reads a trace file, or a directory given to mlprof mcp as a rank set");
+  if (t.directory) {  // a rank set, as `mlprof NAME DIR`
+    if (!options.empty())
+      return fail(t.shown +
+                  ": a directory: options apply to one trace file (give one of its "
+                  "traces, or no options)");
+    serve::OpenedTrace ranks = t.root->store->rank_set();
+    if (ranks.error != serve::LookupError::kNone) return fail(ranks.message);
+    return ok(analysis_json(*ranks.set, id));
   }
   serve::OpenedTrace opened = t.root->store->trace(t.name);
   if (opened.error != serve::LookupError::kNone) return fail(open_error(t, opened));

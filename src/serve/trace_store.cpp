@@ -464,6 +464,48 @@ OpenedTrace TraceStore::trace(const std::string& name, const StillWanted& wanted
   return out;
 }
 
+OpenedTrace TraceStore::rank_set(const StillWanted& wanted) {
+  std::vector<std::string> names;
+  std::string key;
+  for (const TraceFileInfo& f : list().files)
+    if (f.name.find('/') == std::string::npos && is_rank_trace_name(f.name)) {
+      names.push_back(f.name);
+      key += f.name + '\n' + std::to_string(f.size) + '\n' + std::to_string(f.mtime_ns) + '\n';
+    }
+  if (names.empty())
+    return OpenedTrace{LookupError::kNotFound,
+                       canonical_dir_ +
+                           ": no trace files (*.json, *.json.gz, *.mlprof) (a "
+                           "directory of rank traces)",
+                       nullptr};
+  std::lock_guard<std::mutex> lock(rank_set_mu_);
+  if (rank_set_ && key == rank_set_key_) return OpenedTrace{LookupError::kNone, "", rank_set_};
+  // Sources are the files' paths in the directory; the loader takes them back to names.
+  RankLoader load_one = [this](const std::string& path) -> Result<Trace> {
+    std::string name = path;
+    if (name.starts_with(canonical_dir_ + "/")) name.erase(0, canonical_dir_.size() + 1);
+    OpenFile f;
+    std::string message;
+    if (open(name, f, message) != LookupError::kNone) return Status::error(message);
+    return load(f);
+  };
+  AnalysisOptions options;
+  if (options_.analysis) options = *options_.analysis;
+  std::vector<std::string> errors;
+  std::vector<RankSummary> summaries =
+      reduce_rank_files(names, load_one, 1, options.ranks, errors, [&] { return still(wanted); });
+  if (!still(wanted)) return OpenedTrace{LookupError::kAbandoned, "the client went away", nullptr};
+  if (summaries.empty())
+    return OpenedTrace{LookupError::kLoadFailed,
+                       canonical_dir_ + ": no trace could be loaded (a directory of rank traces" +
+                           (errors.empty() ? "" : "; the first: " + errors.front()) + ")",
+                       nullptr};
+  rank_set_ = std::make_shared<AnalysisSet>(std::move(summaries), load_one, std::move(options),
+                                            std::move(errors));
+  rank_set_key_ = key;
+  return OpenedTrace{LookupError::kNone, "", rank_set_};
+}
+
 Lookup TraceStore::compare(const std::string& base, const std::string& next,
                            const StillWanted& wanted) {
   Lookup out;

@@ -119,6 +119,10 @@ class TraceStore {
   // The trace `name` itself, opened as get() opens it, for a consumer that asks its analysis
   // stage for more than one cached JSON (mlprof mcp: options, SQL, compare across directories).
   OpenedTrace trace(const std::string& name, const StillWanted& wanted = {});
+  // The directory's top-level rank traces as one rank set, as `mlprof NAME DIR` reads them: each
+  // reduced to its summary, the rank analyzed in depth reloaded (through the directory's
+  // descriptor) on first use. Kept until the listing changes.
+  OpenedTrace rank_set(const StillWanted& wanted = {});
 
   uint64_t loads() const { return loads_; }  // traces parsed so far (tests check the cache)
   size_t cached_bytes() const { return results_.bytes(); }  // within cache_bytes (+ the newest)
@@ -154,6 +158,9 @@ class TraceStore {
   std::mutex kept_mu_;
   std::list<std::pair<std::string, SharedTrace>> kept_;  // most recently used first
   std::atomic<uint64_t> loads_{0};
+  std::mutex rank_set_mu_;  // held while a rank set is built: one at a time
+  std::string rank_set_key_;
+  std::shared_ptr<AnalysisSet> rank_set_;
 };
 
 }  // namespace mlprof::serve

@@ -1,5 +1,5 @@
 """`mlprof mcp` (issue 30 item 2): a Model Context Protocol session driven through stdin/stdout.
-Tool results must be what `mlprof NAME --json` prints for the same file (the same writers), the
+Tool results must be what `mlprof NAME --json` prints for the same file or rank directory, the
 event count must match an independent count of the trace's events, nothing outside the paths
 given on the command line is readable (another file of the same folder, /etc/passwd, '..', a
 symlink leading out), writes through SQL are refused, and hostile lines (malformed, too deep,
@@ -19,6 +19,8 @@ from checks import check, finish  # noqa: E402
 MLPROF = sys.argv[1]
 BS64 = shared_data.require("traces/pytorch-cpu/mlp_bs64.json.gz")
 BS256 = shared_data.require("traces/pytorch-cpu/mlp_bs256.json.gz")
+RANKS = os.path.realpath(os.path.dirname(
+    shared_data.require("traces/kineto-gpu/trace_filter/sampled_rank-0.json.gz")))
 SIBLING = os.path.realpath(os.path.join(os.path.dirname(BS64), "cnn.json.gz"))
 BS64 = os.path.realpath(BS64)
 BS256 = os.path.realpath(BS256)
@@ -45,7 +47,7 @@ os.symlink(SIBLING, os.path.join(inside, "escape.json.gz"))  # a symlink leading
 with open(os.path.join(tmp, "secret.json"), "w") as f:
     f.write('{"traceEvents": []}')
 
-proc = subprocess.Popen([MLPROF, "mcp", inside, BS64, BS256], stdin=subprocess.PIPE,
+proc = subprocess.Popen([MLPROF, "mcp", inside, BS64, BS256, RANKS], stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 next_id = 0
 
@@ -133,6 +135,10 @@ check(call_json("roofline", trace=BS64) == cli_json("roofline", BS64),
       "roofline == mlprof roofline --json")
 check(call_json("compare", base=BS64, new=BS256) == cli_json("compare", BS64, BS256),
       "compare == mlprof compare --json")
+# A directory given is a rank set, as `mlprof NAME DIR` reads it.
+for name in ("summary", "bottlenecks", "ranks"):
+    check(call_json("analysis", trace=RANKS, name=name) == cli_json(name, RANKS),
+          f"analysis {name} of a rank directory == mlprof {name} DIR --json")
 rows = call_json("sql", trace=BS64, query="SELECT count(*) AS n FROM slice")
 check(rows == [{"n": count}], f"sql count(*) {rows} == {count}")
 # A relative name resolves under a directory given; its copy has the same numbers.
