@@ -46,8 +46,11 @@ shutil.copy(BS64, os.path.join(inside, "sub", "copy.json.gz"))
 os.symlink(SIBLING, os.path.join(inside, "escape.json.gz"))  # a symlink leading out
 with open(os.path.join(tmp, "secret.json"), "w") as f:
     f.write('{"traceEvents": []}')
+with open(os.path.join(inside, "broken.json"), "w") as f:
+    f.write('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": ')
 
-proc = subprocess.Popen([MLPROF, "mcp", inside, BS64, BS256, RANKS], stdin=subprocess.PIPE,
+proc = subprocess.Popen([MLPROF, "mcp", inside, BS64, BS256, RANKS, "--sql-timeout", "2",
+                         "--sql-max-rows", "100"], stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 next_id = 0
 
@@ -146,7 +149,7 @@ copy = call_json("summary", trace="sub/copy.json.gz")
 check(copy and copy["events"] == summary["events"], "a file under a directory given")
 listing = call_json("open", path=inside)
 check(listing and [t["trace"] for t in listing["traces"]] ==
-      [os.path.join(os.path.realpath(inside), "sub/copy.json.gz")],
+      [os.path.join(os.path.realpath(inside), n) for n in ("broken.json", "sub/copy.json.gz")],
       f"open DIR lists its traces, not the symlink leading out: {listing}")
 
 # Refusals: tool errors, one line each, and the session goes on.
@@ -159,6 +162,16 @@ for path in ("/etc/passwd", SIBLING, os.path.join(tmp, "secret.json"),
              os.path.join(inside, "escape.json.gz")):
     err, text = call("summary", trace=path)
     check(err is True and "outside" in text and "\n" not in text, f"{path} refused: {text}")
+broken = os.path.join(os.path.realpath(inside), "broken.json")
+cli = subprocess.run([MLPROF, "summary", broken], capture_output=True, text=True)
+err, text = call("summary", trace=broken)
+check(err is True and cli.returncode == 2 and cli.stderr == f"mlprof: {text}\n",
+      f"a broken trace: the CLI's one-line message ({text!r} vs {cli.stderr!r})")
+err, text = call("sql", trace=BS64, query="SELECT * FROM slice")
+check(err is True and "more than 100 rows" in text, f"--sql-max-rows: {text}")
+err, text = call("sql", trace=BS64, query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                 "SELECT x + 1 FROM c) SELECT count(*) FROM c")
+check(err is True and "stopped after 2 s" in text, f"--sql-timeout: {text}")
 err, text = call("analysis", trace=BS64, name="ops", options={"nope": 1})
 check(err is True and "unknown option" in text, f"an unknown option: {text}")
 err, text = call("summary", trace=BS64, bogus=1)
