@@ -5,9 +5,9 @@
 
 #include <fstream>
 
+#include "analyze/option_values.h"
 #include "bindings.h"
 #include "errors.h"
-#include "mlprof/analyze/device_peaks.h"
 #include "render/analysis_output.h"
 #include "render/flame_render.h"
 #include "render/report.h"
@@ -29,65 +29,33 @@ AnalysisId id_of(const std::string& name) {
   return *id;
 }
 
-OpSort sort_of(const std::string& s) {
-  if (s == "total") return OpSort::kTotal;
-  if (s == "self") return OpSort::kSelf;
-  if (s == "mean") return OpSort::kMean;
-  if (s == "count") return OpSort::kCount;
-  raise(ErrorKind::kAnalysis, "sort must be one of total, self, mean, count (got '" + s + "')");
-}
-
 // Options as keyword arguments, each applied to the analysis it belongs to (the same switches
-// as the subcommand's flags). A key the analysis does not take is an error, not ignored.
+// as the subcommand's flags, one table for every consumer: analyze/option_values.h). A key the
+// analysis does not take is an error, not ignored. hta_compatible is taken by every analysis.
 AnalysisOptions options_of(AnalysisId id, const py::dict& kw) {
   AnalysisOptions o;
   for (auto item : kw) {
     std::string key = py::str(item.first);
-    py::handle v = item.second;
-    bool used = true;
+    py::handle h = item.second;
     if (key == "hta_compatible") {
-      o.set_hta_compatible(v.cast<bool>());
-    } else if (key == "top" && id == AnalysisId::kSummary) {
-      o.summary.top = v.cast<size_t>();
-    } else if (key == "top" && id == AnalysisId::kOps) {
-      o.ops.top = v.cast<size_t>();
-    } else if (key == "top" && id == AnalysisId::kFlops) {
-      o.flops.top = v.cast<size_t>();
-    } else if (key == "sort" && id == AnalysisId::kSummary) {
-      o.summary.sort = sort_of(v.cast<std::string>());
-    } else if (key == "sort" && id == AnalysisId::kOps) {
-      o.ops.sort = sort_of(v.cast<std::string>());
-    } else if (key == "category" && id == AnalysisId::kSummary) {
-      o.summary.category = v.cast<std::string>();
-    } else if (key == "category" && id == AnalysisId::kOps) {
-      o.ops.stats.category = v.cast<std::string>();
-    } else if (key == "host_only" && id == AnalysisId::kOps) {
-      o.ops.stats.include_gpu = !v.cast<bool>();
-    } else if (key == "peak_tflops" && id == AnalysisId::kFlops) {
-      o.flops.peak_tflops = v.cast<double>();
-    } else if (key == "top" && id == AnalysisId::kRoofline) {
-      o.roofline.top = v.cast<size_t>();
-    } else if (key == "device" && id == AnalysisId::kRoofline) {
-      o.roofline.device = v.cast<std::string>();
-    } else if (key == "peaks" && id == AnalysisId::kRoofline) {
-      // The JSON text of a --peaks file.
-      auto rows = parse_device_peaks_json(v.cast<std::string>(), "peaks=");
-      if (!rows) raise(ErrorKind::kAnalysis, "roofline: peaks: " + rows.error());
-      o.roofline.peaks = std::move(rows.value());
-    } else if (key == "include_memory" && id == AnalysisId::kKernels) {
-      o.kernels.include_memory = v.cast<bool>();
-    } else if (key == "include_gpu" && id == AnalysisId::kFlame) {
-      o.flame.include_gpu = v.cast<bool>();
-    } else if (key == "split_threads" && id == AnalysisId::kFlame) {
-      o.flame.split_threads = v.cast<bool>();
-    } else if (key == "merge_steps" && id == AnalysisId::kFlame) {
-      o.flame.merge_steps = v.cast<bool>();
-    } else {
-      used = false;
+      o.set_hta_compatible(h.cast<bool>());
+      continue;
     }
-    if (!used)
-      raise(ErrorKind::kAnalysis,
-            std::string(analysis_info(id).name) + ": unknown option '" + key + "'");
+    OptionValue v;
+    if (py::isinstance<py::bool_>(h)) {
+      v.kind = OptionValue::kBool;
+      v.boolean = h.cast<bool>();
+    } else if (py::isinstance<py::str>(h)) {
+      v.kind = OptionValue::kString;
+      v.text = h.cast<std::string>();
+    } else if (PyNumber_Check(h.ptr())) {  // int, float, numpy scalars
+      v.kind = OptionValue::kNumber;
+      v.number = h.cast<double>();
+    } else {
+      raise(ErrorKind::kAnalysis, std::string(analysis_info(id).name) + ": " + key +
+                                      " must be a number, string or boolean");
+    }
+    if (auto why = set_analysis_option(o, id, key, v)) raise(ErrorKind::kAnalysis, *why);
   }
   return o;
 }
