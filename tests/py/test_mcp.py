@@ -203,7 +203,14 @@ check(r.get("error", {}).get("code") == -32600 and "longer than" in r["error"]["
       "a 5 MiB line: an error")
 check(request("ping").get("result") == {}, "the session goes on after a 5 MiB line")
 
+r = request("initialize", {"protocolVersion": "1999-01-01", "capabilities": {},
+                           "clientInfo": {"name": "old", "version": "1"}})
+check(r["result"]["protocolVersion"] == "2025-11-25", "an unknown version gets the newest")
+send_raw(b'{"jsonrpc":"2.0","id":"crlf","method":"ping"}\r\n')
+check(reply() == {"jsonrpc": "2.0", "id": "crlf", "result": {}}, "CRLF line ends, a string id")
+send_raw(b'{"jsonrpc":"2.0","id":"last","method":"ping"}')  # no newline before EOF
 proc.stdin.close()
+check(reply().get("id") == "last", "a last line without a newline is answered")
 rc = proc.wait(timeout=60)
 check(rc == 0, f"EOF ends the session with exit 0 (got {rc}; {proc.stderr.read()[:300]!r})")
 shutil.rmtree(tmp)
