@@ -1,36 +1,53 @@
 # Thin wrapper over CMake presets. `make demo` and `make test` work on a fresh Debian 12 machine.
 SHELL := /bin/bash
-DEBIAN_PACKAGES := cmake ninja-build g++ pkg-config python3 libsimdjson-dev libisal-dev \
-  libzstd-dev libfmt-dev libcli11-dev libmicrohttpd-dev wrk libgtest-dev libgmock-dev \
-  libbenchmark-dev libsqlite3-dev libprotobuf-dev libunwind-dev libdw-dev zlib1g-dev libssl-dev valgrind \
-  clang libclang-rt-14-dev chromium \
-  python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy python3-pandas \
-  python3-torch python3-setuptools python3-pip libopenmpi-dev openmpi-bin
+# What building the binary and running `make demo` need (docs/install.md).
+DEPS_BUILD := cmake ninja-build g++ pkg-config libsimdjson-dev libisal-dev libzstd-dev libfmt-dev \
+  libcli11-dev libmicrohttpd-dev libsqlite3-dev libprotobuf-dev libunwind-dev libdw-dev zlib1g-dev \
+  libssl-dev
+# What the test suite, the sanitizer and fuzz runs, the benchmarks, the Python module and
+# `make package` add (`make deps-test`).
+DEPS_TEST := python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy \
+  python3-pandas python3-torch python3-setuptools python3-pip python3-venv python3-wheel \
+  libgtest-dev libgmock-dev libbenchmark-dev wrk valgrind clang libclang-rt-14-dev chromium \
+  libopenmpi-dev openmpi-bin dpkg-dev
 JOBS ?= $(shell nproc)
 
-.PHONY: deps build demo test test-asan test-tsan fuzz fuzz-long bench clean format
+.PHONY: deps deps-test build demo test test-asan test-tsan fuzz fuzz-long bench package clean format
 
-deps:
-	@missing=""; for p in $(DEBIAN_PACKAGES); do \
+# Installs the missing ones of $(1) (apt-get, through sudo when not root) and says which.
+define apt_install
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "make deps: installing Debian packages:$$missing"; \
+	  echo "make $@: installing Debian packages:$$missing"; \
 	  SUDO=""; [ "$$(id -u)" != 0 ] && SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	else echo "make deps: all Debian packages present"; fi
+	else echo "make $@: all Debian packages present"; fi
+endef
+
+deps:
+	$(call apt_install,$(DEPS_BUILD))
+
+deps-test: deps
+	$(call apt_install,$(DEPS_TEST))
 
 build: deps
 	cmake --preset default >/dev/null
 	cmake --build --preset default -j $(JOBS)
 
-demo: build
+# Only the binary (and the capture library `mlprof run` injects): no tests, no Python module.
+demo: deps
+	cmake --preset default >/dev/null
+	cmake --build --preset default -j $(JOBS) --target mlprof
 	./build/mlprof demo
 
-test: build
+test: deps-test
+	cmake --preset default >/dev/null
+	cmake --build --preset default -j $(JOBS)
 	cd build && ctest --output-on-failure -j $(JOBS)
 
-test-asan: deps
+test-asan: deps-test
 	cmake --preset asan >/dev/null
 	cmake --build --preset asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS) -LE nosan
@@ -38,7 +55,7 @@ test-asan: deps
 # ThreadSanitizer covers the threaded code: the recorder, the parallel import, the rank reduction
 # (workers), serve's trace store (single flight, cancellation) and the NVML sampler thread.
 TSAN_TESTS = import_paths_test ranks_scale_test serve_store_test nvml_fake_sampler_test analysis_set_test
-test-tsan: deps
+test-tsan: deps-test
 	cmake --preset tsan >/dev/null
 	cmake --build --preset tsan -j $(JOBS) --target $(TSAN_TESTS) $$(cd tests && ls recorder_*_test.cpp | sed 's/\.cpp$$//')
 	cd build-tsan && ctest --output-on-failure -j $(JOBS) -E '^layering' -R 'recorder|ParallelImport|RanksScale|TraceStore|SingleFlight|HostCheck|nvml_capture|AnalysisSet'
@@ -47,17 +64,31 @@ test-tsan: deps
 # (new inputs accumulate in build-fuzz/corpus/, crashes in build-fuzz/artifacts/). docs/testing.md.
 FUZZ_SECONDS ?= 60
 FUZZ_LONG_SECONDS ?= 7200
-fuzz: deps
+fuzz: deps-test
 	bash tests/fuzz/run_fuzz.sh $(FUZZ_SECONDS)
 
-fuzz-long: deps
+fuzz-long: deps-test
 	FUZZ_JOBS=$(JOBS) FUZZ_ENTROPIC=1 bash tests/fuzz/run_fuzz.sh $(FUZZ_LONG_SECONDS)
 
-bench: build
+bench: deps-test build
 	bash bench/run_all.sh
+
+# Debian packages (cmake/package.cmake) from a build of their own: Release with debug info,
+# stripped, for a portable CPU baseline (PACKAGE_MARCH; simdjson and ISA-L pick faster kernels at
+# run time), without MPI. Then tests/packaging/check_deb.sh checks them (contents, Depends, and
+# the extracted tree running `mlprof demo`).
+PACKAGE_MARCH ?= x86-64-v2
+package: deps
+	$(call apt_install,dpkg-dev python3)
+	cmake -S . -B build-package -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr \
+	  -DMLPROF_MARCH=$(PACKAGE_MARCH) -DMLPROF_WITH_MPI=OFF -DMLPROF_BUILD_TESTS=OFF \
+	  -DMLPROF_BUILD_BENCH=OFF -DMLPROF_BUILD_PYTHON=OFF >/dev/null
+	cmake --build build-package -j $(JOBS)
+	cd build-package && cpack -G DEB
+	bash tests/packaging/check_deb.sh build-package
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-package

@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/mpi_ranks.h"
+#include "cli/version.h"
 
 namespace mlprof::cli {
 namespace {
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
   using namespace mlprof::cli;
   CLI::App app{"mlprof: where the time and memory of ML workloads go, and what to change"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "mlprof 0.1.0");
+  app.set_version_flag("--version", version_string());
   std::vector<std::pair<CLI::App*, std::function<int()>>> runners;
   bool strict = false;
   for (auto& e : registry()) {
