@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "mlprof/trace.h"
 
@@ -234,26 +235,21 @@ void TraceBuilder::mark_gpu_track(uint32_t track, int32_t device, int64_t stream
 
 namespace {
 
-// v[i] = old v[order[i]], in place by following cycles: no second copy of a column (peak
-// memory must stay below the JSON's size, and fresh pages cost ~10 us each here).
+// v[i] = old v[order[i]], gathered into `scratch` and copied back. Within a track `order` is
+// ascending (input order, unless the track was out of order), so the reads are one forward
+// stream per track: cache- and TLB-friendly, unlike following the permutation's cycles in place
+// (a random walk over the column: 77% of a 10M-event import). One scratch buffer, sized for the
+// widest column and reused by every column, keeps the extra memory to one column, paged in once.
 template <typename T>
-void permute(std::vector<T>& v, const std::vector<uint32_t>& order, std::vector<bool>& done) {
-  done.assign(order.size(), false);
-  for (size_t start = 0; start < order.size(); ++start) {
-    if (done[start] || order[start] == start) continue;
-    T first = v[start];
-    size_t i = start;
-    for (;;) {
-      done[i] = true;
-      size_t from = order[i];
-      if (from == start) {
-        v[i] = first;
-        break;
-      }
-      v[i] = v[from];
-      i = from;
-    }
-  }
+void permute(std::vector<T>& v, const std::vector<uint32_t>& order,
+             std::vector<uint64_t>& scratch) {
+  static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(uint64_t));
+  const size_t n = order.size();
+  T* tmp = reinterpret_cast<T*>(scratch.data());
+  const T* src = v.data();
+  const uint32_t* o = order.data();
+  for (size_t i = 0; i < n; ++i) tmp[i] = src[o[i]];
+  std::memcpy(v.data(), tmp, n * sizeof(T));
 }
 
 // The next slice that begins on `track` at or after ts (the outermost, if several begin then:
@@ -312,9 +308,9 @@ Trace TraceBuilder::finish() && {
   for (size_t i = 0; i < n && identity; ++i) identity = order[i] == i;
   if (!identity) {
     // Every input column (the computed ones are derived below, after the sort).
-    std::vector<bool> done;
+    std::vector<uint64_t> scratch(n);
     schema::for_each_input_column<SliceTable>(
-        [&](auto column) { permute(s.*column.member, order, done); });
+        [&](auto column) { permute(s.*column.member, order, scratch); });
   }
   std::vector<uint32_t>().swap(order);
   t.track_slice_begin = begin;
