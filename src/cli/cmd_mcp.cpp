@@ -1,6 +1,7 @@
 // `mlprof mcp PATH...`: the Model Context Protocol server on stdin/stdout (docs/mcp.md).
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 
 #include "cli/command.h"
@@ -33,6 +34,8 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("--sql-max-rows", o->sql_max_rows, "rows one sql call returns (default 10000)")
           ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
       return [o]() {
+        // A client that has gone is a failed write (EPIPE), not a signal that kills the server.
+        std::signal(SIGPIPE, SIG_IGN);
         // stdout carries the protocol alone: anything else written there (a library's stray
         // line) goes to stderr instead of corrupting a message.
         int protocol = ::dup(STDOUT_FILENO);

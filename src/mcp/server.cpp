@@ -2,12 +2,19 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <string_view>
+#include <thread>
+#include <utility>
 
 #include "mcp/line_reader.h"
 #include "mcp/roots.h"
 #include "mcp/tools.h"
+#include "trace/cancel.h"
 #include "trace/json_writer.h"
 
 #ifndef MLPROF_VERSION
@@ -25,6 +32,8 @@ constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
 constexpr int kResourceNotFound = -32002;
+constexpr int kServerBusy = -32000;  // JSON-RPC's range for server errors
+constexpr size_t kMaxQueued = 1024;  // requests waiting behind the one running
 
 // Protocol revisions this server speaks, newest first: a client asking for one gets it, any
 // other gets the newest (MCP's version negotiation).
@@ -56,9 +65,22 @@ class Session {
       parser_ok_ = false;
   }
 
-  // The reply to one message ("" for a notification or a client's response).
-  std::string handle(std::string_view line) {
-    if (!parser_ok_) return error("null", kParseError, "out of memory");
+  // What the reader does with a message: answer it at once (a malformed message, ping), queue
+  // it for the worker (a request), note a cancellation, or nothing (another notification, a
+  // client's response).
+  struct Classified {
+    enum Kind { kReply, kQueue, kCancel, kIgnore } kind = kIgnore;
+    std::string reply;  // kReply
+    std::string id;     // kQueue: the request's id; kCancel: the cancelled request's
+  };
+
+  Classified classify(std::string_view line) {
+    Classified c;
+    c.kind = Classified::kReply;
+    if (!parser_ok_) {
+      c.reply = error("null", kParseError, "out of memory");
+      return c;
+    }
     simdjson::padded_string padded(line);
     dom::element root;
     simdjson::error_code ec = parser_.parse(padded).get(root);
@@ -67,37 +89,75 @@ class Session {
                             ? "nested deeper than " + std::to_string(options_.max_depth) + " levels"
                         : ec == simdjson::UTF8_ERROR ? "not valid UTF-8"
                                                      : simdjson::error_message(ec);
-      return error("null", kParseError, "parse error: " + why);
+      c.reply = error("null", kParseError, "parse error: " + why);
+      return c;
     }
     dom::object msg;
-    if (root.get(msg) != simdjson::SUCCESS)
-      return error("null", kInvalidRequest, "a message is one JSON object (no batches)");
+    if (root.get(msg) != simdjson::SUCCESS) {
+      c.reply = error("null", kInvalidRequest, "a message is one JSON object (no batches)");
+      return c;
+    }
     dom::element id_el;
     bool has_id = msg["id"].get(id_el) == simdjson::SUCCESS;
     std::string id = "null";
     if (has_id) {
-      if (!id_el.is_string() && !id_el.is_int64() && !id_el.is_uint64())
-        return error("null", kInvalidRequest, "id must be a string or an integer");
+      if (!id_el.is_string() && !id_el.is_int64() && !id_el.is_uint64()) {
+        c.reply = error("null", kInvalidRequest, "id must be a string or an integer");
+        return c;
+      }
       id = simdjson::minify(id_el);
     }
     std::string_view version, method;
-    if (msg["jsonrpc"].get(version) != simdjson::SUCCESS || version != "2.0")
-      return error(id, kInvalidRequest, "jsonrpc must be \"2.0\"");
+    if (msg["jsonrpc"].get(version) != simdjson::SUCCESS || version != "2.0") {
+      c.reply = error(id, kInvalidRequest, "jsonrpc must be \"2.0\"");
+      return c;
+    }
     if (msg["method"].get(method) != simdjson::SUCCESS) {
       dom::element ignored;
       bool response = msg["result"].get(ignored) == simdjson::SUCCESS ||
                       msg["error"].get(ignored) == simdjson::SUCCESS;
-      if (response) return "";  // an answer to a request: this server sends none
-      return error(id, kInvalidRequest, "method must be a string");
+      if (response) return Classified{};  // an answer to a request: this server sends none
+      c.reply = error(id, kInvalidRequest, "method must be a string");
+      return c;
     }
-    if (!has_id) return "";  // notifications (initialized, cancelled, ...) need no answer
+    if (!has_id) {  // notifications need no answer; a cancellation names its request
+      dom::element cancelled;
+      if (method == "notifications/cancelled" &&
+          msg["params"]["requestId"].get(cancelled) == simdjson::SUCCESS)
+        return Classified{Classified::kCancel, "", simdjson::minify(cancelled)};
+      return Classified{};
+    }
     dom::element params_el;
-    dom::object params = empty_object();
+    dom::object params;
     if (msg["params"].get(params_el) == simdjson::SUCCESS &&
-        params_el.get(params) != simdjson::SUCCESS)
-      return error(id, kInvalidParams, "params must be an object");
+        params_el.get(params) != simdjson::SUCCESS) {
+      c.reply = error(id, kInvalidParams, "params must be an object");
+      return c;
+    }
+    if (method == "ping") {  // answered even while a long call runs
+      c.reply = result(id, "{}");
+      return c;
+    }
+    return Classified{Classified::kQueue, "", id};
+  }
+
+  // The reply to a request classify() queued (it is valid: parsed again here, by this session's
+  // own parser, as the reader's is parsing the next line meanwhile).
+  std::string handle(std::string_view line, const serve::StillWanted& wanted) {
+    simdjson::padded_string padded(line);
+    dom::object msg;
+    if (!parser_ok_ || parser_.parse(padded).get(msg) != simdjson::SUCCESS) return "";
+    std::string id = simdjson::minify(msg["id"].value());
+    std::string_view method = msg["method"].get_string().value();
+    dom::object params = empty_object();
+    dom::element params_el;
+    if (msg["params"].get(params_el) == simdjson::SUCCESS) params = params_el.get_object().value();
+    tools_.set_wanted(wanted);
+    CancelScope cancel_scope(wanted);  // the long loops below ask it too
     try {
       return dispatch(id, method, params);
+    } catch (const Cancelled&) {
+      return "";                         // nobody waits for it
     } catch (const std::exception& e) {  // out of memory, a bug: the session goes on
       return error(id, -32603, std::string("internal error: ") + e.what());
     }
@@ -270,26 +330,87 @@ int run_server(const McpOptions& options, int in_fd, int out_fd) {
       return 2;
     }
   }
-  Session session(options, roots);
+  // The reader (this thread) answers what needs no trace at once (malformed lines, ping) and
+  // notes cancellations; one worker runs the requests in order. A cancelled request gets no
+  // reply (MCP: the receiver should not answer it) and stops at its next check.
+  Session reader_session(options, roots);
+  Session worker_session(options, roots);
+  std::mutex out_mu;
+  auto send = [&](std::string reply) {
+    if (reply.empty()) return;
+    reply += '\n';
+    std::lock_guard<std::mutex> lock(out_mu);
+    write_all(out_fd, reply);  // a client that has gone closes stdin too
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::pair<std::string, std::string>> queue;  // (line, id)
+  bool end = false;
+  std::string running;  // the id of the request being handled ("" when none)
+  std::atomic<bool> cancelled{false};
+  std::thread worker([&] {
+    serve::StillWanted wanted = [&] { return !cancelled.load(std::memory_order_relaxed); };
+    for (;;) {
+      std::pair<std::string, std::string> next;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return end || !queue.empty(); });
+        if (queue.empty()) return;
+        next = std::move(queue.front());
+        queue.pop_front();
+        running = next.second;
+        cancelled = false;
+      }
+      std::string reply = worker_session.handle(next.first, wanted);
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        running.clear();
+        if (cancelled) reply.clear();
+      }
+      send(std::move(reply));
+    }
+  });
   LineReader reader(in_fd, options.max_message_bytes);
   std::string line;
   for (;;) {
     LineReader::Status s = reader.next(line);
-    if (s == LineReader::Status::kEnd) return 0;
-    std::string reply;
+    if (s == LineReader::Status::kEnd) break;
     if (s == LineReader::Status::kTooLong) {
-      reply =
-          session.error("null", kInvalidRequest,
-                        "message longer than " + std::to_string(options.max_message_bytes >> 20) +
-                            " MiB skipped (mlprof mcp --max-message-mb)");
-    } else {
-      if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank line
-      reply = session.handle(line);
+      send(reader_session.error("null", kInvalidRequest,
+                                "message longer than " +
+                                    std::to_string(options.max_message_bytes >> 20) +
+                                    " MiB skipped (mlprof mcp --max-message-mb)"));
+      continue;
     }
-    if (reply.empty()) continue;
-    reply += '\n';
-    if (!write_all(out_fd, reply)) return 0;  // the client has gone
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;  // blank line
+    Session::Classified c = reader_session.classify(line);
+    if (c.kind == Session::Classified::kReply) {
+      send(std::move(c.reply));
+    } else if (c.kind == Session::Classified::kCancel) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!running.empty() && running == c.id) cancelled = true;
+      // A request still queued is dropped.
+      std::erase_if(queue, [&](const auto& q) { return q.second == c.id; });
+    } else if (c.kind == Session::Classified::kQueue) {
+      std::unique_lock<std::mutex> lock(mu);
+      if (queue.size() >= kMaxQueued) {
+        lock.unlock();
+        send(reader_session.error(c.id, kServerBusy,
+                                  "busy: " + std::to_string(kMaxQueued) +
+                                      " requests are waiting; send the next when one is answered"));
+        continue;
+      }
+      queue.emplace_back(line, c.id);
+      cv.notify_one();
+    }
   }
+  {
+    std::lock_guard<std::mutex> lock(mu);  // what was asked before the end is still answered
+    end = true;
+    cv.notify_one();
+  }
+  worker.join();
+  return 0;
 }
 
 }  // namespace mlprof::mcp

@@ -187,10 +187,15 @@ std::string str(dom::object args, const char* key) {
   return std::string(std::string_view(e));
 }
 
-// Stops a statement that runs past its deadline (SQLite's progress handler).
-int past_deadline(void* deadline) {
-  return std::chrono::steady_clock::now() >
-         *static_cast<std::chrono::steady_clock::time_point*>(deadline);
+// Stops a statement that runs past its deadline or whose call was cancelled (SQLite's progress
+// handler).
+struct SqlWatch {
+  std::chrono::steady_clock::time_point deadline;
+  const serve::StillWanted* wanted;
+};
+int sql_should_stop(void* watch) {
+  auto* w = static_cast<SqlWatch*>(watch);
+  return std::chrono::steady_clock::now() > w->deadline || (*w->wanted && !(*w->wanted)());
 }
 
 // Passes rows on until `max` have been sent, then stops the statement.
@@ -271,7 +276,7 @@ ToolReply Tools::open(const std::string& path) {
     if (n == 0 && !t.name.empty()) return fail(t.shown + ": no such trace file or folder");
     return ok(w.take());
   }
-  serve::OpenedTrace o = t.root->store->trace(t.name);
+  serve::OpenedTrace o = t.root->store->trace(t.name, wanted_);
   if (o.error != serve::LookupError::kNone) return fail(open_error(t, o));
   return ok(analysis_json(*o.set, AnalysisId::kSummary));
 }
@@ -361,11 +366,11 @@ ToolReply Tools::analysis(const std::string& path, AnalysisId id,
       return fail(t.shown +
                   ": a directory: options apply to one trace file (give one of its "
                   "traces, or no options)");
-    serve::OpenedTrace ranks = t.root->store->rank_set();
+    serve::OpenedTrace ranks = t.root->store->rank_set(wanted_);
     if (ranks.error != serve::LookupError::kNone) return fail(ranks.message);
     return ok(analysis_json(*ranks.set, id));
   }
-  serve::OpenedTrace opened = t.root->store->trace(t.name);
+  serve::OpenedTrace opened = t.root->store->trace(t.name, wanted_);
   if (opened.error != serve::LookupError::kNone) return fail(open_error(t, opened));
   if (options.empty()) return ok(analysis_json(*opened.set, id));  // the kept stage's results
   AnalysisSet set(opened.set->trace(), o);
@@ -384,7 +389,7 @@ ToolReply Tools::compare(const std::string& base, const std::string& next) {
     std::string error;
     if (!roots_.resolve(*paths[i], t, error)) return fail(error);
     if (t.directory) return fail(t.shown + ": a directory: compare reads two trace files");
-    sets[i] = t.root->store->trace(t.name);
+    sets[i] = t.root->store->trace(t.name, wanted_);
     if (sets[i].error != serve::LookupError::kNone) return fail(open_error(t, sets[i]));
   }
   return ok(compare_json(sets[0].set->trace(), sets[1].set->trace()));
@@ -395,7 +400,7 @@ ToolReply Tools::sql(const std::string& path, const std::string& query) {
   std::string error;
   if (!roots_.resolve(path, t, error)) return fail(error);
   if (t.directory) return fail(t.shown + ": a directory: sql reads one trace file");
-  serve::OpenedTrace opened = t.root->store->trace(t.name);
+  serve::OpenedTrace opened = t.root->store->trace(t.name, wanted_);
   if (opened.error != serve::LookupError::kNone) return fail(open_error(t, opened));
   auto db = sql::TraceDatabase::open({sql::TracePart{&opened.set->trace(), 0}}, false);
   if (!db) return fail(db.error());
@@ -403,10 +408,11 @@ ToolReply Tools::sql(const std::string& path, const std::string& query) {
   size_t size = 0;
   std::FILE* out = ::open_memstream(&buf, &size);
   if (out == nullptr) return fail("sql: out of memory");
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(options_.sql_timeout_s));
-  sqlite3_progress_handler((*db)->handle(), 10000, past_deadline, &deadline);
+  SqlWatch watch{std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(options_.sql_timeout_s)),
+                 &wanted_};
+  sqlite3_progress_handler((*db)->handle(), 10000, sql_should_stop, &watch);
   bool done;
   sql::QueryError err;
   bool over;

@@ -28,6 +28,8 @@ class Tools {
  public:
   Tools(Roots& roots, const McpOptions& options) : roots_(roots), options_(options) {}
 
+  // Asked between steps of the calls that follow: false once the client cancelled the call.
+  void set_wanted(serve::StillWanted wanted) { wanted_ = std::move(wanted); }
   // The tools/list array.
   void write_list(JsonWriter& w) const;
   // nullopt: there is no tool `name`.
@@ -43,6 +45,7 @@ class Tools {
 
   Roots& roots_;
   const McpOptions& options_;
+  serve::StillWanted wanted_;
 };
 
 }  // namespace mlprof::mcp

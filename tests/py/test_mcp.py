@@ -203,6 +203,29 @@ check(r.get("error", {}).get("code") == -32600 and "longer than" in r["error"]["
       "a 5 MiB line: an error")
 check(request("ping").get("result") == {}, "the session goes on after a 5 MiB line")
 
+# A long call does not block ping, and a cancelled call gets no reply.
+SLOW = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+
+def send(msg):
+    send_raw(json.dumps(msg).encode() + b"\n")
+
+
+send({"jsonrpc": "2.0", "id": "slow", "method": "tools/call",
+      "params": {"name": "sql", "arguments": {"trace": BS64, "query": SLOW}}})
+send({"jsonrpc": "2.0", "id": "p1", "method": "ping"})
+first, second = reply(), reply()
+check(first.get("id") == "p1", f"ping is answered during a long call (first reply {first})")
+check(second.get("id") == "slow" and second["result"]["isError"], "the long call ends (timeout)")
+send({"jsonrpc": "2.0", "id": "cancel-me", "method": "tools/call",
+      "params": {"name": "sql", "arguments": {"trace": BS64, "query": SLOW}}})
+send({"jsonrpc": "2.0", "method": "notifications/cancelled",
+      "params": {"requestId": "cancel-me", "reason": "test"}})
+send({"jsonrpc": "2.0", "id": "after", "method": "tools/call",
+      "params": {"name": "list_traces", "arguments": {}}})
+r = reply()
+check(r.get("id") == "after", f"a cancelled call gets no reply (got {r.get('id')})")
+
 r = request("initialize", {"protocolVersion": "1999-01-01", "capabilities": {},
                            "clientInfo": {"name": "old", "version": "1"}})
 check(r["result"]["protocolVersion"] == "2025-11-25", "an unknown version gets the newest")
