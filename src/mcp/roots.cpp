@@ -61,7 +61,9 @@ bool Roots::add(const std::string& path, const serve::TraceStoreOptions& options
   return true;
 }
 
-bool Roots::resolve(const std::string& path, Target& out, std::string& error) const {
+bool Roots::resolve(const std::string& named, Target& out, std::string& error) const {
+  // resources/list's URIs name the same files.
+  std::string path = named.starts_with("file://") ? named.substr(7) : named;
   if (path.empty() || path.size() > kMaxPathBytes || path.find('\0') != std::string::npos) {
     error = "missing or invalid path";
     return false;

@@ -36,9 +36,10 @@ class Roots {
   bool add(const std::string& path, const serve::TraceStoreOptions& options, std::string& error);
   const std::vector<std::unique_ptr<Root>>& all() const { return roots_; }
 
-  // Matches `path` (absolute, or relative to the working directory, else to a directory root)
-  // to a root. False, with `error` the one-line message, when it is outside every root. Whether
-  // a file under a directory root may be read is the store's decision when it opens it.
+  // Matches `path` (absolute, or relative to the working directory, else to a directory root;
+  // a file:// URI) to a root. False, with `error` the one-line message, when it is outside every
+  // root. Whether a file under a directory root may be read is the store's decision when it opens
+  // it.
   bool resolve(const std::string& path, Target& out, std::string& error) const;
 
   // Every trace the roots hold, as absolute paths (resources/list), and whether a directory's

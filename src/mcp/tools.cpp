@@ -359,8 +359,8 @@ ToolReply Tools::analysis(const std::string& path, AnalysisId id,
   std::string error;
   if (!roots_.resolve(path, t, error)) return fail(error);
   if (t.directory && !t.name.empty())
-    return fail(t.shown + ": a folder under a directory given: " + std::string(name) +
-                " reads a trace file, or a directory given to mlprof mcp as a rank set");
+    return fail(t.shown + ": not a trace file (" + std::string(name) +
+                " reads a trace file, or a directory given to mlprof mcp as a rank set)");
   if (t.directory) {  // a rank set, as `mlprof NAME DIR`
     if (!options.empty())
       return fail(t.shown +

@@ -123,6 +123,7 @@ count = independent_event_count(BS64)
 check(summary and summary["events"]["slices"] == count,
       f"summary slices {summary and summary['events']['slices']} == {count} X events")
 check(call_json("open", path=BS64) == summary, "open answers the summary")
+check(call_json("summary", trace="file://" + BS64) == summary, "a file:// URI names the file")
 top5 = call_json("summary", trace=BS64, top=5, sort="self")
 check(top5 == cli_json("summary", BS64, "--top", "5", "--sort", "self"),
       "summary top=5 sort=self == mlprof summary --top 5 --sort self --json")
