@@ -61,7 +61,7 @@ if(Python3_Interpreter_FOUND AND NOT CMAKE_CROSSCOMPILING)
                            ${mlprof_cli_docs}/_mlprof)
   add_custom_command(
     OUTPUT ${mlprof_cli_doc_files}
-    COMMAND ${CMAKE_COMMAND} -E env MLPROF_NO_PROGRESS=1 ${Python3_EXECUTABLE}
+    COMMAND ${CMAKE_COMMAND} -E env MLPROF_NO_PROGRESS=1 ASAN_OPTIONS=detect_leaks=0 ${Python3_EXECUTABLE}
             ${CMAKE_CURRENT_LIST_DIR}/gen_cli_docs.py $<TARGET_FILE:mlprof> ${mlprof_cli_docs}
     DEPENDS mlprof ${CMAKE_CURRENT_LIST_DIR}/gen_cli_docs.py
     COMMENT "mlprof: man page and shell completions from --help"

@@ -10,8 +10,7 @@ set(CPACK_PACKAGE_NAME mlprof)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "mlprof")
 set(CPACK_PACKAGE_CONTACT "mlprof maintainers <mlprof@example.invalid>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
-    "Profiler and trace analyzer for ML workloads: where the time and memory go")
+# Each package's description: its component's, first line the summary (CPackDeb formats it).
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev)
@@ -22,13 +21,13 @@ set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://example.invalid/mlprof")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME mlprof)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SHLIBDEPS ON)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
-    "Profiler and trace analyzer for ML workloads\n Reads PyTorch profiler, Nsight Systems, rocprof, XLA and Perfetto traces and\n reports step time, GPU idle causes, top ops and kernels, memory peaks and leaks,\n ranked recommendations and run-to-run regressions; mlprof run profiles any\n program's heap (and CUDA kernels).")
+    "Profiler and trace analyzer for ML workloads\nReads PyTorch profiler, Nsight Systems, rocprof, XLA and Perfetto traces and\nreports step time, GPU idle causes, top ops and kernels, memory peaks and leaks,\nranked recommendations and run-to-run regressions; mlprof run profiles any\nprogram's heap (and CUDA kernels).")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME mlprof-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "mlprof (= ${PROJECT_VERSION}), libsimdjson-dev, libfmt-dev, libisal-dev, libzstd-dev, libssl-dev, libsqlite3-dev, libprotobuf-dev, pkg-config")
 set(CPACK_COMPONENT_DEV_DESCRIPTION
-    "mlprof's C++ API: recorder and trace analysis\n Headers, static libraries, a CMake package (find_package(mlprof):\n mlprof::record, mlprof::mlprof) and pkg-config files (mlprof-record, mlprof).")
+    "mlprof's C++ API: recorder and trace analysis\nHeaders, static libraries, a CMake package (find_package(mlprof):\nmlprof::record, mlprof::mlprof) and pkg-config files (mlprof-record, mlprof).")
 # The CUPTI injection library links CUDA's libcupti, which no Debian package provides: let
 # dpkg-shlibdeps find it (and warn instead of failing on its missing package information).
 if(TARGET mlprof_cupti)

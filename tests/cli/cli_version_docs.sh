@@ -14,6 +14,11 @@ ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
 project=$(sed -n 's/^project(mlprof VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")
+# One version everywhere: CMake's project(), pyproject.toml, mlprof.__version__.
+py_project=$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/pyproject.toml")
+py_module=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$ROOT/python/mlprof/__init__.py")
+[ "$py_project" = "$project" ] && [ "$py_module" = "$project" ] && ok \
+  || bad "versions differ: CMakeLists.txt $project, pyproject.toml $py_project, __init__.py $py_module"
 v=$("$MLPROF" --version); rc=$?
 [ "$rc" = 0 ] && ok || bad "mlprof --version: exit $rc"
 [[ $v =~ ^mlprof\ $project\ \(commit\ ([0-9a-f]{12}(-dirty)?|unknown)\)$ ]] && ok || bad "mlprof --version: '$v' (project $project)"
