@@ -86,7 +86,9 @@ std::optional<std::string> set_analysis_option(AnalysisOptions& o, AnalysisId id
   if (spec->type == "integer" && (v.kind != OptionValue::kNumber || v.number < 0 ||
                                   v.number > kMaxWhole || v.number != std::floor(v.number)))
     return bad + "a whole number >= 0";
-  if (spec->type == "number" && v.number < 0) return bad + "a number >= 0";
+  // Bounded so that a value scaled to ns (kernel_delay_us, temporary_us) stays an int64.
+  if (spec->type == "number" && (v.number < 0 || v.number > kMaxWhole))
+    return bad + "a number from 0 to 1e15";
   size_t whole = static_cast<size_t>(v.number);
   bool b = v.boolean;
   const std::string& s = v.text;
