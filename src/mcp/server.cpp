@@ -32,8 +32,9 @@ constexpr int kInvalidRequest = -32600;
 constexpr int kMethodNotFound = -32601;
 constexpr int kInvalidParams = -32602;
 constexpr int kResourceNotFound = -32002;
-constexpr int kServerBusy = -32000;  // JSON-RPC's range for server errors
-constexpr size_t kMaxQueued = 1024;  // requests waiting behind the one running
+constexpr int kServerBusy = -32000;                   // JSON-RPC's range for server errors
+constexpr size_t kMaxQueued = 1024;                   // requests waiting behind the one running
+constexpr size_t kMaxQueuedBytes = size_t{64} << 20;  // and their bytes
 
 // Protocol revisions this server speaks, newest first: a client asking for one gets it, any
 // other gets the newest (MCP's version negotiation).
@@ -345,6 +346,7 @@ int run_server(const McpOptions& options, int in_fd, int out_fd) {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::pair<std::string, std::string>> queue;  // (line, id)
+  size_t queued_bytes = 0;
   bool end = false;
   std::string running;  // the id of the request being handled ("" when none)
   std::atomic<bool> cancelled{false};
@@ -358,6 +360,7 @@ int run_server(const McpOptions& options, int in_fd, int out_fd) {
         if (queue.empty()) return;
         next = std::move(queue.front());
         queue.pop_front();
+        queued_bytes -= next.first.size();
         running = next.second;
         cancelled = false;
       }
@@ -390,16 +393,21 @@ int run_server(const McpOptions& options, int in_fd, int out_fd) {
       std::lock_guard<std::mutex> lock(mu);
       if (!running.empty() && running == c.id) cancelled = true;
       // A request still queued is dropped.
-      std::erase_if(queue, [&](const auto& q) { return q.second == c.id; });
+      std::erase_if(queue, [&](const auto& q) {
+        if (q.second != c.id) return false;
+        queued_bytes -= q.first.size();
+        return true;
+      });
     } else if (c.kind == Session::Classified::kQueue) {
       std::unique_lock<std::mutex> lock(mu);
-      if (queue.size() >= kMaxQueued) {
+      if (queue.size() >= kMaxQueued || queued_bytes + line.size() > kMaxQueuedBytes) {
         lock.unlock();
         send(reader_session.error(c.id, kServerBusy,
-                                  "busy: " + std::to_string(kMaxQueued) +
+                                  "busy: " + std::to_string(queue.size()) +
                                       " requests are waiting; send the next when one is answered"));
         continue;
       }
+      queued_bytes += line.size();
       queue.emplace_back(line, c.id);
       cv.notify_one();
     }
