@@ -43,6 +43,10 @@ MLPROF_REGISTER_COMMAND(
           std::fprintf(stderr, "mlprof mcp: cannot set up stdout\n");
           return kExitFailure;
         }
+        if (::isatty(STDIN_FILENO))  // a person, not a client: say what this is waiting for
+          std::fprintf(stderr,
+                       "mlprof mcp: a Model Context Protocol server: an MCP client starts it and "
+                       "talks JSON-RPC on stdin/stdout (docs/mcp.md). Ctrl-D ends it.\n");
         int rc = mcp::run_server(*o, STDIN_FILENO, protocol);
         ::close(protocol);
         return rc;
