@@ -52,6 +52,11 @@ with open(os.path.join(tmp, "secret.json"), "w") as f:
 with open(os.path.join(inside, "broken.json"), "w") as f:
     f.write('{"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": ')
 
+bad = subprocess.run([MLPROF, "mcp", os.path.join(tmp, "absent")], stdin=subprocess.DEVNULL,
+                     capture_output=True, text=True)
+check(bad.returncode == 2 and bad.stdout == "" and bad.stderr.count("\n") == 1 and
+      "absent: no such file or directory" in bad.stderr, f"a path that is not there: {bad}")
+
 proc = subprocess.Popen([MLPROF, "mcp", inside, BS64, BS256, RANKS, "--sql-timeout", "2",
                          "--sql-max-rows", "100"], stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
