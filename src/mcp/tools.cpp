@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "analyze/option_values.h"
+#include "mlprof/analyze/ranks.h"
 #include "render/analysis_output.h"
 #include "render/report.h"
 #include "sql/result_sinks.h"
@@ -119,7 +120,8 @@ const std::vector<ToolDef>& tool_defs() {
                  std::nullopt});
     d.push_back({"sql",
                  "Read-only SQL over a trace's tables (slice, track, args, ops, kernels, "
-                 "launches...; docs/sql.md). Writes are refused. Rows as a JSON array of objects "
+                 "launches...; docs/sql.md); over a directory given, every rank's with a rank "
+                 "column. Writes are refused. Rows as a JSON array of objects "
                  "(as `mlprof sql --json`).",
                  {kTraceArg, arg("query", "string", "SQL (several statements run in order)", true)},
                  std::nullopt});
@@ -399,11 +401,36 @@ ToolReply Tools::sql(const std::string& path, const std::string& query) {
   Target t;
   std::string error;
   if (!roots_.resolve(path, t, error)) return fail(error);
-  if (t.directory) return fail(t.shown + ": a directory: sql reads one trace file");
-  serve::OpenedTrace opened = t.root->store->trace(t.name, wanted_);
-  if (opened.error != serve::LookupError::kNone) return fail(open_error(t, opened));
-  auto db = sql::TraceDatabase::open({sql::TracePart{&opened.set->trace(), 0}}, false);
-  if (!db) return fail(db.error());
+  // As `mlprof sql`: one trace (its rank, when it has one, in the hidden rank column), or a
+  // directory given: every rank trace in it, the rank column shown, files that fail skipped.
+  std::vector<std::shared_ptr<AnalysisSet>> held;  // kept alive while the query runs
+  std::vector<sql::TracePart> parts;
+  if (t.directory) {
+    if (!t.name.empty()) return fail(t.shown + ": not a trace file, nor a directory given");
+    std::string first_error;
+    for (const std::string& name : t.root->store->rank_names()) {
+      serve::OpenedTrace r = t.root->store->trace(name, wanted_);
+      if (r.error == serve::LookupError::kAbandoned) return fail("sql: cancelled");
+      if (r.error != serve::LookupError::kNone) {
+        if (first_error.empty()) first_error = r.message;
+        continue;
+      }
+      const Trace& tr = r.set->trace();
+      parts.push_back({&tr, rank_of(tr, tr.meta.source)});
+      held.push_back(std::move(r.set));
+    }
+    if (parts.empty())
+      return fail(t.shown + ": no trace could be loaded (a directory of rank traces" +
+                  (first_error.empty() ? "" : "; the first: " + first_error) + ")");
+  } else {
+    serve::OpenedTrace opened = t.root->store->trace(t.name, wanted_);
+    if (opened.error != serve::LookupError::kNone) return fail(open_error(t, opened));
+    const Trace& tr = opened.set->trace();
+    parts.push_back({&tr, tr.meta.rank >= 0 ? tr.meta.rank : 0});
+    held.push_back(std::move(opened.set));
+  }
+  auto db = sql::TraceDatabase::open(parts, t.directory);
+  if (!db) return fail(t.shown + ": " + db.error());
   char* buf = nullptr;
   size_t size = 0;
   std::FILE* out = ::open_memstream(&buf, &size);

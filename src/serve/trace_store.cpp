@@ -464,11 +464,24 @@ OpenedTrace TraceStore::trace(const std::string& name, const StillWanted& wanted
   return out;
 }
 
+namespace {
+bool is_top_level_rank_trace(const TraceFileInfo& f) {
+  return f.name.find('/') == std::string::npos && is_rank_trace_name(f.name);
+}
+}  // namespace
+
+std::vector<std::string> TraceStore::rank_names() const {
+  std::vector<std::string> names;
+  for (const TraceFileInfo& f : list().files)
+    if (is_top_level_rank_trace(f)) names.push_back(f.name);
+  return names;
+}
+
 OpenedTrace TraceStore::rank_set(const StillWanted& wanted) {
   std::vector<std::string> names;
   std::string key;
   for (const TraceFileInfo& f : list().files)
-    if (f.name.find('/') == std::string::npos && is_rank_trace_name(f.name)) {
+    if (is_top_level_rank_trace(f)) {
       names.push_back(f.name);
       key += f.name + '\n' + std::to_string(f.size) + '\n' + std::to_string(f.mtime_ns) + '\n';
     }

@@ -123,6 +123,8 @@ class TraceStore {
   // reduced to its summary, the rank analyzed in depth reloaded (through the directory's
   // descriptor) on first use. Kept until the listing changes.
   OpenedTrace rank_set(const StillWanted& wanted = {});
+  // Those rank traces' names, in order (what `mlprof NAME DIR` reads).
+  std::vector<std::string> rank_names() const;
 
   uint64_t loads() const { return loads_; }  // traces parsed so far (tests check the cache)
   size_t cached_bytes() const { return results_.bytes(); }  // within cache_bytes (+ the newest)

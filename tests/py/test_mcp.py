@@ -158,6 +158,11 @@ check(call_json("compare", base=BS64, new=BS256) == cli_json("compare", BS64, BS
 for name in ("summary", "bottlenecks", "ranks"):
     check(call_json("analysis", trace=RANKS, name=name) == cli_json(name, RANKS),
           f"analysis {name} of a rank directory == mlprof {name} DIR --json")
+RANK_SQL = "SELECT rank, count(*) AS n, sum(dur) AS d FROM slice GROUP BY rank ORDER BY rank"
+check(call_json("sql", trace=RANKS, query=RANK_SQL) ==
+      json.loads(subprocess.run([MLPROF, "sql", RANKS, RANK_SQL, "--json"], check=True,
+                                capture_output=True, text=True).stdout),
+      "sql over a rank directory == mlprof sql DIR --json")
 rows = call_json("sql", trace=BS64, query="SELECT count(*) AS n FROM slice")
 check(rows == [{"n": count}], f"sql count(*) {rows} == {count}")
 # A relative name resolves under a directory given; its copy has the same numbers.
