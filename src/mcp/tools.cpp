@@ -452,11 +452,12 @@ ToolReply Tools::sql(const std::string& path, const std::string& query) {
   std::fclose(out);
   std::string text(buf, size);
   std::free(buf);
-  if (done) return ok(std::move(text));
-  // The messages `mlprof sql` prints, and this server's own limits.
+  // The row limit first: a statement interrupted as it finished completes, its rows cut.
   if (over)
     return fail("sql: more than " + std::to_string(options_.sql_max_rows) +
                 " rows: add a LIMIT or aggregate");
+  if (done) return ok(std::move(text));
+  // The messages `mlprof sql` prints, and this server's own limits.
   if (err.interrupted)
     return fail("sql: stopped after " + std::to_string(static_cast<int>(options_.sql_timeout_s)) +
                 " s (mlprof mcp --sql-timeout)");
