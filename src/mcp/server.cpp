@@ -364,7 +364,12 @@ int run_server(const McpOptions& options, int in_fd, int out_fd) {
         running = next.second;
         cancelled = false;
       }
-      std::string reply = worker_session.handle(next.first, wanted);
+      std::string reply;
+      try {  // handle() answers its own failures; this is the last guard of the thread
+        reply = worker_session.handle(next.first, wanted);
+      } catch (...) {
+        reply = worker_session.error(next.second, -32603, "internal error");
+      }
       {
         std::lock_guard<std::mutex> lock(mu);
         running.clear();
@@ -401,9 +406,10 @@ int run_server(const McpOptions& options, int in_fd, int out_fd) {
     } else if (c.kind == Session::Classified::kQueue) {
       std::unique_lock<std::mutex> lock(mu);
       if (queue.size() >= kMaxQueued || queued_bytes + line.size() > kMaxQueuedBytes) {
+        size_t waiting = queue.size();
         lock.unlock();
         send(reader_session.error(c.id, kServerBusy,
-                                  "busy: " + std::to_string(queue.size()) +
+                                  "busy: " + std::to_string(waiting) +
                                       " requests are waiting; send the next when one is answered"));
         continue;
       }
