@@ -211,7 +211,7 @@ TEST(Timeline, EventEncodingRoundTrips) {
   Reader rd{gunzip(encode_timeline_events(t, r))};
   ASSERT_EQ(rd.buf.substr(0, 4), "MLTL");
   rd.p = 4;
-  EXPECT_EQ(rd.u(), 1u);
+  EXPECT_EQ(rd.u(), 2u);
   EXPECT_EQ(rd.z(), 0);  // begin_ns
   std::vector<std::string> strings(rd.u());
   for (std::string& s : strings) {
@@ -237,6 +237,30 @@ TEST(Timeline, EventEncodingRoundTrips) {
   EXPECT_EQ(names, (std::vector<std::string>{"step", "fwd", "mm", "fwd", "mm"}));
   for (int i = 0; i < 5; ++i) depth.push_back(rd.u());
   EXPECT_EQ(depth, (std::vector<uint64_t>{0, 1, 2, 1, 2}));
+  std::vector<std::vector<int64_t>> starts{ts};
+  for (int lane = 1; lane < 3; ++lane) {  // the other lanes: their starts, for the flows
+    rd.u();
+    rd.p++;
+    size_t n = rd.u();
+    rd.u();
+    starts.emplace_back();
+    for (int64_t t = 0; starts.back().size() < n;) starts.back().push_back(t += rd.z());
+    for (size_t i = 0; i < 3 * n; ++i) rd.u();
+  }
+  // Version 2's flows, in columns: per side its lane, the index of the last slice starting at or
+  // before the end (a delta), and the offset from that start.
+  ASSERT_EQ(rd.u(), 1u);
+  uint64_t src_lane = rd.u();
+  int64_t src_index = rd.z(), src_offset = rd.z();
+  uint64_t dst_lane = rd.u();
+  int64_t dst_index = rd.z(), dst_offset = rd.z();
+  ASSERT_LT(src_lane, 3u);
+  ASSERT_LT(dst_lane, 3u);
+  EXPECT_EQ(r.lanes[src_lane].gpu, false);
+  EXPECT_EQ(r.lanes[dst_lane].gpu, true);
+  EXPECT_EQ(starts[src_lane][src_index] + src_offset, 21);
+  EXPECT_EQ(starts[dst_lane][dst_index] + dst_offset, 25);
+  EXPECT_EQ(rd.p, rd.buf.size());
 }
 
 TEST(WebPage, ScriptTextCannotCloseTheScriptElement) {

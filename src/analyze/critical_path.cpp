@@ -608,7 +608,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     }
     if (e.weight > 0) {
       res.path.push_back(CriticalPathStep{cp_edge_type_name(e.type), name, category, bound,
-                                          nodes[e.u].ts, e.weight});
+                                          nodes[e.u].ts, e.weight, res.path.size() + 1});
       CriticalPathEvent& agg =
           by_event[{name.empty() ? std::string(cp_edge_type_name(e.type)) : name, bound}];
       agg.name = name.empty() ? std::string(cp_edge_type_name(e.type)) : name;
@@ -623,6 +623,23 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
             [](const auto& a, const auto& b) { return a.ns > b.ns; });
   res.recommendations = recommend(res, res.top_events);
   if (res.top_events.size() > o.top) res.top_events.resize(o.top);
+  if (res.path.size() > o.max_listed) {
+    // The longest edges (earlier first among equals), back in path order.
+    res.path_weighted_total = res.path.size();
+    std::stable_sort(
+        res.path.begin(), res.path.end(),
+        [](const CriticalPathStep& a, const CriticalPathStep& b) { return a.ns > b.ns; });
+    res.path.resize(o.max_listed);
+    std::sort(
+        res.path.begin(), res.path.end(),
+        [](const CriticalPathStep& a, const CriticalPathStep& b) { return a.index < b.index; });
+  }
+  if (res.syncs.size() > o.max_listed) {
+    res.syncs_total = res.syncs.size();
+    std::stable_partition(res.syncs.begin(), res.syncs.end(),
+                          [](const CriticalPathSync& y) { return y.on_path; });
+    res.syncs.resize(o.max_listed);
+  }
   return res;
 }
 

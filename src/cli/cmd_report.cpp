@@ -40,6 +40,7 @@ int run_report(const ReportArgs& a) {
   }
   AnalysisOptions options;
   options.ops.top = kReportOpRows;
+  options.critical_path.max_listed = kReportCriticalPathRows;
   auto set = open_analysis(main_path, options);
   if (!set) return kExitBadInput;
   std::optional<Trace> base;

@@ -108,7 +108,7 @@ void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
         .end_object();
   w.end_array();
   w.key("path").begin_array();
-  for (const CriticalPathStep& st : r.path)
+  for (const CriticalPathStep& st : r.path) {
     w.begin_object()
         .field("type", st.type)
         .field("event", st.event)
@@ -116,8 +116,10 @@ void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
         .field("bound_by", st.bound_by)
         .field("ts_ns", st.ts_ns)
         .field("offset_ns", st.ts_ns - r.trace_begin_ns)
-        .field("ns", st.ns)
-        .end_object();
+        .field("ns", st.ns);
+    if (r.path_weighted_total) w.field("index", st.index);  // its place among all the edges
+    w.end_object();
+  }
   w.end_array();
   w.key("syncs").begin_array();
   for (const CriticalPathSync& y : r.syncs)
@@ -130,6 +132,27 @@ void write_critical_path_json(JsonWriter& w, const CriticalPathResult& r) {
         .field("on_path", y.on_path)
         .end_object();
   w.end_array();
+  // Only when the lists were cut (the report's budget), so the JSON reads as before otherwise.
+  if (r.path_weighted_total) {
+    int64_t listed_ns = 0;
+    for (const CriticalPathStep& st : r.path) listed_ns += st.ns;
+    char pct[32];
+    std::snprintf(pct, sizeof pct, "%.1f%%",
+                  r.path_ns ? 100.0 * static_cast<double>(listed_ns) / r.path_ns : 0.0);
+    w.field("path_listed_total", static_cast<uint64_t>(r.path_weighted_total));
+    w.field("path_cut", "the " + std::to_string(r.path.size()) + " longest of " +
+                            std::to_string(r.path_weighted_total) +
+                            " path edges with time are listed, in path order (" + pct +
+                            " of the path's time); every edge: mlprof critical-path TRACE --json, "
+                            "or the Critical path tab of mlprof serve");
+  }
+  if (r.syncs_total) {
+    w.field("syncs_total", static_cast<uint64_t>(r.syncs_total));
+    w.field("syncs_cut", "the first " + std::to_string(r.syncs.size()) + " of " +
+                             std::to_string(r.syncs_total) +
+                             " synchronization edges are listed (those on the path first); "
+                             "every one: mlprof critical-path TRACE --json");
+  }
   // The steps a caller may analyze instead (`--step N`, serve's ?step=N), after everything
   // else so the fields above read as before.
   w.key("step");

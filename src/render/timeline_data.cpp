@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "render/rank_timeline.h"
@@ -50,7 +51,7 @@ namespace {
 // overlaps the lane's [begin, end) window.
 std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_begin) {
   std::string out = "MLTL";
-  put_varint(out, 1);
+  put_varint(out, 2);
   put_zigzag(out, header_begin);
   auto keep = [](const EncodedLane& l, size_t i) {
     const SliceTable& s = l.trace->slices;
@@ -82,6 +83,7 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
 
   put_varint(out, lanes.size());
   std::vector<uint32_t> kept;
+  std::vector<std::vector<int64_t>> lane_starts(lanes.size());  // as the browser decodes them
   for (size_t li = 0; li < lanes.size(); ++li) {
     const EncodedLane& l = lanes[li];
     const Trace& t = *l.trace;
@@ -98,9 +100,11 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
     auto start = [&](uint32_t i) { return std::max(s.ts[i], l.begin_ns); };
     auto stop = [&](uint32_t i) { return std::min(s.end(i), l.end_ns); };
     int64_t prev = 0;
+    std::vector<int64_t>& starts = lane_starts[li];
     for (uint32_t i : kept) {
       put_zigzag(out, start(i) - l.shift - prev);
       prev = start(i) - l.shift;
+      starts.push_back(prev);
     }
     for (uint32_t i : kept)
       put_varint(out, static_cast<uint64_t>(std::max<int64_t>(0, stop(i) - start(i))));
@@ -108,9 +112,22 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
     for (uint32_t i : kept) put_varint(out, s.depth[i]);
   }
 
-  // Flows between lanes of the same trace, with an end inside the lanes' window.
-  std::string flows;
-  uint64_t nflows = 0;
+  // Flows between lanes of the same trace, with an end inside the lanes' window. Version 2:
+  // each end is the last slice of its lane starting at or before it (an index, as a delta from
+  // the previous flow's on that side) plus an offset from that slice's start: a launch flow's
+  // ends are slice starts, so a flow takes ~6 bytes that compress to a few bits instead of two
+  // 5-byte times (1.8 of a 1M-event report's 6.3 MB of gzip). Sorted by source, in columns.
+  struct FlowEnds {
+    uint32_t src_lane;
+    int64_t src_ts;
+    uint32_t dst_lane;
+    int64_t dst_ts;
+    bool operator<(const FlowEnds& o) const {
+      return std::tie(src_lane, src_ts, dst_lane, dst_ts) <
+             std::tie(o.src_lane, o.src_ts, o.dst_lane, o.dst_ts);
+    }
+  };
+  std::vector<FlowEnds> flows;
   std::vector<const Trace*> traces;
   for (const EncodedLane& l : lanes)
     if (std::find(traces.begin(), traces.end(), l.trace) == traces.end()) traces.push_back(l.trace);
@@ -127,15 +144,36 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
       bool in = (f.src_ts[k] >= ls.begin_ns && f.src_ts[k] < ls.end_ns) ||
                 (f.dst_ts[k] >= ld.begin_ns && f.dst_ts[k] < ld.end_ns);
       if (!in) continue;
-      put_varint(flows, src->second);
-      put_zigzag(flows, f.src_ts[k] - ls.shift);
-      put_varint(flows, dst->second);
-      put_zigzag(flows, f.dst_ts[k] - ld.shift);
-      ++nflows;
+      flows.push_back(
+          FlowEnds{src->second, f.src_ts[k] - ls.shift, dst->second, f.dst_ts[k] - ld.shift});
     }
   }
-  put_varint(out, nflows);
-  out += flows;
+  std::sort(flows.begin(), flows.end());
+  // (slice index, offset) of time x on a lane: the last slice starting at or before x, else the
+  // first (a negative offset); offset from 0 on a lane without slices.
+  auto anchor = [&](uint32_t lane, int64_t x) -> std::pair<int64_t, int64_t> {
+    const std::vector<int64_t>& st = lane_starts[lane];
+    if (st.empty()) return {0, x};
+    size_t i = std::upper_bound(st.begin(), st.end(), x) - st.begin();
+    i = i == 0 ? 0 : i - 1;
+    return {static_cast<int64_t>(i), x - st[i]};
+  };
+  std::string cols[6];
+  int64_t prev_src = 0, prev_dst = 0;
+  for (const FlowEnds& fe : flows) {
+    auto [si, so] = anchor(fe.src_lane, fe.src_ts);
+    auto [di, dof] = anchor(fe.dst_lane, fe.dst_ts);
+    put_varint(cols[0], fe.src_lane);
+    put_zigzag(cols[1], si - prev_src);
+    put_zigzag(cols[2], so);
+    put_varint(cols[3], fe.dst_lane);
+    put_zigzag(cols[4], di - prev_dst);
+    put_zigzag(cols[5], dof);
+    prev_src = si;
+    prev_dst = di;
+  }
+  put_varint(out, flows.size());
+  for (const std::string& c : cols) out += c;
   return gzip(out);
 }
 

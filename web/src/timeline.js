@@ -33,6 +33,7 @@ export function parseEvents(buf) {
   if (magic !== 'MLTL') throw new Error('bad timeline data');
   p = 4;
   const version = u();
+  if (version !== 2) throw new Error(`timeline data version ${version}: this page reads version 2`);
   const begin = z();
   const dec = new TextDecoder();
   const nstr = u();
@@ -40,6 +41,7 @@ export function parseEvents(buf) {
   for (let i = 0; i < nstr; i++) { const n = u(); strings[i] = dec.decode(buf.subarray(p, p + n)); p += n; }
   const nlanes = u();
   const lanes = [];
+  const starts = [];  // each lane's slice starts, in the order sent (flows point into them)
   for (let l = 0; l < nlanes; l++) {
     const name = strings[u()];
     const gpu = buf[p++] === 1;
@@ -49,6 +51,7 @@ export function parseEvents(buf) {
     const nm = new Uint32Array(n), depth = new Uint16Array(n);
     let t = 0;
     for (let i = 0; i < n; i++) { t += z(); ts[i] = t; }
+    starts.push(ts);
     for (let i = 0; i < n; i++) dur[i] = u();
     for (let i = 0; i < n; i++) nm[i] = u();
     for (let i = 0; i < n; i++) depth[i] = u();
@@ -68,10 +71,18 @@ export function parseEvents(buf) {
     }
     lanes.push({ name, gpu, count: n, rows });
   }
+  // Flows (version 2), in columns: source lanes, source slice indexes (deltas from the previous
+  // flow's), offsets from those slices' starts, then the same three for the destinations.
   const nflows = u();
   const flows = new Float64Array(nflows * 4);
-  for (let i = 0; i < nflows; i++) {
-    flows[4 * i] = u(); flows[4 * i + 1] = z(); flows[4 * i + 2] = u(); flows[4 * i + 3] = z();
+  for (const side of [0, 2]) {
+    for (let i = 0; i < nflows; i++) flows[4 * i + side] = u();
+    const idx = new Float64Array(nflows);
+    for (let i = 0, k = 0; i < nflows; i++) { k += z(); idx[i] = k; }
+    for (let i = 0; i < nflows; i++) {
+      const st = starts[flows[4 * i + side]];
+      flows[4 * i + side + 1] = (st.length ? st[idx[i]] : 0) + z();
+    }
   }
   const end = lanes.reduce((m, l) => Math.max(m, ...l.rows.map((r) => (r.e.length ? r.e[r.e.length - 1] : 0))), 0);
   return { version, begin, strings, lanes, flows, end };

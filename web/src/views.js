@@ -478,7 +478,7 @@ function drawCriticalPath(c, r, live) {
   }
   // Every weighted edge of the path, in time order.
   const rows = (r.path || []).map((p, i) => ({
-    '#': i + 1,
+    '#': p.index || i + 1,
     event: p.event || CP_DELAY[p.type] || p.type,
     category: p.category || (p.type === 'critical_path_operator' ? 'cpu' : 'delay'),
     offset_ns: p.offset_ns,
@@ -489,6 +489,7 @@ function drawCriticalPath(c, r, live) {
   c.append(el('h3', {}, 'Events on the path, in order'), el('p', { class: 'muted' },
     'One row per edge of the path with time: a CPU op or runtime call (its time up to the next node on the path), a GPU kernel, ' +
     'copy or set, a launch delay or a kernel-kernel gap. Start is relative to the trace start.'),
+  r.path_cut ? el('p', { class: 'note', 'data-testid': 'cp-path-cut' }, `In this report: ${r.path_cut}.`) : '',
   dataTable(rows, { id: 'critical_path.path', columns: ['#', 'event', 'category', 'offset_ns', 'dur_ns', 'bound_by', 'share'], bars: 'dur_ns',
     labels: { '#': '#', category: 'kind', offset_ns: 'start', dur_ns: 'duration', bound_by: 'bound by', share: 'share of path' } }));
   if ((r.top_events || []).length) {
@@ -497,7 +498,9 @@ function drawCriticalPath(c, r, live) {
       columns: ['name', 'bound_by', 'edges', 'time_ns', 'share'], labels: { time_ns: 'time on the path', bound_by: 'bound by', share: 'share of path' }, bars: 'time_ns' }));
   }
   if ((r.syncs || []).length) {
-    c.append(el('h3', {}, 'Synchronization edges'), dataTable(r.syncs, { id: 'critical_path.syncs' }));
+    c.append(el('h3', {}, 'Synchronization edges'),
+      r.syncs_cut ? el('p', { class: 'note', 'data-testid': 'cp-syncs-cut' }, `In this report: ${r.syncs_cut}.`) : '',
+      dataTable(r.syncs, { id: 'critical_path.syncs' }));
   }
   c.append(el('h3', {}, 'Dependency graph'), cards(r.edges_by_type || {}, 'critical_path.edges_by_type'),
     el('p', { class: 'muted' }, 'HTA\'s critical path analysis (docs/pytorch-diagnostics.md says where mlprof differs): nodes at the start and end of every CPU op, ' +

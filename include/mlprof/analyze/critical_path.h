@@ -27,6 +27,10 @@ struct CriticalPathOptions {
   // on the graph (its tests set CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1).
   bool zero_weight_launch_edges = true;
   size_t top = 20;
+  // Path edges and synchronization edges listed at most (the report's size budget: one step of
+  // a big trace has 1e5 path edges, 24 MiB of JSON). Past it, the longest path edges are kept
+  // in path order, and the syncs on the path first; the result says how many there were.
+  size_t max_listed = SIZE_MAX;
 };
 
 enum class CpEdgeType : uint8_t {
@@ -51,6 +55,7 @@ struct CriticalPathStep {  // one edge of the path, in order
   std::string category;  // its trace category (cpu_op, cuda_runtime, kernel, ...); "" for delays
   std::string bound_by;
   int64_t ts_ns = 0, ns = 0;
+  uint64_t index = 0;  // 1-based position among the path's weighted edges
 };
 
 struct CriticalPathSync {  // a synchronization edge of the graph (on the path or not)
@@ -90,6 +95,8 @@ struct CriticalPathResult {
   std::vector<CriticalPathEvent> top_events;  // by time on the path
   std::vector<CriticalPathStep> path;         // every weighted edge, in time order
   std::vector<CriticalPathSync> syncs;        // every synchronization edge
+  // When max_listed cut the lists: how many weighted path edges / syncs there were (else 0).
+  size_t path_weighted_total = 0, syncs_total = 0;
   std::vector<CriticalPathStepWindow> steps;  // the trace's steps, the first listed ones
   size_t steps_total = 0;
   // What to change, from the split (allocations, CPU-bound, launch / kernel-kernel overhead,
