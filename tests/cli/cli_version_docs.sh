@@ -22,9 +22,14 @@ py_module=$(sed -n 's/^__version__ = "\(.*\)"/\1/p' "$ROOT/python/mlprof/__init_
 v=$("$MLPROF" --version); rc=$?
 [ "$rc" = 0 ] && ok || bad "mlprof --version: exit $rc"
 [[ $v =~ ^mlprof\ $project\ \(commit\ ([0-9a-f]{12}(-dirty)?|unknown)\)$ ]] && ok || bad "mlprof --version: '$v' (project $project)"
-if git -C "$ROOT" rev-parse HEAD > /dev/null 2>&1; then
-  head=$(git -C "$ROOT" rev-parse --short=12 HEAD)
-  [[ $v == *"commit $head"* ]] && ok || bad "mlprof --version: '$v' is not HEAD $head (rebuild?)"
+# The commit is a real commit of this repository (HEAD when just built; an older one when
+# commits were made or rebased since, without a rebuild).
+built=$(echo "$v" | sed -n 's/.*(commit \([0-9a-f]*\).*/\1/p')
+if [ -n "$built" ] && git -C "$ROOT" rev-parse HEAD > /dev/null 2>&1; then
+  git -C "$ROOT" cat-file -e "$built^{commit}" 2> /dev/null && ok \
+    || bad "mlprof --version: $built is not a commit of this repository"
+  [ "$(git -C "$ROOT" rev-parse --short=12 HEAD)" = "$built" ] \
+    || echo "note: mlprof was built from $built, HEAD is $(git -C "$ROOT" rev-parse --short=12 HEAD)"
 fi
 # A source tree without .git (a release tarball): "commit unknown", no error.
 mkdir "$tmp/src"
