@@ -50,8 +50,8 @@
   X(Heap, heap, HeapResult, HeapOptions, (), kNothing, false, 0, 0, "", "peak_stacks")             \
   /* GPU results only when the trace has GPU streams, ranks only for a rank set. */                \
   X(Bottlenecks, bottlenecks, BottleneckResult, NoOptions,                                         \
-    (kSteps, kMemory, kLeaks, kGpu, kKernels, kRanks), kNothing, true, 8, 12, "Bottlenecks",       \
-    "findings")                                                                                    \
+    (kSteps, kMemory, kLeaks, kGpu, kKernels, kRanks, kRoofline), kNothing, true, 8, 12,           \
+    "Bottlenecks", "findings")                                                                     \
   X(Flops, flops, FlopsResult, FlopsOptions, (kSteps), kNothing, true, 7, 7, "FLOPs", "ops")       \
   X(Flame, flame, FlameGraph, FlameOptions, (), kNothing, true, 0, 0, "", "frames")                \
   X(Timeline, timeline, TimelineResult, TimelineOptions, (), kNothing, true, 0, 0, "", "lanes")    \

@@ -1,7 +1,9 @@
 #include "analyze/advice.h"
 
 #include <array>
+#include <cstdio>
 
+#include "analyze/name_rules.h"
 #include "mlprof/analyze/kernel_class.h"
 #include "trace/units.h"
 
@@ -37,18 +39,10 @@ bool is_compiled_region_name(std::string_view n) {
 OpKind op_kind(std::string_view n) {
   if (is_compiled_region_name(n)) return OpKind::kCompiledRegion;
   // Synchronous copy APIs: the host thread blocks until the copy is done.
-  static constexpr std::array<std::string_view, 8> kBlockingCopy = {
-      "cudaMemcpy",      "hipMemcpy",       "hipMemcpyWithStream", "cudaMemcpy2D",
-      "cuMemcpyDtoH_v2", "cuMemcpyHtoD_v2", "hipMemcpyDtoH",       "hipMemcpyHtoD"};
-  for (std::string_view c : kBlockingCopy)
-    if (n == c) return OpKind::kBlockingCopy;
-  static constexpr std::array<std::string_view, 11> kSync = {
-      "cudaDeviceSynchronize",     "cudaStreamSynchronize", "cudaEventSynchronize",
-      "hipDeviceSynchronize",      "hipStreamSynchronize",  "hipEventSynchronize",
-      "cuStreamSynchronize",       "cuCtxSynchronize",      "aten::item",
-      "aten::_local_scalar_dense", "cudaStreamWaitEvent"};
-  for (std::string_view c : kSync)
-    if (n == c) return OpKind::kSync;
+  if (analyze_detail::is_blocking_copy_call_name(n)) return OpKind::kBlockingCopy;
+  if (analyze_detail::is_host_sync_call_name(n) || analyze_detail::is_device_read_op_name(n) ||
+      n == "cudaStreamWaitEvent")
+    return OpKind::kSync;
   if (is_launch_call_name(n)) return OpKind::kLaunch;
   if (n == "aten::copy_" || n == "aten::to" || n == "aten::_to_copy" || n == "aten::_copy_from" ||
       n == "aten::_copy_from_and_resize") {
@@ -181,6 +175,47 @@ Advice tensor_cores(const DeviceCaps& d, const TensorCoreFacts& f) {
         " This GPU also runs fp8 GEMMs (Transformer Engine, torchao float8) for large "
         "matmuls.";
   }
+  return a;
+}
+
+Advice roofline(const DeviceCaps& d, bool compiled, const RooflineFacts& f) {
+  Advice a;
+  char ai[32];
+  std::snprintf(ai, sizeof ai, "%.1f", f.intensity);
+  a.why = std::to_string(f.kernels) + " " + f.family + " kernels" +
+          (f.dtype.empty() ? "" : " (" + f.dtype + ")") + " take " + dur(f.kernel_ns) + "; at " +
+          device_text(d) + "'s roofline they would take " + dur(f.roofline_ns) + " (" +
+          format_percent(f.roofline_pct) + " of roofline achieved, arithmetic intensity " + ai +
+          " FLOP/B, " + (f.compute_bound ? "compute" : "memory") + "-bound)" +
+          (f.top_op.empty() ? "" : "; most of it launched by " + f.top_op);
+  bool matrix = f.family == "gemm" || f.family == "attention" || f.family == "conv";
+  std::string unit = d.matrix_unit.empty() ? std::string("tensor cores") : d.matrix_unit;
+  if (matrix && !f.compute_bound) {
+    a.text = "These " + f.family +
+             " calls move more bytes than they compute on (low arithmetic intensity): batch them "
+             "(larger M: more tokens or samples per call), fuse the small ones (grouped GEMM, "
+             "torch.compile), or keep weights in a narrower dtype.";
+  } else if (matrix) {
+    a.text = "These " + f.family + " calls are compute-bound yet below the " + unit +
+             "' peak: check they run on the " + unit +
+             (d.has(kMatBf16) ? " in bf16/fp16 (or TF32 for fp32)" : " in fp16") +
+             ", with dimensions that are multiples of 8 (16 for fp8), and try tuned kernels "
+             "(torch.compile(mode=\"max-autotune\"), cuBLASLt/hipBLASLt heuristics).";
+  } else if (f.family == "copy") {
+    a.text =
+        "Avoid the copies: they only move bytes (.contiguous(), .to(dtype), layout changes). "
+        "Keep tensors in the layout and dtype the next op wants, or let torch.compile fuse the "
+        "copy into its consumer.";
+  } else {
+    a.text = std::string("Fuse these memory-bound ") + f.family +
+             " kernels with their neighbours so each tensor is read once" +
+             (compiled ? " (they already run compiled: check the graph breaks that split them)"
+                       : " (torch.compile fuses pointwise, norm and reduction chains)") +
+             ".";
+  }
+  char tp[16];
+  std::snprintf(tp, sizeof tp, "%.0f%%", 100 * f.target_pct);
+  a.why += std::string("; priced as these kernels reaching ") + tp + " of their roofline";
   return a;
 }
 

@@ -56,6 +56,22 @@ Advice pageable_copies(const DeviceCaps& device, int64_t count, int64_t ns);
 Advice communication(const DeviceCaps& device, double comm_pct, double overlap_pct);
 Advice data_loading(double share_pct);
 
+// Kernels of one family below their roofline (roofline.h). `family`: perf_family_name ("gemm",
+// "copy", ...); `intensity`: FLOPs per byte; `roofline_pct`: roofline time / kernel time (0-1);
+// `top_op`: the op that launched most of their time.
+struct RooflineFacts {
+  std::string family;
+  std::string dtype;
+  bool compute_bound = false;
+  double intensity = 0;
+  double roofline_pct = 0;
+  int64_t kernel_ns = 0, roofline_ns = 0;
+  uint64_t kernels = 0;
+  std::string top_op;
+  double target_pct = 0;  // the share of the roofline the replay lets them reach
+};
+Advice roofline(const DeviceCaps& device, bool compiled, const RooflineFacts& facts);
+
 // The device in a few words for a `why`: "Tesla V100-SXM2-32GB (sm_70, Volta: tensor cores run
 // fp16)".
 std::string device_text(const DeviceCaps& device);

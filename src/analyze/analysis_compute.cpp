@@ -54,6 +54,7 @@ BottleneckResult compute_bottlenecks(AnalysisSet& s) {
   if (s.has_gpu()) {
     in.gpu = &s.gpu();
     in.kernels = &s.kernels();
+    if (!s.unavailable(AnalysisId::kRoofline)) in.roofline = &s.roofline();
   }
   if (!s.unavailable(AnalysisId::kRanks)) in.ranks = &s.ranks();
   return find_bottlenecks(s.trace(), in);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -67,7 +69,7 @@ struct Context {
 bool excluded_from_hotspots(std::string_view name, std::string_view cat) {
   if (step_number(name)) return true;
   // A sync call's self time is the GPU's work it waits for: sync_stall's, never a hotspot.
-  if (name.ends_with("Synchronize")) return true;
+  if (analyze_detail::is_host_sync_call_name(name)) return true;
   if (cat == "user_annotation" || cat == "gpu_user_annotation" || cat == "python_function" ||
       cat == kProfilerSpanCategory)
     return true;
@@ -87,6 +89,8 @@ void rule_hotspots(Context& c) {
     int64_t self = 0;
     int64_t compiled_self = 0;  // inside torch.compile regions
     uint64_t calls = 0;
+    uint32_t last_track = UINT32_MAX;
+    uint32_t threads = 0;  // host threads it ran on (counted when the track changes: a bound)
   };
   std::vector<Row> rows;
   std::vector<int8_t> excluded(t.strings.size(), -1);
@@ -118,7 +122,13 @@ void rule_hotspots(Context& c) {
     if (inserted) rows.push_back({s.name[i]});
     rows[it->second].self += s.self[i];
     if (c.compiled && in_compiled[i]) rows[it->second].compiled_self += s.self[i];
-    ++rows[it->second].calls;
+    Row& row = rows[it->second];
+    ++row.calls;
+    if (row.last_track != s.track[i]) {
+      // Slices come per track, so a change of track is a new thread.
+      row.last_track = s.track[i];
+      ++row.threads;
+    }
   }
   if (rows.size() < 2) return;
   std::vector<int64_t> selfs;
@@ -138,7 +148,11 @@ void rule_hotspots(Context& c) {
     f.kind = "hotspot";
     f.severity = severity_for_pct(share);
     std::string name(t.str(r.name));
-    f.title = name + " takes " + format_percent(share / 100) + " of the time (self)";
+    // Self time summed over concurrent threads can exceed the time it is a share of.
+    f.title = share <= 100 ? name + " takes " + format_percent(share / 100) + " of the time (self)"
+                           : name + " runs " + format_duration_ns(static_cast<double>(r.self)) +
+                                 " of self time on " + std::to_string(r.threads) + " threads (" +
+                                 format_percent(share / 100) + " of the time, summed over threads)";
     f.evidence = {{"self_ns", static_cast<double>(r.self), "ns"},
                   {"share_pct", share, "%"},
                   {"calls", static_cast<double>(r.calls), "count"},
@@ -197,10 +211,9 @@ void rule_sync_stalls(Context& c) {
   const Trace& t = c.trace;
   const SliceTable& s = t.slices;
   auto is_sync = [](std::string_view n) {
-    return n == "cudaDeviceSynchronize" || n == "cudaStreamSynchronize" ||
-           n == "cudaEventSynchronize" || n == "cudaMemcpy" || n == "aten::item" ||
-           n == "aten::_local_scalar_dense" || n == "hipDeviceSynchronize" ||
-           n == "hipStreamSynchronize" || n == "cuStreamSynchronize" || n == "cuCtxSynchronize";
+    return analyze_detail::is_host_sync_call_name(n) ||
+           analyze_detail::is_blocking_copy_call_name(n) ||
+           analyze_detail::is_device_read_op_name(n);
   };
   bool has_gpu = false;
   for (uint32_t k = 0; k < t.tracks.size() && !has_gpu; ++k) has_gpu = t.is_gpu_track(k);
@@ -210,6 +223,7 @@ void rule_sync_stalls(Context& c) {
   int64_t total = 0;
   uint64_t count = 0;
   bool device_sync = false;
+  uint32_t last_track = UINT32_MAX, threads = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     if (t.is_gpu_track(s.track[i])) continue;
     int32_t p = s.parent[i];
@@ -222,8 +236,12 @@ void rule_sync_stalls(Context& c) {
     }
     if (m != 1) continue;
     covered[i] = 1;
+    if (s.track[i] != last_track) {  // slices come per track: a change is another thread
+      last_track = s.track[i];
+      ++threads;
+    }
     std::string_view n = t.str(s.name[i]);
-    if (n.starts_with("cuda") || n.starts_with("hip") || n.starts_with("cu")) device_sync = true;
+    if (!analyze_detail::is_device_read_op_name(n)) device_sync = true;
     total += s.dur[i];
     ++count;
     auto& e = by_name[n];
@@ -241,8 +259,12 @@ void rule_sync_stalls(Context& c) {
   Finding f;
   f.kind = "sync_stall";
   f.severity = severity_for_pct(share);
-  f.title =
-      "The host blocks on GPU synchronization for " + format_percent(share / 100) + " of the time";
+  f.title = share <= 100 ? "The host blocks on GPU synchronization for " +
+                               format_percent(share / 100) + " of the time"
+                         : "Host threads block on GPU synchronization for " +
+                               format_duration_ns(static_cast<double>(total)) + " on " +
+                               std::to_string(threads) + " threads (" +
+                               format_percent(share / 100) + " of the time, summed over threads)";
   f.evidence = {{"sync_ns", static_cast<double>(total), "ns"},
                 {"sync_pct", share, "%"},
                 {"sync_calls", static_cast<double>(count), "count"}};
@@ -251,8 +273,9 @@ void rule_sync_stalls(Context& c) {
     f.evidence.push_back({std::string(n) + "_ns", static_cast<double>(v.first), "ns"});
   }
   f.rule =
-      "host time in synchronizing calls (cudaDeviceSynchronize, cudaStreamSynchronize, "
-      "cudaEventSynchronize, cudaMemcpy, aten::item/_local_scalar_dense) >= 5%";
+      "host time in synchronizing calls (cuda/hip/cu Device/Stream/EventSynchronize, the MTIA "
+      "runtime's synchronize[Stream], blocking cudaMemcpy/hipMemcpy, aten::item / "
+      "_local_scalar_dense) >= 5%";
   advice::Advice a = advice::sync_stall(
       c.device, names.empty() ? std::string_view() : names.front().first, total, count);
   f.recommendation = std::move(a.text);
@@ -514,6 +537,92 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
     f.est_savings_ns = c.over_basis(exposed, tb.span_ns);
     ReplayChange ch;
     ch.overlap_communication = true;
+    c.add(std::move(f), std::move(ch));
+  }
+}
+
+// Kernels below their roofline, one finding per family and bound (memory-bound GEMMs are not
+// compute-bound GEMMs: different advice). The replay prices each kernel reaching
+// kRooflineTargetFraction of its own roofline time.
+void rule_roofline(Context& c, const RooflineResult& r) {
+  if (!r.peaks_known || r.kernel_roofline.empty()) return;
+  const Trace& t = c.trace;
+  struct Group {
+    int64_t kernel_ns = 0, roofline_ns = 0, headroom_ns = 0;
+    double flops = 0, bytes = 0;
+    uint64_t kernels = 0;
+    std::map<std::string, int64_t> dtype_ns;
+    std::unordered_map<StringId, int64_t> op_ns;
+    std::vector<std::pair<uint32_t, int64_t>> targets;
+  };
+  std::map<std::pair<PerfFamily, bool>, Group> groups;
+  for (const RooflineKernel& k : r.kernel_roofline) {
+    Group& g = groups[{k.family, k.compute_bound}];
+    int64_t target =
+        static_cast<int64_t>(static_cast<double>(k.roofline_ns) / kRooflineTargetFraction);
+    g.kernel_ns += k.kernel_ns;
+    g.roofline_ns += k.roofline_ns;
+    g.flops += k.flops;
+    g.bytes += k.bytes;
+    ++g.kernels;
+    g.dtype_ns[k.dtype] += k.kernel_ns;
+    if (k.op >= 0) g.op_ns[t.slices.name[static_cast<size_t>(k.op)]] += k.kernel_ns;
+    if (k.kernel_ns > target) {
+      g.headroom_ns += k.kernel_ns - target;
+      g.targets.emplace_back(k.slice, target);
+    }
+  }
+  for (auto& [key, g] : groups) {
+    double share = pct(static_cast<double>(g.headroom_ns), static_cast<double>(c.basis_ns));
+    if (g.targets.empty() || share < kRooflineMinPct) continue;
+    advice::RooflineFacts facts;
+    facts.family = std::string(perf_family_name(key.first));
+    facts.compute_bound = key.second;
+    facts.intensity = g.bytes > 0 ? g.flops / g.bytes : 0;
+    facts.roofline_pct =
+        g.kernel_ns > 0 ? static_cast<double>(g.roofline_ns) / static_cast<double>(g.kernel_ns) : 0;
+    facts.kernel_ns = g.kernel_ns;
+    facts.roofline_ns = g.roofline_ns;
+    facts.kernels = g.kernels;
+    facts.target_pct = kRooflineTargetFraction;
+    int64_t best = -1;
+    for (const auto& [d, ns] : g.dtype_ns)
+      if (ns > best) best = ns, facts.dtype = d;
+    std::vector<std::pair<int64_t, StringId>> ops;
+    for (const auto& [id, ns] : g.op_ns) ops.emplace_back(ns, id);
+    std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    if (!ops.empty()) facts.top_op = std::string(t.str(ops.front().second));
+    Finding f;
+    f.kind = "below_roofline";
+    f.severity = severity_for_pct(share);
+    char ai[32];
+    std::snprintf(ai, sizeof ai, "%.1f", facts.intensity);
+    f.title = (key.second ? "Compute" : "Memory") + std::string("-bound ") + facts.family +
+              " kernels" + (facts.dtype.empty() ? "" : " (" + facts.dtype + ")") + " run at " +
+              format_percent(facts.roofline_pct) + " of their roofline (" + ai + " FLOP/B)";
+    f.evidence = {{"kernel_ns", static_cast<double>(g.kernel_ns), "ns"},
+                  {"roofline_ns", static_cast<double>(g.roofline_ns), "ns"},
+                  {"roofline_pct", 100 * facts.roofline_pct, "%"},
+                  {"arithmetic_intensity", facts.intensity, "FLOP/B"},
+                  {"kernels", static_cast<double>(g.kernels), "count"},
+                  {"time_above_target_ns", static_cast<double>(g.headroom_ns), "ns"},
+                  {"target_roofline_pct", 100 * kRooflineTargetFraction, "%"}};
+    f.rule =
+        "kernels of one family and bound (mlprof roofline) that would free >= 2% of the time "
+        "by reaching 80% of their roofline";
+    for (const auto& [ns, id] : ops) {
+      if (f.ops.size() >= 5) break;
+      f.ops.emplace_back(t.str(id));
+    }
+    advice::Advice a = advice::roofline(c.device, c.compiled, facts);
+    f.recommendation = std::move(a.text);
+    f.why = std::move(a.why);
+    f.est_savings_ns = g.headroom_ns;
+    ReplayChange ch;
+    std::sort(g.targets.begin(), g.targets.end());
+    ch.kernel_target_ns = std::move(g.targets);
     c.add(std::move(f), std::move(ch));
   }
 }
@@ -797,6 +906,10 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     const KernelsResult* kernels =
         in.kernels ? in.kernels : &own_kernels.emplace(analyze_kernels(trace));
     rule_gpu(c, *gpu, *kernels);
+    std::optional<RooflineResult> own_roofline;
+    const RooflineResult* roofline =
+        in.roofline ? in.roofline : &own_roofline.emplace(analyze_roofline(trace, *steps));
+    rule_roofline(c, *roofline);
   }
   if (in.ranks) {
     rule_ranks(c, *in.ranks);

@@ -172,9 +172,8 @@ double test_p(const std::vector<double>& a, const std::vector<double>& b, Signif
 // cuda_sync events, and aten::item / aten::_local_scalar_dense (a device-to-host read).
 bool is_wait(std::string_view name, std::string_view category) {
   if (category == "cuda_sync") return true;
-  if ((name.starts_with("cuda") || name.starts_with("hip")) && name.ends_with("Synchronize"))
-    return true;
-  return name == "aten::item" || name == "aten::_local_scalar_dense";
+  return analyze_detail::is_host_sync_call_name(name) ||
+         analyze_detail::is_device_read_op_name(name);
 }
 
 std::string row_key(std::string_view name, std::string_view category) {

@@ -31,6 +31,34 @@ inline bool is_communication_name(std::string_view l) {
   return false;
 }
 
+// A runtime call that blocks the host until device work is done: CUDA runtime and driver, HIP,
+// and the MTIA runtime's synchronize / synchronizeStream. (critical_path.cpp keeps HTA's own
+// list, which also counts cudaEventQuery and cudaMemcpyAsync, to match HTA's graph.)
+inline bool is_host_sync_call_name(std::string_view n) {
+  if (n.starts_with("cuda") || n.starts_with("hip") || n.starts_with("cu"))
+    return n.ends_with("DeviceSynchronize") || n.ends_with("StreamSynchronize") ||
+           n.ends_with("EventSynchronize") || n == "cuCtxSynchronize";
+  return n == "synchronize" || n == "synchronizeStream" || n == "synchronizeDevice";
+}
+
+// The device-wide ones: they wait for every stream.
+inline bool is_device_sync_call_name(std::string_view n) {
+  return n.ends_with("DeviceSynchronize") || n == "cuCtxSynchronize" || n == "synchronize" ||
+         n == "synchronizeDevice";
+}
+
+// Synchronous copy APIs: the host thread blocks until the copy is done.
+inline bool is_blocking_copy_call_name(std::string_view n) {
+  return n == "cudaMemcpy" || n == "hipMemcpy" || n == "hipMemcpyWithStream" ||
+         n == "cudaMemcpy2D" || n == "cuMemcpyDtoH_v2" || n == "cuMemcpyHtoD_v2" ||
+         n == "hipMemcpyDtoH" || n == "hipMemcpyHtoD";
+}
+
+// ATen ops that read a device value on the host (tensor.item()): a wait for the device.
+inline bool is_device_read_op_name(std::string_view n) {
+  return n == "aten::item" || n == "aten::_local_scalar_dense";
+}
+
 inline bool is_data_loading_name(std::string_view l) {
   return contains(l, "dataloader") || contains(l, "data_load") || contains(l, "dataset");
 }

@@ -21,6 +21,7 @@ struct Call {
   uint32_t kernels = 0;
   StringId kernel_name = 0;  // the first kernel's
   bool one_kernel_name = true;
+  std::vector<uint32_t> kernel_slices;
 };
 
 // Roofline of one call (or a sum of them).
@@ -314,6 +315,7 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
         c.kernel_ns = dur;
         c.kernels = 1;
         c.kernel_name = s.name[k];
+        c.kernel_slices = {k};
         calls.push_back(std::move(c));
         continue;
       }
@@ -356,6 +358,7 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
       c.one_kernel_name = false;
     ++c.kernels;
     c.kernel_ns += dur;
+    c.kernel_slices.push_back(k);
   }
 
   // Groups.
@@ -447,6 +450,23 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
         if (pt.above_bw) ++r.above_bandwidth;
         roof = pt.above_bw ? c.kernel_ns : static_cast<int64_t>(pt.roofline_ns);
         wasted = std::max<int64_t>(0, c.kernel_ns - roof);
+        if (wasted > 0) {
+          double total = static_cast<double>(c.kernel_ns);
+          for (uint32_t k : c.kernel_slices) {
+            double share = static_cast<double>(s.dur[k]) / total;
+            RooflineKernel rk;
+            rk.slice = k;
+            rk.kernel_ns = s.dur[k];
+            rk.roofline_ns = static_cast<int64_t>(static_cast<double>(roof) * share);
+            rk.flops = c.est.flops * share;
+            rk.bytes = c.est.bytes * share;
+            rk.family = c.est.family;
+            rk.dtype = c.est.dtype;
+            rk.compute_bound = pt.compute_bound;
+            rk.op = is_kernel_call ? -1 : c.slice;
+            r.kernel_roofline.push_back(std::move(rk));
+          }
+        }
       }
     }
     r.roofline_ns += roof;
@@ -470,6 +490,8 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
     x.achieved_tflops = x.dur_ns > 0 ? x.flops / static_cast<double>(x.dur_ns) / 1e3 : 0;
     if (r.mfu_peak_tflops > 0) x.mfu = x.achieved_tflops / r.mfu_peak_tflops;
   }
+  std::sort(r.kernel_roofline.begin(), r.kernel_roofline.end(),
+            [](const RooflineKernel& a, const RooflineKernel& b) { return a.slice < b.slice; });
   r.steps = std::move(per_step);
   r.shapes = sorted_rows(by_shape, peaks, options.top);
   r.ops = sorted_rows(by_op, peaks, options.top);

@@ -15,7 +15,7 @@ namespace mlprof {
 bool ReplayChange::empty() const {
   return !overlap_data_loading && !remove_host_waits && !remove_launch_overhead &&
          !overlap_communication && !pinned_async_copies && !free_host && faster_host_ops.empty() &&
-         faster_kernels.empty();
+         faster_kernels.empty() && kernel_target_ns.empty();
 }
 
 void ReplayChange::merge(const ReplayChange& o) {
@@ -31,6 +31,16 @@ void ReplayChange::merge(const ReplayChange& o) {
     faster_kernels.resize(o.faster_kernels.size());
   for (size_t i = 0; i < o.faster_kernels.size(); ++i) faster_kernels[i] |= o.faster_kernels[i];
   kernel_speedup = std::max(kernel_speedup, o.kernel_speedup);
+  if (!o.kernel_target_ns.empty()) {
+    // One entry per slice, the shorter target kept.
+    kernel_target_ns.insert(kernel_target_ns.end(), o.kernel_target_ns.begin(),
+                            o.kernel_target_ns.end());
+    std::sort(kernel_target_ns.begin(), kernel_target_ns.end());
+    kernel_target_ns.erase(
+        std::unique(kernel_target_ns.begin(), kernel_target_ns.end(),
+                    [](const auto& a, const auto& b) { return a.first == b.first; }),
+        kernel_target_ns.end());
+  }
 }
 
 ReplaySaving replay_saving(const ReplayTime& base, const ReplayTime& changed) {
@@ -77,6 +87,7 @@ constexpr StringId kNoOwner = UINT32_MAX;
 struct Op {
   int64_t dur = 0;
   StringId name = 0;
+  uint32_t slice = 0;
   bool comm = false, pageable = false;
 };
 
@@ -93,13 +104,6 @@ struct RawEdge {
   InEdge e;
 };
 
-bool is_sync_call(std::string_view n) {
-  return n.ends_with("DeviceSynchronize") || n.ends_with("StreamSynchronize") ||
-         n.ends_with("EventSynchronize") || n == "cuCtxSynchronize";
-}
-bool is_device_sync(std::string_view n) {
-  return n.ends_with("DeviceSynchronize") || n == "cuCtxSynchronize";
-}
 bool is_copy_call(std::string_view n) {
   return n.find("Memcpy") != std::string_view::npos || n.find("Memset") != std::string_view::npos;
 }
@@ -297,6 +301,7 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
     Op op;
     op.dur = std::max<int64_t>(0, e.end - e.ts);
     op.name = s.name[e.slice];
+    op.slice = e.slice;
     op.comm = e.type == KernelType::kCommunication || is_communication_name(lower(name));
     op.pageable =
         (e.kind == GpuWorkKind::kMemcpy || name.starts_with("Memcpy")) && is_pageable_memcpy(name);
@@ -409,7 +414,10 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
       int8_t& cm = call_memo[s.name[i]];
       if (cm < 0) {
         std::string_view n = t.str(s.name[i]);
-        cm = is_device_sync(n) ? 1 : is_sync_call(n) ? 2 : is_copy_call(n) ? 3 : 0;
+        cm = analyze_detail::is_device_sync_call_name(n) ? 1
+             : analyze_detail::is_host_sync_call_name(n) ? 2
+             : is_copy_call(n)                           ? 3
+                                                         : 0;
       }
       if (cm == 0) continue;
       int64_t cts = s.ts[i], cend = s.ts[i] + s.dur[i];
@@ -540,6 +548,13 @@ ReplayTime StepModel::replay(const ReplayChange& c) const {
     double w = static_cast<double>(o.dur);
     if (o.pageable && c.pinned_async_copies) w /= 2;
     if (o.name < c.faster_kernels.size() && c.faster_kernels[o.name]) w /= c.kernel_speedup;
+    if (!c.kernel_target_ns.empty()) {
+      auto it = std::lower_bound(
+          c.kernel_target_ns.begin(), c.kernel_target_ns.end(), o.slice,
+          [](const std::pair<uint32_t, int64_t>& x, uint32_t sl) { return x.first < sl; });
+      if (it != c.kernel_target_ns.end() && it->first == o.slice)
+        w = std::min(w, static_cast<double>(it->second));
+    }
     return static_cast<int64_t>(w);
   };
   std::vector<int64_t> tv(m.ts);

@@ -54,7 +54,8 @@ def device(major, minor=0, name=None):
 class Trace:
     """Builds the events of one trace; `t` is the host thread's clock (us)."""
 
-    def __init__(self, major=8):
+    def __init__(self, major=8, name=None):
+        self.name = name
         self.events = []
         self.corr = 1000
         self.ext = 1
@@ -84,12 +85,12 @@ class Trace:
         return start + dur
 
     def launch(self, op, op_dur, launch_dur, kernel, kernel_dur, stream=COMPUTE, after=0,
-               call="cudaLaunchKernel", cat="kernel"):
+               call="cudaLaunchKernel", cat="kernel", op_args=None):
         """cpu_op `op` of op_dur us whose last launch_dur us are the launch call. Returns the
         GPU op's end."""
         self.ext += 1
         ts = self.t
-        self.x("cpu_op", op, ts, op_dur, args={"External id": self.ext})
+        self.x("cpu_op", op, ts, op_dur, args=dict({"External id": self.ext}, **(op_args or {})))
         lts = ts + op_dur - launch_dur
         end = self.gpu_op(cat, kernel, lts, kernel_dur, stream=stream, after=after)
         self.x("cuda_runtime", call, lts, launch_dur,
@@ -116,6 +117,7 @@ class Trace:
     def step(self, n, body):
         ts = self.t
         body()
+        self.ext += 1  # its own id, as Kineto gives it (not its last op's)
         self.x("user_annotation", "ProfilerStep#%d" % n, ts, self.t - ts,
                args={"External id": self.ext})
         self.t += 20  # the loop's own overhead between steps (outside every step)
@@ -130,7 +132,7 @@ class Trace:
             {"name": "thread_name", "ph": "M", "ts": 0, "pid": PID, "tid": TID,
              "args": {"name": "thread %d (python3)" % TID}},
         ]
-        doc = {"schemaVersion": 1, "deviceProperties": [device(self.major)],
+        doc = {"schemaVersion": 1, "deviceProperties": [device(self.major, name=self.name)],
                "traceEvents": meta + sorted(self.events, key=lambda e: (e["ts"], -e.get("dur", 0))),
                "displayTimeUnit": "ms"}
         with open(path, "w") as f:
@@ -261,6 +263,39 @@ def old_device_fp32_gemm():
                 "compute_capability": "7.0"}
 
 
+# NVIDIA H100 SXM5 dense bf16 tensor-core peak and HBM3 bandwidth (the H100 architecture
+# whitepaper, Table 1; NVIDIA's H100 datasheet): what the roofline of an H100 GEMM is made of.
+H100_BF16_TFLOPS = 989.4
+H100_GBS = 3350.0
+ROOFLINE_TARGET = 0.8  # the share of its roofline a tuned kernel is priced as reaching
+
+
+def gemm_below_roofline():
+    """An H100: 10 bf16 GEMMs of 4096^3 per step on tensor cores (an xmma kernel), each 400 us
+    while its roofline (2MNK at the bf16 peak; A+B+C bytes at HBM bandwidth) is 139 us. The host
+    launches them in 60 us each, so the GPU is the step. Reaching 80% of the roofline makes each
+    kernel roofline/0.8 long: the truth is 10 x (400 - roofline/0.8) us per step."""
+    tr, total = Trace(major=9, name="NVIDIA H100 80GB HBM3"), 0
+    m = n = k = 4096
+    flops = 2 * m * n * k
+    nbytes = (m * k + k * n + m * n) * 2
+    roof_us = max(flops / (H100_BF16_TFLOPS * 1e6), nbytes / (H100_GBS * 1e3))
+    dur = 400
+    args = {"Input Dims": [[m, k], [k, n]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}
+
+    def body():
+        for _ in range(10):
+            tr.launch("aten::mm", 60, 10,
+                      "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize"
+                      "1x1x1_execute_segment_k_off_kernel__5x_cublas", dur, op_args=args)
+        tr.device_sync()
+    for s in range(STEPS):
+        total += tr.step(s, body)
+    return tr, {"kind": "below_roofline", "planted": "bf16 GEMMs at 35% of the H100 roofline",
+                "true_saving_us": round(STEPS * 10 * (dur - roof_us / ROOFLINE_TARGET)),
+                "step_total_us": total, "roofline_us": roof_us}
+
+
 def compare_pair(calls_base=228, calls_test=4812, mean=50):
     """Two traces whose only difference is the number of cudaMemcpyAsync calls (same mean): the
     regression is the calls' count, +(calls_test - calls_base) x mean us."""
@@ -296,6 +331,7 @@ SINGLE = {
     "exposed_comm": exposed_comm,
     "pageable_copies": pageable_copies,
     "old_device_fp32_gemm": old_device_fp32_gemm,
+    "gemm_below_roofline": gemm_below_roofline,
 }
 
 

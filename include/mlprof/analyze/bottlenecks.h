@@ -12,6 +12,7 @@
 #include "mlprof/analyze/leaks.h"
 #include "mlprof/analyze/memory.h"
 #include "mlprof/analyze/ranks.h"
+#include "mlprof/analyze/roofline.h"
 #include "mlprof/analyze/step_replay.h"
 #include "mlprof/analyze/steps.h"
 #include "mlprof/trace.h"
@@ -52,6 +53,11 @@ inline constexpr int kTensorCoreMinComputeMajor = 7;
 // Moving fp32 GEMMs to TF32/bf16 tensor cores: A100's peak rises 8x (19.5 -> 156 TFLOP/s); we
 // claim a conservative 2x on GEMM/conv kernel time, so savings = 1/2 of it.
 inline constexpr double kTensorCoreSavingsFraction = 0.5;
+// Kernels below their roofline (roofline.h): a family's kernels are a finding when bringing
+// them to kRooflineTargetFraction of their roofline (a tuned cuBLAS GEMM or a bandwidth-bound
+// copy reaches 80-90% of peak; 100% is not attainable) frees >= kRooflineMinPct of the time.
+inline constexpr double kRooflineTargetFraction = 0.8;
+inline constexpr double kRooflineMinPct = 2.0;
 // TensorBoard plugin: communication over 10% of step time; HTA's overlap metric: under 50% of
 // communication overlapped with computation means most of it is exposed.
 inline constexpr double kCommMinPct = 10.0;
@@ -123,7 +129,9 @@ struct BottleneckInputs {
   const GpuResult* gpu = nullptr;
   const KernelsResult* kernels = nullptr;
   const RanksResult* ranks = nullptr;  // only for a directory of ranks
-  const StepModel* model = nullptr;    // the step graph; built here when null
+  // Kernels below their roofline (GPU traces with known peaks); computed here when null.
+  const RooflineResult* roofline = nullptr;
+  const StepModel* model = nullptr;  // the step graph; built here when null
 };
 
 BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& inputs = {});

@@ -66,6 +66,19 @@ struct RooflineUnmodeled {  // ops whose kernels have no model, by kernel time
   int64_t kernel_ns = 0;
 };
 
+// A modeled kernel at its call's roofline: the call's roofline time, FLOPs and bytes shared over
+// its kernels by duration. `bottlenecks` prices kernel findings by replaying these kernels nearer
+// their roofline. Not written to the JSON (slice ids are this trace's).
+struct RooflineKernel {
+  uint32_t slice = 0;  // the kernel's slice
+  int64_t kernel_ns = 0, roofline_ns = 0;
+  double flops = 0, bytes = 0;
+  PerfFamily family = PerfFamily::kGemm;
+  std::string dtype;
+  bool compute_bound = false;
+  int32_t op = -1;  // the call's op slice (-1: a kernel carrying its own numbers)
+};
+
 struct RooflineResult {
   std::string device;        // the device name looked up
   bool peaks_known = false;  // a row matched: the roofline columns are filled
@@ -86,6 +99,8 @@ struct RooflineResult {
   std::vector<RooflineRow> modules;   // per innermost nn.Module
   std::vector<RooflineStep> steps;
   std::vector<RooflineUnmodeled> unmodeled;
+  // Every modeled kernel below its roofline (calls faster than a peak are left out), by slice.
+  std::vector<RooflineKernel> kernel_roofline;
 };
 
 RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,

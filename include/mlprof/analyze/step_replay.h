@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "mlprof/trace.h"
@@ -30,6 +31,9 @@ struct ReplayChange {
   // GPU kernels (mask over name ids; empty = none) that run kernel_speedup times faster.
   std::vector<uint8_t> faster_kernels;
   double kernel_speedup = 2;
+  // GPU kernels (by slice) that take at most this long: a roofline target (roofline.h's
+  // kernel_roofline). Sorted by slice, one entry per slice.
+  std::vector<std::pair<uint32_t, int64_t>> kernel_target_ns;
 
   bool empty() const;
   void merge(const ReplayChange& other);
