@@ -260,3 +260,29 @@ def test_without_pandas_results_are_lists(monkeypatch):
     ops = t.ops()
     assert isinstance(ops, list) and ops[0]["name"]
     assert isinstance(t.memory_events(), dict)
+
+
+def test_roofline_tables_equal_the_cli_and_their_own_formulas():
+    """t.roofline(table) is `mlprof roofline --json`'s table row for row, and each row obeys the
+    roofline's definitions recomputed here: intensity = FLOPs / bytes, roofline time =
+    max(FLOPs / peak, bytes / bandwidth), wasted = kernel time - roofline time."""
+    path = shared_path("traces", "roofline", "example_profile_h100.json")
+    t = mlprof.load(path)
+    cli = cli_json("roofline", path, "--top", "0")
+    assert cli["peaks_known"]
+    bw = cli["peaks"]["mem_gbs"]  # GB/s = bytes per ns
+    for table_name in ("shapes", "ops", "families", "kernels"):
+        df = t.roofline(table_name)
+        rows = cli[table_name]
+        assert len(df) == len(rows), table_name
+        assert list(df["name"]) == [r["name"] for r in rows], table_name
+        assert df["wasted_ns"].tolist() == [r["wasted_ns"] for r in rows], table_name
+    for r in cli["shapes"]:
+        if r["bytes"] > 0:
+            assert r["intensity"] == pytest.approx(r["flops"] / r["bytes"], rel=1e-9)
+        if r["above_compute_peak"] or r["above_bandwidth"] or not r["peak_tflops"]:
+            continue
+        compute_ns = r["flops"] / (r["peak_tflops"] * 1e3)
+        memory_ns = r["bytes"] / bw if bw else 0
+        assert r["roofline_ns"] == pytest.approx(max(compute_ns, memory_ns), rel=1e-3, abs=2)
+        assert r["wasted_ns"] == pytest.approx(max(0, r["kernel_ns"] - r["roofline_ns"]), abs=2)
