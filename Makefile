@@ -9,7 +9,7 @@ DEPS_BUILD := cmake ninja-build g++ pkg-config libsimdjson-dev libisal-dev libzs
 DEPS_TEST := python3 python3-dev pybind11-dev python3-pybind11 python3-pytest python3-numpy \
   python3-pandas python3-torch python3-setuptools python3-pip python3-venv python3-wheel \
   libgtest-dev libgmock-dev libbenchmark-dev wrk valgrind clang libclang-rt-14-dev chromium \
-  libopenmpi-dev openmpi-bin dpkg-dev
+  libopenmpi-dev openmpi-bin dpkg-dev python3-jsonschema
 JOBS ?= $(shell nproc)
 
 .PHONY: deps deps-test build demo test test-asan test-tsan fuzz fuzz-long bench package clean format

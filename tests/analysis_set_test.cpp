@@ -98,8 +98,11 @@ TEST(AnalysisSet, UnavailableAnalysesSayWhy) {
   EXPECT_FALSE(s.has_gpu());
   ASSERT_TRUE(s.unavailable(AnalysisId::kGpu));
   EXPECT_EQ(analysis_json(s, AnalysisId::kGpu),
-            "{\"unavailable\":\"no GPU streams in this trace (a CPU-only profile)\"}");
-  EXPECT_EQ(analysis_json(s, AnalysisId::kKernels), analysis_json(s, AnalysisId::kGpu));
+            "{\"schema\":\"mlprof.gpu/1\",\"unavailable\":\"no GPU streams in this trace (a "
+            "CPU-only profile)\"}");
+  EXPECT_EQ(analysis_json(s, AnalysisId::kKernels),
+            "{\"schema\":\"mlprof.kernels/1\",\"unavailable\":\"no GPU streams in this trace (a "
+            "CPU-only profile)\"}");
   EXPECT_TRUE(s.unavailable(AnalysisId::kRanks));
   EXPECT_FALSE(s.unavailable(AnalysisId::kSteps));
   Trace gpu = make_trace(1, true);

@@ -15,7 +15,8 @@
 // analysis_catalog_dummy_test (tests/catalog/) builds the stage with a dummy row added to prove it.
 //
 // Columns:
-//   X(Id, name, Result, Options, needs, requires, report, analyze_json, analyze_text, title, csv)
+//   X(Id, name, Result, Options, needs, requires, report, analyze_json, analyze_text, title, csv,
+//     schema)
 //   Id            AnalysisId::k<Id>
 //   name          the subcommand, JSON key, AnalysisOptions member and AnalysisSet getter
 //   Result        what the getter returns
@@ -28,6 +29,9 @@
 //                 text of a rank set with its own lines)
 //   title         that section's title
 //   csv           the table `mlprof NAME --csv` writes ("": none)
+//   schema        the major version of its JSON, "schema": "mlprof.NAME/<schema>" and
+//                 schemas/NAME.schema.json (a field renamed or removed: the next major;
+//                 docs/json.md)
 //
 // Rows are in AnalysisId order, which is the report's tab order.
 #pragma once
@@ -37,35 +41,36 @@
 
 #define MLPROF_ANALYSES(X)                                                                         \
   X(Summary, summary, SummaryResult, SummaryOptions, (), kNothing, true, 1, 1, "Summary",          \
-    "top_ops")                                                                                     \
-  X(Ops, ops, OpsResult, OpsOptions, (), kNothing, true, 0, 0, "", "ops")                          \
-  X(Steps, steps, StepsResult, StepsOptions, (), kNothing, true, 2, 2, "Steps", "steps")           \
+    "top_ops", 1)                                                                                  \
+  X(Ops, ops, OpsResult, OpsOptions, (), kNothing, true, 0, 0, "", "ops", 1)                       \
+  X(Steps, steps, StepsResult, StepsOptions, (), kNothing, true, 2, 2, "Steps", "steps", 1)        \
   X(Kernels, kernels, KernelsResult, KernelsOptions, (), kGpuStreams, true, 4, 4, "Kernels",       \
-    "kernels")                                                                                     \
+    "kernels", 1)                                                                                  \
   X(Gpu, gpu, GpuResult, GpuOptions, (kSteps), kGpuStreams, true, 3, 3, "GPU",                     \
-    "idle_time_breakdown")                                                                         \
-  X(Memory, memory, MemoryResult, MemoryOptions, (), kNothing, true, 5, 5, "Memory", "ops")        \
+    "idle_time_breakdown", 1)                                                                      \
+  X(Memory, memory, MemoryResult, MemoryOptions, (), kNothing, true, 5, 5, "Memory", "ops", 1)     \
   X(Leaks, leaks, LeakResult, LeakOptions, (kSteps), kNothing, true, 6, 6, "Leaks",                \
-    "surviving_ops")                                                                               \
-  X(Heap, heap, HeapResult, HeapOptions, (), kNothing, false, 0, 0, "", "peak_stacks")             \
+    "surviving_ops", 1)                                                                            \
+  X(Heap, heap, HeapResult, HeapOptions, (), kNothing, false, 0, 0, "", "peak_stacks", 1)          \
   /* GPU results only when the trace has GPU streams, ranks only for a rank set. */                \
   X(Bottlenecks, bottlenecks, BottleneckResult, NoOptions,                                         \
     (kSteps, kMemory, kLeaks, kGpu, kKernels, kRanks, kRoofline), kNothing, true, 8, 12,           \
-    "Bottlenecks", "findings")                                                                     \
-  X(Flops, flops, FlopsResult, FlopsOptions, (kSteps), kNothing, true, 7, 7, "FLOPs", "ops")       \
-  X(Flame, flame, FlameGraph, FlameOptions, (), kNothing, true, 0, 0, "", "frames")                \
-  X(Timeline, timeline, TimelineResult, TimelineOptions, (), kNothing, true, 0, 0, "", "lanes")    \
-  X(Modules, modules, ModulesResult, ModulesOptions, (), kModuleEvents, true, 9, 8, "Modules", "") \
+    "Bottlenecks", "findings", 1)                                                                  \
+  X(Flops, flops, FlopsResult, FlopsOptions, (kSteps), kNothing, true, 7, 7, "FLOPs", "ops", 1)    \
+  X(Flame, flame, FlameGraph, FlameOptions, (), kNothing, true, 0, 0, "", "frames", 1)             \
+  X(Timeline, timeline, TimelineResult, TimelineOptions, (), kNothing, true, 0, 0, "", "lanes", 1) \
+  X(Modules, modules, ModulesResult, ModulesOptions, (), kModuleEvents, true, 9, 8, "Modules", "", \
+    1)                                                                                             \
   X(CriticalPath, critical_path, CriticalPathResult, CriticalPathOptions, (), kCriticalPathWindow, \
-    true, 10, 9, "Critical path", "")                                                              \
-  X(Ranks, ranks, RanksResult, RanksOptions, (), kRanks, false, 13, 0, "Ranks", "ranks")           \
+    true, 10, 9, "Critical path", "", 1)                                                           \
+  X(Ranks, ranks, RanksResult, RanksOptions, (), kRanks, false, 13, 0, "Ranks", "ranks", 1)        \
   X(Compile, compile, CompileResult, CompileOptions, (), kCompiledRegions, true, 11, 10,           \
-    "Compile", "")                                                                                 \
+    "Compile", "", 1)                                                                              \
   X(MemorySnapshot, memory_snapshot, SnapshotResult, SnapshotOptions, (), kMemorySnapshot, true,   \
-    12, 11, "CUDA memory snapshot", "fragmented_segments")                                         \
+    12, 11, "CUDA memory snapshot", "fragmented_segments", 1)                                      \
   X(Roofline, roofline, RooflineResult, RooflineOptions, (kSteps), kGpuStreams, true, 14, 13,      \
-    "Roofline", "shapes")                                                                          \
-  X(Graphs, graphs, GraphsResult, GraphsOptions, (), kGpuStreams, false, 0, 0, "", "")             \
+    "Roofline", "shapes", 1)                                                                       \
+  X(Graphs, graphs, GraphsResult, GraphsOptions, (), kGpuStreams, false, 0, 0, "", "", 1)          \
   MLPROF_EXTRA_ANALYSES(X)
 
 // A test build adds rows here (tests/catalog/dummy_analysis.h); empty otherwise.

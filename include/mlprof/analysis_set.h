@@ -90,6 +90,7 @@ struct AnalysisInfo {
   int analyze_text = 0;        // position of its section in `mlprof analyze` (0: none)
   std::string_view title;      // that section's title
   std::string_view csv_table;  // the table `mlprof NAME --csv` writes ("": none)
+  int schema_major = 1;        // its JSON's "schema": "mlprof.NAME/<schema_major>"
 };
 const std::array<AnalysisInfo, kAnalysisCount>& analysis_table();
 const AnalysisInfo& analysis_info(AnalysisId id);

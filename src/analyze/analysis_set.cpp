@@ -20,7 +20,7 @@ const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
   using enum AnalysisId;
   static const std::array<AnalysisInfo, kAnalysisCount> table = {{
 #define MLPROF_X(Id, name, Result, Options, needs, requires_, report, analyze_json, analyze_text, \
-                 title, csv)                                                                      \
+                 title, csv, schema)                                                              \
   {k##Id,                                                                                         \
    #name,                                                                                         \
    {MLPROF_ANALYSIS_LIST needs},                                                                  \
@@ -29,7 +29,8 @@ const std::array<AnalysisInfo, kAnalysisCount>& analysis_table() {
    analyze_json,                                                                                  \
    analyze_text,                                                                                  \
    title,                                                                                         \
-   csv},
+   csv,                                                                                           \
+   schema},
       MLPROF_ANALYSES(MLPROF_X)
 #undef MLPROF_X
   }};

@@ -91,20 +91,24 @@ std::string compare_match_key(std::string_view name) {
 
 namespace {
 
+std::string row_key(std::string_view name, std::string_view category) {
+  return compare_match_key(name) + '\x1f' + std::string(category);
+}
+
+using Group = CompareGroup;
+
 // Per (name, category) durations of one side (host or GPU) of a trace.
-struct Group {
-  std::string name, category;
-  std::string key;  // compare_match_key(name) + '\x1f' + category
-  std::vector<double> durations;
-  int64_t total_ns = 0;
-};
-
 struct Side {
-  std::vector<Group> groups;
-  std::unordered_map<std::string, size_t> index;  // compare_match_key(name) + '\x1f' + category
+  const std::vector<Group>& groups;
+  std::unordered_map<std::string, size_t> index;  // row_key(name, category)
+  explicit Side(const std::vector<Group>& g) : groups(g) {
+    for (size_t i = 0; i < groups.size(); ++i)
+      index.emplace(row_key(groups[i].name, groups[i].category), i);
+  }
 };
 
-void collect(const Trace& t, bool gpu, Side& side) {
+void collect(const Trace& t, bool gpu, std::vector<Group>& groups) {
+  std::unordered_map<std::string, size_t> index;
   const SliceTable& s = t.slices;
   std::unordered_map<uint64_t, size_t> by_ids;
   StringId annotation = t.strings.find("gpu_user_annotation");
@@ -122,20 +126,19 @@ void collect(const Trace& t, bool gpu, Side& side) {
     if (inserted) {
       // Names differing only in run-specific tokens share a group (the first name is shown).
       std::string_view name = t.str(s.name[i]), category = t.str(s.cat[i]);
-      std::string key = compare_match_key(name) + '\x1f' + std::string(category);
-      auto [k, new_group] = side.index.emplace(std::move(key), side.groups.size());
+      auto [k, new_group] = index.emplace(row_key(name, category), groups.size());
       if (new_group) {
         Group g;
         g.name = std::string(name);
         g.category = std::string(category);
-        g.key = k->first;
-        side.groups.push_back(std::move(g));
+        groups.push_back(std::move(g));
       }
       it->second = k->second;
     }
-    Group& g = side.groups[it->second];
+    Group& g = groups[it->second];
     g.durations.push_back(static_cast<double>(s.dur[i]));
     g.total_ns += s.dur[i];
+    ++g.count;
   }
 }
 
@@ -176,10 +179,6 @@ bool is_wait(std::string_view name, std::string_view category) {
          analyze_detail::is_device_read_op_name(name);
 }
 
-std::string row_key(std::string_view name, std::string_view category) {
-  return compare_match_key(name) + '\x1f' + std::string(category);
-}
-
 // Per step (both traces have steps) or per trace: what a row costs each step, and why it moved.
 struct Exposure {
   double base = 1, next = 1;
@@ -191,12 +190,12 @@ void judge(OpDiff& d, const Group* b, const Group* n, const Exposure& e, int64_t
     return span > 0 ? 100.0 * static_cast<double>(total) / static_cast<double>(span) : 0.0;
   };
   if (b) {
-    d.base_count = b->durations.size();
+    d.base_count = b->count;
     d.base_total_ns = b->total_ns;
     d.base_mean_ns = static_cast<double>(b->total_ns) / static_cast<double>(d.base_count);
   }
   if (n) {
-    d.new_count = n->durations.size();
+    d.new_count = n->count;
     d.new_total_ns = n->total_ns;
     d.new_mean_ns = static_cast<double>(n->total_ns) / static_cast<double>(d.new_count);
   }
@@ -259,13 +258,13 @@ void diff_side(const Side& base, const Side& next, const Exposure& e, int64_t ba
     OpDiff d;
     d.name = b.name;
     d.category = b.category;
-    auto it = next.index.find(b.key);
+    auto it = next.index.find(row_key(b.name, b.category));
     judge(d, &b, it == next.index.end() ? nullptr : &next.groups[it->second], e, base_span,
           new_span, o);
     out.push_back(std::move(d));
   }
   for (const Group& n : next.groups) {
-    if (base.index.count(n.key)) continue;
+    if (base.index.count(row_key(n.name, n.category))) continue;
     OpDiff d;
     d.name = n.name;
     d.category = n.category;
@@ -296,20 +295,11 @@ void diff_side(const Side& base, const Side& next, const Exposure& e, int64_t ba
 
 // Mean time per step on the critical path of each row, over at most kComparePathSteps steps
 // spread evenly over the trace (the whole trace as one window when it has no steps).
-struct PathTimes {
-  std::string missing;  // why there is none
-  size_t windows = 0;
-  double path_ns = 0;
-  struct Row {
-    std::string name, category, kind;
-    double ns = 0;
-  };
-  std::vector<Row> rows;
+void path_times(const Trace& t, CompareSummary& sum) {
+  sum.path_measured = true;
+  std::string& missing = sum.path_missing;
+  std::vector<ComparePathRow>& rows = sum.path_rows;
   std::unordered_map<std::string, size_t> index;
-};
-
-PathTimes path_times(const Trace& t) {
-  PathTimes r;
   std::vector<CriticalPathOptions> windows;
   std::vector<size_t> steps = host_step_slices(t);
   if (steps.empty()) {
@@ -328,16 +318,16 @@ PathTimes path_times(const Trace& t) {
   for (CriticalPathOptions& o : windows) {
     o.top = 0;
     if (auto why = critical_path_unavailable(t, o)) {
-      r.missing = *why;
-      return r;
+      missing = *why;
+      return;
     }
     CriticalPathResult cp = analyze_critical_path(t, o);
     if (!cp.message.empty()) {
-      r.missing = cp.message;
-      return r;
+      missing = cp.message;
+      return;
     }
-    ++r.windows;
-    r.path_ns += static_cast<double>(cp.path_ns);
+    ++sum.path_windows;
+    sum.path_ns += static_cast<double>(cp.path_ns);
     for (const CriticalPathStep& e : cp.path) {
       std::string name = e.event, kind;
       if (e.bound_by == "gpu_kernel_launch_overhead") {
@@ -354,41 +344,38 @@ PathTimes path_times(const Trace& t) {
         kind = "host";
         if (name.empty()) name = "(host gap)";
       }
-      auto [it, fresh] = r.index.emplace(row_key(name, e.category), r.rows.size());
-      if (fresh) r.rows.push_back({name, e.category, kind, 0});
-      r.rows[it->second].ns += static_cast<double>(e.ns);
+      auto [it, fresh] = index.emplace(row_key(name, e.category), rows.size());
+      if (fresh) rows.push_back({name, e.category, kind, 0});
+      rows[it->second].ns += static_cast<double>(e.ns);
     }
   }
-  if (r.windows == 0) {
-    r.missing = "no window to analyze";
-    return r;
+  if (sum.path_windows == 0) {
+    missing = "no window to analyze";
+    return;
   }
-  double w = static_cast<double>(r.windows);
-  r.path_ns /= w;
-  for (PathTimes::Row& row : r.rows) row.ns /= w;
-  return r;
+  double w = static_cast<double>(sum.path_windows);
+  sum.path_ns /= w;
+  for (ComparePathRow& row : rows) row.ns /= w;
 }
 
 // The step change split over the rows of both traces' critical paths.
-void attribute(const Trace& base, const Trace& next, CompareResult& r) {
-  PathTimes b = path_times(base);
-  if (!b.missing.empty()) {
-    r.attribution_missing = "base: " + b.missing;
+void attribute(const CompareSummary& b, const CompareSummary& n, CompareResult& r) {
+  if (!b.path_missing.empty()) {
+    r.attribution_missing = "base: " + b.path_missing;
     return;
   }
-  PathTimes n = path_times(next);
-  if (!n.missing.empty()) {
-    r.attribution_missing = "new: " + n.missing;
+  if (!n.path_missing.empty()) {
+    r.attribution_missing = "new: " + n.path_missing;
     return;
   }
-  r.base_path_steps = b.windows;
-  r.new_path_steps = n.windows;
+  r.base_path_steps = b.path_windows;
+  r.new_path_steps = n.path_windows;
   r.base_path_ns = b.path_ns;
   r.new_path_ns = n.path_ns;
   double step_delta = r.speedup_basis == "step mean"
                           ? r.next.step_mean_ns - r.base.step_mean_ns
                           : static_cast<double>(r.next.span_ns - r.base.span_ns);
-  auto cause_of = [&](const PathTimes::Row& row) {
+  auto cause_of = [&](const ComparePathRow& row) {
     CompareCause c;
     c.name = row.name;
     c.category = row.category;
@@ -398,12 +385,12 @@ void attribute(const Trace& base, const Trace& next, CompareResult& r) {
   };
   std::vector<CompareCause> all;
   std::unordered_map<std::string, size_t> index;
-  for (const PathTimes::Row& row : b.rows) {
+  for (const ComparePathRow& row : b.path_rows) {
     index.emplace(row_key(row.name, row.category), all.size());
     all.push_back(cause_of(row));
     all.back().base_ns = row.ns;
   }
-  for (const PathTimes::Row& row : n.rows) {
+  for (const ComparePathRow& row : n.path_rows) {
     auto [it, fresh] = index.emplace(row_key(row.name, row.category), all.size());
     if (fresh) all.push_back(cause_of(row));
     all[it->second].new_ns = row.ns;
@@ -456,15 +443,31 @@ void keep_top(std::vector<OpDiff>& rows, size_t top) {
 
 }  // namespace
 
+CompareSummary compare_summary(const Trace& t, bool attribute) {
+  CompareSummary s;
+  s.totals = totals_of(t);
+  s.step_durations = step_durations(t);
+  collect(t, false, s.host);
+  collect(t, true, s.gpu);
+  if (attribute) path_times(t, s);
+  return s;
+}
+
 CompareResult compare_traces(const Trace& base, const Trace& next, const CompareOptions& o) {
+  return compare_summaries(compare_summary(base, o.attribute), compare_summary(next, o.attribute),
+                           o);
+}
+
+CompareResult compare_summaries(const CompareSummary& base, const CompareSummary& next,
+                                const CompareOptions& o) {
   CompareResult r;
-  r.base = totals_of(base);
-  r.next = totals_of(next);
+  r.base = base.totals;
+  r.next = next.totals;
   if (r.base.steps > 0 && r.next.steps > 0 && r.next.step_mean_ns > 0) {
     r.speedup_basis = "step mean";
     r.overall_speedup = r.base.step_mean_ns / r.next.step_mean_ns;
     r.step_delta_pct = (r.next.step_mean_ns - r.base.step_mean_ns) / r.base.step_mean_ns * 100;
-    r.step_p_value = test_p(step_durations(base), step_durations(next), o.test);
+    r.step_p_value = test_p(base.step_durations, next.step_durations, o.test);
     r.step_regression = r.step_p_value < o.alpha && r.step_delta_pct >= o.min_effect_pct;
   } else {
     r.speedup_basis = "span";
@@ -483,12 +486,10 @@ CompareResult compare_traces(const Trace& base, const Trace& next, const Compare
   }
   bool device = r.base.gpu_kernel_ns > 0 || r.next.gpu_kernel_ns > 0;
   for (bool gpu : {false, true}) {
-    Side b, n;
-    collect(base, gpu, b);
-    collect(next, gpu, n);
+    Side b(gpu ? base.gpu : base.host), n(gpu ? next.gpu : next.host);
     diff_side(b, n, e, r.base.span_ns, r.next.span_ns, o, device, gpu ? r.kernels : r.ops, r);
   }
-  if (o.attribute) attribute(base, next, r);
+  if (o.attribute && base.path_measured && next.path_measured) attribute(base, next, r);
   link_symptoms(r);
   if (!o.python_with_ops) {
     auto python = std::stable_partition(r.ops.begin(), r.ops.end(), [](const OpDiff& d) {
@@ -515,10 +516,10 @@ MultiCompareResult compare_many(const std::vector<const Trace*>& traces, const C
   std::unordered_map<std::string, size_t> index;
   for (size_t k = 0; k < n; ++k) {
     for (bool gpu : {false, true}) {
-      Side side;
-      collect(*traces[k], gpu, side);
-      for (const Group& g : side.groups) {
-        auto [it, inserted] = index.emplace(g.key, r.rows.size());
+      std::vector<Group> groups;
+      collect(*traces[k], gpu, groups);
+      for (const Group& g : groups) {
+        auto [it, inserted] = index.emplace(row_key(g.name, g.category), r.rows.size());
         if (inserted) {
           MultiRow row;
           row.name = g.name;

@@ -85,6 +85,7 @@ MLPROF_REGISTER_COMMAND(
         if (a->in.json) {
           JsonWriter w;
           w.begin_object();
+          w.field("schema", json_schema_id("analyze", 1));
           w.field("source", set->trace().meta.source);
           w.field("format", set->trace().meta.format);
           // The analyses' object without its braces: one flat object, as before.

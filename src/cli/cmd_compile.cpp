@@ -99,6 +99,7 @@ MLPROF_REGISTER_COMMAND(
         CompileResult r = analyze_compile(logs, trace ? &*trace : nullptr, o);
         if (a->json) {
           JsonWriter w(true);
+          w.lead_next_object("schema", analysis_schema_id(AnalysisId::kCompile));
           write_compile_json(w, r);
           std::cout << w.str() << "\n";
         } else {

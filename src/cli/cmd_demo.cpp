@@ -64,6 +64,7 @@ int run_demo(const DemoArgs& a) {
   std::string bottleneck_text = render_analysis_text(set, AnalysisId::kBottlenecks);
   JsonWriter w;
   w.begin_object();
+  w.field("schema", json_schema_id("demo", 1));
   w.key("workload").begin_object();
   w.field("steps", outcome.steps);
   w.field("first_loss", outcome.first_loss);

@@ -18,9 +18,10 @@ namespace mlprof::cli {
 
 // Exit codes shared by every command.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;     // the command ran but could not finish
-inline constexpr int kExitBadInput = 2;    // unreadable or invalid input, bad usage
-inline constexpr int kExitRegression = 3;  // compare --fail-on-regression tripped
+inline constexpr int kExitFailure = 1;        // the command ran but could not finish
+inline constexpr int kExitBadInput = 2;       // unreadable or invalid input, bad usage
+inline constexpr int kExitRegression = 3;     // compare --fail-on-regression tripped
+inline constexpr int kExitNotComparable = 4;  // compare --against: the runs cannot be compared
 
 // A command adds its options to `sub` and returns the function that runs it.
 using CommandSetup = std::function<std::function<int()>(CLI::App& sub)>;

@@ -121,8 +121,8 @@ const std::vector<ToolDef>& tool_defs() {
     d.push_back({"sql",
                  "Read-only SQL over a trace's tables (slice, track, args, ops, kernels, "
                  "launches...; docs/sql.md); over a directory given, every rank's with a rank "
-                 "column. Writes are refused. Rows as a JSON array of objects "
-                 "(as `mlprof sql --json`).",
+                 "column. Writes are refused. Per statement {\"schema\": \"mlprof.sql/1\", "
+                 "\"columns\", \"rows\": [objects]} (as `mlprof sql --json`).",
                  {kTraceArg, arg("query", "string", "SQL (several statements run in order)", true)},
                  std::nullopt});
     return d;

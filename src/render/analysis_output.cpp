@@ -105,7 +105,17 @@ std::string render_memory_snapshot_text(const SnapshotResult& r, const TextOptio
 // ---- dispatch by id, from the catalogue
 // -----------------------------------------------------------
 
+std::string json_schema_id(std::string_view name, int major) {
+  return "mlprof." + std::string(name) + "/" + std::to_string(major);
+}
+
+std::string analysis_schema_id(AnalysisId id) {
+  const AnalysisInfo& info = analysis_info(id);
+  return json_schema_id(info.name, info.schema_major);
+}
+
 void write_analysis_json(JsonWriter& w, AnalysisSet& s, AnalysisId id) {
+  w.lead_next_object("schema", analysis_schema_id(id));
   if (auto why = s.unavailable(id)) {
     w.begin_object().field("unavailable", *why).end_object();
     return;

@@ -28,7 +28,15 @@ struct TextOptions {
 MLPROF_ANALYSES(MLPROF_X)
 #undef MLPROF_X
 
-// The analysis's JSON value; {"unavailable": "why"} when the input has no data for it.
+// Every JSON document mlprof writes leads with "schema": "mlprof.NAME/MAJOR"
+// (schemas/NAME.schema.json, docs/json.md): fields are added within a major, a rename or removal is
+// the next major.
+std::string json_schema_id(std::string_view name, int major);
+// An analysis's, from its catalogue row: "mlprof.summary/1".
+std::string analysis_schema_id(AnalysisId id);
+
+// The analysis's JSON value, led by its "schema"; {"schema": ..., "unavailable": "why"} when the
+// input has no data for it.
 void write_analysis_json(JsonWriter& w, AnalysisSet& set, AnalysisId id);
 std::string analysis_json(AnalysisSet& set, AnalysisId id);  // compact
 // One JSON object {name: analysis JSON} over `ids`, computed in parallel first.

@@ -19,6 +19,7 @@ std::string report_data_json(const ReportInput& in) {
   AnalysisSet& set = *in.set;
   JsonWriter w;
   w.begin_object();
+  w.field("schema", json_schema_id("report", 1));
   w.field("kind", "report");
   w.field("title", in.name);
   w.field("generator", "mlprof");

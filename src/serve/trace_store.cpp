@@ -382,6 +382,7 @@ Lookup TraceStore::critical_path(const std::string& name, const CriticalPathWind
         CriticalPathResult r = set.critical_path_for(o);
         if (r.window_missing) return Lookup{LookupError::kNotFound, r.message, nullptr};
         JsonWriter w;
+        w.lead_next_object("schema", analysis_schema_id(AnalysisId::kCriticalPath));
         write_critical_path_json(w, r);
         return found(shared(w.take()));
       },

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "render/analysis_output.h"
 #include "render/csv_writer.h"
 #include "render/text_table.h"
 #include "trace/json_writer.h"
@@ -221,6 +222,13 @@ class JsonSink : public RowSink {
     names_.clear();
     for (int c = 0; c < n_; ++c) names_.emplace_back(sqlite3_column_name(st, c));
     rows_ = 0;
+    // One document per statement: {"schema", "columns", "rows": [one object per row]}, streamed.
+    JsonWriter w;
+    w.begin_object().field("schema", json_schema_id("sql", 1));
+    w.key("columns").begin_array();
+    for (const std::string& name : names_) w.value(name);
+    w.end_array().key("rows");
+    std::fwrite(w.str().data(), 1, w.str().size(), out_);
     std::fputs("[", out_);
   }
   void row(sqlite3_stmt* st) override {
@@ -250,7 +258,7 @@ class JsonSink : public RowSink {
     std::fputs(rows_++ ? ",\n " : "\n ", out_);
     std::fwrite(w.str().data(), 1, w.str().size(), out_);
   }
-  void end() override { std::fputs(rows_ ? "\n]\n" : "]\n", out_); }
+  void end() override { std::fputs(rows_ ? "\n]}\n" : "]}\n", out_); }
 
  private:
   std::FILE* out_;

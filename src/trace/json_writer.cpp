@@ -130,6 +130,11 @@ JsonWriter& JsonWriter::begin_object() {
   before_value();
   out_.push_back('{');
   first_.push_back(true);
+  if (!lead_key_.empty()) {
+    std::string k = std::move(lead_key_), v = std::move(lead_value_);
+    lead_key_.clear();
+    field(k, v);
+  }
   return *this;
 }
 

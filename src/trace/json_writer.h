@@ -37,6 +37,14 @@ class JsonWriter {
     return value(v);
   }
 
+  // The next begin_object() writes `"k": "v"` as its first field: how a caller stamps a document
+  // ("schema": "mlprof.NAME/1") that a writer it does not own opens.
+  JsonWriter& lead_next_object(std::string_view k, std::string_view v) {
+    lead_key_ = k;
+    lead_value_ = v;
+    return *this;
+  }
+
   const std::string& str() const { return out_; }
   std::string take() { return std::move(out_); }
 
@@ -54,6 +62,7 @@ class JsonWriter {
   std::string out_;
   std::vector<bool> first_;  // per open container: no element written yet
   bool after_key_ = false;
+  std::string lead_key_, lead_value_;  // lead_next_object's field, until written
   bool pretty_;
 };
 

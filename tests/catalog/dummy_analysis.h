@@ -19,4 +19,4 @@ struct DummyResult {
 
 #define MLPROF_EXTRA_ANALYSES(X)                                                              \
   X(Dummy, dummy, DummyResult, DummyOptions, (kSteps), kNothing, true, 14, 13, "Dummy count", \
-    "counts")
+    "counts", 1)

@@ -36,7 +36,8 @@ def catalogue():
         t = [a.strip() for a in tail.split(",") if a.strip()]
         rows.append({"id": h[0], "name": h[1], "requires": t[0], "report": t[1] == "true",
                      "analyze_json": int(t[2]), "analyze_text": int(t[3]),
-                     "title": t[4].strip('"'), "csv": t[5].strip('"')})
+                     "title": t[4].strip('"'), "csv": t[5].strip('"'),
+                     "schema": int(t[6])})
     return rows
 
 
@@ -48,9 +49,16 @@ names = [r["name"] for r in rows]
 trace = os.path.join(DATA, "a_mlp_b32_w64.kineto.json.gz")
 doc = json.loads(subprocess.run([MLPROF, "analyze", trace, "--json"], check=True,
                                 capture_output=True, text=True).stdout)
-want = ["source", "format"] + [r["name"] for r in sorted(
+want = ["schema", "source", "format"] + [r["name"] for r in sorted(
     (r for r in rows if r["analyze_json"]), key=lambda r: r["analyze_json"])]
 check(list(doc) == want, f"analyze --json keys {list(doc)} == catalogue order {want}")
+# Each row's JSON is stamped with its schema (the row's `schema` major) and has a schema file.
+for r in rows:
+    if r["analyze_json"]:
+        check(doc[r["name"]]["schema"] == f"mlprof.{r['name']}/{r['schema']}",
+              f"analyze.{r['name']} schema {doc[r['name']].get('schema')}")
+    check(os.path.exists(os.path.join(ROOT, "schemas", f"{r['name']}.schema.json")),
+          f"schemas/{r['name']}.schema.json for the catalogue row {r['name']}")
 
 # The text: sections titled and ordered by analyze_text, those unavailable left out.
 text = subprocess.run([MLPROF, "analyze", trace], check=True, capture_output=True,

@@ -133,7 +133,7 @@ with tempfile.TemporaryDirectory() as tmp:
                [{"ph": "X", "cat": "user_annotation", "name": "forward", "pid": 1, "tid": 1, "ts": 500, "dur": 10}],
                "deviceProperties": [{"id": 0, "name": "X"}]}, open(q, "w"))
     got = run_json(q)
-    check(got is not None and list(got) == ["unavailable"] and
+    check(got is not None and list(got) == ["schema", "unavailable"] and
           "no ProfilerStep in the trace; annotations: 'forward' x2;" in got["unavailable"], f"no step: {got}")
     got = run_json(q, "--annotation", "forward")
     check(got is not None and got.get("path_ns") == 300_000, "no step: --annotation forward analyzes the first")

@@ -164,7 +164,8 @@ check(call_json("sql", trace=RANKS, query=RANK_SQL) ==
                                 capture_output=True, text=True).stdout),
       "sql over a rank directory == mlprof sql DIR --json")
 rows = call_json("sql", trace=BS64, query="SELECT count(*) AS n FROM slice")
-check(rows == [{"n": count}], f"sql count(*) {rows} == {count}")
+check(rows == {"schema": "mlprof.sql/1", "columns": ["n"], "rows": [{"n": count}]},
+      f"sql count(*) {rows} == {count}")
 # A relative name resolves under a directory given; its copy has the same numbers.
 copy = call_json("summary", trace="sub/copy.json.gz")
 check(copy and copy["events"] == summary["events"], "a file under a directory given")

@@ -261,7 +261,7 @@ if tb:
 # record them; `analyze` leaves the section out.
 got = run_json("modules", os.path.join(DATA, "mlp_bs64.json.gz"))
 if got:
-    check(list(got) == ["unavailable"] and "with_modules=True" in got["unavailable"], f"no-module: {got}")
+    check(list(got) == ["schema", "unavailable"] and "with_modules=True" in got["unavailable"], f"no-module: {got}")
 text = subprocess.run([MLPROF, "analyze", os.path.join(DATA, "mlp_bs64.json.gz")], capture_output=True, text=True).stdout
 check("== Modules" not in text and "== Summary" in text, "analyze leaves the Modules section out without modules")
 

@@ -29,8 +29,7 @@ FILES += [p for p in map(shared_path, [
 def sql(path, query):
     out = subprocess.run([MLPROF, "sql", path, query, "--json"], check=True, capture_output=True,
                          text=True).stdout
-    rows = json.loads(out)
-    return rows[0] if rows and isinstance(rows[0], list) else rows
+    return json.loads(out)["rows"]  # {"schema": "mlprof.sql/1", "columns", "rows"}
 
 
 def tables(path):

@@ -33,7 +33,7 @@ REPORT = ["summary", "ops", "steps", "kernels", "gpu", "memory", "leaks", "bottl
 COMMAND = {"critical_path": "critical-path"}  # JSON key -> subcommand
 ANALYZE = ["summary", "steps", "memory", "leaks", "flops", "gpu", "kernels", "bottlenecks",
            "modules", "critical_path", "compile", "memory_snapshot", "roofline"]
-NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}
+NO_GPU = {"unavailable": "no GPU streams in this trace (a CPU-only profile)"}  # + its "schema"
 # analyze's text sections, in order, and their analyses.
 SECTIONS = [("Summary", "summary"), ("Steps", "steps"), ("GPU", "gpu"), ("Kernels", "kernels"),
             ("Memory", "memory"), ("Leaks", "leaks"), ("FLOPs", "flops"), ("Modules", "modules"),
@@ -138,7 +138,7 @@ def check_trace(path, serve, rel):
     # The documented rule: an analysis the input lacks is one {"unavailable": why} object and
     # has no section in analyze's text (a snapshot has no module tree and no critical path).
     for a in ANALYZE:
-        check("unavailable" not in views[a] or list(views[a]) == ["unavailable"],
+        check("unavailable" not in views[a] or list(views[a]) == ["schema", "unavailable"],
               f"{name}: {a} is {{\"unavailable\"}} alone or a result, not {list(views[a])[:3]}")
     text = run("analyze", path)
     titles = [l[3:].rstrip("= ").strip() for l in text.splitlines() if l.startswith("== ")]
@@ -151,8 +151,9 @@ def check_trace(path, serve, rel):
         check("unavailable" not in views["compile"], f"{name}: compiled regions found")
     gpu = json.loads(run("gpu", "--json", path))
     if "unavailable" in gpu:
-        check(gpu == NO_GPU, f"{name}: gpu without GPU streams is {NO_GPU}")
-        check(json.loads(run("kernels", "--json", path)) == NO_GPU, f"{name}: kernels too")
+        check(gpu == dict(NO_GPU, schema="mlprof.gpu/1"), f"{name}: gpu without GPU streams is {NO_GPU}")
+        check(json.loads(run("kernels", "--json", path)) == dict(NO_GPU, schema="mlprof.kernels/1"),
+              f"{name}: kernels too")
 
 
 def check_compile_log(path, serve, rel):

@@ -33,7 +33,10 @@ def run(*args, expect=0):
 
 
 def query(path, sql):
-    return json.loads(run("sql", path, sql, "--json").stdout)
+    doc = json.loads(run("sql", path, sql, "--json").stdout)
+    check(doc["schema"] == "mlprof.sql/1" and list(doc) == ["schema", "columns", "rows"] and
+          all(list(r) == doc["columns"] for r in doc["rows"]), f"sql --json document: {sql}")
+    return doc["rows"]
 
 
 def per_name(sl):
@@ -211,7 +214,7 @@ def check_errors(path):
         p = run("sql", path, sql, expect=2)
         check("read-only" in p.stderr, f"{sql}: {p.stderr!r}")
     p = run("sql", path, "CREATE TEMP TABLE t AS SELECT 1 AS a; SELECT a FROM t", "--json")
-    check(json.loads(p.stdout) == [{"a": 1}], "temp tables are allowed")
+    check(json.loads(p.stdout)["rows"] == [{"a": 1}], "temp tables are allowed")
     run("sql", os.path.join(DATA, "nosuch.json"), "SELECT 1", expect=2)
     # Ctrl-C stops a query that would never end.
     proc = subprocess.Popen([MLPROF, "sql", path, "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
@@ -234,7 +237,8 @@ def check_inputs(path):
         f = os.path.join(d, "q.sql")
         with open(f, "w") as out:
             out.write("-- a comment\nSELECT count(*) AS n\nFROM slice;\n")
-        check(json.loads(run("sql", path, "-f", f, "--json").stdout) == [{"n": want}], "-f FILE")
+        check(json.loads(run("sql", path, "-f", f, "--json").stdout)["rows"] == [{"n": want}],
+              "-f FILE")
     p = subprocess.run([MLPROF, "sql", path, "--csv"], input="SELECT count(*) AS n FROM slice;",
                        capture_output=True, text=True)
     check(p.returncode == 0 and p.stdout.split() == ["n", str(want)], f"stdin: {p.stdout!r}")

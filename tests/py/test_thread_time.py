@@ -102,7 +102,7 @@ def check_file(path):
     want = expected(events)
     check(want, f"{path}: the reference found thread times (the file exercises them)")
     rows = json.loads(run("sql", path, "SELECT name, ts, thread_ts, thread_dur FROM slice "
-                          "WHERE thread_ts IS NOT NULL ORDER BY ts, name", "--json"))
+                          "WHERE thread_ts IS NOT NULL ORDER BY ts, name", "--json"))["rows"]
     got = [(r["name"], r["ts"], r["thread_ts"], r["thread_dur"]) for r in rows]
     check(got == want, f"{path}: thread times {got} != {want}")
     # ops: cpu_ns is the sum of the op's thread durations, only on ops that have some.
@@ -130,7 +130,7 @@ def check_file(path):
             dest = os.path.join(d, out)
             run("export", path, "-o", dest)
             rows = json.loads(run("sql", dest, "SELECT name, ts, thread_ts, thread_dur FROM slice "
-                                  "WHERE thread_ts IS NOT NULL ORDER BY ts, name", "--json"))
+                                  "WHERE thread_ts IS NOT NULL ORDER BY ts, name", "--json"))["rows"]["rows"]
             again = [(r["name"], r["ts"], r["thread_ts"], r["thread_dur"]) for r in rows]
             check(again == want, f"{path} -> {out}: thread times {again} != {want}")
 

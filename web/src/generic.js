@@ -9,7 +9,7 @@ import { definition } from './defs.js';
 
 // Fields that describe how a result was computed rather than measure anything.
 export function isInternalKey(k) {
-  return /^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^definition$|^message$|^device_type$|^generator$|^varies$/.test(k);
+  return /^schema$|^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^definition$|^message$|^device_type$|^generator$|^varies$/.test(k);
 }
 
 export function card(path, key, v, { label, unitKey, title, cls } = {}) {

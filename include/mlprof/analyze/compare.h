@@ -146,6 +146,36 @@ struct CompareResult {
 CompareResult compare_traces(const Trace& base, const Trace& next,
                              const CompareOptions& options = {});
 
+// One trace reduced to what a comparison reads: compare_traces compares two of these, and a
+// baseline (`mlprof baseline save`, analyze/baseline.h) stores one, so `compare --against`
+// needs no trace.
+struct CompareGroup {  // one (name, category) row of the host ops or the GPU kernels
+  std::string name, category;
+  uint64_t count = 0;
+  int64_t total_ns = 0;
+  // The calls' durations (ns) for the significance test: every call, or (a baseline) at most
+  // kBaselineSamples evenly spaced order statistics of them; count and total_ns stay exact.
+  std::vector<double> durations;
+};
+struct ComparePathRow {  // a row's mean time per step on the critical path
+  std::string name, category, kind;
+  double ns = 0;
+};
+struct CompareSummary {
+  TraceTotals totals;
+  std::vector<double> step_durations;  // ns, one per step
+  std::vector<CompareGroup> host, gpu;
+  // The critical paths of up to kComparePathSteps steps (attribution of the step change).
+  bool path_measured = false;  // false: not asked for (CompareOptions::attribute)
+  std::string path_missing;    // why there is none
+  size_t path_windows = 0;
+  double path_ns = 0;  // mean length per step
+  std::vector<ComparePathRow> path_rows;
+};
+CompareSummary compare_summary(const Trace& trace, bool attribute = true);
+CompareResult compare_summaries(const CompareSummary& base, const CompareSummary& next,
+                                const CompareOptions& options = {});
+
 // N traces (e.g. one per backend): totals side by side, and each trace against the first.
 struct MultiRow {
   std::string name;  // as the first trace holding it spells it; matched by compare_match_key
