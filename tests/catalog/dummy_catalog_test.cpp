@@ -59,9 +59,10 @@ TEST(AnalysisCatalog, OneRowMakesAnAnalysis) {
   EXPECT_EQ(set.dummy().steps, 2u);
   EXPECT_TRUE(set.computed(AnalysisId::kSteps));
 
-  // JSON, text and CSV through the stage's writers.
-  EXPECT_EQ(analysis_json(set, AnalysisId::kDummy),
-            R"({"counts":[{"what":"slices","n":30},{"what":"steps","n":2}]})");
+  // JSON (stamped with the schema of its row), text and CSV through the stage's writers.
+  EXPECT_EQ(
+      analysis_json(set, AnalysisId::kDummy),
+      R"({"schema":"mlprof.dummy/1","counts":[{"what":"slices","n":30},{"what":"steps","n":2}]})");
   EXPECT_EQ(render_analysis_text(set, AnalysisId::kDummy), "30 slices, 2 steps\n");
   EXPECT_EQ(analysis_main_table(AnalysisId::kDummy), "counts");
   Result<std::string> csv = analysis_csv(set, AnalysisId::kDummy);
@@ -73,7 +74,7 @@ TEST(AnalysisCatalog, OneRowMakesAnAnalysis) {
   EXPECT_EQ(analyze_analyses().back(), AnalysisId::kDummy);
   EXPECT_EQ(analyze_sections().back(), AnalysisId::kDummy);
   std::string all = analyses_json(set, analyze_analyses());
-  EXPECT_NE(all.find(R"("dummy":{"counts")"), std::string::npos);
+  EXPECT_NE(all.find(R"("dummy":{"schema":"mlprof.dummy/1","counts")"), std::string::npos);
 
   // Parallel computation of every row, the dummy included, agrees with one by one.
   AnalysisSet parallel(trace, options);
