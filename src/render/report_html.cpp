@@ -11,6 +11,7 @@ namespace mlprof {
 
 std::string compare_json(const Trace& base, const Trace& next) {
   JsonWriter w;
+  w.lead_next_object("schema", json_schema_id("compare", 1));  // as `mlprof compare --json`
   write_compare_json(w, compare_traces(base, next));
   return w.take();
 }
