@@ -267,7 +267,9 @@ TEST(MemorySnapshot, LoadedAsATraceTheStageHasTheAllocatorView) {
   JsonWriter w;
   write_memory_snapshot_json(
       w, analyze_memory_snapshot(snap.value(), AnalysisOptions().memory_snapshot));
-  EXPECT_EQ(analysis_json(set, AnalysisId::kMemorySnapshot), w.str());
+  // The stage's JSON leads with its schema stamp (docs/json.md), then the writer's document.
+  EXPECT_EQ(analysis_json(set, AnalysisId::kMemorySnapshot),
+            "{\"schema\":\"mlprof.memory_snapshot/1\"," + w.str().substr(1));
   EXPECT_EQ(set.memory_snapshot().start_time_us, 1);
   std::string text = render_analysis_text(set, AnalysisId::kMemorySnapshot);
   EXPECT_NE(text.find("OOM at entry 2 (+2"), std::string::npos) << text;

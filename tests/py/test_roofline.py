@@ -227,8 +227,8 @@ for dev, peak in (("h100", 989.4), ("mi300", 1307.4)):
             q = subprocess.run([MLPROF, "sql", p, "select name, flops, kernel_ns, wasted_ns from roofline "
                                 "where name = 'aten::conv2d'", "--json"], capture_output=True, text=True)
             sq = json.loads(q.stdout) if q.returncode == 0 else None
-            if sq and isinstance(sq[0], list):  # one array per statement
-                sq = sq[0]
+            if isinstance(sq, dict):  # one document per statement (mlprof.sql/1)
+                sq = sq["rows"]
             conv = [r for r in g["shapes"] if r["name"] == "aten::conv2d"][0]
             check(sq is not None and len(sq) == 1 and sq[0]["flops"] == conv["flops"]
                   and sq[0]["wasted_ns"] == conv["wasted_ns"], f"{dev} SQL roofline row = --json ({sq})")

@@ -130,7 +130,7 @@ def check_file(path):
             dest = os.path.join(d, out)
             run("export", path, "-o", dest)
             rows = json.loads(run("sql", dest, "SELECT name, ts, thread_ts, thread_dur FROM slice "
-                                  "WHERE thread_ts IS NOT NULL ORDER BY ts, name", "--json"))["rows"]["rows"]
+                                  "WHERE thread_ts IS NOT NULL ORDER BY ts, name", "--json"))["rows"]
             again = [(r["name"], r["ts"], r["thread_ts"], r["thread_dur"]) for r in rows]
             check(again == want, f"{path} -> {out}: thread times {again} != {want}")
 

@@ -111,7 +111,8 @@ def test_analyze_default_is_everything_mlprof_analyze_shows(rel):
     t = mlprof.load(path)
     cli = cli_json("analyze", path)
     want = [n for n, v in cli.items()
-            if n not in ("source", "format") and not (isinstance(v, dict) and "unavailable" in v)]
+            if n not in ("schema", "source", "format")
+            and not (isinstance(v, dict) and "unavailable" in v)]
     got = t.analyze()
     assert list(got) == want
     assert {n: r.to_dict() for n, r in got.items()} == {n: cli[n] for n in want}
