@@ -196,11 +196,22 @@ Advice roofline(const DeviceCaps& d, bool compiled, const RooflineFacts& f) {
              "(larger M: more tokens or samples per call), fuse the small ones (grouped GEMM, "
              "torch.compile), or keep weights in a narrower dtype.";
   } else if (matrix) {
-    a.text = "These " + f.family + " calls are compute-bound yet below the " + unit +
-             "' peak: check they run on the " + unit +
+    // The library that picks these kernels, and how to make it search for faster ones.
+    std::string tune;
+    if (f.family == "conv")
+      tune = amd(d) ? "MIOpen's search (torch.backends.cudnn.benchmark = True; MIOPEN_FIND_MODE)"
+                    : "cuDNN's search (torch.backends.cudnn.benchmark = True)";
+    else if (f.family == "attention")
+      tune = amd(d) ? "the CK / AOTriton flash-attention backends of scaled_dot_product_attention"
+                    : "the flash / cuDNN backends of scaled_dot_product_attention";
+    else
+      tune = amd(d) ? "TunableOp (PYTORCH_TUNABLEOP_ENABLED=1) over hipBLASLt"
+                    : "torch.compile(mode=\"max-autotune\") over cuBLASLt";
+    a.text = "These " + f.family + " calls are compute-bound yet below the peak of the " + unit +
+             ": check they run on them" +
              (d.has(kMatBf16) ? " in bf16/fp16 (or TF32 for fp32)" : " in fp16") +
-             ", with dimensions that are multiples of 8 (16 for fp8), and try tuned kernels "
-             "(torch.compile(mode=\"max-autotune\"), cuBLASLt/hipBLASLt heuristics).";
+             ", with dimensions that are multiples of 8 (16 for fp8), and try tuned kernels: " +
+             tune + ".";
   } else if (f.family == "copy") {
     a.text =
         "Avoid the copies: they only move bytes (.contiguous(), .to(dtype), layout changes). "
