@@ -207,6 +207,27 @@ for rel in ["traces/kineto-gpu/mtia_inference_trace/mtia_inference_rank_0.json.g
         check(not any(r["tensor_cores"] for r in k["kernels"]), f"{rel}: no kernel marked tensor cores")
     text = subprocess.run([MLPROF, "kernels", p], capture_output=True, text=True).stdout
     check("not measured on MTIA" in text, f"{rel}: kernels text says not measured on MTIA")
+    # The MTIA runtime's synchronize / synchronizeStream are host syncs (one list for every
+    # rule): a sync_stall finding holding their time (summed here from the trace), never a
+    # hotspot; a share over 100% (threads summed) says so in the title.
+    with gzip.open(p) as fh:
+        evs = json.load(fh)["traceEvents"]
+    want = {}
+    for e in evs:
+        if e.get("ph") == "X" and e.get("cat") == "mtia_runtime" and \
+                e.get("name") in ("synchronize", "synchronizeStream"):
+            want[e["name"]] = want.get(e["name"], 0) + e["dur"]
+    fs = findings(p)
+    check(not any(f["kind"] == "hotspot" and set(f["ops"]) & set(want) for f in fs),
+          f"{rel}: no hotspot on a sync: {[f['title'] for f in fs]}")
+    ss = by_kind(fs, "sync_stall")
+    if check(len(ss) == 1 and want, f"{rel}: one sync_stall finding ({len(ss)}), syncs {want}"):
+        ev = ss[0]["evidence"]
+        for name, us in want.items():
+            # Nested syncs count once: their evidence is at most the trace's sum.
+            got = ev.get(name + "_ns", 0)
+            check(0 < got <= us * 1000 + 1, f"{rel}: {name} {got} ns <= {us * 1000} ns in the trace")
+        check("summed over threads" in ss[0]["title"], f"{rel}: title says threads: {ss[0]['title']}")
 
 # Compiled regions and blocking copies on real traces; every finding says why.
 COMPILED = re.compile(r"CompiledFunction|Torch-Compiled Region|CompiledFxGraph")
