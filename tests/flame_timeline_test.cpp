@@ -211,7 +211,7 @@ TEST(Timeline, EventEncodingRoundTrips) {
   Reader rd{gunzip(encode_timeline_events(t, r))};
   ASSERT_EQ(rd.buf.substr(0, 4), "MLTL");
   rd.p = 4;
-  EXPECT_EQ(rd.u(), 2u);
+  EXPECT_EQ(rd.u(), 3u);
   EXPECT_EQ(rd.z(), 0);  // begin_ns
   std::vector<std::string> strings(rd.u());
   for (std::string& s : strings) {
@@ -260,6 +260,88 @@ TEST(Timeline, EventEncodingRoundTrips) {
   EXPECT_EQ(r.lanes[dst_lane].gpu, true);
   EXPECT_EQ(starts[src_lane][src_index] + src_offset, 21);
   EXPECT_EQ(starts[dst_lane][dst_index] + dst_offset, 25);
+  // Version 3's args: none here (no strings, sets or id keys; every slice's set is 0).
+  EXPECT_EQ(rd.u(), 0u);
+  EXPECT_EQ(rd.u(), 0u);
+  EXPECT_EQ(rd.u(), 0u);
+  for (size_t lane = 0; lane < 3; ++lane) {
+    for (size_t i = 0; i < starts[lane].size(); ++i) EXPECT_EQ(rd.u(), 0u);
+    EXPECT_EQ(rd.u(), 0u);  // id columns
+  }
+  EXPECT_EQ(rd.p, rd.buf.size());
+}
+
+// Two kernels whose µs-rounded times overlap by 400 ns share one row (depth 0 both), and each
+// slice's args come back: shared sets by value, ids (correlation) as per-slice columns.
+TEST(Timeline, EventEncodingArgsAndRoundingOverlap) {
+  TraceBuilder b;
+  uint32_t gp = b.process(0);
+  uint32_t s = b.thread_track(gp, 7);
+  b.mark_gpu_track(s, 0, 7);
+  StringId k = b.intern("gemm"), kcat = b.intern("kernel");
+  StringId grid = b.intern("grid"), corr = b.intern("correlation"), ann = b.intern("annotation");
+  uint32_t m = b.args_mark();
+  b.arg_json(grid, "[1, 2, 3]");
+  b.arg_int(corr, 7);
+  b.add_slice(s, 1000, 1400, k, kcat, b.args_since(m));
+  m = b.args_mark();
+  b.arg_json(grid, "[1, 2, 3]");
+  b.arg_int(corr, 9);
+  b.add_slice(s, 2000, 500, k, kcat, b.args_since(m));
+  b.add_slice(s, 3000, 1000, ann, kcat);  // an annotation holding a kernel: a real second row
+  b.add_slice(s, 3100, 100, k, kcat);
+  Trace t = std::move(b).finish();
+  ASSERT_EQ(t.slices.depth[1], 1);  // the trace's nesting sees the overlap
+  TimelineResult r = analyze_timeline(t);
+  Reader rd{gunzip(encode_timeline_events(t, r))};
+  rd.p = 4;
+  ASSERT_EQ(rd.u(), 3u);
+  rd.z();
+  std::vector<std::string> strings(rd.u());
+  for (std::string& str : strings) {
+    size_t n = rd.u();
+    str = rd.buf.substr(rd.p, n);
+    rd.p += n;
+  }
+  ASSERT_EQ(rd.u(), 1u);
+  rd.u();
+  rd.p++;
+  ASSERT_EQ(rd.u(), 4u);
+  EXPECT_EQ(rd.u(), 2u);  // rows: the annotation's kernel, not the rounding overlap
+  for (int i = 0; i < 4 * 3; ++i) rd.u();  // ts, dur, name
+  std::vector<uint64_t> depth;
+  for (int i = 0; i < 4; ++i) depth.push_back(rd.u());
+  EXPECT_EQ(depth, (std::vector<uint64_t>{0, 0, 0, 1}));
+  EXPECT_EQ(rd.u(), 0u);  // flows
+  std::vector<std::string> args(rd.u());
+  for (std::string& str : args) {
+    size_t n = rd.u();
+    str = rd.buf.substr(rd.p, n);
+    rd.p += n;
+  }
+  ASSERT_EQ(rd.u(), 1u);  // one distinct set: grid [1, 2, 3]
+  ASSERT_EQ(rd.u(), 1u);
+  EXPECT_EQ(args[rd.u()], "grid");
+  EXPECT_EQ(args[rd.u()], "[1, 2, 3]");
+  ASSERT_EQ(rd.u(), 1u);  // id keys
+  EXPECT_EQ(args[rd.u()], "correlation");
+  std::vector<uint64_t> sets;
+  for (int i = 0; i < 4; ++i) sets.push_back(rd.u());
+  EXPECT_EQ(sets, (std::vector<uint64_t>{1, 1, 0, 0}));
+  ASSERT_EQ(rd.u(), 1u);
+  std::vector<int64_t> ids;
+  int64_t prev = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint64_t v = rd.u();
+    if (v == 0) {
+      ids.push_back(-1);
+      continue;
+    }
+    v -= 1;
+    prev += static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
+    ids.push_back(prev);
+  }
+  EXPECT_EQ(ids, (std::vector<int64_t>{7, 9, -1, -1}));
   EXPECT_EQ(rd.p, rd.buf.size());
 }
 

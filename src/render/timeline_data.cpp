@@ -1,10 +1,13 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "render/rank_timeline.h"
 #include "render/timeline_render.h"
@@ -42,6 +45,44 @@ std::string gzip(const std::string& in) {
   return out;
 }
 
+// Rows for drawing: a slice nests in the open slice that contains it; one that starts inside the
+// previous slice but ends after it by at most kRoundingNs (two kernels whose µs-rounded times
+// touch) is that slice's sibling, so one stream's kernels never spill onto a second row.
+constexpr int64_t kRoundingNs = 1000;
+uint16_t display_depths(const SliceTable& s, const std::vector<uint32_t>& kept,
+                        std::vector<uint16_t>& depth) {
+  depth.assign(kept.size(), 0);
+  std::vector<uint32_t> stack;  // indexes into kept
+  uint16_t max_depth = 0;
+  for (size_t k = 0; k < kept.size(); ++k) {
+    uint32_t i = kept[k];
+    while (!stack.empty()) {
+      uint32_t p = kept[stack.back()];
+      bool ended = s.end(p) <= s.ts[i] && s.ts[p] != s.ts[i];
+      bool rounding =
+          s.end(i) > s.end(p) && s.end(p) - s.ts[i] <= kRoundingNs && s.ts[p] != s.ts[i];
+      if (!ended && !rounding) break;
+      stack.pop_back();
+    }
+    depth[k] = static_cast<uint16_t>(std::min<size_t>(stack.size(), 65535));
+    max_depth = std::max<uint16_t>(max_depth, depth[k] + 1);
+    stack.push_back(static_cast<uint32_t>(k));
+  }
+  return max_depth;
+}
+
+// Integer args that identify one event (correlation, External id, Sequence number...): sent as
+// per-slice delta columns, so the remaining args of most slices are a few shared sets.
+bool is_id_key(std::string_view key) {
+  std::string k(key);
+  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto ends = [&](std::string_view e) {
+    return k.size() >= e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0;
+  };
+  return k == "id" || ends(" id") || ends("_id") || k == "correlation" || k == "sequence number" ||
+         k == "ev idx";
+}
+
 }  // namespace
 
 namespace {
@@ -51,7 +92,7 @@ namespace {
 // overlaps the lane's [begin, end) window.
 std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_begin) {
   std::string out = "MLTL";
-  put_varint(out, 2);
+  put_varint(out, 3);
   put_zigzag(out, header_begin);
   auto keep = [](const EncodedLane& l, size_t i) {
     const SliceTable& s = l.trace->slices;
@@ -82,19 +123,21 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
   }
 
   put_varint(out, lanes.size());
-  std::vector<uint32_t> kept;
+  std::vector<std::vector<uint32_t>> lane_kept(lanes.size());
+  std::vector<uint16_t> depth;
   std::vector<std::vector<int64_t>> lane_starts(lanes.size());  // as the browser decodes them
   for (size_t li = 0; li < lanes.size(); ++li) {
     const EncodedLane& l = lanes[li];
     const Trace& t = *l.trace;
     const SliceTable& s = t.slices;
-    kept.clear();
+    std::vector<uint32_t>& kept = lane_kept[li];
     for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i)
       if (keep(l, i)) kept.push_back(i);
+    uint16_t max_depth = display_depths(s, kept, depth);
     put_varint(out, lane_name[li]);
     out.push_back(l.gpu ? 1 : 0);
     put_varint(out, kept.size());
-    put_varint(out, l.max_depth);
+    put_varint(out, std::max<uint32_t>(max_depth, kept.empty() ? l.max_depth : 0));
     // Slices reaching out of the window are clipped to it (a whole-trace profiler span would
     // otherwise stretch the view far past the window).
     auto start = [&](uint32_t i) { return std::max(s.ts[i], l.begin_ns); };
@@ -109,7 +152,7 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
     for (uint32_t i : kept)
       put_varint(out, static_cast<uint64_t>(std::max<int64_t>(0, stop(i) - start(i))));
     for (uint32_t i : kept) put_varint(out, name_index[t.str(s.name[i])]);
-    for (uint32_t i : kept) put_varint(out, s.depth[i]);
+    for (uint16_t d : depth) put_varint(out, d);
   }
 
   // Flows between lanes of the same trace, with an end inside the lanes' window. Version 2:
@@ -174,6 +217,109 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
   }
   put_varint(out, flows.size());
   for (const std::string& c : cols) out += c;
+
+  // Version 3: the slices' args, for the args panel. A table of arg strings; the distinct sets
+  // of (key, value) pairs other than ids; the id keys; then per lane, in slice order, a column
+  // of set numbers (0 = no args) and per id key a column of 0 (absent) or 1 + the zigzag delta
+  // from the lane's previous value of that key. The browser decodes a lane's columns only when
+  // a slice of it is clicked.
+  std::vector<std::string> arg_strings;
+  std::unordered_map<std::string, uint32_t> arg_string_index;
+  auto astr = [&](std::string v) {
+    auto [it, inserted] =
+        arg_string_index.try_emplace(v, static_cast<uint32_t>(arg_strings.size()));
+    if (inserted) arg_strings.push_back(std::move(v));
+    return it->second;
+  };
+  std::vector<std::string> sets;  // each: varints (count, key, value, key, value...)
+  std::unordered_map<std::string, uint32_t> set_index;
+  std::vector<uint32_t> id_keys;  // arg string indexes, in order of first use
+  std::string lane_cols, set_buf;
+  std::vector<std::string> id_cols;
+  std::vector<int64_t> id_prev;
+  std::vector<char> id_seen;
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    const Trace& t = *lanes[li].trace;
+    const SliceTable& s = t.slices;
+    const std::vector<uint32_t>& kept = lane_kept[li];
+    std::string set_col;
+    std::vector<std::string> cols_of_lane(id_keys.size());
+    std::fill(id_prev.begin(), id_prev.end(), 0);
+    for (size_t k = 0; k < kept.size(); ++k) {
+      uint32_t i = kept[k];
+      set_buf.clear();
+      uint32_t npairs = 0;
+      std::string pairs;
+      id_seen.assign(id_keys.size(), 0);
+      for (uint32_t a = s.args_begin[i]; a < s.args_begin[i] + s.args_count[i]; ++a) {
+        const Arg& arg = t.args[a];
+        std::string_view key = t.str(arg.key);
+        std::optional<int64_t> v =
+            arg.type == ArgType::kInt || arg.type == ArgType::kUInt ? arg.as_int() : std::nullopt;
+        if (v && is_id_key(key)) {
+          uint32_t ks = astr(std::string(key));
+          size_t c = std::find(id_keys.begin(), id_keys.end(), ks) - id_keys.begin();
+          if (c == id_keys.size()) {
+            id_keys.push_back(ks);
+            id_prev.push_back(0);
+            id_seen.push_back(0);
+            cols_of_lane.emplace_back();
+            for (size_t j = 0; j < k; ++j) put_varint(cols_of_lane.back(), 0);
+          }
+          if (id_seen[c]) continue;  // a repeated key: the first value is the one shown
+          id_seen[c] = 1;
+          put_varint(cols_of_lane[c], ((static_cast<uint64_t>(*v - id_prev[c]) << 1) ^
+                                       static_cast<uint64_t>((*v - id_prev[c]) >> 63)) +
+                                          1);
+          id_prev[c] = *v;
+          continue;
+        }
+        put_varint(pairs, astr(std::string(key)));
+        put_varint(pairs, astr(t.arg_text(arg)));
+        ++npairs;
+      }
+      for (size_t c = 0; c < id_keys.size(); ++c)
+        if (!id_seen[c]) put_varint(cols_of_lane[c], 0);
+      if (npairs == 0) {
+        put_varint(set_col, 0);
+        continue;
+      }
+      put_varint(set_buf, npairs);
+      set_buf += pairs;
+      auto [it, inserted] = set_index.try_emplace(set_buf, static_cast<uint32_t>(sets.size()));
+      if (inserted) sets.push_back(set_buf);
+      put_varint(set_col, it->second + 1);
+    }
+    lane_cols += set_col;
+    id_cols.push_back(std::string());
+    // The lane's id columns, for every id key known so far (a key first seen on a later lane
+    // gets its column there; this lane's count of id columns is written first).
+    put_varint(id_cols.back(), cols_of_lane.size());
+    for (const std::string& c : cols_of_lane) id_cols.back() += c;
+  }
+  put_varint(out, arg_strings.size());
+  for (const std::string& str : arg_strings) {
+    put_varint(out, str.size());
+    out += str;
+  }
+  put_varint(out, sets.size());
+  for (const std::string& set : sets) out += set;
+  put_varint(out, id_keys.size());
+  for (uint32_t k : id_keys) put_varint(out, k);
+  // Per lane: the set column, the number of id columns, the id columns.
+  size_t pos = 0;
+  for (size_t li = 0; li < lanes.size(); ++li) {
+    size_t n = lane_kept[li].size();
+    // The set column is n varints: find where it ends.
+    size_t end = pos;
+    for (size_t k = 0; k < n; ++k) {
+      while (static_cast<uint8_t>(lane_cols[end]) & 0x80) ++end;
+      ++end;
+    }
+    out.append(lane_cols, pos, end - pos);
+    pos = end;
+    out += id_cols[li];
+  }
   return gzip(out);
 }
 

@@ -18,7 +18,10 @@ std::string render_timeline_text(const TimelineResult& r, size_t width = 100);
 //   "MLTL" version begin_ns strings lanes flows
 // with every integer an LEB128 varint (signed ones zigzag-encoded); per lane, columns
 // ts (delta from the previous slice, the first from begin_ns), dur, name (string index), depth;
-// flows as (src lane, src ts - begin, dst lane, dst ts - begin). Lane order = r.lanes order.
+// flows as (lane, slice index delta, offset) per end, in columns; then the slices' args (a
+// string table, the distinct non-id arg sets, the id keys, per lane a set column and one delta
+// column per id key). Lane order = r.lanes order. Rows (depth) are for drawing: a slice that
+// overlaps its predecessor by <= 1 µs of rounding is its sibling, not its child.
 // A 1M-slice trace encodes to a few bytes per slice, against ~110 bytes per event in JSON.
 std::string encode_timeline_events(const Trace& trace, const TimelineResult& r);
 

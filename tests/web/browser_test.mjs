@@ -149,9 +149,11 @@ async function reportTests(browser) {
     const zoomed = { t0: Number(await canvas.getAttribute('data-t0')), t1: Number(await canvas.getAttribute('data-t1')) };
     check(zoomed.t1 - zoomed.t0 < (before.t1 - before.t0) * 0.9, `${name}: wheel zooms the timeline in`);
     await page.mouse.move(box.x + 600, box.y + 30);
+    await page.keyboard.down('Shift');  // shift+drag pans; a plain drag selects an area
     await page.mouse.down();
     await page.mouse.move(box.x + 400, box.y + 30, { steps: 5 });
     await page.mouse.up();
+    await page.keyboard.up('Shift');
     await settled(page, (t0) => Number(document.querySelector('[data-testid="timeline-canvas"]').dataset.t0) > t0, zoomed.t0);
     const panned = { t0: Number(await canvas.getAttribute('data-t0')), t1: Number(await canvas.getAttribute('data-t1')) };
     check(panned.t0 > zoomed.t0 && Math.abs((panned.t1 - panned.t0) - (zoomed.t1 - zoomed.t0)) < 1e-3 * (zoomed.t1 - zoomed.t0),

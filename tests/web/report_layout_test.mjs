@@ -79,6 +79,7 @@ async function timelineFlows(page, tag, flowsTotal) {
   // Click a slice that a flow starts from (a launch): it is selected and its flows are drawn.
   const targets = await page.evaluate(() => {
     const tl = window.mlprofTimeline;
+    tl.unfoldAll();  // launches sit below the top level of folded CPU lanes
     const c = document.querySelector('[data-testid="timeline-canvas"]');
     const v = tl.view(), W = c.clientWidth, out = [];
     const f = tl.flows;
