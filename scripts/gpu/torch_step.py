@@ -70,6 +70,9 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=512)
     ap.add_argument("--vocab", type=int, default=8192)
+    ap.add_argument("--profile-from", type=int,
+                    help="record every step from this one on (no schedule): with --mode graphs "
+                    "and 1, the trace holds the CUDA graph capture pass and the replays")
     ap.add_argument("--gap-ms", type=float, default=0.0)
     ap.add_argument("--profile")
     ap.add_argument("--snapshot")
@@ -104,17 +107,21 @@ def main():
 
     prof = None
     first_profiled = args.steps - args.active
+    if args.profile_from is not None:
+        first_profiled = args.profile_from
     if args.profile:
         from torch.profiler import ProfilerActivity, profile, schedule
 
         def save(p):
             p.export_chrome_trace(args.profile)
 
+        sched = None
+        if args.profile_from is None:
+            sched = schedule(wait=max(first_profiled - 1, 0), warmup=1 if first_profiled else 0,
+                             active=args.active, repeat=1)
         prof = profile(
-            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-            schedule=schedule(wait=max(first_profiled - 1, 0), warmup=1 if first_profiled else 0,
-                              active=args.active, repeat=1),
-            on_trace_ready=save, record_shapes=True, profile_memory=True, with_stack=True,
+            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=sched,
+            on_trace_ready=save if sched else None, record_shapes=True, profile_memory=True, with_stack=True,
             with_modules=True)
 
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(args.steps)]
@@ -122,14 +129,16 @@ def main():
     wall = []
     losses = []
     t_compile = time.perf_counter()
-    if prof:
+    if prof and sched:
         prof.start()
     for i in range(args.steps):
+        if prof and not sched and i == first_profiled:
+            prof.start()
         t0 = time.perf_counter()
         starts[i].record()
         loss = step()
         ends[i].record()
-        if prof:
+        if prof and (sched or i >= first_profiled):
             prof.step()
         if args.gap_ms > 0 or i == 0:
             torch.cuda.synchronize()
@@ -140,6 +149,8 @@ def main():
     torch.cuda.synchronize()
     if prof:
         prof.stop()
+        if not sched:
+            prof.export_chrome_trace(args.profile)
     if args.snapshot:
         torch.cuda.memory._dump_snapshot(args.snapshot)
         torch.cuda.memory._record_memory_history(enabled=None)
