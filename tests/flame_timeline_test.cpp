@@ -265,6 +265,7 @@ TEST(Timeline, EventEncodingRoundTrips) {
   EXPECT_EQ(rd.u(), 0u);
   EXPECT_EQ(rd.u(), 0u);
   for (size_t lane = 0; lane < 3; ++lane) {
+    EXPECT_EQ(rd.u(), starts[lane].size() + 1);  // the block's bytes
     for (size_t i = 0; i < starts[lane].size(); ++i) EXPECT_EQ(rd.u(), 0u);
     EXPECT_EQ(rd.u(), 0u);  // id columns
   }
@@ -325,10 +326,13 @@ TEST(Timeline, EventEncodingArgsAndRoundingOverlap) {
   EXPECT_EQ(args[rd.u()], "[1, 2, 3]");
   ASSERT_EQ(rd.u(), 1u);  // id keys
   EXPECT_EQ(args[rd.u()], "correlation");
+  size_t block = rd.u();
+  size_t block_end = rd.p + block;
   std::vector<uint64_t> sets;
   for (int i = 0; i < 4; ++i) sets.push_back(rd.u());
   EXPECT_EQ(sets, (std::vector<uint64_t>{1, 1, 0, 0}));
-  ASSERT_EQ(rd.u(), 1u);
+  ASSERT_EQ(rd.u(), 1u);  // id columns used by the lane
+  EXPECT_EQ(rd.u(), 0u);  // the first id key's
   std::vector<int64_t> ids;
   int64_t prev = 0;
   for (int i = 0; i < 4; ++i) {
@@ -342,6 +346,7 @@ TEST(Timeline, EventEncodingArgsAndRoundingOverlap) {
     ids.push_back(prev);
   }
   EXPECT_EQ(ids, (std::vector<int64_t>{7, 9, -1, -1}));
+  EXPECT_EQ(rd.p, block_end);
   EXPECT_EQ(rd.p, rd.buf.size());
 }
 

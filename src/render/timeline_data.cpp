@@ -219,10 +219,11 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
   for (const std::string& c : cols) out += c;
 
   // Version 3: the slices' args, for the args panel. A table of arg strings; the distinct sets
-  // of (key, value) pairs other than ids; the id keys; then per lane, in slice order, a column
-  // of set numbers (0 = no args) and per id key a column of 0 (absent) or 1 + the zigzag delta
-  // from the lane's previous value of that key. The browser decodes a lane's columns only when
-  // a slice of it is clicked.
+  // of (key, value) pairs other than ids; the id keys; then per lane a block (its byte size
+  // first): in slice order a column of set numbers (0 = no args), the number of id columns, and
+  // per id key the lane uses, the key's number and a column of 0 (absent) or 1 + the zigzag
+  // delta from the lane's previous value of that key. The browser decodes a lane's block only
+  // when a slice of it is clicked.
   std::vector<std::string> arg_strings;
   std::unordered_map<std::string, uint32_t> arg_string_index;
   auto astr = [&](std::string v) {
@@ -234,8 +235,8 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
   std::vector<std::string> sets;  // each: varints (count, key, value, key, value...)
   std::unordered_map<std::string, uint32_t> set_index;
   std::vector<uint32_t> id_keys;  // arg string indexes, in order of first use
-  std::string lane_cols, set_buf;
-  std::vector<std::string> id_cols;
+  std::string set_buf;
+  std::vector<std::string> lane_blocks;
   std::vector<int64_t> id_prev;
   std::vector<char> id_seen;
   for (size_t li = 0; li < lanes.size(); ++li) {
@@ -244,6 +245,7 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
     const std::vector<uint32_t>& kept = lane_kept[li];
     std::string set_col;
     std::vector<std::string> cols_of_lane(id_keys.size());
+    std::vector<char> id_used(id_keys.size(), 0);  // the lane has a value of that key
     std::fill(id_prev.begin(), id_prev.end(), 0);
     for (size_t k = 0; k < kept.size(); ++k) {
       uint32_t i = kept[k];
@@ -263,11 +265,13 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
             id_keys.push_back(ks);
             id_prev.push_back(0);
             id_seen.push_back(0);
+            id_used.push_back(0);
             cols_of_lane.emplace_back();
             for (size_t j = 0; j < k; ++j) put_varint(cols_of_lane.back(), 0);
           }
           if (id_seen[c]) continue;  // a repeated key: the first value is the one shown
           id_seen[c] = 1;
+          id_used[c] = 1;
           put_varint(cols_of_lane[c], ((static_cast<uint64_t>(*v - id_prev[c]) << 1) ^
                                        static_cast<uint64_t>((*v - id_prev[c]) >> 63)) +
                                           1);
@@ -290,12 +294,18 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
       if (inserted) sets.push_back(set_buf);
       put_varint(set_col, it->second + 1);
     }
-    lane_cols += set_col;
-    id_cols.push_back(std::string());
-    // The lane's id columns, for every id key known so far (a key first seen on a later lane
-    // gets its column there; this lane's count of id columns is written first).
-    put_varint(id_cols.back(), cols_of_lane.size());
-    for (const std::string& c : cols_of_lane) id_cols.back() += c;
+    // The lane's block: its set column, then the id columns it uses, each after its key's
+    // number; the block's size goes first so the browser can step over lanes unread.
+    std::string block = std::move(set_col);
+    std::vector<size_t> used;
+    for (size_t c = 0; c < cols_of_lane.size(); ++c)
+      if (id_used[c]) used.push_back(c);
+    put_varint(block, used.size());
+    for (size_t c : used) {
+      put_varint(block, c);
+      block += cols_of_lane[c];
+    }
+    lane_blocks.push_back(std::move(block));
   }
   put_varint(out, arg_strings.size());
   for (const std::string& str : arg_strings) {
@@ -306,19 +316,9 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
   for (const std::string& set : sets) out += set;
   put_varint(out, id_keys.size());
   for (uint32_t k : id_keys) put_varint(out, k);
-  // Per lane: the set column, the number of id columns, the id columns.
-  size_t pos = 0;
-  for (size_t li = 0; li < lanes.size(); ++li) {
-    size_t n = lane_kept[li].size();
-    // The set column is n varints: find where it ends.
-    size_t end = pos;
-    for (size_t k = 0; k < n; ++k) {
-      while (static_cast<uint8_t>(lane_cols[end]) & 0x80) ++end;
-      ++end;
-    }
-    out.append(lane_cols, pos, end - pos);
-    pos = end;
-    out += id_cols[li];
+  for (const std::string& block : lane_blocks) {
+    put_varint(out, block.size());
+    out += block;
   }
   return gzip(out);
 }

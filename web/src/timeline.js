@@ -31,7 +31,6 @@ export function parseEvents(buf) {
     return x;
   };
   const z = () => { const v = u(); return v % 2 ? -(v + 1) / 2 : v / 2; };
-  const skip = (n) => { for (let k = 0; k < n; p++) if (!(buf[p] & 0x80)) k++; };
   const magic = String.fromCharCode(buf[0], buf[1], buf[2], buf[3]);
   if (magic !== 'MLTL') throw new Error('bad timeline data');
   p = 4;
@@ -111,12 +110,10 @@ export function parseEvents(buf) {
   const idKeys = [];
   for (let i = u(); i > 0; i--) idKeys.push(u());
   const argBase = p;
-  for (const lane of lanes) {
-    lane.argSets = p - argBase;
-    skip(lane.count);
-    const ncols = u();
-    lane.argIds = [];
-    for (let c = 0; c < ncols; c++) { lane.argIds.push(p - argBase); skip(lane.count); }
+  for (const lane of lanes) {  // each lane's block: its size, then the block (read on demand)
+    const size = u();
+    lane.argBlock = p - argBase;
+    p += size;
   }
   const args = { strings: argStrings, sets, idKeys, bytes: buf.slice(argBase, p) };
   const end = lanes.reduce((m, l) => Math.max(m, ...l.rows.map((r) => (r.e.length ? r.e[r.e.length - 1] : 0))), 0);
@@ -126,26 +123,34 @@ export function parseEvents(buf) {
 // The args of slice `idx` (in the lane's order as sent) of a lane: [[key, value], ...].
 export function sliceArgs(data, lane, idx) {
   const a = data.args;
-  if (!a || lane.argSets === undefined) return [];
+  if (!a || lane.argBlock === undefined) return [];
   const b = a.bytes;
-  // The idx-th varint of the column at `off`; `acc` adds up deltas (id columns) on the way.
+  let p = 0;
+  const u = () => { let x = 0, mul = 1, c; do { c = b[p++]; x += (c & 0x7f) * mul; mul *= 128; } while (c & 0x80); return x; };
+  const skip = (n) => { for (let k = 0; k < n; p++) if (!(b[p] & 0x80)) k++; };
+  if (!lane.argIds) {  // first use: where the lane's id columns start
+    p = lane.argBlock;
+    skip(lane.count);
+    lane.argIds = [];
+    for (let c = u(); c > 0; c--) { const key = u(); lane.argIds.push([key, p]); skip(lane.count); }
+  }
+  // The idx-th value of the column at `off`; id columns add up their deltas on the way.
   const column = (off, acc) => {
-    let p = off, sum = 0, val = 0;
+    p = off;
+    let sum = 0, val = 0;
     for (let k = 0; k <= idx; k++) {
-      let x = 0, mul = 1, c;
-      do { c = b[p++]; x += (c & 0x7f) * mul; mul *= 128; } while (c & 0x80);
-      val = x;
-      if (acc && x > 0) { const v = x - 1; sum += v % 2 ? -(v + 1) / 2 : v / 2; }
+      val = u();
+      if (acc && val > 0) { const v = val - 1; sum += v % 2 ? -(v + 1) / 2 : v / 2; }
     }
     return acc ? (val > 0 ? sum : null) : val;
   };
   const out = [];
-  const set = column(lane.argSets, false);
+  const set = column(lane.argBlock, false);
   if (set > 0) for (const [k, v] of a.sets[set - 1]) out.push([a.strings[k], a.strings[v]]);
-  lane.argIds.forEach((off, c) => {
+  for (const [key, off] of lane.argIds) {
     const v = column(off, true);
-    if (v !== null) out.push([a.strings[a.idKeys[c]], String(v)]);
-  });
+    if (v !== null) out.push([a.strings[a.idKeys[key]], String(v)]);
+  }
   return out;
 }
 
@@ -281,8 +286,10 @@ export function renderTimeline(container, data, stats) {
   }
   function schedule() { if (!raf) raf = requestAnimationFrame(() => { raf = 0; draw(); }); }
 
-  function drawLane(li, t0, t1, scale, counter) {
+  function drawLane(li, t0, t1, scale) {  // returns the marks drawn
     const lane = lanes[li];
+    const m = match;  // a local: read once per slice in the loop below
+    let drawn = 0;
     const top = laneTop[li];
     ctx.fillStyle = lane.gpu ? '#eef6ee' : '#f4f4f8';
     ctx.fillRect(0, top, W, LANE_HEAD - 2);
@@ -305,18 +312,18 @@ export function renderTimeline(container, data, stats) {
         const x0 = (r.s[i] - t0) * scale, x1 = (r.e[i] - t0) * scale;
         const w = x1 - x0;
         const nm = r.n[i];
-        if (nm !== lastName) { ctx.fillStyle = match && !match[nm] ? DIM : colorOf(nm, lane.gpu); lastName = nm; }
+        if (nm !== lastName) { ctx.fillStyle = m !== null && !m[nm] ? DIM : colorOf(nm, lane.gpu); lastName = nm; }
         if (w < 1) {
           // Sub-pixel run: one 1px mark, then jump to the first slice starting in the next pixel.
           const px = Math.floor(x0);
           ctx.fillRect(px, ry, 1, ROW - 1);
-          counter.drawn++;
+          drawn++;
           i = firstAtOrAfter(r.s, t0 + (px + 1) / scale, i + 1);
           continue;
         }
         const xa = Math.max(0, x0), xb = Math.min(W, x1);
         ctx.fillRect(xa, ry, xb - xa, ROW - 1);
-        counter.drawn++;
+        drawn++;
         if (xb - xa > 40) {
           ctx.fillStyle = '#111';
           ctx.save(); ctx.beginPath(); ctx.rect(xa, ry, xb - xa - 2, ROW); ctx.clip();
@@ -327,6 +334,7 @@ export function renderTimeline(container, data, stats) {
         i++;
       }
     }
+    return drawn;
   }
 
   let ticks = [];
@@ -366,11 +374,11 @@ export function renderTimeline(container, data, stats) {
       if (pinned[li]) continue;
       const top = laneTop[li];
       if (top > vis1 || top + laneH(li) < vis0) continue;
-      drawLane(li, t0, t1, scale, counter);
+      counter.drawn += drawLane(li, t0, t1, scale);
     }
     // The fixed strip: ruler, then the pinned lanes, over whatever scrolled beneath them.
     ctx.clearRect(0, st, W, RULER + pinnedH);
-    for (const li of order) if (pinned[li]) drawLane(li, t0, t1, scale, counter);
+    for (const li of order) if (pinned[li]) counter.drawn += drawLane(li, t0, t1, scale);
     if (pinnedH) { ctx.fillStyle = '#1f5fbf'; ctx.fillRect(0, st + RULER + pinnedH - 2, W, 2); }
     drawRuler(t0, t1, scale, st, Math.min(totalH, vis1));
     // Area selection: shaded outside the range, the selected lanes outlined.
