@@ -35,6 +35,7 @@
 #include "mlprof/analyze/memory.h"
 #include "mlprof/analyze/memory_snapshot.h"
 #include "mlprof/analyze/modules.h"
+#include "mlprof/analyze/op_groups.h"
 #include "mlprof/analyze/op_stats.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/analyze/roofline.h"
@@ -66,6 +67,9 @@ struct OpsResult {
   uint64_t rows = 0;         // before `top`
   bool device_time = false;  // rows carry device_self_ns / device_total_ns (GPU traces)
   std::vector<OpStats> ops;
+  // The same calls grouped by input shape and call stack (the plugin's Operator view), cut to
+  // `top` rows like `ops`.
+  OpGroups groups;
 };
 
 // One options struct for the whole stage: each analysis's own options, defaults shared by every
@@ -153,6 +157,11 @@ class AnalysisSet {
   // The critical path of another window (serve's ?step=N / ?annotation=NAME): computed on each
   // call, not kept (the caller caches what it sends).
   CriticalPathResult critical_path_for(const CriticalPathOptions& options) const;
+  // The GPU and kernel results under Holistic Trace Analysis' definitions (--hta-compatible),
+  // beside the set's own (the report's and dashboard's HTA toggle): computed on each call, not
+  // kept; empty results when the trace has no GPU streams.
+  GpuResult gpu_hta();
+  KernelsResult kernels_hta() const;
 
   // Hands in a heap report computed elsewhere (`mlprof run` streams it from the capture, whose
   // trace keeps only the rows the report points at). Call before heap() is first used.

@@ -6,6 +6,7 @@
 
 #include "analyze/op_rows.h"
 #include "mlprof/analysis_set.h"
+#include "mlprof/analyze/device_time.h"
 
 namespace mlprof::analysis_stage {
 
@@ -16,9 +17,13 @@ OpsResult compute_ops(AnalysisSet& s) {
   OpsResult r;
   OpStatsOptions so = o.stats;
   so.device_time = true;
+  DeviceTime dt;  // once, for the rows and the groups
+  if (s.has_gpu()) dt = device_time_by_slice(s.trace());
+  so.device_times = &dt;
   // Statistics only for the rows kept (a trace of 1e6 op names, ops.top set).
   r.ops = op_stats_top(s.trace(), so, o.sort, o.top, &r.rows);
   r.device_time = s.has_gpu();
+  r.groups = op_groups(s.trace(), s.has_gpu() ? &dt : nullptr, o.top);
   return r;
 }
 

@@ -253,6 +253,20 @@ CriticalPathResult AnalysisSet::critical_path_for(const CriticalPathOptions& opt
   return analyze_critical_path(trace(), options);
 }
 
+GpuResult AnalysisSet::gpu_hta() {
+  if (!has_gpu()) return {};
+  GpuOptions o = options_.gpu;
+  o.hta_compatible = true;
+  return analyze_gpu(trace(), o, &steps());
+}
+
+KernelsResult AnalysisSet::kernels_hta() const {
+  if (!has_gpu()) return {};
+  KernelsOptions o = options_.kernels;
+  o.hta_compatible = true;
+  return analyze_kernels(trace(), o);
+}
+
 namespace {
 
 void compute_one(AnalysisSet& s, AnalysisId id) {

@@ -20,9 +20,10 @@ OpRows op_rows(const Trace& t, const OpStatsOptions& o) {
     only_cat = t.strings.find(o.category);
     if (only_cat == StringPool::kNotFound) return r;
   }
-  DeviceTime dt;
+  DeviceTime own;
   r.device = o.device_time && has_gpu(t);
-  if (r.device) dt = device_time_by_slice(t);
+  if (r.device && !o.device_times) own = device_time_by_slice(t);
+  const DeviceTime& dt = o.device_times ? *o.device_times : own;
   int64_t cpu_end = INT64_MAX;
   std::vector<uint8_t> hta_gpu_kept;
   if (o.hta_compatible) {

@@ -35,6 +35,29 @@ void write_ops_json(JsonWriter& w, const OpsResult& r) {
   w.key("ops").begin_array();
   for (const OpStats& op : r.ops) write_op_stats_json(w, op);
   w.end_array();
+  // The plugin's Operator view grouped by "Input Dims" (and by call stack when there are stacks).
+  auto groups = [&](std::string_view key, const std::vector<OpGroup>& v, uint64_t rows,
+                    bool stack) {
+    w.field(std::string(key) + "_rows", rows);
+    w.key(key).begin_array();
+    for (const OpGroup& g : v) {
+      w.begin_object();
+      w.field("name", g.name);
+      w.field("input_shape", g.input_shape);
+      if (stack) w.field("call_stack", g.call_stack);
+      w.field("count", g.count);
+      w.field("total_ns", g.total_ns);
+      w.field("self_ns", g.self_ns);
+      if (g.device_total_ns >= 0) {
+        w.field("device_total_ns", g.device_total_ns);
+        w.field("device_self_ns", g.device_self_ns);
+      }
+      w.end_object();
+    }
+    w.end_array();
+  };
+  groups("by_input_shape", r.groups.by_shape, r.groups.shape_rows, false);
+  groups("by_call_stack", r.groups.by_stack, r.groups.stack_rows, true);
   w.end_object();
 }
 
@@ -132,6 +155,18 @@ void write_analysis_json(JsonWriter& w, AnalysisSet& s, AnalysisId id) {
 std::string analysis_json(AnalysisSet& set, AnalysisId id) {
   JsonWriter w;
   write_analysis_json(w, set, id);
+  return w.take();
+}
+
+std::string hta_analysis_json(AnalysisSet& set, AnalysisId id) {
+  if (set.unavailable(id) || (id != AnalysisId::kGpu && id != AnalysisId::kKernels))
+    return analysis_json(set, id);
+  JsonWriter w;
+  w.lead_next_object("schema", analysis_schema_id(id));
+  if (id == AnalysisId::kGpu)
+    write_gpu_json(w, set.gpu_hta());
+  else
+    write_kernels_json(w, set.kernels_hta());
   return w.take();
 }
 

@@ -38,6 +38,10 @@ std::string analysis_schema_id(AnalysisId id);
 // The analysis's JSON value, led by its "schema"; {"schema": ..., "unavailable": "why"} when the
 // input has no data for it.
 void write_analysis_json(JsonWriter& w, AnalysisSet& set, AnalysisId id);
+// `gpu` or `kernels` under Holistic Trace Analysis' definitions (AnalysisSet::gpu_hta), as
+// `mlprof gpu|kernels --hta-compatible --json` prints it: the report's and dashboard's HTA toggle.
+// Other ids: the set's own JSON.
+std::string hta_analysis_json(AnalysisSet& set, AnalysisId id);
 std::string analysis_json(AnalysisSet& set, AnalysisId id);  // compact
 // One JSON object {name: analysis JSON} over `ids`, computed in parallel first.
 std::string analyses_json(AnalysisSet& set, const std::vector<AnalysisId>& ids);

@@ -27,6 +27,12 @@ std::string report_data_json(const ReportInput& in) {
   w.field("trace", in.name);
   w.key("analyses").raw(analyses_json(set, report_analyses()));
   w.key("ranks").raw(analysis_json(set, AnalysisId::kRanks));
+  if (set.has_gpu()) {  // the GPU tab's HTA toggle: the same analyses under HTA's definitions
+    w.key("hta_compatible").begin_object();
+    w.key("gpu").raw(hta_analysis_json(set, AnalysisId::kGpu));
+    w.key("kernels").raw(hta_analysis_json(set, AnalysisId::kKernels));
+    w.end_object();
+  }
   if (in.base) {
     w.field("base", in.base_name);
     w.key("compare").raw(compare_json(*in.base, set.trace()));

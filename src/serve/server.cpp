@@ -429,6 +429,12 @@ struct Server::Impl {
                             return reply_of(store.critical_path(t, w, wanted), kJson);
                           });
       }
+      const char* hta = query(c, "hta_compatible");
+      if (hta != nullptr && std::string_view(hta) == "1" && (name == "gpu" || name == "kernels"))
+        return dispatch(c, ex, workers,
+                        [this, t = std::string(trace), name](const StillWanted& wanted) {
+                          return reply_of(store.hta(t, name, wanted), kJson);
+                        });
       job = [this, t = std::string(trace), name, events](const StillWanted& wanted) {
         return reply_of(store.get(t, events ? "events" : name, wanted),
                         events ? "application/octet-stream" : kJson);

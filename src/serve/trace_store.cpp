@@ -358,6 +358,17 @@ Lookup TraceStore::get(const std::string& name, const std::string& analysis,
       [&](AnalysisSet& set) { return found(shared(compute_analysis(set, analysis))); }, wanted);
 }
 
+Lookup TraceStore::hta(const std::string& name, const std::string& analysis,
+                       const StillWanted& wanted) {
+  return cached(
+      name, analysis + "\nhta",
+      [&](AnalysisSet& set) {
+        return found(shared(hta_analysis_json(
+            set, analysis == "kernels" ? AnalysisId::kKernels : AnalysisId::kGpu)));
+      },
+      wanted);
+}
+
 Lookup TraceStore::critical_path(const std::string& name, const CriticalPathWindow& window,
                                  const StillWanted& wanted) {
   // The key names the window unambiguously: "step N", or "annotation K NAME" (NAME last, so any

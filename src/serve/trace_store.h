@@ -110,6 +110,8 @@ class TraceStore {
 
   // `analysis` is a report_analyses() name or "events" (the timeline's encoded events).
   Lookup get(const std::string& name, const std::string& analysis, const StillWanted& wanted = {});
+  // `gpu` or `kernels` under HTA's definitions (?hta_compatible=1: the GPU tab's toggle).
+  Lookup hta(const std::string& name, const std::string& analysis, const StillWanted& wanted);
   // The critical path of `window` (kNotFound when the trace has no such step or annotation).
   Lookup critical_path(const std::string& name, const CriticalPathWindow& window,
                        const StillWanted& wanted = {});

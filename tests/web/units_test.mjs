@@ -125,7 +125,8 @@ try {
     const n = await rows.count();
     check(n === j.distributions.length, `distributions: ${n} rows vs ${j.distributions.length}`);
     for (let i = 0; i < n; i++) {
-      const metric = (await rows.nth(i).locator('td[data-col="metric"]').textContent()).trim();
+      // The cell reads "mean step time"; its data-value keeps the JSON's metric key.
+      const metric = await rows.nth(i).locator('td[data-col="metric"]').getAttribute('data-value');
       const d = j.distributions.find((x) => x.metric === metric);
       if (!d || !/_ns$/.test(metric)) continue;
       for (const c of ['min', 'p50', 'max', 'mean']) {
@@ -155,14 +156,16 @@ try {
       `unmatched flows (${kinds}) listed without a warning: class '${cls}', '${text}'`);
     // An AMD GPU (deviceProperties read in Python): its matrix-core (MFMA) kernels are recognised
     // by family (hipBLASLt/Tensile _MI, CK xdl, mfma: docs/gpu-analysis.md), so the Kernels tab shows
-    // the share `mlprof kernels --json` computes, and says it was measured.
+    // the share `mlprof kernels --json` computes, and names the matrix unit it measured.
     const amd = execFileSync('python3', ['-c', `import gzip, json, sys
 d = json.load(gzip.open(sys.argv[1]))
 print(any('AMD' in p.get('name', '') for p in d.get('deviceProperties', [])))`, compileTrace], { encoding: 'utf8' }).trim() === 'True';
     await page.click('button[data-tab="kernels"]');
     await page.waitForSelector('[data-pane="kernels"][data-ready="1"]', { timeout: 30000 });
     const share = await page.locator('[data-key="kernels.tensor_core_share"]').count();
-    const measured = await page.locator('[data-key="kernels.tensor_cores_measured"] .card-value').first().textContent().catch(() => '');
+    // Measured: the share card is shown (never on an unmeasured GPU) and names the matrix unit.
+    const shareLabel = share === 1 ? await page.locator('[data-key="kernels.tensor_core_share"] .card-label').first().textContent() : '';
+    const measured = share === 1 && shareLabel.includes(cliJson('kernels', compileTrace).matrix_unit || 'tensor cores') ? 'yes' : shareLabel;
     // The Overview's combined line is there exactly when the replay saves something.
     const bj = cliJson('bottlenecks', compileTrace);
     await page.click('button[data-tab="overview"]');

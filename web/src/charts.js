@@ -5,7 +5,7 @@
 // the chart names the values at the pointer; x axes of time series are relative to the trace.
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import { el, fmtNs, fmtNsTick, getSpan } from './util.js';
+import { el, fmtNs, fmtNsTick, fmtBytes, fmtBytesTick, distinctLabels, getSpan } from './util.js';
 
 export const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948', '#b07aa1',
   '#ff9da7', '#9c755f', '#bab0ac'];
@@ -16,6 +16,18 @@ function width(container, wanted) {
 }
 
 const fromZero = (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.05 : 1];
+
+// Ticks at round values in the axis' own unit: 1, 2, 5 x 10^k for times and counts (uPlot's
+// default), 1, 2, 4, 8... x 1024^k for bytes ("256 KiB", not "244.14 KiB").
+const BYTE_INCRS = [];
+for (let p = 1; p < 2 ** 50; p *= 2) BYTE_INCRS.push(p);
+function valueAxis(yFmt, yTick) {
+  const bytes = yFmt === fmtBytes;
+  const tick = yTick || (yFmt === fmtNs ? fmtNsTick : bytes ? fmtBytesTick : yFmt);
+  return { values: (u, v) => v.map(tick), incrs: bytes ? BYTE_INCRS : undefined,
+    // Wide enough for the longest tick label (never clipped at the left edge).
+    size: (u, values) => Math.max(50, 26 + 7 * Math.max(0, ...(values || []).map((x) => String(x).length))) };
+}
 
 function frame(container, testid, title) {
   const div = el('div', { class: 'chart', 'data-testid': testid || 'chart' });
@@ -35,7 +47,7 @@ function recordScale(div) {
 // far from 0 pass false).
 export function lineChart(container, { title, xs, series, yFmt = (v) => String(v), marker, testid, height = 260,
   zero = true, width: w, xLabel = 'time since trace start', yTick, stepped = false, xFmt = fmtNs, xTick = fmtNsTick,
-  xIsTime = true }) {
+  xIsTime = true, onSelect }) {
   const { div, hover } = frame(container, testid, title);
   const hooks = { setScale: [recordScale(div)], setCursor: [(u) => {
     const i = u.cursor.idx;
@@ -57,13 +69,21 @@ export function lineChart(container, { title, xs, series, yFmt = (v) => String(v
       c.restore();
     }];
   }
+  // onSelect(lo, hi): a drag selects an x range (kept drawn) instead of zooming; a click clears it.
+  if (onSelect) {
+    hooks.setSelect = [(u) => {
+      if (u.select.width < 2) { onSelect(null, null); return; }
+      onSelect(u.posToVal(u.select.left, 'x'), u.posToVal(u.select.left + u.select.width, 'x'));
+    }];
+  }
   const opts = {
     width: width(container, w), height,
+    cursor: onSelect ? { drag: { x: true, y: false, setScale: false } } : undefined,
     // Time axes run over the whole trace (charts of one report line up) when the data fits in it.
     scales: { x: { time: false, range: (u, min, max) => (xIsTime && getSpan() && min >= 0 && max <= getSpan() * 1.001 ? [0, getSpan()] : [min, max]) },
       y: zero ? { range: fromZero } : {} },
     axes: [{ values: (u, v) => v.map((x) => xTick(x)), label: xLabel, labelSize: 20 },
-      { values: (u, v) => v.map(yTick || (yFmt === fmtNs ? fmtNsTick : yFmt)), size: 80 }],
+      valueAxis(yFmt, yTick)],
     legend: { live: false },
     series: [{ label: xLabel },
       ...series.map((s, i) => ({ label: s.legend || s.label, stroke: s.color || PALETTE[i % PALETTE.length],
@@ -103,14 +123,23 @@ export function barChart(container, { title, labels, series, stacked = false, yF
   const legendOf = (s, k) => s.legend || `${s.label} ${yFmt(totals[k])}` + (stacked ? ` (${(100 * totals[k] / grand).toFixed(1)} %)` : '');
   const order = stacked ? series.map((_, k) => series.length - 1 - k) : series.map((_, k) => k);
   const bars = uPlot.paths.bars({ size: [grouped ? 0.95 : 0.7, 80] });
+  // Category labels: shortened in the middle and kept distinct (the full name in the hover line);
+  // with more categories than fit, every k-th is labelled.
+  const plotW = width(container, w) - 90;
+  const maxLen = labels.length > 12 ? 16 : 22;
+  const short = distinctLabels(labels.map(String), maxLen);
+  const longest = Math.max(0, ...short.map((l) => l.length));
+  const rotate = longest > 4 && labels.length * longest * 7 > plotW;
+  const every = Math.max(1, Math.ceil(labels.length / Math.max(1, Math.floor(plotW / (rotate ? 18 : longest * 7 + 10)))));
+  const axisSize = rotate ? Math.min(140, Math.ceil(longest * 7 * 0.5 + 24)) : 30;
   const opts = {
     width: width(container, w), height,
     scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: fromZero } },
-    axes: [{ splits: () => labels.map((_, i) => i),
-      values: (u, v) => v.map((i) => (Number.isInteger(i) && labels[i] !== undefined ? shorten(labels[i]) : '')),
-      rotate: labels.some((l) => String(l).length > 4) ? -30 : 0, size: labels.some((l) => String(l).length > 4) ? 70 : 40, gap: 2,
+    axes: [{ splits: () => labels.map((_, i) => i).filter((i) => i % every === 0),
+      values: (u, v) => v.map((i) => (Number.isInteger(i) && labels[i] !== undefined ? short[i] : '')),
+      rotate: rotate ? -30 : 0, size: axisSize, gap: 2,
       label: xLabel || undefined, labelSize: xLabel ? 18 : 0 },
-      { values: (u, v) => v.map(yTick || (yFmt === fmtNs ? fmtNsTick : yFmt)), size: 80 }],
+      valueAxis(yFmt, yTick)],
     series: [{ label: xLabel || 'category' },
       ...order.map((k) => {
         const s = series[k];
@@ -130,5 +159,3 @@ export function barChart(container, { title, labels, series, stacked = false, yF
   div.append(hover);
   return u;
 }
-
-function shorten(s) { s = String(s); return s.length > 18 ? s.slice(0, 16) + '…' : s; }

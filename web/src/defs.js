@@ -75,3 +75,64 @@ const DEFS = {
 export function definition(path, key) {
   return DEFS[path] || DEFS[key] || null;
 }
+
+// Readable labels for keys whose words alone (the key with its underscores as spaces) read as a
+// field name: "op tflops per s", "counted op". Full path first, then the last key.
+const LABELS = {
+  total_flops: 'FLOPs of the ops with known shapes',
+  counted_op_ns: 'host time of those ops',
+  op_tflops_per_s: 'FLOP/s over their host time',
+  achieved_tflops_per_s: 'achieved FLOP/s',
+  tflops_per_s: 'FLOP/s',
+  peak_tflops: 'device peak FLOP/s',
+  peak_source: 'peak from',
+  calls_without_shapes: 'calls without input shapes',
+  calls_counted: 'calls with shapes',
+  mfu: 'model FLOPs utilization',
+  dtype: 'data type',
+  gpu_ns: 'GPU time',
+  span_ns: 'span',
+  total_gpu_ns: 'GPU time',
+  kernel_count: 'kernel launches',
+  cpu_busy_ns: 'CPU busy',
+  gpu_busy_ns: 'GPU busy',
+  gpu_idle_ns: 'GPU idle',
+  gpu_busy_overlapped_pct: 'GPU busy while the CPU is busy',
+  overlap_ns: 'CPU and GPU both busy',
+  percent_of_span: '% of span',
+  unfreed_count: 'never freed',
+  unfreed_bytes: 'bytes never freed',
+  peak_op: 'op at the peak',
+  peak_context: 'called from',
+  peak_offset_ns: 'peak at',
+  bytes_allocated: 'allocated',
+  bytes_freed: 'freed',
+  allocs: 'allocations',
+  frees: 'frees',
+  max_unused_reserved: 'most reserved but unused',
+  fragmentation_at_peak_reserved: 'fragmentation at the reserved peak',
+  final_allocated: 'allocated at the end',
+  final_reserved: 'reserved at the end',
+  std_ns: 'std dev',
+  p50_ns: 'median',
+  p90_ns: 'p90',
+  p99_ns: 'p99',
+  min_ns: 'min',
+  max_ns: 'max',
+  mean_ns: 'mean',
+  self_ns: 'self',
+  total_ns: 'total',
+  dur_ns: 'duration',
+  offset_ns: 'at',
+  // The ranks' distributions name their metric by its key.
+  step_mean_ns: 'mean step time',
+  late_total_ns: 'time late at collectives',
+  memory_peak_bytes: 'memory peak',
+  idle_ns: 'GPU idle',
+  compute_ns: 'compute',
+  non_compute_ns: 'non-compute',
+};
+
+export function labelOf(path, key) {
+  return LABELS[path] || LABELS[key] || null;
+}

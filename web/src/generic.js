@@ -5,18 +5,18 @@
 // rule texts, kinds) are not cards: rules and definitions go to a "how computed" note.
 import { el, fmtByKey, humanKey } from './util.js';
 import { dataTable } from './table.js';
-import { definition } from './defs.js';
+import { definition, labelOf } from './defs.js';
 
 // Fields that describe how a result was computed rather than measure anything.
 export function isInternalKey(k) {
-  return /^schema$|^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^definition$|^message$|^device_type$|^generator$|^varies$/.test(k);
+  return /^schema$|^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^definition$|^message$|^device_type$|^device_id$|^generator$|^varies$/.test(k);
 }
 
 export function card(path, key, v, { label, unitKey, title, cls } = {}) {
   const tip = title || definition(path, key);
   return el('div', { class: 'card' + (cls ? ' ' + cls : ''), 'data-key': path, 'data-value': String(v), title: tip || undefined },
     el('div', { class: 'card-value' }, fmtByKey(unitKey || key, v)),
-    el('div', { class: 'card-label' }, label || humanKey(key), tip ? el('span', { class: 'info' }, 'i') : null));
+    el('div', { class: 'card-label' }, label || labelOf(path, key) || humanKey(key), tip ? el('span', { class: 'info' }, 'i') : null));
 }
 
 // unitKey: the key whose unit suffix applies to every value (children of "phase_total_ns").

@@ -1,13 +1,17 @@
 // Sortable, filterable, paginated table over rows of JSON objects. Cells keep the raw number in
 // data-value so tests (and users copying values) see exactly what the CLI's --json printed. Only
 // one page of rows is in the DOM at a time, so a 100k-row table costs what a 100-row one does.
-import { el, fmtByKey, humanKey } from './util.js';
-import { definition } from './defs.js';
+import { el, fmtByKey, humanKey, midEllipsis } from './util.js';
+
+// Longer text cells are shortened in the middle (the full text on hover).
+const CELL_CHARS = 90;
+import { definition, labelOf } from './defs.js';
 
 export const PAGE_SIZE = 100;
 const STAT_COLS = new Set(['min', 'p50', 'p90', 'p99', 'max', 'mean']);
 
-const INTERNAL = /^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^device_type$|^varies$/;
+// device_id: the device column names it ("CUDA:0"; -1 for the CPU).
+const INTERNAL = /^has_|^hta_|_rule$|^rule$|_reconstructed$|^kind$|^device_type$|^device_id$|^varies$/;
 
 export function columnsOf(rows) {
   const cols = [];
@@ -24,7 +28,8 @@ export function columnsOf(rows) {
 
 // columns: keys to show; labels: {key: header text}; pageSize: rows per page; bars: the column
 // drawn as an in-cell bar (total_ns by default); sort: [key, desc] to start with.
-export function dataTable(rows, { id, columns, caption, bars, labels = {}, pageSize = PAGE_SIZE, sort } = {}) {
+// format: {key: (value, row) => text} for a column whose unit is not its key's suffix.
+export function dataTable(rows, { id, columns, caption, bars, labels = {}, pageSize = PAGE_SIZE, sort, format = {} } = {}) {
   const cols = columns || columnsOf(rows);
   let sortKey = sort ? sort[0] : null, sortDesc = sort ? sort[1] !== false : true, filter = '', page = 0;
   const wrap = el('div', { class: 'table-wrap', 'data-table': id || '', 'data-rows': String(rows.length) });
@@ -64,16 +69,20 @@ export function dataTable(rows, { id, columns, caption, bars, labels = {}, pageS
       title: definition(`${id}.${c}`, c) || undefined,
       class: c === sortKey ? (sortDesc ? 'sorted desc' : 'sorted asc') : '',
       onclick: () => { if (sortKey === c) sortDesc = !sortDesc; else { sortKey = c; sortDesc = true; } page = 0; draw(); },
-    }, labels[c] || humanKey(c)))));
+    }, labels[c] || labelOf(`${id}.${c}`, c) || humanKey(c)))));
     const tbody = el('tbody');
     for (const r of shown) {
       tbody.append(el('tr', {}, cols.map((c) => {
         const v = r[c];
         // A row naming its metric (the ranks' distributions: step_mean_ns, memory_peak_bytes)
         // gives its statistics that metric's unit; they were raw ns.
-        const text = fmtByKey(typeof r.metric === 'string' && STAT_COLS.has(c) ? r.metric : c, v);
+        const text = format[c] && v !== null && v !== undefined ? format[c](v, r)
+          : c === 'metric' && typeof v === 'string' ? labelOf(null, v) || humanKey(v)
+          : fmtByKey(typeof r.metric === 'string' && STAT_COLS.has(c) ? r.metric : c, v);
+        const long = typeof text === 'string' && text.length > CELL_CHARS;
         const td = el('td', { class: typeof v === 'number' ? 'num' : '', 'data-col': c,
-          'data-value': v === undefined ? '' : String(v), title: typeof v === 'string' && v.length > 60 ? v : undefined }, text);
+          'data-value': v === undefined ? '' : String(v), title: typeof v === 'string' && v.length > 60 ? v : undefined },
+        long ? midEllipsis(text, CELL_CHARS) : text);
         if (c === barKey && typeof v === 'number') {
           td.prepend(el('span', { class: 'bar', style: `width:${(100 * v / max).toFixed(1)}%` }));
         }

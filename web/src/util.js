@@ -38,6 +38,54 @@ export function fmtBytes(b) {
   return (b < 0 ? '-' : '') + (i === 0 ? v.toFixed(0) : v.toFixed(2)) + ' ' + units[i];
 }
 
+// Byte axis ticks: "512 KiB", "1.5 MiB" (no trailing zeros).
+export function fmtBytesTick(b) {
+  return fmtBytes(b).replace(/\.0+ /, ' ').replace(/(\.\d*?)0+ /, '$1 ');
+}
+
+// Long names shortened in the middle ("void at::native::elem…float>(int, float)"), keeping the
+// head and the tail, where names of one family differ (kernel template arguments, shapes).
+export function midEllipsis(s, max) {
+  s = String(s);
+  if (s.length <= max) return s;
+  const head = Math.ceil((max - 1) * 0.45);
+  return s.slice(0, head) + '…' + s.slice(s.length - (max - 1 - head));
+}
+
+// Each label shortened to `max` characters; where two shortened labels would read the same
+// (kernels of one template family), the part where the full names first differ is shown instead
+// of the middle: "void cudnn…kernel_new<float, 2, …".
+export function distinctLabels(labels, max) {
+  const full = labels.map(String);
+  const out = full.map((l) => midEllipsis(l, max));
+  const groups = new Map();
+  out.forEach((s, i) => { if (!groups.has(s)) groups.set(s, []); groups.get(s).push(i); });
+  for (const ix of groups.values()) {
+    if (ix.length < 2) continue;
+    for (const i of ix) {
+      const a = full[i];
+      let p = 0;  // where a first differs from the others of its group
+      for (const j of ix) {
+        if (j === i || full[j] === a) continue;
+        let k = 0;
+        while (k < a.length && a[k] === full[j][k]) k++;
+        p = Math.max(p, k);
+      }
+      const head = Math.min(8, Math.floor(max / 3));
+      const from = Math.max(head, p - 4);
+      const to = Math.min(a.length, from + max - head - 2);
+      out[i] = from <= head && to >= a.length ? a : a.slice(0, head) + (from > head ? '…' : '') + a.slice(from, to) + (to < a.length ? '…' : '');
+    }
+  }
+  // Still equal (names that differ only past the window): numbered.
+  const seen = new Map();
+  return out.map((s, i) => {
+    const n = (seen.get(s) || 0) + 1;
+    seen.set(s, n);
+    return n > 1 && full[i] !== full[out.indexOf(s)] ? `${s} (${n})` : s;
+  });
+}
+
 export function fmtCount(n) {
   return typeof n === 'number' ? n.toLocaleString('en-US') : String(n);
 }
@@ -81,6 +129,10 @@ export function fmtByKey(key, v) {
   if (k.endsWith('_us')) return fmtNs(v * 1e3);
   if (k.endsWith('_ms')) return fmtNs(v * 1e6);
   if (k === 'address' || k.endsWith('_address')) return '0x' + v.toString(16);  // as the CLI prints it
+  // -1 for "none" in indexes and step numbers (the leak analysis' change_index, growth_start_step).
+  if (v === -1 && /(^|_)(index|step|idx|parent)$/.test(k)) return 'none';
+  // The caching allocator's max_split_size: -1 = no limit.
+  if (k === 'max_split_size') return v < 0 ? 'no limit' : fmtBytes(v);
   if (k.startsWith('fragmentation')) return (100 * v).toFixed(1) + ' %';
   if (k.includes('bytes') || /(^|_)(allocated|reserved)$/.test(k)) return v === -1 ? 'n/a' : fmtBytes(v);  // -1: not recorded
   if (k.endsWith('pct') || k.endsWith('percent') || k.includes('percent_')) return v.toFixed(2) + ' %';

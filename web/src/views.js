@@ -3,7 +3,7 @@
 // `critical-path`, `ranks`): the
 // views TensorBoard profiler plugin users look for.
 import { el, fmtNs, fmtBytes, fmtCount, fmtPct, unavailable, note, getOrigin, humanKey } from './util.js';
-import { dataTable } from './table.js';
+import { dataTable, columnsOf } from './table.js';
 import { card, cards, renderGeneric } from './generic.js';
 import { barChart, lineChart } from './charts.js';
 
@@ -45,8 +45,34 @@ export async function operators(c, src) {
   const cols = ['name', 'category', 'count', 'total_ns', 'self_ns'];
   if (device) cols.push('device_total_ns', 'device_self_ns');
   cols.push('mean_ns', 'min_ns', 'max_ns', 'p50_ns', 'p90_ns', 'p99_ns', 'percent_of_span');
-  c.append(dataTable(rows, { id: 'ops', columns: cols.filter((k) => rows.some((r) => k in r)),
-    labels: { total_ns: 'host total', self_ns: 'host self', device_total_ns: 'device total', device_self_ns: 'device self', percent_of_span: '% of span' } }));
+  const labels = { total_ns: 'host total', self_ns: 'host self', device_total_ns: 'device total', device_self_ns: 'device self', percent_of_span: '% of span',
+    input_shape: 'input shape', call_stack: 'call stack', count: 'calls' };
+  const opTable = () => dataTable(rows, { id: 'ops', columns: cols.filter((k) => rows.some((r) => k in r)), labels });
+  // The plugin's Operator view "Group By": operator, + input shape, + call stack (when recorded).
+  const shapes = ops.by_input_shape || [];
+  const stacks = ops.by_call_stack || [];
+  if (!shapes.length) { c.append(opTable()); } else {
+    const holder = el('div', { 'data-testid': 'ops-grouped' });
+    const gcols = (stack) => ['name', 'input_shape', ...(stack ? ['call_stack'] : []), 'count', 'total_ns', 'self_ns',
+      ...(device ? ['device_total_ns', 'device_self_ns'] : [])];
+    const cut = (n, shown) => (n > shown ? el('p', { class: 'note' }, `The ${fmtCount(shown)} groups with the most host time of ${fmtCount(n)}; ` +
+      '`mlprof ops TRACE --json` lists every one.') : null);
+    const views = {
+      op: () => [opTable()],
+      shape: () => [el('p', { class: 'muted' }, 'One row per operator and input shape ("Input Dims" as recorded): the ops that record shapes (cpu_op). ' +
+        'Host: the calls\' own time; device: the GPU time of what they launched.'), cut(ops.by_input_shape_rows, shapes.length),
+      dataTable(shapes, { id: 'ops.by_input_shape', columns: gcols(false), labels, sort: ['total_ns', true] })],
+      stack: () => [el('p', { class: 'muted' }, 'One row per operator, input shape and call stack (innermost frame first).'), cut(ops.by_call_stack_rows, stacks.length),
+        dataTable(stacks, { id: 'ops.by_call_stack', columns: gcols(true), labels, sort: ['total_ns', true] })],
+    };
+    const select = el('select', { 'data-testid': 'ops-group-by' },
+      el('option', { value: 'op' }, 'Operator'), el('option', { value: 'shape' }, 'Operator + input shape'),
+      stacks.length ? el('option', { value: 'stack' }, 'Operator + input shape + call stack') : null);
+    const show = () => { holder.replaceChildren(...views[select.value]().filter(Boolean)); holder.dataset.groupBy = select.value; };
+    select.addEventListener('change', show);
+    c.append(el('div', { class: 'toolbar' }, el('label', {}, 'Group by ', select)), holder);
+    show();
+  }
   const f = await src.get('flops');
   c.append(el('h3', {}, 'FLOPs and model FLOPs utilization'));
   if (!missing(c, f, 'FLOPs')) c.append(renderGeneric(f, 'flops'));
@@ -64,13 +90,42 @@ export async function kernels(c, src) {
       series: [{ label: 'GPU time', legend: 'GPU time of the kernel, all launches', values: top.map((r) => r.total_ns) }], yFmt: fmtNs });
   }
   // On AMD GPUs the tensor-core share is not measured (NVIDIA name heuristics): no "0.00 %" card.
-  const unmeasured = k.tensor_cores_measured === false ? ['tensor_core_ns', 'tensor_core_share'] : [];
-  c.append(cards(k, 'kernels', Object.keys(k).filter((x) => typeof k[x] !== 'object' && !unmeasured.includes(x))));
+  const unit = k.matrix_unit || 'tensor cores';
+  const kc = el('div', { class: 'cards' });
+  const add = (key, label) => { if (typeof k[key] === 'number') kc.append(card(`kernels.${key}`, key, k[key], { label })); };
+  add('total_gpu_ns', 'GPU time of all kernels, copies and sets');
+  add('kernel_count', 'launches');
+  add('computation_ns', 'computation kernels');
+  if (k.tensor_cores_measured !== false) {
+    add('tensor_core_ns', `in kernels using ${unit}`);
+    add('tensor_core_share', `of computation time on ${unit}`);
+  }
+  c.append(kc);
   const byOp = k.by_op || [];
   if (byOp.length) kernelsByOp(c, byOp);
-  c.append(el('h3', {}, 'All kernels'), dataTable(rows, { id: 'kernels.kernels', sort: ['total_ns', true] }));
-  const rest = Object.fromEntries(Object.entries(k).filter(([x, v]) => v && typeof v === 'object' && !['kernels', 'by_op'].includes(x)));
+  // The TensorBoard plugin's Kernel view names the op that launched each kernel.
+  const launchers = new Map();
+  for (const r of byOp) {
+    const m = launchers.get(r.kernel) || new Map();
+    m.set(r.op, (m.get(r.op) || 0) + r.total_ns);
+    launchers.set(r.kernel, m);
+  }
+  const kernelRows = byOp.length ? rows.map((r) => {
+    const m = launchers.get(r.name);
+    if (!m) return { ...r, launched_by: 'no launching op found' };
+    const ops = [...m.entries()].sort((a, b) => b[1] - a[1]);
+    return { ...r, launched_by: ops[0][0] + (ops.length > 1 ? ` (+${ops.length - 1} more op${ops.length > 2 ? 's' : ''})` : '') };
+  }) : rows;
+  const kcols = columnsOf(kernelRows).filter((x) => x !== 'launched_by');
+  if (byOp.length) kcols.splice(1, 0, 'launched_by');
+  c.append(el('h3', {}, 'All kernels'), dataTable(kernelRows, { id: 'kernels.kernels', sort: ['total_ns', true], columns: kcols,
+    labels: { launched_by: 'launched by', kernel_type: 'type', count: 'launches', total_ns: 'total', mean_ns: 'mean', min_ns: 'shortest', max_ns: 'longest',
+      std_ns: 'std dev', tensor_cores: 'tensor cores' } }));
+  // HTA's kernel type and kernel breakdowns are drawn in the GPU metrics tab (with the HTA toggle).
+  const rest = Object.fromEntries(Object.entries(k).filter(([x, v]) => v && typeof v === 'object' &&
+    !['kernels', 'by_op', 'kernel_type_breakdown', 'kernel_breakdown'].includes(x)));
   if (Object.keys(rest).length) c.append(renderGeneric(rest, 'kernels'));
+  if (k.kernel_breakdown) c.append(el('p', { class: 'muted' }, 'HTA\'s kernel breakdown by type and per kernel (with per-launch statistics): the GPU metrics tab.'));
 }
 
 // TensorBoard plugin's Kernel view "group by operator + kernel": one row per launching op, its
@@ -128,6 +183,38 @@ function memorySnapshot(c, s) {
   c.append(el('h3', {}, 'The snapshot\'s allocations as memory events'));
 }
 
+// The TensorBoard plugin's memory view: the allocations of a device, filtered to the time range
+// selected on its curve (allocated or freed inside it). `shift`: chart x = offset_ns - shift.
+function allocationTable(d, shift) {
+  // Every allocation when the JSON lists them, else the largest never-freed ones (`unfreed`).
+  const everyOne = !!d.allocations;
+  const all = (d.allocations || d.unfreed).map((a) => ({ op: a.op || '(no op)', bytes: a.bytes, allocated_offset_ns: a.offset_ns,
+    freed_offset_ns: a.freed_offset_ns ?? null, lifetime_ns: a.freed_offset_ns == null ? null : a.freed_offset_ns - a.offset_ns }));
+  const node = el('div', { 'data-testid': 'memory-allocations' });
+  const head = el('p', { class: 'muted', 'data-testid': 'memory-range' });
+  const body = el('div');
+  const cols = ['op', 'bytes', 'allocated_offset_ns', 'freed_offset_ns', 'lifetime_ns'];
+  const labels = { op: 'allocated in', bytes: 'size', allocated_offset_ns: 'allocated at', freed_offset_ns: 'freed at', lifetime_ns: 'lifetime' };
+  const fmt = { freed_offset_ns: (v) => (v === null ? 'never (in this trace)' : (v < 0 ? '−' : '+') + fmtNs(Math.abs(v))) };
+  const total = everyOne ? d.allocations_total : d.unfreed_count;
+  const what = everyOne ? 'Allocations' : 'Allocations never freed in the trace';
+  const cut = total > all.length ? ` (the ${fmtCount(all.length)} largest of ${fmtCount(total)})` : '';
+  const show = (lo, hi) => {
+    const rows = lo === null ? all : all.filter((a) => (a.allocated_offset_ns - shift >= lo && a.allocated_offset_ns - shift <= hi) ||
+      (a.freed_offset_ns !== null && a.freed_offset_ns - shift >= lo && a.freed_offset_ns - shift <= hi));
+    const bytes = rows.reduce((x, a) => x + a.bytes, 0);
+    head.textContent = lo === null ? `${what} on ${d.device}${cut}: ${fmtCount(rows.length)}, ${fmtBytes(bytes)}. Drag across the chart above to keep those of a time range.`
+      : `${what} on ${d.device}, allocated or freed between +${fmtNs(lo)} and +${fmtNs(hi)}${cut}: ${fmtCount(rows.length)}, ${fmtBytes(bytes)} allocated. Click the chart to clear.`;
+    node.dataset.rangeLo = lo === null ? '' : String(lo);
+    node.dataset.rangeHi = hi === null ? '' : String(hi);
+    node.dataset.rows = String(rows.length);
+    body.replaceChildren(dataTable(rows, { id: 'memory.allocations', columns: cols, labels, format: fmt, sort: ['bytes', true], bars: 'bytes' }));
+  };
+  node.append(el('h3', {}, `${what} on ${d.device}`), head, body);
+  show(null, null);
+  return { node, select: show };
+}
+
 export async function memory(c, src) {
   const snap = await src.get('memory_snapshot');
   if (snap && !unavailable(snap)) memorySnapshot(c, snap);
@@ -145,8 +232,12 @@ export async function memory(c, src) {
         series.push({ label: 'reserved', legend: `reserved by the caching allocator (peak ${fmtBytes(d.peak_reserved)})`,
           values: tl.reserved.map((v) => (v >= 0 ? v : null)) });
       }
-      lineChart(c, { title: `Memory on ${d.device}`, testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes, stepped: true,
-        marker: { x: d.peak_ts_ns - t0, label: `peak ${fmtBytes(d.peak_allocated)}${d.peak_op ? ' in ' + d.peak_op : ''}` } });
+      const linked = (d.allocations || d.unfreed || []).length ? allocationTable(d, t0 - (getOrigin() ?? t0)) : null;
+      lineChart(c, { title: `Memory on ${d.device}` + (linked ? ' (drag across the chart to list the allocations of a time range below)' : ''),
+        testid: 'memory-chart', xs: ts.map((t) => t - t0), series, yFmt: fmtBytes, stepped: true,
+        marker: { x: d.peak_ts_ns - t0, label: `peak ${fmtBytes(d.peak_allocated)}${d.peak_op ? ' in ' + d.peak_op : ''}` },
+        onSelect: linked ? linked.select : undefined });
+      if (linked) c.append(linked.node);
     }
     c.append(renderGeneric(m, 'memory'));
   }
@@ -155,39 +246,8 @@ export async function memory(c, src) {
   if (!missing(c, l, 'Leaks')) c.append(renderGeneric(l, 'leaks'));
 }
 
-// ---- GPU metrics: summary, breakdown, and the metrics over time --------------------------------
-
-export async function gpu(c, src) {
-  const g = await src.get('gpu');
-  const t = await src.get('timeline');
-  for (const u of (t && !unavailable(t) && t.gpu_utilization) || []) {
-    const xs = u.values.map((_, k) => (k + 0.5) * u.bucket_ns);
-    const mean = u.values.reduce((a, b) => a + b, 0) / Math.max(1, u.values.length);
-    lineChart(c, { title: `GPU ${u.device} utilization over time (share of each ${fmtNs(u.bucket_ns)} bucket with a kernel, copy or set running)`,
-      testid: 'gpu-util-chart', height: 200, xs,
-      series: [{ label: 'utilization', legend: `utilization (mean of the buckets over the timeline's range ${fmtPct(100 * mean, 2)}: not HTA's GPU busy share of the GPU span, nor the TensorBoard plugin's utilization over the steps' window)`, values: u.values.map((v) => 100 * v), fill: 'rgba(89,161,79,0.15)', color: '#59a14f' }],
-      yFmt: (v) => fmtPct(v, 0) });
-  }
-  if (!missing(c, g, 'GPU')) {
-    for (const q of g.queue_length || []) {
-      if (!(q.series || []).length) continue;
-      lineChart(c, { title: `Launch queue length over time, GPU ${q.device} stream ${q.stream}`, testid: 'queue-chart', height: 180, stepped: true,
-        xs: q.series.map((p) => p[0]), series: [{ label: 'queued kernels', legend: `kernels launched and not finished (max ${q.max_length})`, values: q.series.map((p) => p[1]) }],
-        yFmt: (v) => fmtCount(Math.round(v)) });
-    }
-    const rest = { ...g, queue_length: (g.queue_length || []).map(({ series, ...q }) => q) };
-    c.append(renderGeneric(rest, 'gpu'));
-  }
-  const series = (t && t.counters) || [];
-  c.append(el('h3', {}, 'Counters over time'));
-  if (!series.length) { c.append(note('No counter events (GPU utilization, memory, power…) in this trace.')); return; }
-  for (const s of series.slice(0, 24)) {
-    const o = getOrigin();
-    const xs = o !== null && s.ts_ns.length && s.ts_ns[0] > 1e15 ? s.ts_ns.map((x) => x - o) : s.ts_ns;
-    lineChart(c, { title: s.name, testid: 'counter-chart', xs, height: 180, zero: false,
-      series: [{ label: s.name, values: s.values }], yFmt: (v) => (Math.abs(v) >= 1e5 ? v.toExponential(2) : String(+v.toFixed(3))) });
-  }
-}
+// ---- GPU metrics: gpu_view.js ----------------------------------------------------------------
+export { gpu } from './gpu_view.js';
 
 // ---- Modules: the nn.Module tree ---------------------------------------------------------------
 

@@ -11,6 +11,8 @@
 
 namespace mlprof {
 
+struct DeviceTime;
+
 // Result structs hold plain strings, not StringIds: they outlive and compare across Traces.
 struct OpStats {
   std::string name;
@@ -47,6 +49,9 @@ struct OpStatsOptions {
   // from the last step's start on are left out, and GPU-track slices are kept only when HTA
   // keeps them (a launch in the window, args.stream present).
   bool hta_compatible = false;
+  // The per-slice device time already computed (device_time_by_slice), so a caller that also
+  // groups the ops (op_groups) computes it once; null: computed here when device_time is set.
+  const DeviceTime* device_times = nullptr;
 };
 
 // One row per (name, category) over all matching slices. Sorted by total time, descending.
