@@ -15,6 +15,7 @@
 
 #include "serve/host_check.h"
 #include "serve/open_beneath.h"
+#include "serve/rank_groups.h"
 #include "serve/single_flight.h"
 #include "serve/trace_store.h"
 
@@ -492,4 +493,27 @@ TEST(HostCheckTest, LoopbackBoundAndAllowedNames) {
   EXPECT_FALSE(wildcard.allows("myhost.example"));
 
   EXPECT_TRUE(HostCheck("127.0.0.1", {"*"}).allows("anything.example"));
+}
+
+// Issue 28 item 6: a folder's traces grouped by job for the Ranks view.
+TEST(RankGroupsTest, JobsAreSplitByWorldSizeRankIdsAndStartTime) {
+  const int64_t s = 1'000'000'000;
+  std::vector<RankTraceInfo> t = {
+      {"a0", 0, 2, 100 * s},     {"a1", 1, 2, 101 * s},   // job A
+      {"b0", 0, 2, 102 * s},     {"b1", 1, 2, 103 * s},   // same world size, ranks taken: job B
+      {"c0", 0, 4, 100 * s},                              // another world size: job C
+      {"d1", 1, 2, 5000 * s},                             // rank 1 of A's size, an hour later: D
+      {"lone", -1, -1, 100 * s}, {"odd", 3, 2, 100 * s},  // no distributedInfo; rank >= world
+  };
+  RankGrouping g = group_rank_traces(t);
+  ASSERT_EQ(g.groups.size(), 4u);
+  EXPECT_EQ(g.groups[0].traces, (std::vector<size_t>{0, 1}));  // 2 traces, earliest first
+  EXPECT_EQ(g.groups[1].traces, (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(g.groups[2].traces, (std::vector<size_t>{4}));
+  EXPECT_EQ(g.groups[2].world_size, 4);
+  EXPECT_EQ(g.groups[3].traces, (std::vector<size_t>{5}));
+  ASSERT_EQ(g.unrelated.size(), 2u);
+  EXPECT_EQ(g.unrelated[0].first, 6u);
+  EXPECT_EQ(g.unrelated[1].first, 7u);
+  EXPECT_NE(g.unrelated[1].second.find("not below its world size"), std::string::npos);
 }

@@ -333,6 +333,23 @@ bool is_region_name(std::string_view name) {
          name == "CompiledFunctionBackward";
 }
 
+// compile_s in disjoint parts (see CompileRow::time_split_s). The times nest in PyTorch's
+// compilation_metrics: entire_frame_compile > backend_compile > inductor_compile > code_gen.
+std::vector<std::pair<std::string, double>> time_split(const CompileRecord& c) {
+  std::vector<std::pair<std::string, double>> out;
+  if (std::isnan(c.compile_s)) return out;
+  const double nested[] = {c.compile_s, c.backend_s, c.inductor_s, c.code_gen_s};
+  const char* names[] = {"Dynamo", "AOTAutograd", "Inductor", "code gen"};
+  int n = 1;
+  while (n < 4 && !std::isnan(nested[n])) ++n;
+  for (int i = 0; i < n; ++i) {
+    double part = nested[i] - (i + 1 < n ? nested[i + 1] : 0.0);
+    if (part < -1e-6) return {};  // not nested: no split rather than a wrong one
+    out.emplace_back(names[i], std::max(part, 0.0));
+  }
+  return out;
+}
+
 }  // namespace
 
 uint64_t triton_kernel_count(const Trace& t) {
@@ -429,10 +446,16 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       std::string frame = index.frame_of(c, log);
       auto add_break = [&](const std::string& reason) {
         auto [it, fresh] = break_index.try_emplace({reason, frame}, res.graph_breaks.size());
-        if (fresh) res.graph_breaks.push_back(GraphBreak{reason, frame, 0, {}});
+        if (fresh) res.graph_breaks.push_back(GraphBreak{reason, frame, 0, {}, {}});
         GraphBreak& g = res.graph_breaks[it->second];
         ++g.count;
         if (g.ids.size() < 8) g.ids.push_back(c.id.text());
+        const std::string* user = &c.user_frame;
+        if (user->empty())
+          if (const CompileRecord* x = index.caller(c, log)) user = &x->user_frame;
+        if (!user->empty() && g.user_frames.size() < 8 &&
+            std::find(g.user_frames.begin(), g.user_frames.end(), *user) == g.user_frames.end())
+          g.user_frames.push_back(*user);
       };
       for (const std::string& reason : c.restart_reasons) add_break(reason);
       for (const std::string& reason : c.graph_break_reasons) add_break(reason);
@@ -487,6 +510,7 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       row.graph_ops = c.graph_op_count;
       row.starts = c.dynamo_starts;
       row.phases_us = c.phases_us;
+      row.time_split_s = time_split(c);
       if (!c.recompile_reasons.empty()) row.recompile_reason = c.recompile_reasons[0];
       std::unordered_set<std::string_view> keys;
       for (const auto& [kind, key] : c.cache_events) {

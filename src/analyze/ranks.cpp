@@ -137,6 +137,7 @@ RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
   rs.rank = rank_of(t, t.meta.source);
   rs.world_size = t.meta.world_size;
   sum.base_time_ns = t.meta.base_time_ns;
+  sum.begin_ns = t.begin_ns();
   sum.has_gpu = has_gpu(t);
 
   // Steps: ProfilerStep#N on CPU threads, by the rule `steps` uses (a duplicate marker inside the
@@ -411,6 +412,7 @@ void io(A& a, RankSummary& s) {
   a.vec(r.top_ops, [&](NamedTime& x) { io(a, x); });
   a.vec(r.top_kernels, [&](NamedTime& x) { io(a, x); });
   a.pod(s.base_time_ns);
+  a.pod(s.begin_ns);
   a.pod(s.file_bytes);
   a.pod(s.has_gpu);
   a.vec(s.step_times, [&](StepTime& x) { a.pod(x); });

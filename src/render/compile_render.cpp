@@ -296,6 +296,8 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
     w.field("graph_ops", c.graph_ops).field("dynamo_starts", c.starts);
     w.key("phases_us");
     write_phases(w, c.phases_us);
+    w.key("time_split_s");
+    write_phases(w, c.time_split_s);
     w.field("recompile_reason", c.recompile_reason);
     w.field("cache_hits", c.cache_hits).field("cache_misses", c.cache_misses);
     w.key("cache_keys").begin_array();
@@ -318,6 +320,8 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
     w.begin_object().field("reason", g.reason).field("frame", g.frame).field("count", g.count);
     w.key("ids").begin_array();
     for (const std::string& id : g.ids) w.value(id);
+    w.end_array().key("user_frames").begin_array();
+    for (const std::string& f : g.user_frames) w.value(f);
     w.end_array().end_object();
   }
   w.end_array();

@@ -408,8 +408,23 @@ struct Server::Impl {
       job = [this, b = std::string(base), n = std::string(next)](const StillWanted& wanted) {
         return reply_of(store.compare(b, n, wanted), kJson);
       };
+    } else if (path == "/api/ranks/groups") {
+      job = [this](const StillWanted& wanted) {
+        return reply_of(store.rank_groups(wanted), kJson);
+      };
     } else if (path == "/api/profiler/ranks") {
-      job = [this](const StillWanted& wanted) { return reply_of(store.ranks(wanted), kJson); };
+      // ?group=N: the job group of /api/ranks/groups to analyse (default: the first).
+      int64_t group = -1;
+      if (const char* g = query(c, "group")) {
+        char* end = nullptr;
+        long long v = std::strtoll(g, &end, 10);
+        if (*g == '\0' || *end != '\0' || v < 0 || v > 1'000'000)
+          return send_reply(c, error_reply(400, "group must be a job group's number (0, 1, ...)"));
+        group = v;
+      }
+      job = [this, group](const StillWanted& wanted) {
+        return reply_of(store.ranks(wanted, group), kJson);
+      };
     } else if (path.starts_with("/api/profiler/")) {
       std::string name = path.substr(std::string_view("/api/profiler/").size());
       bool events = name == "timeline/events";

@@ -563,22 +563,118 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next,
   return r ? *r : abandoned();
 }
 
-Lookup TraceStore::ranks(const StillWanted& wanted) {
-  std::vector<TraceFileInfo> files = list().files;
+struct TraceStore::DirSummaries {
+  std::vector<std::string> names;                           // the traces that loaded
+  std::vector<RankSummary> summaries;                       // parallel to names
+  std::vector<std::pair<std::string, std::string>> failed;  // (name, why)
+  RankGrouping grouping;                                    // over names
+};
+
+std::optional<std::shared_ptr<const TraceStore::DirSummaries>> TraceStore::dir_summaries(
+    const std::vector<TraceFileInfo>& files, const std::string& key, const StillWanted& wanted) {
+  std::lock_guard<std::mutex> lock(summaries_mu_);
+  if (summaries_ && summaries_key_ == key) return summaries_;
+  // Streaming, as `mlprof ranks DIR`: one trace in memory at a time, reduced to its summary.
+  std::vector<std::string> names;
+  for (const TraceFileInfo& info : files)
+    if (!info.compile_log) names.push_back(info.name);
+  auto load_one = [this](const std::string& name) -> Result<Trace> {
+    OpenFile f;
+    std::string message;
+    if (open(name, f, message) != LookupError::kNone) return Status::error(message);
+    return load(f);
+  };
+  std::vector<std::string> errors;
+  std::vector<size_t> error_files;
+  AnalysisOptions options;
+  std::vector<RankSummary> summaries = reduce_rank_files(
+      names, load_one, 1, options.ranks, errors, [&] { return still(wanted); }, &error_files);
+  if (!still(wanted)) return std::nullopt;  // between files: the client may have gone
+  auto d = std::make_shared<DirSummaries>();
+  std::vector<bool> failed(names.size(), false);
+  for (size_t k = 0; k < error_files.size(); ++k) {
+    failed[error_files[k]] = true;
+    d->failed.emplace_back(names[error_files[k]], k < errors.size() ? errors[k] : "");
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!failed[i]) d->names.push_back(names[i]);
+  if (d->names.size() != summaries.size()) d->names.resize(summaries.size());  // defensive
+  d->summaries = std::move(summaries);
+  std::vector<RankTraceInfo> infos;
+  for (const RankSummary& s : d->summaries)
+    infos.push_back(RankTraceInfo{"", s.stats.world_size > 0 ? s.stats.rank : -1,
+                                  s.stats.world_size, s.begin_ns});
+  d->grouping = group_rank_traces(infos);
+  summaries_ = d;
+  summaries_key_ = key;
+  return summaries_;
+}
+
+namespace {
+std::string listing_key(const std::vector<TraceFileInfo>& files) {
   std::string signature;
   for (const TraceFileInfo& f : files)
     signature += f.name + '\n' + std::to_string(f.size) + '\n' + std::to_string(f.mtime_ns) + '\n';
-  std::string key = "ranks\n" + std::to_string(std::hash<std::string>{}(signature)) + '\n' +
-                    std::to_string(files.size());
+  return std::to_string(std::hash<std::string>{}(signature)) + '\n' + std::to_string(files.size());
+}
+}  // namespace
+
+Lookup TraceStore::rank_groups(const StillWanted& wanted) {
+  std::vector<TraceFileInfo> files = list().files;
+  std::string sig = listing_key(files);
+  std::string key = "rank_groups\n" + sig;
   if (Body body = results_.find(key)) return found(body);
   std::optional<Lookup> r = result_flights_.run(
       key,
       [&]() -> std::optional<Lookup> {
-        // Streaming, as `mlprof ranks DIR`: one rank in memory at a time, reduced to its summary.
-        std::vector<std::string> names;
-        for (const TraceFileInfo& info : files)
-          if (!info.compile_log) names.push_back(info.name);
-        // No trace (or none that loads) is no rank at all, as `mlprof ranks DIR` says, not one
+        auto d = dir_summaries(files, sig, wanted);
+        if (!d) return std::nullopt;
+        const DirSummaries& ds = **d;
+        JsonWriter w;
+        w.begin_object().field("window_s", kJobStartWindowNs / 1'000'000'000);
+        w.key("groups").begin_array();
+        for (size_t g = 0; g < ds.grouping.groups.size(); ++g) {
+          const RankGroup& grp = ds.grouping.groups[g];
+          w.begin_object().field("id", static_cast<int64_t>(g)).field("world_size", grp.world_size);
+          w.field("begin_ns", grp.begin_ns)
+              .field("traces_count", static_cast<uint64_t>(grp.traces.size()));
+          w.field("complete", grp.traces.size() == static_cast<size_t>(grp.world_size));
+          w.key("traces").begin_array();
+          for (size_t k : grp.traces)
+            w.begin_object()
+                .field("name", ds.names[k])
+                .field("rank", ds.summaries[k].stats.rank)
+                .field("begin_ns", ds.summaries[k].begin_ns)
+                .end_object();
+          w.end_array().end_object();
+        }
+        w.end_array().key("unrelated").begin_array();
+        for (const auto& [k, why] : ds.grouping.unrelated)
+          w.begin_object().field("name", ds.names[k]).field("why", why).end_object();
+        for (const auto& [name, why] : ds.failed)
+          w.begin_object()
+              .field("name", name)
+              .field("why", "does not load (" + why + ")")
+              .end_object();
+        w.end_array().end_object();
+        Lookup done;
+        done.body = shared(w.take());
+        results_.put(key, done.body);
+        return done;
+      },
+      wanted);
+  return r ? *r : abandoned();
+}
+
+Lookup TraceStore::ranks(const StillWanted& wanted, int64_t group) {
+  std::vector<TraceFileInfo> files = list().files;
+  std::string sig = listing_key(files);
+  std::string key = "ranks\n" + sig + '\n' + std::to_string(group < 0 ? 0 : group);
+  if (Body body = results_.find(key)) return found(body);
+  std::optional<Lookup> r = result_flights_.run(
+      key,
+      [&]() -> std::optional<Lookup> {
+        // No trace (or none of one job) is no rank at all, as `mlprof ranks DIR` says, not one
         // empty rank.
         auto no_ranks = [&](const std::string& why) {
           JsonWriter w;
@@ -588,24 +684,33 @@ Lookup TraceStore::ranks(const StillWanted& wanted) {
           results_.put(key, done.body);
           return done;
         };
-        if (names.empty())
+        bool any = std::any_of(files.begin(), files.end(),
+                               [](const TraceFileInfo& f) { return !f.compile_log; });
+        if (!any)
           return no_ranks("no trace files in this directory (.json, .json.gz, .mlprof, .pickle)");
-        auto load_one = [this](const std::string& name) -> Result<Trace> {
-          OpenFile f;
-          std::string message;
-          if (open(name, f, message) != LookupError::kNone) return Status::error(message);
-          return load(f);
-        };
-        std::vector<std::string> errors;
-        AnalysisOptions options;
-        std::vector<RankSummary> summaries = reduce_rank_files(
-            names, load_one, 1, options.ranks, errors, [&] { return still(wanted); });
-        if (!still(wanted)) return std::nullopt;  // between files: the client may have gone
-        if (summaries.empty() && !errors.empty())
+        auto d = dir_summaries(files, sig, wanted);
+        if (!d) return std::nullopt;
+        const DirSummaries& ds = **d;
+        if (ds.summaries.empty() && !ds.failed.empty())
+          return no_ranks("no trace file in this directory loads: " + ds.failed.front().second +
+                          (ds.failed.size() > 1
+                               ? " (and " + std::to_string(ds.failed.size() - 1) + " more)"
+                               : ""));
+        const auto& groups = ds.grouping.groups;
+        if (groups.empty())
           return no_ranks(
-              "no trace file in this directory loads: " + errors.front() +
-              (errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more)" : ""));
-        AnalysisSet set(std::move(summaries), nullptr, options, std::move(errors));
+              "no traces of a distributed job here: none has distributedInfo (rank and world "
+              "size), so none is analysed as a rank");
+        size_t g = group < 0 ? 0 : static_cast<size_t>(group);
+        if (g >= groups.size())
+          return Lookup{LookupError::kNotFound,
+                        "no job group " + std::to_string(group) + " (there are " +
+                            std::to_string(groups.size()) + ")",
+                        nullptr};
+        std::vector<RankSummary> chosen;
+        for (size_t k : groups[g].traces) chosen.push_back(ds.summaries[k]);
+        AnalysisOptions options;
+        AnalysisSet set(std::move(chosen), nullptr, options, {});
         Lookup done;
         done.body = shared(analysis_json(set, AnalysisId::kRanks));
         results_.put(key, done.body);

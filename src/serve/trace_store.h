@@ -20,6 +20,7 @@
 #include "mlprof/analysis_set.h"
 #include "mlprof/status.h"
 #include "mlprof/trace.h"
+#include "serve/rank_groups.h"
 #include "serve/result_cache.h"
 #include "serve/single_flight.h"
 
@@ -116,8 +117,12 @@ class TraceStore {
   Lookup critical_path(const std::string& name, const CriticalPathWindow& window,
                        const StillWanted& wanted = {});
   Lookup compare(const std::string& base, const std::string& next, const StillWanted& wanted = {});
-  // Over every listed trace; cached by the list of names, sizes and mtimes.
-  Lookup ranks(const StillWanted& wanted = {});
+  // The listed traces (not compile logs) grouped by job (rank_groups.h): each group's traces and
+  // ranks, and the unrelated traces with why. Cached by the list of names, sizes and mtimes.
+  Lookup rank_groups(const StillWanted& wanted = {});
+  // The ranks analysis over one job: `group` indexes rank_groups()' list (-1: the first, the
+  // job with the most traces); kNotFound past its end. Never over traces of different jobs.
+  Lookup ranks(const StillWanted& wanted = {}, int64_t group = -1);
   // The trace `name` itself, opened as get() opens it, for a consumer that asks its analysis
   // stage for more than one cached JSON (mlprof mcp: options, SQL, compare across directories).
   OpenedTrace trace(const std::string& name, const StillWanted& wanted = {});
@@ -162,6 +167,14 @@ class TraceStore {
   std::mutex kept_mu_;
   std::list<std::pair<std::string, SharedTrace>> kept_;  // most recently used first
   std::atomic<uint64_t> loads_{0};
+  // Every listed trace reduced to its rank summary, and their grouping by job; kept until the
+  // listing changes. nullopt: abandoned.
+  struct DirSummaries;
+  std::optional<std::shared_ptr<const DirSummaries>> dir_summaries(
+      const std::vector<TraceFileInfo>& files, const std::string& key, const StillWanted& wanted);
+  std::mutex summaries_mu_;  // held while the summaries are built: one at a time
+  std::string summaries_key_;
+  std::shared_ptr<const DirSummaries> summaries_;
   std::mutex rank_set_mu_;  // held while a rank set is built: one at a time
   std::string rank_set_key_;
   std::shared_ptr<AnalysisSet> rank_set_;

@@ -8,6 +8,8 @@ import { renderFlame } from './flame.js';
 import { base64Bytes, decodeEvents, renderTimeline } from './timeline.js';
 import { barChart, lineChart } from './charts.js';
 import { overview } from './overview.js';
+import { inputTabs } from './inputs.js';
+import { rankGroups } from './rank_groups.js';
 import { roofline } from './roofline.js';
 import { missing, operators, kernels, memory, gpu, modules, compile, criticalPath, criticalPathShown, ranks } from './views.js';
 
@@ -152,7 +154,9 @@ async function compare(c, src) {
   c.append(renderGeneric(r, 'compare'));
 }
 
-const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, roofline, modules, compile, critical_path: criticalPath, ranks, compare };
+// The dashboard's Ranks tab: the served directory's traces grouped by job, one job analysed.
+const ranksTab = (c, src) => (src instanceof RestSource ? rankGroups(c) : ranks(c, src));
+const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, roofline, modules, compile, critical_path: criticalPath, ranks: ranksTab, compare };
 
 // ---- shell --------------------------------------------------------------------------------
 
@@ -184,6 +188,11 @@ function buildTabs(root, src, initial) {
     await done.get(id);
     if (location.hash !== '#' + id) history.replaceState(null, '', '#' + id);
   }
+  // Tabs that cannot apply to the input (a compile log, a memory snapshot) are hidden.
+  const allowed = inputTabs(src).catch(() => null);
+  // The dashboard's Ranks tab is about the directory, not the selected trace: always there.
+  const applies = async (id) => { const a = await allowed; return !a || a.has(id) || (id === 'ranks' && src instanceof RestSource); };
+  const settled = [];
   for (const [id, label] of TABS) {
     const button = el('button', { class: 'tab', role: 'tab', 'data-tab': id, onclick: () => show(id) }, label);
     nav.append(button);
@@ -192,7 +201,9 @@ function buildTabs(root, src, initial) {
       button.hidden = true;
       Promise.resolve(src.get(id)).then(async (r) => { button.hidden = !(await OPTIONAL[id](r, src)); }).catch(() => {});
     }
+    settled.push(applies(id).then((ok) => { if (!ok) button.remove(); }));
   }
+  Promise.all(settled).then(() => { nav.dataset.tabsReady = '1'; });
   root.append(nav, panes);
   const start = TABS.some(([id]) => id === initial) ? initial : 'overview';
   show(start);

@@ -7,6 +7,7 @@ import { el, fmtNs, fmtBytes, fmtCount, fmtPct, unavailable, note, setOrigin } f
 import { dataTable } from './table.js';
 import { card, cards } from './generic.js';
 import { barChart } from './charts.js';
+import { inputKind, compileOverview, snapshotOverview } from './inputs.js';
 
 // What a finding's kind says bounds the run.
 const BOUND = {
@@ -216,6 +217,10 @@ function rankLine(r, s) {
 }
 
 export async function overview(c, src) {
+  // Inputs that are not profiles have their own first screen (inputs.js).
+  const kind = await inputKind(src);
+  if (kind === 'compile_log') { compileOverview(c, await src.get('compile')); return; }
+  if (kind === 'memory_snapshot') { snapshotOverview(c, await src.get('memory_snapshot'), importStrip(await src.get('summary'))); return; }
   const [s, steps, b, g] = await Promise.all(['summary', 'steps', 'bottlenecks', 'gpu'].map((n) => src.get(n)));
   // A report of a rank directory (the dashboard's ranks are every trace of its folder instead).
   const r = src.rankSet ? await src.get('ranks') : null;

@@ -30,6 +30,11 @@ struct CompileRow {
   int64_t graph_ops = -1;
   uint32_t starts = 0;
   std::vector<std::pair<std::string, double>> phases_us;
+  // compile_s split into disjoint parts from the nested compilation_metrics times (each includes
+  // the next): Dynamo = compile - backend, AOTAutograd = backend - inductor, Inductor = inductor
+  // - code gen, code gen. Empty when a time is missing or the nesting does not hold (a lazily
+  // compiled backward counted in inductor but not in backend).
+  std::vector<std::pair<std::string, double>> time_split_s;
   std::string recompile_reason;  // the first (most recent guard) reason
   uint32_t cache_hits = 0, cache_misses = 0;
   std::vector<std::string> cache_keys;
@@ -40,6 +45,9 @@ struct GraphBreak {  // deduplicated by (reason, frame)
   std::string reason, frame;
   uint32_t count = 0;
   std::vector<std::string> ids;
+  // Distinct user frames that called the broken frame (dynamo_start's innermost user frame of
+  // the compile that broke; a restart's is its first attempt's).
+  std::vector<std::string> user_frames;
 };
 
 struct RecompileGroup {  // recompiles of one frame with the same reason (numbers as N)

@@ -85,6 +85,7 @@ struct RankStats {
 struct RankSummary {
   RankStats stats;
   int64_t base_time_ns = 0;  // Kineto baseTimeNanoseconds, 0 when absent
+  int64_t begin_ns = 0;      // the trace's first event, as recorded (serve groups jobs by it)
   uint64_t file_bytes = 0;
   bool has_gpu = false;
   std::vector<StepTime> step_times;
