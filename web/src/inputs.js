@@ -84,7 +84,7 @@ export function compileOverview(c, r) {
   if (nBreaks) box.append(bad(plural(nBreaks, 'graph break'), `${breaks[0].reason} in ${breaks[0].frame}${breaks.length > 1 ? ` (and ${breaks.length - 1} more distinct)` : ''}.`));
   if (nRecompiles) box.append(bad(plural(nRecompiles, 'recompile'), `${recompiles[0].frame}: ${recompiles[0].reason}.`));
   if (!failures.length && !nBreaks && !nRecompiles) {
-    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, 'Compiled cleanly: '),
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound ok' }, 'Compiled cleanly: '),
       'no failure, graph break or recompile in this log.'));
   }
   const hits = sum('cache_hits'), misses = sum('cache_misses'), bypasses = sum('cache_bypasses');
