@@ -95,7 +95,7 @@ std::vector<StreamIdle> idle_breakdown(const GpuEvents& ev, int64_t delay_ns) {
 }
 
 std::vector<StreamQueue> queue_lengths(const Trace& trace, const GpuEvents& ev, size_t max_points) {
-  NameFlag accepted(trace, ev.hta_compatible ? &is_hta_launch_call_name : &is_launch_call_name);
+  NameFlag accepted(trace, ev.hta_compatible ? &is_hta_queue_call_name : &is_launch_call_name);
   struct Point {
     int64_t ts;
     int32_t delta;
@@ -212,7 +212,8 @@ std::vector<MemoryBandwidth> memory_bandwidth(const Trace& trace, const GpuEvent
 }
 
 LaunchStats launch_stats(const Trace& trace, const GpuEvents& ev, const GpuOptions& o) {
-  NameFlag accepted(trace, ev.hta_compatible ? &is_hta_launch_call_name : &is_launch_call_name);
+  NameFlag accepted(trace,
+                    ev.hta_compatible ? &is_hta_launch_stats_call_name : &is_launch_call_name);
   LaunchStats st;
   std::vector<double> cpu, gpu, delay;
   std::vector<LaunchRecord> all_short;

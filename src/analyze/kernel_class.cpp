@@ -207,9 +207,24 @@ KernelType kernel_type(std::string_view name, bool hta_compatible) {
   return t;
 }
 
-bool is_hta_launch_call_name(std::string_view name) {
+namespace {
+constexpr std::string_view kMtiaLaunch = "runFunction - job_prep_and_submit_for_execution";
+}  // namespace
+
+bool is_hta_launch_stats_call_name(std::string_view name) {
   return name == "cudaLaunchKernel" || name == "cudaLaunchKernelExC" || name == "cudaMemcpyAsync" ||
-         name == "cudaMemsetAsync";
+         name == "cudaMemsetAsync" || name == kMtiaLaunch;
+}
+
+bool is_hta_queue_call_name(std::string_view name) {
+  if (is_hta_launch_stats_call_name(name)) return true;
+  static constexpr std::array<std::string_view, 7> kNames = {
+      "cuLaunchKernel", "cuLaunchKernelEx", "hipLaunchKernel",    "hipExtModuleLaunchKernel",
+      "hipMemcpyAsync", "hipMemsetAsync",   "hipMemcpyWithStream"};
+  for (std::string_view k : kNames) {
+    if (name == k) return true;
+  }
+  return false;
 }
 
 bool is_graph_launch_call_name(std::string_view name) {
@@ -218,13 +233,12 @@ bool is_graph_launch_call_name(std::string_view name) {
 }
 
 bool is_launch_call_name(std::string_view name) {
-  if (is_hta_launch_call_name(name)) return true;
-  // MTIA's runtime (category mtia_runtime) submits every kernel and copy through one call.
-  static constexpr std::array<std::string_view, 12> kNames = {
-      "cuLaunchKernel",  "cuLaunchKernelEx", "cudaLaunchCooperativeKernel",
-      "cudaMemcpy",      "cudaMemset",       "cudaMemcpy2DAsync",
-      "cudaGraphLaunch", "hipLaunchKernel",  "hipExtLaunchKernel",
-      "hipMemcpyAsync",  "hipMemsetAsync",   "runFunction - job_prep_and_submit_for_execution"};
+  // HTA's names (with MTIA's submit call, category mtia_runtime, that launches every kernel and
+  // copy there) and more.
+  if (is_hta_queue_call_name(name)) return true;
+  static constexpr std::array<std::string_view, 6> kNames = {
+      "cudaLaunchCooperativeKernel", "cudaMemcpy",      "cudaMemset",
+      "cudaMemcpy2DAsync",           "cudaGraphLaunch", "hipExtLaunchKernel"};
   for (std::string_view k : kNames) {
     if (name == k) return true;
   }

@@ -42,11 +42,16 @@ OpRows op_rows(const Trace& t, const OpStatsOptions& o) {
   // Kineto's own "PyTorch Profiler (0)" span (category Trace) wraps the whole recording: not an
   // op (it read 273.7% of the span, which leaves it out), as in the flame graph and the timeline.
   const StringId cat_trace = t.strings.find(kProfilerSpanCategory);
+  const StringId cat_gpu_annotation = t.strings.find("gpu_user_annotation");
   for (size_t i = 0; i < s.size(); ++i) {
     if (only_cat != StringPool::kNotFound && s.cat[i] != only_cat) continue;
     if (s.cat[i] == cat_trace && s.depth[i] == 0 && only_cat != cat_trace) continue;
     if (!o.include_gpu && t.is_gpu_track(s.track[i])) continue;
-    if (o.hta_compatible && (t.is_gpu_track(s.track[i]) ? !hta_gpu_kept[i] : s.ts[i] >= cpu_end))
+    // HTA's GPU rows are those with args.stream; gpu_user_annotation ranges carry none, so to
+    // HTA they are rows like the CPU ones (kept before the last step), found by category.
+    if (o.hta_compatible &&
+        (t.is_gpu_track(s.track[i]) && s.cat[i] != cat_gpu_annotation ? !hta_gpu_kept[i]
+                                                                      : s.ts[i] >= cpu_end))
       continue;
     uint32_t* link = &first_row[s.name[i]];
     while (*link != kNone && r.category[*link] != s.cat[i]) link = &next_row[*link];

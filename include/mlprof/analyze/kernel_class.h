@@ -70,9 +70,14 @@ bool is_amd_device(const DeviceInfo& device);
 // cudaLaunchKernelExC, cuLaunchKernel, cudaMemcpyAsync, cudaMemsetAsync, cudaGraphLaunch,
 // hipLaunchKernel, ..., MTIA's "runFunction - job_prep_and_submit_for_execution".
 bool is_launch_call_name(std::string_view name);
-// HTA v0.6.1 counts only cudaLaunchKernel, cudaLaunchKernelExC, cudaMemcpyAsync and
-// cudaMemsetAsync in its launch statistics and queue length.
-bool is_hta_launch_call_name(std::string_view name);
+// HTA v0.6.1's launch statistics (cuda_kernel_analysis.py get_cuda_kernel_launch_stats):
+// cudaLaunchKernel, cudaLaunchKernelExC, MTIA's runFunction - job_prep_and_submit_for_execution,
+// and the memory calls cudaMemcpyAsync, cudaMemsetAsync.
+bool is_hta_launch_stats_call_name(std::string_view name);
+// HTA v0.6.1's queue length (trace_symbol_table.py get_runtime_launch_events_mask): those plus
+// cuLaunchKernel(Ex), hipLaunchKernel, hipExtModuleLaunchKernel, hipMemcpyAsync, hipMemsetAsync,
+// hipMemcpyWithStream.
+bool is_hta_queue_call_name(std::string_view name);
 // A CUDA/HIP graph replay: cudaGraphLaunch (and its _ptsz/_v10000 forms), cuGraphLaunch,
 // hipGraphLaunch. Its GPU events share its correlation and have no CPU op of their own.
 bool is_graph_launch_call_name(std::string_view name);
