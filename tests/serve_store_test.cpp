@@ -503,7 +503,7 @@ TEST(RankGroupsTest, JobsAreSplitByWorldSizeRankIdsAndStartTime) {
       {"b0", 0, 2, 102 * s},     {"b1", 1, 2, 103 * s},   // same world size, ranks taken: job B
       {"c0", 0, 4, 100 * s},                              // another world size: job C
       {"d1", 1, 2, 5000 * s},                             // rank 1 of A's size, an hour later: D
-      {"lone", -1, -1, 100 * s}, {"odd", 3, 2, 100 * s},  // no distributedInfo; rank >= world
+      {"lone", -1, -1, 100 * s}, {"odd", 3, 2, 100 * s},  // no rank; rank >= world
   };
   RankGrouping g = group_rank_traces(t);
   ASSERT_EQ(g.groups.size(), 4u);

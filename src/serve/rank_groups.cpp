@@ -14,11 +14,12 @@ RankGrouping group_rank_traces(const std::vector<RankTraceInfo>& traces, int64_t
                    [&](size_t a, size_t b) { return traces[a].begin_ns < traces[b].begin_ns; });
   for (size_t i : order) {
     const RankTraceInfo& t = traces[i];
-    if (t.world_size <= 0 || t.rank < 0) {
+    if (t.rank < 0) {
       out.unrelated.emplace_back(i, "no distributedInfo (rank and world size)");
       continue;
     }
-    if (t.rank >= t.world_size) {
+    // A rank without a world size (older Kineto) joins the jobs of unknown size (-1).
+    if (t.world_size > 0 && t.rank >= t.world_size) {
       out.unrelated.emplace_back(i, "distributedInfo rank " + std::to_string(t.rank) +
                                         " is not below its world size " +
                                         std::to_string(t.world_size));

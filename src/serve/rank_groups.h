@@ -1,8 +1,9 @@
 // The traces of a served directory grouped by the job they are from, so that the dashboard's
 // Ranks view compares the ranks of one job only (issue 28 item 6). A trace belongs to a job by
 // its distributedInfo: the world size, the rank ids (one job has each rank once) and the start
-// time (a job's ranks start within `window_ns` of its first one). Traces without distributedInfo
-// are unrelated: listed, never analysed as ranks.
+// time (a job's ranks start within `window_ns` of its first one). A trace with a rank but no
+// world size joins jobs of unknown size (-1). Traces without a rank are unrelated: listed, never
+// analysed as ranks.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,7 @@ namespace mlprof::serve {
 
 struct RankTraceInfo {
   std::string name;
-  int32_t rank = -1;        // distributedInfo.rank (-1 when absent)
+  int32_t rank = -1;        // distributedInfo.rank, else the file name's (-1 when neither)
   int32_t world_size = -1;  // distributedInfo.world_size (-1 when absent)
   int64_t begin_ns = 0;     // the trace's first event, as recorded
 };

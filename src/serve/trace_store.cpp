@@ -602,8 +602,7 @@ std::optional<std::shared_ptr<const TraceStore::DirSummaries>> TraceStore::dir_s
   d->summaries = std::move(summaries);
   std::vector<RankTraceInfo> infos;
   for (const RankSummary& s : d->summaries)
-    infos.push_back(RankTraceInfo{"", s.stats.world_size > 0 ? s.stats.rank : -1,
-                                  s.stats.world_size, s.begin_ns});
+    infos.push_back(RankTraceInfo{"", s.stats.rank, s.stats.world_size, s.begin_ns});
   d->grouping = group_rank_traces(infos);
   summaries_ = d;
   summaries_key_ = key;
@@ -638,7 +637,8 @@ Lookup TraceStore::rank_groups(const StillWanted& wanted) {
           w.begin_object().field("id", static_cast<int64_t>(g)).field("world_size", grp.world_size);
           w.field("begin_ns", grp.begin_ns)
               .field("traces_count", static_cast<uint64_t>(grp.traces.size()));
-          w.field("complete", grp.traces.size() == static_cast<size_t>(grp.world_size));
+          w.field("complete",
+                  grp.world_size > 0 && grp.traces.size() == static_cast<size_t>(grp.world_size));
           w.key("traces").begin_array();
           for (size_t k : grp.traces)
             w.begin_object()

@@ -258,7 +258,11 @@ try:
     if os.path.exists(src):
         import gzip
         events = json.load(gzip.open(src))
-        slow = [dict(e, ts=e["ts"] * 2, dur=e.get("dur", 0) * 2) for e in events]
+        # Slowed down from its own start (a rank of the same job starts when the others do:
+        # serve groups a folder's ranks by job, start times included).
+        t0 = min(e["ts"] for e in events if "ts" in e)
+        slow = [dict(e, ts=t0 + (e["ts"] - t0) * 2, dur=e.get("dur", 0) * 2) if "ts" in e else e
+                for e in events]
         json.dump({"traceEvents": events, "distributedInfo": {"rank": 0}},
                   open(os.path.join(tmp, "rank0.json"), "w"))
         json.dump({"traceEvents": slow, "distributedInfo": {"rank": 1}},

@@ -14,8 +14,9 @@ async function json(url) {
 function groupLabel(g, t0) {
   const ranksText = g.traces.map((t) => t.rank).join(', ');
   const start = g.begin_ns - t0;
-  return `Job ${g.id + 1}: world size ${g.world_size}, ${g.traces_count} of ${g.world_size} ranks (${ranksText})` +
-    `${g.complete ? '' : ', incomplete'}${start > 0 ? `, starts ${fmtNs(start)} after the first` : ''}`;
+  const size = g.world_size > 0 ? g.world_size : 'unknown';
+  return `Job ${g.id + 1}: world size ${size}, ${g.traces_count}${g.world_size > 0 ? ` of ${g.world_size}` : ''} ranks (${ranksText})` +
+    `${g.complete || g.world_size <= 0 ? '' : ', incomplete'}${start > 0 ? `, starts ${fmtNs(start)} after the first` : ''}`;
 }
 
 export async function rankGroups(c) {
