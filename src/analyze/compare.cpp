@@ -301,7 +301,8 @@ void path_times(const Trace& t, CompareSummary& sum) {
   std::vector<ComparePathRow>& rows = sum.path_rows;
   std::unordered_map<std::string, size_t> index;
   std::vector<CriticalPathOptions> windows;
-  std::vector<size_t> steps = host_step_slices(t);
+  StepMarkers markers = step_markers(t);
+  const std::vector<size_t>& steps = markers.slices;
   if (steps.empty()) {
     CriticalPathOptions o;
     o.annotation = "";
@@ -309,9 +310,8 @@ void path_times(const Trace& t, CompareSummary& sum) {
   } else {
     size_t n = std::min(steps.size(), kComparePathSteps);
     for (size_t k = 0; k < n; ++k) {
-      size_t i = steps[k * steps.size() / n];
       CriticalPathOptions o;
-      o.step = step_number(t.str(t.slices.name[i])).value_or(-1);
+      o.step = markers.numbers[k * steps.size() / n];
       windows.push_back(o);
     }
   }

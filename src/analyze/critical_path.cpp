@@ -52,7 +52,8 @@ bool is_comm_kernel(std::string_view name) {
 
 // What a caller may ask for instead: the steps (numbers) and the annotations (record_function
 // names, how many of each) the trace has.
-std::string window_choices(const Trace& t, const std::vector<size_t>& step_slices) {
+std::string window_choices(const Trace& t, const StepMarkers& m) {
+  const std::vector<size_t>& step_slices = m.slices;
   const SliceTable& s = t.slices;
   std::string out;
   if (step_slices.empty()) {
@@ -66,8 +67,7 @@ std::string window_choices(const Trace& t, const std::vector<size_t>& step_slice
         out += " ...";
         k = step_slices.size() - 1;
       }
-      auto n = step_number(t.str(s.name[step_slices[k]]));
-      out += (k ? ", #" : " #") + (n ? std::to_string(*n) : std::string("?"));
+      out += (k ? ", #" : " #") + std::to_string(m.numbers[k]);
     }
   }
   StringId ua = t.strings.find("user_annotation");
@@ -93,16 +93,15 @@ std::string window_choices(const Trace& t, const std::vector<size_t>& step_slice
   return out + "; --annotation \"\" takes the whole trace";
 }
 
-std::string missing_step(const Trace& t, const std::vector<size_t>& step_slices, int64_t step) {
-  return "no step ProfilerStep#" + std::to_string(step) + " (" + window_choices(t, step_slices) +
-         ")";
+std::string missing_step(const Trace& t, const StepMarkers& m, int64_t step) {
+  std::string name = m.source == StepSource::kProfilerStep ? "ProfilerStep#" : "#";
+  return "no step " + name + std::to_string(step) + " (" + window_choices(t, m) + ")";
 }
 
-std::string missing_instance(const Trace& t, const std::vector<size_t>& step_slices,
-                             const CriticalPathOptions& o, size_t found) {
+std::string missing_instance(const Trace& t, const StepMarkers& m, const CriticalPathOptions& o,
+                             size_t found) {
   return "no instance " + std::to_string(o.instance) + " of an annotation matching '" +
-         o.annotation + "' (" + std::to_string(found) + " found; " +
-         window_choices(t, step_slices) + ")";
+         o.annotation + "' (" + std::to_string(found) + " found; " + window_choices(t, m) + ")";
 }
 
 bool is_allocation_call(std::string_view name) {
@@ -190,24 +189,26 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   res.instance = o.instance;
   res.trace_begin_ns = t.begin_ns();
   // ---- the steps a caller may pick, and the step the window is (if any) ----
-  std::vector<size_t> step_slices = host_step_slices(t);
+  StepMarkers markers = step_markers(t);
+  const std::vector<size_t>& step_slices = markers.slices;
   res.steps_total = step_slices.size();
   for (size_t k = 0; k < step_slices.size() && k < kCriticalPathMaxListedSteps; ++k) {
     size_t i = step_slices[k];
     std::string_view name = t.str(s.name[i]);
-    res.steps.push_back({step_number(name).value_or(-1), std::string(name), s.ts[i], s.dur[i]});
+    res.steps.push_back({markers.numbers[k], std::string(name), s.ts[i], s.dur[i]});
   }
   // ---- the window: the chosen step, or the chosen instance of the annotation ----
   int64_t wb = INT64_MIN, we = INT64_MAX;
   if (o.step >= 0) {
-    auto it = std::find_if(step_slices.begin(), step_slices.end(), [&](size_t i) {
-      return step_number(t.str(s.name[i])) == std::optional<int64_t>(o.step);
-    });
+    auto nit = std::find(markers.numbers.begin(), markers.numbers.end(), o.step);
+    auto it = step_slices.begin() + (nit - markers.numbers.begin());
     if (it == step_slices.end()) {
       res.window_missing = true;
-      res.annotation = "ProfilerStep#" + std::to_string(o.step);
+      res.annotation = markers.source == StepSource::kProfilerStep
+                           ? "ProfilerStep#" + std::to_string(o.step)
+                           : "step #" + std::to_string(o.step);
       res.instance = 0;
-      res.message = missing_step(t, step_slices, o.step);
+      res.message = missing_step(t, markers, o.step);
       return res;
     }
     wb = us_start(s.ts[*it]);
@@ -224,7 +225,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     std::sort(inst.begin(), inst.end());
     if (o.instance >= inst.size()) {
       res.window_missing = true;
-      res.message = missing_instance(t, step_slices, o, inst.size());
+      res.message = missing_instance(t, markers, o, inst.size());
       return res;
     }
     wb = std::get<0>(inst[o.instance]);
@@ -654,18 +655,18 @@ std::optional<std::string> critical_path_unavailable(const Trace& t, const Criti
     return std::string(
         "no CPU ops, runtime calls or GPU events in this trace: the critical path needs a "
         "PyTorch profiler (Kineto) trace");
-  std::vector<size_t> step_slices = host_step_slices(t);
+  StepMarkers markers = step_markers(t);
   if (o.step >= 0) {
-    for (size_t i : step_slices)
-      if (step_number(t.str(s.name[i])) == std::optional<int64_t>(o.step)) return std::nullopt;
-    return missing_step(t, step_slices, o.step);
+    for (int64_t n : markers.numbers)
+      if (n == o.step) return std::nullopt;
+    return missing_step(t, markers, o.step);
   }
   if (o.annotation.empty()) return std::nullopt;
   size_t found = 0;
   for (size_t i = 0; i < s.size(); ++i)
     if (t.str(s.name[i]).find(o.annotation) != std::string_view::npos) ++found;
   if (o.instance < found) return std::nullopt;
-  return missing_instance(t, step_slices, o, found);
+  return missing_instance(t, markers, o, found);
 }
 
 }  // namespace mlprof

@@ -144,11 +144,13 @@ RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
   // previous step is not a step of its own), so both commands count the same steps.
   const SliceTable& s = t.slices;
   int64_t step_total = 0;
-  for (size_t i : host_step_slices(t)) {
+  StepMarkers markers = step_markers(t);
+  for (size_t k = 0; k < markers.slices.size(); ++k) {
+    size_t i = markers.slices[k];
     ++rs.steps;
     step_total += s.dur[i];
     rs.step_max_ns = std::max(rs.step_max_ns, s.dur[i]);
-    sum.step_times.push_back({step_number(t.str(s.name[i])).value_or(0), s.ts[i], s.dur[i]});
+    sum.step_times.push_back({markers.numbers[k], s.ts[i], s.dur[i]});
   }
   std::sort(sum.step_times.begin(), sum.step_times.end(), [](const StepTime& a, const StepTime& b) {
     return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.number < b.number;

@@ -321,6 +321,176 @@ void split_gpu_classes(const Trace& trace, StepsResult& r, bool exact) {
   }
 }
 
+// The engine's iteration annotation of a step: the marker itself, else the first one inside it
+// on its thread (a ProfilerStep or user annotation around vLLM's execute_* or SGLang's step[...]).
+std::optional<ServingIteration> serving_fields(const Trace& trace, size_t step) {
+  const SliceTable& s = trace.slices;
+  auto parse = [&](size_t i) -> std::optional<ServingIteration> {
+    std::string_view n = trace.str(s.name[i]);
+    if (n.starts_with("execute_")) return parse_vllm_iteration(n);
+    if (n.starts_with("step[")) return parse_sglang_iteration(n);
+    return std::nullopt;
+  };
+  if (auto it = parse(step)) return it;
+  size_t track_end = trace.track_slice_begin[s.track[step] + 1];
+  for (size_t j = step + 1; j < track_end && s.ts[j] < s.end(step); ++j)
+    if (auto it = parse(j)) return it;
+  return std::nullopt;
+}
+
+// Steps during which a graph was captured (cuda/hipStreamBeginCapture on a host thread).
+void mark_captures(const Trace& trace, StepsResult& r) {
+  const SliceTable& s = trace.slices;
+  std::vector<int8_t> memo(trace.strings.size(), -1);
+  std::vector<int64_t> at;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (trace.is_gpu_track(s.track[i])) continue;
+    int8_t& m = memo[s.name[i]];
+    if (m < 0) m = contains(trace.str(s.name[i]), "StreamBeginCapture") ? 1 : 0;
+    if (m == 1) at.push_back(s.ts[i]);
+  }
+  std::sort(at.begin(), at.end());
+  for (StepInfo& st : r.steps) {
+    auto it = std::lower_bound(at.begin(), at.end(), st.begin_ns);
+    st.capture = it != at.end() && *it < st.begin_ns + st.dur_ns;
+  }
+}
+
+// The union of GPU work (kernels, copies, sets; not annotations or syncs) and its length inside
+// any window.
+class GpuBusy {
+ public:
+  explicit GpuBusy(const Trace& trace) {
+    const SliceTable& s = trace.slices;
+    std::vector<std::pair<int64_t, int64_t>> iv;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (!trace.is_gpu_track(s.track[i]) || s.dur[i] <= 0) continue;
+      GpuWorkKind k = gpu_work_kind(trace.str(s.cat[i]), trace.str(s.name[i]));
+      if (k == GpuWorkKind::kAnnotation || k == GpuWorkKind::kSync) continue;
+      iv.emplace_back(s.ts[i], s.end(i));
+    }
+    std::sort(iv.begin(), iv.end());
+    for (const auto& [a, b] : iv) {
+      if (!merged_.empty() && a <= merged_.back().second) {
+        merged_.back().second = std::max(merged_.back().second, b);
+      } else {
+        merged_.emplace_back(a, b);
+      }
+    }
+  }
+  int64_t in(int64_t lo, int64_t hi) const {
+    int64_t sum = 0;
+    auto it = std::lower_bound(merged_.begin(), merged_.end(), std::make_pair(lo, INT64_MIN));
+    if (it != merged_.begin()) --it;
+    for (; it != merged_.end() && it->first < hi; ++it)
+      sum += std::max<int64_t>(0, std::min(hi, it->second) - std::max(lo, it->first));
+    return sum;
+  }
+
+ private:
+  std::vector<std::pair<int64_t, int64_t>> merged_;
+};
+
+// No iteration markers: the TensorBoard plugin's one step, spanning the CPU ops (host slices but
+// Kineto's profiler span) and extended to the GPU work they launched.
+void trace_span_window(const Trace& trace, StepsResult& r) {
+  const SliceTable& s = trace.slices;
+  const StringId cat_trace = trace.strings.find(kProfilerSpanCategory);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (trace.is_gpu_track(s.track[i]) || s.cat[i] == cat_trace) continue;
+    lo = std::min(lo, s.ts[i]);
+    hi = std::max(hi, s.end(i));
+  }
+  if (lo > hi) {
+    r.source = StepSource::kNone;
+    return;
+  }
+  StepInfo st;
+  st.name = "trace span (no iteration markers)";
+  st.begin_ns = lo;
+  st.dur_ns = hi - lo;
+  st.phase_ns[static_cast<size_t>(StepPhase::kOther)] = st.dur_ns;
+  if (has_gpu(trace)) {
+    DeviceStepWindows w = device_step_windows(trace, {{lo, hi}});
+    st.gpu_begin_ns = w.windows[0].first;
+    st.gpu_dur_ns = w.windows[0].second - w.windows[0].first;
+    st.device_events = w.device_events[0];
+    st.gpu_busy_ns = GpuBusy(trace).in(st.gpu_begin_ns, st.gpu_begin_ns + st.gpu_dur_ns);
+  }
+  r.span = std::move(st);
+}
+
+// Warm-up: the leading iterations (graph captures among them skipped) that take over 1.5x the
+// median host time of their phase (medians over the iterations that capture nothing); captures
+// anywhere are out of the steady state too. Then per phase: distributions over the steady-state
+// iterations.
+void steady_state(StepsResult& r) {
+  constexpr double kWarmupFactor = 1.5;
+  std::array<std::vector<double>, kIterationPhaseCount> by_phase;
+  auto phase = [](const StepInfo& st) {
+    return static_cast<size_t>(st.serving ? st.serving->phase : IterationPhase::kUnknown);
+  };
+  for (const StepInfo& st : r.steps)
+    if (!st.capture) by_phase[phase(st)].push_back(static_cast<double>(st.dur_ns));
+  std::array<double, kIterationPhaseCount> med{};
+  for (size_t p = 0; p < kIterationPhaseCount; ++p) med[p] = stats::median(by_phase[p]);
+  size_t k = 0;
+  for (; k < r.steps.size(); ++k) {
+    StepInfo& st = r.steps[k];
+    if (st.capture) continue;  // counted as a capture, not as warm-up
+    size_t p = phase(st);
+    bool slow = by_phase[p].size() >= 3 && static_cast<double>(st.dur_ns) > kWarmupFactor * med[p];
+    if (!slow) break;
+    st.warmup = true;
+    ++r.warmup_count;
+  }
+  r.steady_first = k;
+  for (const StepInfo& st : r.steps) {
+    if (st.capture) ++r.capture_count;
+    if (!st.warmup && !st.capture) ++r.steady_count;
+  }
+  for (size_t p = 0; p < kIterationPhaseCount; ++p) {
+    std::vector<double> host, busy, idle, batch;
+    PhaseStats ps;
+    ps.phase = static_cast<IterationPhase>(p);
+    for (const StepInfo& st : r.steps) {
+      if (st.warmup || st.capture || phase(st) != p) continue;
+      host.push_back(static_cast<double>(st.dur_ns));
+      if (st.gpu_busy_ns >= 0) {
+        busy.push_back(static_cast<double>(st.gpu_busy_ns));
+        idle.push_back(static_cast<double>(st.gpu_dur_ns - st.gpu_busy_ns));
+      }
+      if (st.serving && st.serving->batch_size >= 0)
+        batch.push_back(static_cast<double>(st.serving->batch_size));
+      if (st.serving) {
+        ps.tokens += std::max<int64_t>(0, st.serving->context_tokens) +
+                     std::max<int64_t>(0, st.serving->generation_tokens);
+      }
+    }
+    if (host.empty()) continue;
+    ps.count = host.size();
+    std::sort(host.begin(), host.end());
+    ps.host_mean_ns = stats::mean(host);
+    ps.host_p50_ns = stats::quantile_sorted(host, 0.5);
+    ps.host_p90_ns = stats::quantile_sorted(host, 0.9);
+    ps.host_min_ns = static_cast<int64_t>(host.front());
+    ps.host_max_ns = static_cast<int64_t>(host.back());
+    if (!busy.empty()) {
+      std::sort(busy.begin(), busy.end());
+      ps.gpu_busy_mean_ns = stats::mean(busy);
+      ps.gpu_busy_p50_ns = stats::quantile_sorted(busy, 0.5);
+      ps.idle_mean_ns = stats::mean(idle);
+    }
+    if (!batch.empty()) {
+      ps.batch_mean = stats::mean(batch);
+      ps.batch_min = static_cast<int64_t>(*std::min_element(batch.begin(), batch.end()));
+      ps.batch_max = static_cast<int64_t>(*std::max_element(batch.begin(), batch.end()));
+    }
+    r.phases.push_back(ps);
+  }
+}
+
 }  // namespace
 
 DeviceStepWindows device_step_windows(const Trace& trace,
@@ -427,33 +597,17 @@ DeviceStepWindows device_step_windows(const Trace& trace,
   return out;
 }
 
-std::vector<size_t> host_step_slices(const Trace& trace) {
-  const SliceTable& s = trace.slices;
-  // Step markers on host threads (Kineto also mirrors them on GPU streams as annotations).
-  std::vector<size_t> candidates;
-  std::vector<int8_t> is_step_name(trace.strings.size(), kNotComputed);
-  for (size_t i = 0; i < s.size(); ++i) {
-    int8_t& k = is_step_name[s.name[i]];
-    if (k == kNotComputed) k = step_number(trace.str(s.name[i])) ? 1 : 0;
-    if (k == 1 && !trace.is_gpu_track(s.track[i])) candidates.push_back(i);
-  }
-  std::sort(candidates.begin(), candidates.end(),
-            [&](size_t a, size_t b) { return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : a < b; });
-  std::vector<size_t> steps;
-  int64_t last_end = INT64_MIN;
-  for (size_t i : candidates) {
-    if (s.ts[i] < last_end) continue;  // a duplicate marker inside the previous step
-    steps.push_back(i);
-    last_end = s.end(i);
-  }
-  return steps;
-}
-
 StepsResult analyze_steps(const Trace& trace, const StepsOptions& options) {
   StepsResult r;
   const SliceTable& s = trace.slices;
-  std::vector<size_t> step_slices = host_step_slices(trace);
-  if (step_slices.empty()) return r;
+  StepMarkers markers = step_markers(trace, options.step_annotation);
+  r.source = markers.source;
+  r.step_annotation = options.step_annotation;
+  const std::vector<size_t>& step_slices = markers.slices;
+  if (step_slices.empty()) {
+    if (r.source == StepSource::kTraceSpan) trace_span_window(trace, r);
+    return r;
+  }
 
   PhaseCache cache(trace);
   std::vector<PhaseBoundary> bounds;
@@ -466,12 +620,14 @@ StepsResult analyze_steps(const Trace& trace, const StepsOptions& options) {
     }
     StepInfo st;
     st.name = std::string(trace.str(s.name[i]));
-    st.number = step_number(st.name).value_or(0);
+    st.number = markers.numbers[r.steps.size()];
     st.begin_ns = s.ts[i];
     st.dur_ns = s.dur[i];
     split_cpu_phases(trace, i, cache, siblings, st, bounds);
+    st.serving = serving_fields(trace, i);
     r.steps.push_back(std::move(st));
   }
+  mark_captures(trace, r);
   r.has_gpu = has_gpu(trace);
   if (r.has_gpu) {
     std::vector<std::pair<int64_t, int64_t>> host;
@@ -487,7 +643,11 @@ StepsResult analyze_steps(const Trace& trace, const StepsOptions& options) {
     r.plugin_steps = w.kept;
     split_gpu_classes(trace, r, options.tb_plugin_classes);
     r.tb_plugin_classes = options.tb_plugin_classes;
+    GpuBusy busy(trace);
+    for (StepInfo& st : r.steps)
+      st.gpu_busy_ns = busy.in(st.gpu_begin_ns, st.gpu_begin_ns + st.gpu_dur_ns);
   }
+  steady_state(r);
 
   std::vector<double> durs;
   durs.reserve(r.steps.size());

@@ -67,6 +67,7 @@ MLPROF_REGISTER_COMMAND(
           text.rows = a->top;
         }
         o.flops.peak_tflops = a->peak;
+        o.steps.step_annotation = a->in.step_annotation;
         auto set = open_analysis(a->in.path, o, a->in.threads);
         if (!set) return kExitBadInput;
         const std::vector<AnalysisId>& ids = analyze_analyses();

@@ -31,6 +31,7 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("--top", o->critical_path.top, "events listed");
       return [a, o, no_zero_launch, app]() {
         o->critical_path.zero_weight_launch_edges = !*no_zero_launch;
+        o->steps.step_annotation = a->step_annotation;
         auto set = open_analysis(a->path, *o, a->threads);
         if (!set) return kExitBadInput;
         // A window asked for by name that the trace does not have is bad input: one line on

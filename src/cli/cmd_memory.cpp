@@ -23,6 +23,7 @@ MLPROF_REGISTER_COMMAND(
         if (points->count()) o->memory_snapshot.timeline_points = o->memory.timeline_points;
         // A CUDA allocator snapshot loads as a trace too; this command shows the allocator's own
         // view of it (segments, blocks, replayed peak), the memory analysis of anything else.
+        o->steps.step_annotation = a->step_annotation;
         auto set = open_analysis(a->path, *o, a->threads);
         if (!set) return kExitBadInput;
         AnalysisId id =

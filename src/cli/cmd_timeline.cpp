@@ -21,7 +21,9 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("-o,--output", a->out, "write an interactive HTML timeline here");
       sub.add_flag("--json", a->json, "machine-readable output");
       return [a]() {
-        AnalysisArgs in{a->path, a->json, 0};
+        AnalysisArgs in;
+        in.path = a->path;
+        in.json = a->json;
         auto set = open_analysis(in.path);
         if (!set) return kExitBadInput;
         const TimelineResult& r = set->timeline();

@@ -77,6 +77,7 @@ struct AnalysisArgs {
   bool json = false;
   bool csv = false;  // the analysis's main table as CSV (render/analysis_csv.h)
   unsigned threads = 0;
+  std::string step_annotation;  // --step-annotation REGEX: the iteration marker (steps model)
 };
 void add_analysis_args(CLI::App& sub, AnalysisArgs& a);
 

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <system_error>
 
 #include "cli/command.h"
@@ -125,6 +126,15 @@ std::optional<Input> open_input_or_report(const std::string& path, InputAccept a
 
 std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options,
                                            unsigned threads) {
+  if (!options.steps.step_annotation.empty()) {
+    try {
+      std::regex check(options.steps.step_annotation, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      std::fprintf(stderr, "mlprof: --step-annotation '%s': not a valid regular expression (%s)\n",
+                   options.steps.step_annotation.c_str(), e.what());
+      return nullptr;
+    }
+  }
   std::optional<Input> in = open_input_or_report(path);
   if (!in) return nullptr;
   if (!in->rank_dir())  // a trace file, or a TORCH_TRACE directory's logs
@@ -144,6 +154,9 @@ void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {
   sub.add_flag("--json", a.json, "machine-readable output");
   sub.add_flag("--csv", a.csv, "the main table as CSV")->excludes("--json");
   sub.add_option("--threads", a.threads, "rank traces loaded at once (0 = all cores)");
+  sub.add_option("--step-annotation", a.step_annotation,
+                 "REGEX naming the slice that is one iteration (default: ProfilerStep#N, else "
+                 "vLLM execute_*, else SGLang step[...]; docs/serving.md)");
 }
 
 int print_analysis(AnalysisSet& set, AnalysisId id, bool json, const TextOptions& text) {
@@ -176,7 +189,9 @@ int output_analysis(AnalysisSet& set, AnalysisId id, const AnalysisArgs& a,
 
 int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOptions& options,
                          const TextOptions& text) {
-  auto set = open_analysis(a.path, options, a.threads);
+  AnalysisOptions o = options;
+  if (!a.step_annotation.empty()) o.steps.step_annotation = a.step_annotation;
+  auto set = open_analysis(a.path, std::move(o), a.threads);
   if (!set) return kExitBadInput;
   return output_analysis(*set, id, a, text);
 }

@@ -84,8 +84,10 @@ RankPlan plan_rank(const Trace& t, const std::optional<StepRange>& steps) {
     const SliceTable& s = t.slices;
     std::vector<int64_t> number;
     std::vector<std::pair<int64_t, int64_t>> host;
-    for (size_t i : host_step_slices(t)) {
-      number.push_back(step_number(t.str(s.name[i])).value_or(0));
+    StepMarkers markers = step_markers(t);
+    for (size_t k = 0; k < markers.slices.size(); ++k) {
+      size_t i = markers.slices[k];
+      number.push_back(markers.numbers[k]);
       host.emplace_back(s.ts[i], s.end(i));
     }
     DeviceStepWindows dev = device_step_windows(t, host);

@@ -13,9 +13,89 @@ double frac(int64_t part, int64_t whole) {
 }
 }  // namespace
 
+namespace {
+
+std::string source_line(const StepsResult& r) {
+  switch (r.source) {
+    case StepSource::kProfilerStep:
+      return "Iterations: ProfilerStep#N\n";
+    case StepSource::kAnnotation:
+      return "Iterations: annotations matching --step-annotation '" + r.step_annotation + "'\n";
+    case StepSource::kVllm:
+      return "Iterations: vLLM execute_* annotations\n";
+    case StepSource::kSglang:
+      return "Iterations: SGLang step[...] annotations\n";
+    default:
+      return "";
+  }
+}
+
+std::string span_text(const StepInfo& st, bool gpu) {
+  std::string out =
+      "No iteration markers (ProfilerStep#N, vLLM execute_*, SGLang step[...], or "
+      "--step-annotation REGEX): one window by the TensorBoard plugin's rule, the CPU ops' span "
+      "extended to the GPU work they launched.\nHost span " +
+      format_duration_ns(static_cast<double>(st.dur_ns));
+  if (gpu && st.gpu_busy_ns >= 0) {
+    out += ", GPU window " + format_duration_ns(static_cast<double>(st.gpu_dur_ns)) +
+           ", GPU busy " + format_duration_ns(static_cast<double>(st.gpu_busy_ns)) + " (" +
+           format_percent(frac(st.gpu_busy_ns, st.gpu_dur_ns)) + "), idle " +
+           format_duration_ns(static_cast<double>(st.gpu_dur_ns - st.gpu_busy_ns));
+  }
+  return out + ".\n";
+}
+
+std::string serving_text(const StepsResult& r, size_t width) {
+  bool any = false;
+  for (const StepInfo& st : r.steps) any = any || st.serving.has_value() || st.capture;
+  if (!any) return "";
+  std::string out = "\nSteady state: " + std::to_string(r.steady_count) + " of " +
+                    std::to_string(r.steps.size()) + " iterations";
+  if (r.warmup_count > 0 || r.capture_count > 0) {
+    out += " (left out: " + std::to_string(r.warmup_count) +
+           " warm-up, leading iterations over 1.5x their phase's median host time; " +
+           std::to_string(r.capture_count) + " capturing a graph)";
+  }
+  out += "\n";
+  TextTable t;
+  t.add_column("phase", TextTable::Align::kLeft);
+  t.add_column("iterations");
+  t.add_column("batch");
+  t.add_column("tokens");
+  t.add_column("host mean");
+  t.add_column("host p50");
+  t.add_column("host p90");
+  t.add_column("GPU busy mean");
+  t.add_column("GPU idle mean");
+  for (const PhaseStats& p : r.phases) {
+    std::string batch = "-";
+    if (p.batch_mean >= 0) {
+      char b[64];
+      std::snprintf(b, sizeof b, "%.1f (%lld-%lld)", p.batch_mean,
+                    static_cast<long long>(p.batch_min), static_cast<long long>(p.batch_max));
+      batch = b;
+    }
+    t.add_row({std::string(iteration_phase_name(p.phase)), std::to_string(p.count), batch,
+               std::to_string(p.tokens), format_duration_ns(p.host_mean_ns),
+               format_duration_ns(p.host_p50_ns), format_duration_ns(p.host_p90_ns),
+               p.gpu_busy_mean_ns >= 0 ? format_duration_ns(p.gpu_busy_mean_ns) : "-",
+               p.idle_mean_ns >= 0 ? format_duration_ns(p.idle_mean_ns) : "-"});
+  }
+  out += t.render(width);
+  return out;
+}
+
+}  // namespace
+
 std::string render_steps_text(const StepsResult& r, size_t width) {
-  if (r.steps.empty()) return "No steps found (no ProfilerStep#N slices).\n";
-  std::string out;
+  if (r.span) return span_text(*r.span, r.span->gpu_dur_ns > 0);
+  if (r.steps.empty()) {
+    return r.source == StepSource::kNone && !r.step_annotation.empty()
+               ? "No steps found (no slice matches --step-annotation '" + r.step_annotation +
+                     "').\n"
+               : "No steps found (no ProfilerStep#N slices).\n";
+  }
+  std::string out = source_line(r);
   char buf[256];
   std::snprintf(buf, sizeof buf, "%zu steps: mean %s, std %s, median %s, min %s, max %s\n",
                 r.steps.size(), format_duration_ns(r.mean_ns).c_str(),
@@ -38,6 +118,7 @@ std::string render_steps_text(const StepsResult& r, size_t width) {
                     format_duration_ns(static_cast<double>(r.phase_total_ns[p])),
                     format_percent(frac(r.phase_total_ns[p], r.total_ns))});
   out += phases.render(width);
+  out += serving_text(r, width);
   if (r.has_gpu) {
     out +=
         "\nTime by class (TensorBoard plugin priority, all steps, each step's GPU-extended "
@@ -74,6 +155,13 @@ std::string render_steps_text(const StepsResult& r, size_t width) {
   t.add_column("optimizer");
   t.add_column("comm");
   t.add_column("other");
+  bool serving = false;
+  for (const StepInfo& s : r.steps) serving = serving || s.serving.has_value();
+  if (serving) {
+    t.add_column("phase", TextTable::Align::kLeft);
+    t.add_column("batch");
+  }
+  if (r.has_gpu) t.add_column("GPU busy");
   t.add_column("");
   for (const StepInfo& s : r.steps) {
     std::vector<std::string> row{s.name, format_duration_ns(static_cast<double>(s.dur_ns))};
@@ -82,7 +170,18 @@ std::string render_steps_text(const StepsResult& r, size_t width) {
                     (s.plugin_dropped ? "*" : ""));
     for (size_t p = 0; p < kStepPhaseCount; ++p)
       row.push_back(format_percent(frac(s.phase_ns[p], s.dur_ns)));
-    row.push_back(s.outlier ? "outlier" : "");
+    if (serving) {
+      row.push_back(s.serving ? std::string(iteration_phase_name(s.serving->phase)) : "");
+      row.push_back(s.serving && s.serving->batch_size >= 0 ? std::to_string(s.serving->batch_size)
+                                                            : "");
+    }
+    if (r.has_gpu) row.push_back(format_duration_ns(static_cast<double>(s.gpu_busy_ns)));
+    std::string note = s.outlier ? "outlier" : "";
+    if (s.capture)
+      note += note.empty() ? "capture" : ", capture";
+    else if (s.warmup)
+      note += note.empty() ? "warm-up" : ", warm-up";
+    row.push_back(note);
     t.add_row(std::move(row));
   }
   out += t.render(width);
@@ -91,9 +190,88 @@ std::string render_steps_text(const StepsResult& r, size_t width) {
   return out;
 }
 
+namespace {
+void write_serving(JsonWriter& w, const ServingIteration& it) {
+  w.key("serving").begin_object();
+  w.field("phase", iteration_phase_name(it.phase));
+  if (!it.mode.empty()) w.field("mode", it.mode);
+  auto opt = [&](std::string_view k, int64_t v) {
+    w.key(k);
+    if (v >= 0) {
+      w.value(v);
+    } else {
+      w.null();
+    }
+  };
+  opt("batch_size", it.batch_size);
+  opt("num_tokens", it.num_tokens);
+  opt("context_requests", it.context_requests);
+  opt("generation_requests", it.generation_requests);
+  opt("context_tokens", it.context_tokens);
+  opt("generation_tokens", it.generation_tokens);
+  opt("context_kv_tokens", it.context_kv);
+  opt("generation_kv_tokens", it.generation_kv);
+  w.end_object();
+}
+
+void write_span(JsonWriter& w, const StepInfo& st) {
+  w.key("span").begin_object();
+  w.field("begin_ns", st.begin_ns);
+  w.field("dur_ns", st.dur_ns);
+  if (st.gpu_busy_ns >= 0) {
+    w.field("gpu_begin_ns", st.gpu_begin_ns);
+    w.field("gpu_dur_ns", st.gpu_dur_ns);
+    w.field("gpu_busy_ns", st.gpu_busy_ns);
+    w.field("gpu_idle_ns", st.gpu_dur_ns - st.gpu_busy_ns);
+    w.field("device_events", st.device_events);
+  }
+  w.key("rule").value(
+      "no iteration markers: one window from the first CPU op's start to the last one's end, "
+      "extended to the end of the GPU work launched inside it (the TensorBoard plugin's rule)");
+  w.end_object();
+}
+}  // namespace
+
 void write_steps_json(JsonWriter& w, const StepsResult& r) {
   w.begin_object();
+  w.field("source", step_source_name(r.source));
+  if (!r.step_annotation.empty()) w.field("step_annotation", r.step_annotation);
+  if (r.span) write_span(w, *r.span);
   w.field("count", static_cast<uint64_t>(r.steps.size()));
+  w.key("steady_state").begin_object();
+  w.field("first_index", static_cast<uint64_t>(r.steady_first));
+  w.field("count", static_cast<uint64_t>(r.steady_count));
+  w.field("warmup", static_cast<uint64_t>(r.warmup_count));
+  w.field("capture", static_cast<uint64_t>(r.capture_count));
+  w.key("rule").value(
+      "left out: warm-up (the leading iterations, graph captures skipped, that take over 1.5x "
+      "the median host time of their phase) and every iteration that captures a graph "
+      "(Stream*BeginCapture inside it)");
+  w.end_object();
+  w.key("phases").begin_array();
+  for (const PhaseStats& p : r.phases) {
+    w.begin_object();
+    w.field("phase", iteration_phase_name(p.phase));
+    w.field("count", static_cast<uint64_t>(p.count));
+    w.field("host_mean_ns", p.host_mean_ns);
+    w.field("host_p50_ns", p.host_p50_ns);
+    w.field("host_p90_ns", p.host_p90_ns);
+    w.field("host_min_ns", p.host_min_ns);
+    w.field("host_max_ns", p.host_max_ns);
+    if (p.gpu_busy_mean_ns >= 0) {
+      w.field("gpu_busy_mean_ns", p.gpu_busy_mean_ns);
+      w.field("gpu_busy_p50_ns", p.gpu_busy_p50_ns);
+      w.field("gpu_idle_mean_ns", p.idle_mean_ns);
+    }
+    if (p.batch_mean >= 0) {
+      w.field("batch_mean", p.batch_mean);
+      w.field("batch_min", p.batch_min);
+      w.field("batch_max", p.batch_max);
+    }
+    w.field("tokens", p.tokens);
+    w.end_object();
+  }
+  w.end_array();
   w.field("mean_ns", r.mean_ns);
   w.field("std_ns", r.std_ns);
   w.field("median_ns", r.median_ns);
@@ -137,6 +315,9 @@ void write_steps_json(JsonWriter& w, const StepsResult& r) {
     w.field("begin_ns", s.begin_ns);
     w.field("dur_ns", s.dur_ns);
     w.field("outlier", s.outlier);
+    w.field("warmup", s.warmup);
+    w.field("capture", s.capture);
+    if (s.serving) write_serving(w, *s.serving);
     w.key("phase_ns").begin_object();
     for (size_t p = 0; p < kStepPhaseCount; ++p)
       w.field(step_phase_name(static_cast<StepPhase>(p)), s.phase_ns[p]);
@@ -145,6 +326,8 @@ void write_steps_json(JsonWriter& w, const StepsResult& r) {
       w.field("gpu_begin_ns", s.gpu_begin_ns);
       w.field("gpu_dur_ns", s.gpu_dur_ns);
       w.field("device_events", s.device_events);
+      w.field("gpu_busy_ns", s.gpu_busy_ns);
+      w.field("gpu_idle_ns", s.gpu_dur_ns - s.gpu_busy_ns);
       w.field("plugin_dropped", s.plugin_dropped);
       w.key("gpu_class_ns").begin_object();
       for (size_t c = 0; c < kGpuStepClassCount; ++c)

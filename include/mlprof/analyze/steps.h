@@ -54,9 +54,48 @@ std::string_view gpu_step_class_name(GpuStepClass c);  // "kernel", "memcpy", ..
 // compare, GPU analyses, ranks).
 std::optional<int64_t> step_number(std::string_view name);
 
-// The steps of a trace as `mlprof steps` counts them: the ProfilerStep#N slices on host threads
-// (not GPU streams), in time order, a marker starting inside the previous step left out as a
-// duplicate. Indices into trace.slices.
+// Where a trace's iterations come from (the step model), chosen from what the trace has, in this
+// order: a user-named annotation (--step-annotation REGEX), ProfilerStep#N, vLLM's execution
+// annotations (execute_<N>_context_<nc>(...)_generation_<ng>(...), older
+// execute_context_<nc>(...)), SGLang's step[MODE bs=.. ...]; with none of these, the TensorBoard
+// plugin's rule: one window spanning the CPU ops, extended to the GPU work they launched
+// (kTraceSpan).
+enum class StepSource : uint8_t { kNone, kProfilerStep, kAnnotation, kVllm, kSglang, kTraceSpan };
+std::string_view step_source_name(StepSource s);  // "profiler_step", "annotation", "vllm", ...
+
+// What an engine iteration did, parsed from its annotation; -1 where the annotation does not say.
+enum class IterationPhase : uint8_t { kUnknown, kPrefill, kDecode, kMixed };
+inline constexpr size_t kIterationPhaseCount = 4;
+std::string_view iteration_phase_name(IterationPhase p);  // "unknown", "prefill", "decode", "mixed"
+struct ServingIteration {
+  IterationPhase phase = IterationPhase::kUnknown;
+  std::string mode;         // SGLang's forward mode (DECODE, EXTEND, MIXED, ...); vLLM: empty
+  int64_t batch_size = -1;  // requests in the batch
+  int64_t num_tokens = -1;  // tokens scheduled (vLLM's N, SGLang's toks=)
+  int64_t context_requests = -1, generation_requests = -1;
+  int64_t context_tokens = -1, generation_tokens = -1;  // query tokens (sum of sq)
+  int64_t context_kv = -1, generation_kv = -1;          // key tokens attended (sum of sk)
+};
+// vLLM: "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)" and
+// the older "execute_context_1(888_788544)_generation_0(0)" (context tokens first in its
+// parentheses); SGLang: "step[DECODE bs=32]", "step[EXTEND bs=15 toks=15360]".
+std::optional<ServingIteration> parse_vllm_iteration(std::string_view name);
+std::optional<ServingIteration> parse_sglang_iteration(std::string_view name);
+
+// The iteration markers of a trace (one source, see StepSource): host-thread slices (not GPU
+// streams) in time order, a marker starting inside the previous one left out as a duplicate.
+// numbers: N of ProfilerStep#N, else the ordinal. kTraceSpan/kNone: no slices. An invalid
+// regex gives source kNone and `error`.
+struct StepMarkers {
+  StepSource source = StepSource::kNone;
+  std::vector<size_t> slices;
+  std::vector<int64_t> numbers;
+  std::string error;
+};
+StepMarkers step_markers(const Trace& trace, std::string_view step_annotation = {});
+
+// The steps of a trace as `mlprof steps` counts them without --step-annotation:
+// step_markers(trace).slices. Indices into trace.slices.
 std::vector<size_t> host_step_slices(const Trace& trace);
 
 // Outlier rule: |duration - median| > kStepOutlierMads * 1.4826 * MAD (a robust 3-sigma; the
@@ -64,9 +103,14 @@ std::vector<size_t> host_step_slices(const Trace& trace);
 inline constexpr double kStepOutlierMads = 3.0;
 
 struct StepInfo {
-  int64_t number = 0;  // N of ProfilerStep#N
+  int64_t number = 0;  // N of ProfilerStep#N, else the ordinal
   std::string name;
-  int64_t begin_ns = 0, dur_ns = 0;                 // the host window (ProfilerStep slice)
+  // Serving: parsed from the marker, or from an engine annotation inside a ProfilerStep.
+  std::optional<ServingIteration> serving;
+  bool capture = false;              // a graph capture (Stream*BeginCapture) ran inside it
+  bool warmup = false;               // left out of the steady state (see StepsResult)
+  int64_t gpu_busy_ns = -1;          // union of GPU work inside the GPU window (GPU traces)
+  int64_t begin_ns = 0, dur_ns = 0;  // the host window (ProfilerStep slice)
   std::array<int64_t, kStepPhaseCount> phase_ns{};  // sums to dur_ns
   // GPU traces: the step as the GPU sees it (the TensorBoard plugin's rule, device_step_windows):
   // from the previous step's GPU end (or the host start, whichever is later) to the end of the
@@ -78,8 +122,33 @@ struct StepInfo {
   bool outlier = false;
 };
 
+// Per iteration phase (steady-state iterations only): distributions of host time, GPU busy
+// and batch size.
+struct PhaseStats {
+  IterationPhase phase = IterationPhase::kUnknown;
+  size_t count = 0;
+  double host_mean_ns = 0, host_p50_ns = 0, host_p90_ns = 0;
+  int64_t host_min_ns = 0, host_max_ns = 0;
+  double gpu_busy_mean_ns = -1, gpu_busy_p50_ns = -1;  // -1: no GPU
+  double idle_mean_ns = -1;                            // GPU window - GPU busy
+  double batch_mean = -1;                              // -1: not known
+  int64_t batch_min = -1, batch_max = -1;
+  int64_t tokens = 0;  // context + generation query tokens summed (where known)
+};
+
 struct StepsResult {
-  std::vector<StepInfo> steps;                                // in time order
+  StepSource source = StepSource::kNone;
+  std::string step_annotation;  // the user's regex (source kAnnotation)
+  // kTraceSpan: the one window (steps stays empty, so analyses without steps keep their
+  // whole-trace behaviour).
+  std::optional<StepInfo> span;
+  // Steady state: the iterations but warm-up (leading ones, captures skipped, taking over 1.5x
+  // their phase's median host time) and graph captures (anywhere).
+  size_t steady_first = 0;  // index into steps of the first steady-state iteration
+  size_t steady_count = 0;
+  size_t warmup_count = 0, capture_count = 0;
+  std::vector<PhaseStats> phases;  // phases present, in IterationPhase order
+  std::vector<StepInfo> steps;     // in time order
   double mean_ns = 0, std_ns = 0, median_ns = 0, mad_ns = 0;  // std: sample (n - 1)
   int64_t min_ns = 0, max_ns = 0, total_ns = 0;
   std::array<int64_t, kStepPhaseCount> phase_total_ns{};
@@ -101,6 +170,8 @@ struct StepsOptions {
   // them, gpu_user_annotation ranges count as CPU op, and GPU work of categories other than
   // kernel/memcpy/memset takes no part.
   bool tb_plugin_classes = false;
+  // A regex (ECMAScript, searched in the name) naming the iteration annotation; empty: auto.
+  std::string step_annotation;
 };
 
 StepsResult analyze_steps(const Trace& trace, const StepsOptions& options = {});
