@@ -134,6 +134,8 @@ export function barChart(container, { title, labels, series, stacked = false, yF
   const axisSize = rotate ? Math.min(140, Math.ceil(longest * 7 * 0.5 + 24)) : 30;
   const opts = {
     width: width(container, w), height,
+    // Room on the right for the last rotated label (it runs right of its bar).
+    padding: [null, rotate ? Math.min(140, Math.ceil(longest * 6.2 * 0.87) - 20) : null, null, null],
     scales: { x: { time: false, range: [-0.5, labels.length - 0.5] }, y: { range: fromZero } },
     axes: [{ splits: () => labels.map((_, i) => i).filter((i) => i % every === 0),
       values: (u, v) => v.map((i) => (Number.isInteger(i) && labels[i] !== undefined ? short[i] : '')),

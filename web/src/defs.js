@@ -124,6 +124,18 @@ const LABELS = {
   total_ns: 'total',
   dur_ns: 'duration',
   offset_ns: 'at',
+  // leaks: the Mann-Kendall trend test over per-step memory.
+  kendall_s: 'Mann-Kendall S',
+  kendall_z: 'Mann-Kendall z',
+  p_value: 'p-value',
+  overall_p_value: 'p-value, all memory',
+  test_valid: 'enough steps for the test',
+  slope_bytes_per_step: 'growth per step',
+  overall_slope_bytes_per_step: 'growth per step, all memory',
+  growth_bytes: 'growth over the steps',
+  change_index: 'change point (step)',
+  growth_start_step: 'growth starts at step',
+  peak_ts_ns: 'peak time',
   // The ranks' distributions name their metric by its key.
   step_mean_ns: 'mean step time',
   late_total_ns: 'time late at collectives',

@@ -193,7 +193,7 @@ function allocationTable(d, shift) {
   const node = el('div', { 'data-testid': 'memory-allocations' });
   const head = el('p', { class: 'muted', 'data-testid': 'memory-range' });
   const body = el('div');
-  const cols = ['op', 'bytes', 'allocated_offset_ns', 'freed_offset_ns', 'lifetime_ns'];
+  const cols = everyOne ? ['op', 'bytes', 'allocated_offset_ns', 'freed_offset_ns', 'lifetime_ns'] : ['op', 'bytes', 'allocated_offset_ns'];
   const labels = { op: 'allocated in', bytes: 'size', allocated_offset_ns: 'allocated at', freed_offset_ns: 'freed at', lifetime_ns: 'lifetime' };
   const fmt = { freed_offset_ns: (v) => (v === null ? 'never (in this trace)' : (v < 0 ? '−' : '+') + fmtNs(Math.abs(v))) };
   const total = everyOne ? d.allocations_total : d.unfreed_count;
