@@ -277,4 +277,29 @@ TEST(cupti_closefrom, RecordsNeverLandInTheProgramsFile) {
   EXPECT_EQ(r.out.find("not closed"), std::string::npos) << r.out;
 }
 
+// The second H100 session: torch.profiler inside `mlprof run --gpu` registered Kineto's buffer
+// callbacks over mlprof's, CUPTI completed mlprof's buffer to Kineto ("unknown buffer") and both
+// lost the GPU activity, while mlprof said only "0 kernels". The run must say what happened.
+TEST(cupti_second_client, TakeoverIsReported) {
+  if (!kHaveFakes) GTEST_SKIP() << "built without the CUDA toolkit's CUPTI headers";
+  FakeGpuRun r = run_mlprof(std::string("FAKE_CUPTI_LIB='") + kFakeCupti +
+                                "' FAKE_APP_SECOND_CLIENT=1 MLPROF_NVML_LIB=/nonexistent/nvml",
+                            "--gpu", std::string("'") + kFakeApp + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("second client: unknown buffer"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("another CUPTI client in the process"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 of 1 buffers mlprof handed to CUPTI went to it"), std::string::npos)
+      << r.out;
+}
+
+// One client: every buffer comes back, no such note.
+TEST(cupti_second_client, NoNoteWithOneClient) {
+  if (!kHaveFakes) GTEST_SKIP() << "built without the CUDA toolkit's CUPTI headers";
+  FakeGpuRun r = run_mlprof(
+      std::string("FAKE_CUPTI_LIB='") + kFakeCupti + "' MLPROF_NVML_LIB=/nonexistent/nvml", "--gpu",
+      std::string("'") + kFakeApp + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find("another CUPTI client"), std::string::npos) << r.out;
+}
+
 }  // namespace

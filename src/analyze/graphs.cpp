@@ -19,6 +19,8 @@ constexpr std::string_view kModulePrefix = "nn.Module: ";
 constexpr size_t kLookahead = 64;
 
 struct CapturedLaunch {
+  // Empty: the launch names no kernel (Kineto on NVIDIA records no args.kernel on launches made
+  // during capture, and no kernel runs then): it matches the replayed kernel at its position.
   std::string kernel, op, module;
 };
 
@@ -67,20 +69,33 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
       if (n.ends_with("StreamEndCapture")) {
         cur->info.capture_ns = s.end(i) - begin_ts;
         cur->info.kernels = cur->launches.size();
+        cur->info.unnamed = static_cast<uint64_t>(
+            std::count_if(cur->launches.begin(), cur->launches.end(),
+                          [](const CapturedLaunch& l) { return l.kernel.empty(); }));
         cur = nullptr;
         continue;
       }
       std::string_view k = string_arg(t, i, kernel_key);
-      if (k.empty()) continue;
-      // A driver call inside a runtime launch names the same kernel: count the outer one.
+      // Without args.kernel only the kernel launch calls count (not copies, memsets, graph calls).
+      bool kernel_launch = !k.empty() || (is_launch_call_name(n) && n.find("Launch") != n.npos &&
+                                          !is_graph_launch_call_name(n));
+      if (!kernel_launch) continue;
+      // A driver call inside a runtime launch is the same launch: count the outer one.
       int32_t p = s.parent[i];
-      if (p >= 0 && !string_arg(t, static_cast<size_t>(p), kernel_key).empty()) continue;
+      if (p >= 0) {
+        std::string_view pn = t.str(s.name[static_cast<size_t>(p)]);
+        if (!string_arg(t, static_cast<size_t>(p), kernel_key).empty() ||
+            (is_launch_call_name(pn) && is_runtime_category(t.str(s.cat[static_cast<size_t>(p)]))))
+          continue;
+      }
       CapturedLaunch l;
       l.kernel = k;
       GpuEvent probe;
       probe.launch = static_cast<int32_t>(i);
       int32_t op = ops.op_of(probe);
       l.op = op >= 0 ? std::string(t.str(s.name[static_cast<size_t>(op)])) : std::string(n);
+      // Inductor wraps each Triton launch in a record_function named after its kernel.
+      if (l.kernel.empty() && l.op.starts_with("triton_")) l.kernel = l.op;
       for (int32_t q = s.parent[i]; q >= 0; q = s.parent[static_cast<size_t>(q)]) {
         std::string_view m = t.str(s.name[static_cast<size_t>(q)]);
         if (m.starts_with(kModulePrefix)) {
@@ -95,19 +110,23 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
 }
 
 // Kernels of the replay matched to the capture in order: each replayed name is looked for at
-// most kLookahead captured launches ahead of the last match. Returns, per replayed kernel, the
-// captured launch index or -1.
+// most kLookahead captured launches ahead of the last match; a launch naming no kernel matches
+// the replayed kernel at its position. Returns, per replayed kernel, the captured launch index
+// or -1.
 std::vector<int32_t> align(const std::vector<std::string_view>& replay, const CapturedGraph& g) {
   std::vector<int32_t> m(replay.size(), -1);
   size_t j = 0;
   for (size_t r = 0; r < replay.size(); ++r) {
     size_t end = std::min(g.launches.size(), j + kLookahead);
-    for (size_t k = j; k < end; ++k)
-      if (g.launches[k].kernel == replay[r]) {
+    for (size_t k = j; k < end; ++k) {
+      const std::string& want = g.launches[k].kernel;
+      if (want.empty() && k != j) break;  // unnamed: by position only, never skipped to
+      if (want.empty() || want == replay[r]) {
         m[r] = static_cast<int32_t>(k);
         j = k + 1;
         break;
       }
+    }
   }
   return m;
 }
@@ -196,7 +215,7 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
                   ? "no capture pass: give --capture DIR|FILE (the trace of the pass that captured "
                     "the graph, e.g. capture_traces/)"
                   : "the capture traces hold no Stream{Begin,End}Capture window with kernel "
-                    "launches naming their kernel (args.kernel)";
+                    "launches";
     } else if (p.kernels == 0 || static_cast<double>(best_matched) <
                                      options.min_match * static_cast<double>(p.kernels)) {
       const CapturedGraph& g = graphs[static_cast<size_t>(p.capture)];
@@ -212,6 +231,7 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
       for (size_t i = 0; i < ks.size(); ++i) {
         if (best[i] < 0) continue;
         const CapturedLaunch& c = g.launches[static_cast<size_t>(best[i])];
+        if (c.kernel.empty()) ++p.matched_by_position;
         int64_t ns = ks[i]->dur();
         p.attributed_ns += ns;
         charge(ops, c.op, ns);

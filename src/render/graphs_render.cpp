@@ -68,6 +68,12 @@ std::string render_graphs_text(const GraphsResult& r, size_t width) {
                  std::to_string(p.matched) + "/" + std::to_string(p.kernels)});
     }
     out += t.render(width) + "\n";
+    uint64_t by_position = 0;
+    for (const GraphReplay& p : r.replays) by_position += p.matched_by_position;
+    if (by_position > 0)
+      out += std::to_string(by_position) + " of the " + std::to_string(r.matched_kernels) +
+             " matched kernels were matched by position: their captured launches name no kernel "
+             "(no args.kernel, as Kineto records launches during a CUDA graph capture)\n";
     for (const GraphReplay& p : r.replays)
       if (p.capture < 0) {
         out +=
@@ -106,7 +112,8 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
   w.field("gpu_ns", r.gpu_ns);
   w.key("rule").value(
       "a replay is the GPU work sharing a graph launch's correlation id; its kernels are matched "
-      "in order, by name, to the launches of a Stream{Begin,End}Capture window (args.kernel) and "
+      "in order, by name, to the launches of a Stream{Begin,End}Capture window (args.kernel, or "
+      "the Inductor kernel's record_function; a launch naming no kernel matches by position) and "
       "charged to the op that made each captured launch (External id, else the enclosing slice) "
       "and its innermost nn.Module");
   w.key("captures").begin_array();
@@ -116,6 +123,7 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
         .field("batch_size", c.batch_size)
         .field("mode", c.mode)
         .field("kernels", c.kernels)
+        .field("unnamed", c.unnamed)
         .field("capture_ns", c.capture_ns)
         .field("replays", c.replays)
         .end_object();
@@ -131,6 +139,7 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
         .field("gpu_ns", p.gpu_ns)
         .field("capture", static_cast<int64_t>(p.capture))
         .field("matched", p.matched)
+        .field("matched_by_position", p.matched_by_position)
         .field("attributed_ns", p.attributed_ns);
     if (p.capture < 0) w.field("why", p.why);
     w.end_object();

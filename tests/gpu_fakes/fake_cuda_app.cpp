@@ -6,6 +6,10 @@
 // FAKE_APP_CLOSEFROM=PATH: after "cuInit", close fds 3..1023 (the daemon / closefrom pattern) and
 // open PATH for writing (it gets fd 3, the tracer's old number), kept open through exit, when the
 // injection library writes its records.
+// FAKE_APP_SECOND_CLIENT=1: after "cuInit", register a second client's activity buffer callbacks
+// with the fake CUPTI, as torch.profiler (Kineto) does when it starts: the second client ignores
+// buffers it did not allocate ("bufferCompleted called with unknown buffer", the H100 run).
+#include <cupti.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <time.h>
@@ -14,6 +18,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+namespace {
+uint8_t g_second_buffer[1 << 16];
+void CUPTIAPI second_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = g_second_buffer;
+  *size = sizeof g_second_buffer;
+  *max_records = 0;
+}
+void CUPTIAPI second_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t) {
+  if (buffer != g_second_buffer) std::fputs("second client: unknown buffer\n", stderr);
+}
+}  // namespace
 
 int main() {
   const char* injection = std::getenv("CUDA_INJECTION64_PATH");
@@ -30,6 +46,12 @@ int main() {
     }
     auto init = reinterpret_cast<int (*)()>(dlsym(lib, "InitializeInjection"));
     if (!init || init() != 1) return 4;
+  }
+  if (const char* second = std::getenv("FAKE_APP_SECOND_CLIENT"); second && *second == '1') {
+    using Register =
+        CUptiResult (*)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+    auto reg = reinterpret_cast<Register>(dlsym(RTLD_DEFAULT, "cuptiActivityRegisterCallbacks"));
+    if (!reg || reg(second_requested, second_completed) != CUPTI_SUCCESS) return 6;
   }
   if (const char* data = std::getenv("FAKE_APP_CLOSEFROM"); data && *data) {
     for (int fd = 3; fd < 1024; ++fd) close(fd);

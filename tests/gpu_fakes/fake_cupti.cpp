@@ -27,6 +27,11 @@ CUpti_TimestampCallbackFunc g_clock = nullptr;
 bool g_enabled[CUPTI_ACTIVITY_KIND_COUNT] = {};
 uint64_t g_base = 0;
 bool g_delivered = false;
+// Real CUPTI asks for a buffer as soon as activity is enabled and completes it, later, to whichever
+// client's callback is registered *then*: a second client (torch.profiler's Kineto) registering in
+// between is handed the first client's buffer.
+uint8_t* g_pending = nullptr;
+size_t g_pending_size = 0;
 thread_local size_t t_dropped = 0;  // reported for the buffer this thread completes
 
 uint64_t now_ns() {
@@ -248,6 +253,10 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind) {
     return CUPTI_ERROR_INVALID_KIND;
   if (g_base == 0) g_base = now_ns();
   g_enabled[kind] = true;
+  if (!g_pending && g_requested) {
+    size_t max_records = 0;
+    g_requested(&g_pending, &g_pending_size, &max_records);
+  }
   return CUPTI_SUCCESS;
 }
 
@@ -256,6 +265,11 @@ CUptiResult CUPTIAPI cuptiActivityFlushPeriod(uint32_t) { return CUPTI_SUCCESS; 
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t) {
   if (g_delivered || !g_requested || !g_completed) return CUPTI_SUCCESS;
   g_delivered = true;
+  if (g_pending) {  // nothing recorded in it: the script comes in fresh buffers
+    t_dropped = 0;
+    g_completed(nullptr, 0, g_pending, g_pending_size, 0);
+    g_pending = nullptr;
+  }
   uint32_t main_tid = static_cast<uint32_t>(gettid());
   Buffer a = main_buffer(main_tid), b = worker_buffer(main_tid + 1);
   std::thread t1([&] { complete(a); });

@@ -1,8 +1,10 @@
 // `mlprof graphs`: CUDA/HIP graph replays attributed to what was captured. A graph launch
 // (cudaGraphLaunch, hipGraphLaunch) runs kernels that share its correlation id and have no CPU
 // op of their own; who launched each kernel is only in the capture pass (the launch calls
-// between Stream{Begin,End}Capture, each naming its kernel in args.kernel). Each replay is
-// matched to a captured graph by kernel-name sequence, in order, and its GPU time charged to
+// between Stream{Begin,End}Capture, naming its kernel in args.kernel on ROCm/vLLM captures;
+// Kineto on NVIDIA names none, Inductor's record_function names Triton kernels). Each replay is
+// matched to a captured graph by kernel-name sequence, in order (a launch naming no kernel by
+// its position), and its GPU time charged to
 // the captured ops, modules and kernels as if the graph had run eagerly.
 #pragma once
 
@@ -35,7 +37,8 @@ struct GraphCapture {  // one Begin/EndCapture window
   std::string source;
   int64_t batch_size = -1;
   std::string mode;
-  uint64_t kernels = 0;    // captured kernel launches (args.kernel)
+  uint64_t kernels = 0;    // captured kernel launches
+  uint64_t unnamed = 0;    // of which name no kernel (no args.kernel, not an Inductor kernel)
   int64_t capture_ns = 0;  // BeginCapture start -> EndCapture end (host)
   uint64_t replays = 0;    // replays matched to it
 };
@@ -43,12 +46,13 @@ struct GraphCapture {  // one Begin/EndCapture window
 struct GraphReplay {
   int64_t ts_ns = 0;  // the launch call
   int64_t correlation = -1;
-  std::string launch;    // cudaGraphLaunch / hipGraphLaunch
-  uint64_t kernels = 0;  // GPU kernels with the launch's correlation
-  uint64_t other = 0;    // memcpys/memsets it ran (not matched by name)
-  int64_t gpu_ns = 0;    // summed duration of all its GPU events
-  int32_t capture = -1;  // index into GraphsResult::captures, -1 unmatched
-  uint64_t matched = 0;  // kernels matched in capture order
+  std::string launch;                // cudaGraphLaunch / hipGraphLaunch
+  uint64_t kernels = 0;              // GPU kernels with the launch's correlation
+  uint64_t other = 0;                // memcpys/memsets it ran (not matched by name)
+  int64_t gpu_ns = 0;                // summed duration of all its GPU events
+  int32_t capture = -1;              // index into GraphsResult::captures, -1 unmatched
+  uint64_t matched = 0;              // kernels matched in capture order
+  uint64_t matched_by_position = 0;  // of which to launches naming no kernel
   int64_t attributed_ns = 0;
   std::string why;  // unmatched: why
 };

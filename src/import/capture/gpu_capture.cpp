@@ -333,6 +333,19 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
                                   " bytes of GPU records after that are missing");
           break;
         }
+        case kBuffers: {
+          BuffersRecord r;
+          if (!read_struct(d, body, h.size, r) || r.completed >= r.requested) break;
+          stats.notes.push_back(
+              "pid " + std::to_string(fh.pid) + ": another CUPTI client in the process (torch." +
+              "profiler's Kineto, Nsight Systems, ...) took over CUPTI's activity buffers: " +
+              std::to_string(r.requested - r.completed) + " of " + std::to_string(r.requested) +
+              " buffers mlprof handed to CUPTI went to it, and the GPU activity they held is " +
+              "missing here (and, on the H100, from torch.profiler's trace too). CUPTI serves " +
+              "one activity client per process: profile GPU work with one of them (mlprof " +
+              "analyze reads torch.profiler's trace)");
+          break;
+        }
         case kEnd:
           ended = true;
           break;

@@ -32,6 +32,7 @@ int g_write_errno = 0;      // the first failed write or reopen: nothing is writ
 uint64_t g_lost_bytes = 0;
 std::mutex g_mu;
 std::atomic<uint64_t> g_dropped{0};
+std::atomic<uint64_t> g_buffers_requested{0}, g_buffers_completed{0};
 std::atomic<bool> g_started{false};
 std::unordered_map<uint64_t, std::string>* g_api_names = nullptr;  // (domain << 32 | cbid)
 std::mutex g_names_mu;  // buffers may complete on several threads at once
@@ -105,10 +106,12 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *buffer = static_cast<uint8_t*>(aligned_alloc(8, kBufferSize));
   *size = *buffer ? kBufferSize : 0;
   *max_records = 0;
+  if (*buffer) g_buffers_requested.fetch_add(1, std::memory_order_relaxed);
 }
 
 void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffer, size_t,
                                size_t valid) {
+  g_buffers_completed.fetch_add(1, std::memory_order_relaxed);
   std::string out;
   out.reserve(valid / 2);
   CUpti_Activity* record = nullptr;
@@ -222,6 +225,8 @@ void finish() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::string out;
   append_record(out, kDropped, DroppedRecord{g_dropped.load()});
+  append_record(out, kBuffers,
+                BuffersRecord{g_buffers_requested.load(), g_buffers_completed.load()});
   std::lock_guard<std::mutex> lock(g_mu);
   // After a failed write, one more try for these last records (space may have come back).
   int first_errno = g_write_errno;

@@ -27,7 +27,8 @@ enum RecordKind : uint32_t {
   kSync = 7,
   kExternalCorrelation = 8,
   kDescriptor =
-      9  // DescriptorRecord, at the end: the file's descriptor was taken or a write failed
+      9,         // DescriptorRecord, at the end: the file's descriptor was taken or a write failed
+  kBuffers = 10  // BuffersRecord, at the end: activity buffers handed to CUPTI and returned
 };
 
 struct RecordHeader {
@@ -92,6 +93,14 @@ struct DescriptorRecord {
   uint64_t reopened;
   int64_t write_errno;
   uint64_t lost_bytes;
+};
+
+// Activity buffers CUPTI asked the tracer for and gave back. Fewer back than handed out after the
+// final flush: another CUPTI client in the process (torch.profiler's Kineto, Nsight) registered
+// its own buffer callbacks, CUPTI serving one per process, and was given the tracer's buffers.
+struct BuffersRecord {
+  uint64_t requested;
+  uint64_t completed;
 };
 
 }  // namespace mlprof::rawgpu
