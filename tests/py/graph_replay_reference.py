@@ -6,12 +6,19 @@ kernel (args.kernel), in call order. Replayed kernel i is matched to the next ca
 the same name (at most 64 ahead), and its duration charged to the captured launch's op: the
 non-runtime CPU event with the launch's External id, else the innermost event enclosing the
 launch on its thread; and to the innermost enclosing `nn.Module: X` event.
+
+Kineto on NVIDIA writes no args.kernel on launches made during a capture: there a kernel launch
+call (cudaLaunchKernel*, cuLaunchKernel*, hipLaunchKernel, ...) is a captured launch without a
+name, which matches the replayed kernel at its position only; an Inductor launch takes its name
+from the enclosing op (Inductor's record_function is named after the Triton kernel).
 """
 import gzip
 import json
 from collections import defaultdict
 
 RUNTIME = ("cuda_runtime", "cuda_driver")
+KERNEL_LAUNCHES = ("cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+                   "cudaLaunchCooperativeKernel", "hipLaunchKernel", "hipExtLaunchKernel")
 LOOKAHEAD = 64
 
 
@@ -60,7 +67,13 @@ def captures(events):
                     if cur is not None:
                         out.append(cur)
                     cur = None
-                elif cur is not None and a.get("kernel"):
+                elif cur is not None and (a.get("kernel") or n in KERNEL_LAUNCHES):
+                    # a launch call inside another launch call is the same launch
+                    if any(p.get("cat") in RUNTIME and (p["name"] in KERNEL_LAUNCHES or
+                                                        (p.get("args") or {}).get("kernel"))
+                           and ns(p["ts"]) + ns(p.get("dur", 0)) >= t1 for p in stack[-1:]):
+                        stack.append(e)
+                        continue
                     encl = [p for p in reversed(stack) if p.get("cat") not in RUNTIME and
                             ns(p["ts"]) + ns(p.get("dur", 0)) >= t1]
                     op = by_ext.get(a.get("External id")) if a.get("External id") else None
@@ -68,7 +81,8 @@ def captures(events):
                         op = encl[0]["name"] if encl else n
                     mod = next((p["name"][len("nn.Module: "):] for p in encl
                                 if p["name"].startswith("nn.Module: ")), "")
-                    cur.append((a["kernel"], op, mod))
+                    kernel = a.get("kernel") or (op if op.startswith("triton_") else "")
+                    cur.append((kernel, op, mod))
             stack.append(e)
     return out
 
@@ -95,7 +109,9 @@ def align(names, cap):
     for n in names:
         hit = -1
         for k in range(j, min(len(cap), j + LOOKAHEAD)):
-            if cap[k][0] == n:
+            if cap[k][0] == "" and k != j:
+                break  # a launch naming no kernel matches only at its position
+            if cap[k][0] in ("", n):
                 hit, j = k, k + 1
                 break
         m.append(hit)

@@ -70,4 +70,32 @@ if os.path.exists(h100):
           sum(n for _, n, _ in [(c, len(k), 0) for c, k in ref.replays(ref.load(h100))]),
           "h100 graphs: replayed kernel count")
 
+# A trace holding its own capture pass (H100, reduce-overhead profiled from step 1; Kineto names
+# no kernel on captured launches): replays match by position, Triton launches by name.
+h100c = os.path.join(sys.argv[2], "h100", "h100_graphs_capture.json.gz")
+if os.path.exists(h100c):
+    ev = ref.load(h100c)
+    want = ref.attribute(ev, ev)
+    got = mlprof_json(MLPROF, "graphs", h100c)
+    check(len(got["replays"]) == len(want["replays"]) == 8,
+          f"h100 capture: {len(got['replays'])} replays, want {len(want['replays'])} (8)")
+    for g, (corr, n, matched) in zip(got["replays"], want["replays"]):
+        check(g["correlation"] == corr and g["kernels"] == n and g["matched"] == matched == n,
+              f"h100 capture: replay {corr}: matched {g['matched']}/{g['kernels']}, want {matched}/{n}")
+    caps = ref.captures(ev)
+    check(sorted(c["kernels"] for c in got["captures"]) == sorted(len(c) for c in caps) == [51, 106],
+          f"h100 capture: captured launches {[c['kernels'] for c in got['captures']]}, want [51, 106]")
+    unnamed = sum(1 for c in caps for k, _, _ in c if not k)
+    check(sum(c["unnamed"] for c in got["captures"]) == unnamed,
+          f"h100 capture: unnamed launches {sum(c['unnamed'] for c in got['captures'])}, want {unnamed}")
+    by_pos = sum(r["matched_by_position"] for r in got["replays"])
+    check(by_pos == 4 * unnamed,  # each graph replayed 4 times
+          f"h100 capture: {by_pos} kernels matched by position")
+    for key in ("ops", "kernels"):
+        rows = {r["name"]: r["gpu_ns"] for r in got[key]}
+        check(set(rows) == set(want[key]), f"h100 capture: {key} names differ: "
+              f"{sorted(set(rows) ^ set(want[key]))[:5]}")
+        check(all(close(rows.get(k, 0), v, 8) for k, v in want[key].items()),
+              f"h100 capture: {key} GPU time per name equals the reference")
+
 finish()
