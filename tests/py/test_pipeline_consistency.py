@@ -54,7 +54,7 @@ REPORT_OP_ROWS = 10000  # kReportOpRows: the report and serve keep the first row
 def report_op_rows(ops):
     """ops --json as the report embeds it: each list cut to its first kReportOpRows rows (the
     *_rows counts still say how many there are)."""
-    return [[k, v[:REPORT_OP_ROWS] if k in ("ops", "by_input_shape", "by_call_stack") else v]
+    return [(k, v[:REPORT_OP_ROWS] if k in ("ops", "by_input_shape", "by_call_stack") else v)
             for k, v in ops]
 
 
