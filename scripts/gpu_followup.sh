@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # The second GPU session's checks (issue 31's leftovers), run from bundles like gpu_check.sh:
 #
-#   scripts/gpu_followup.sh --bundle NEW [--old OLD] [OUTDIR]
+#   scripts/gpu_followup.sh --bundle DIR [OUTDIR]
 #
 #  A. `mlprof run --gpu --memory` of the PyTorch step (the first H100 session: the program ended
-#     after 3.8 s and mlprof's post-processing was still running at 40 s). NEW and, in parallel,
-#     OLD (a bundle built before the symbolizer fixes) on the same program: wall time, the
-#     program's own time, so the post-processing time of each; the notes mlprof prints; what the
-#     heap analysis attributes allocations to (symbolized sites).
+#     after 3.8 s and mlprof's post-processing was still running at 40 s): wall time, the
+#     program's own time, so the post-processing time; the notes mlprof prints; what the heap
+#     analysis attributes allocations to (symbolized sites).
 #  B. torch.profiler inside `mlprof run --gpu` (two CUPTI activity clients in one process): both
 #     traces checked against the program's CUDA events and against each other (check_run.py).
 #  C. the reduce-overhead step profiled from step 1: the trace holds cudagraph trees' capture pass
@@ -16,14 +15,8 @@
 # Parts A-C run at the same time (16 cores; each program uses ~1 GB of the GPU).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bundle="" old=""
-while [[ ${1:-} == --* ]]; do
-  case $1 in
-    --bundle) bundle=$(cd "$2" && pwd); shift 2 ;;
-    --old) old=$(cd "$2" && pwd); shift 2 ;;
-    *) echo "unknown option $1"; exit 2 ;;
-  esac
-done
+[[ ${1:-} == --bundle ]] || { echo "usage: $0 --bundle DIR [OUTDIR]"; exit 2; }
+bundle=$(cd "$2" && pwd); shift 2
 out=${1:-${OUT:-$(mktemp -d)}}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/gpufollow.XXXXXX)
@@ -51,7 +44,6 @@ prep() {  # BUNDLE DEST: a copy linked to torch's CUPTI
 prep "$bundle" "$work/new"
 M=$work/new/mlprof
 "$M" --version || { echo "FAIL: mlprof does not run"; exit 1; }
-[[ -n $old ]] && prep "$old" "$work/old"
 
 timed() {  # NAME LIMIT CMD...: rc and wall seconds into $work/NAME.time
   local name=$1 limit=$2; shift 2
@@ -66,15 +58,10 @@ program_ms() {  # the program's own duration as mlprof run reports it ("exit cod
 }
 step_args=(--mode eager --steps 3)
 
-step "A-C in parallel: run --gpu --memory (new${old:+, old}), torch.profiler inside run --gpu, graphs capture"
+step "A-C in parallel: run --gpu --memory, torch.profiler inside run --gpu, graphs capture"
 timed mem_new 150 "$M" run --gpu --memory -o "$work/h100_torch_memory.mlprof" -- \
   $py "$gpudir/torch_step.py" "${step_args[@]}" --result "$work/mem_new_result.json" &
 pa=$!
-if [[ -n $old ]]; then
-  timed mem_old 200 "$work/old/mlprof" run --gpu --memory -o "$work/old_memory.mlprof" -- \
-    $py "$gpudir/torch_step.py" "${step_args[@]}" --result "$work/mem_old_result.json" &
-  pb=$!
-fi
 timed both 120 "$M" run --gpu -o "$work/both.mlprof" -- $py "$gpudir/torch_step.py" --mode eager \
   --steps 6 --gap-ms 100 --profile "$work/both_prof.json.gz" --result "$work/both_result.json" &
 pc=$!
@@ -87,17 +74,14 @@ pd=$!
     [[ -r /proc/$p/stack ]] && head -5 /proc/$p/stack
   done ) &
 pw=$!
-wait $pa; [[ -n $old ]] && wait $pb; wait $pc $pd
+wait $pa $pc $pd
 kill $pw 2>/dev/null
 
 step "A. run --gpu --memory: post-processing time"
-for v in new old; do
-  [[ -f $work/mem_$v.time ]] || continue
-  read -r rc wall < "$work/mem_$v.time"
-  prog=$(program_ms "$work/mem_$v.out")
-  echo "$v: rc=$rc wall ${wall} s, program ${prog:-?} ms, after the program: $(awk -v w="$wall" -v p="${prog:-0}" 'BEGIN { printf "%.1f", w - p / 1000 }') s"
-  grep -iE "note|slow|warn|dropped|symboliz" "$work/mem_$v.out" "$work/mem_$v.err" | cut -c1-300 | head -8
-done
+read -r rc wall < "$work/mem_new.time"
+prog=$(program_ms "$work/mem_new.out")
+echo "rc=$rc wall ${wall} s, program ${prog:-?} ms, after the program: $(awk -v w="$wall" -v p="${prog:-0}" 'BEGIN { printf "%.1f", w - p / 1000 }') s"
+grep -iE "note|slow|warn|dropped|symboliz" "$work/mem_new.out" "$work/mem_new.err" | cut -c1-300 | head -8
 grep -v "note: pid" "$work/mem_new.out" | head -30
 if [[ -f $work/h100_torch_memory.mlprof ]]; then
   ls -la "$work/h100_torch_memory.mlprof"
