@@ -85,7 +85,7 @@ class PerfettoReader {
     return Status::error(name_ + ": not a readable Perfetto trace: " + what);
   }
   bool read_descriptor(const ProtoField& f);
-  uint32_t track_for(uint64_t uuid);
+  uint32_t track_for(uint64_t uuid, int depth = 0);
   uint32_t process_for(uint64_t uuid);
   bool read_event(const ProtoField& f, int64_t ts, uint32_t seq, uint64_t default_track,
                   uint64_t packet_offset);
@@ -183,7 +183,7 @@ uint32_t PerfettoReader::process_for(uint64_t uuid) {
   return b_.process_labeled("Perfetto global tracks");
 }
 
-uint32_t PerfettoReader::track_for(uint64_t uuid) {
+uint32_t PerfettoReader::track_for(uint64_t uuid, int depth) {
   auto cached = track_of_.find(uuid);
   if (cached != track_of_.end()) return cached->second;
   uint32_t track;
@@ -194,8 +194,9 @@ uint32_t PerfettoReader::track_for(uint64_t uuid) {
                                     "track " + std::to_string(uuid));
   } else {
     const TrackInfo& t = it->second;
-    if (t.description == kOverlapDescription && t.has_parent) {
-      track = track_for(t.parent);  // mlprof's overlap lanes fold back into their track
+    // mlprof's overlap lanes fold back into their track (a hostile file's parents may loop).
+    if (t.description == kOverlapDescription && t.has_parent && t.parent != uuid && depth < 16) {
+      track = track_for(t.parent, depth + 1);
     } else if (t.thread) {
       uint32_t p = process_for(uuid);
       // A process descriptor of the same pid may come later; process_for names it then.

@@ -15,6 +15,8 @@ namespace {
 using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::object;
+// A member that may be absent: lookups through it fail softly instead of throwing.
+using maybe = simdjson::simdjson_result<element>;
 
 int64_t num(element e, const char* key, int64_t def = 0) {
   int64_t v;
@@ -41,6 +43,12 @@ std::string triple(element e, const char* key) {
   if (e[key].get(d) != simdjson::SUCCESS) return "";
   return "[" + std::to_string(num(d, "x")) + ", " + std::to_string(num(d, "y")) + ", " +
          std::to_string(num(d, "z")) + "]";
+}
+
+// Through a member that may be absent (tool["metadata"]): the default, never a throw.
+int64_t num(maybe e, const char* key, int64_t def = 0) {
+  element x;
+  return e.get(x) == simdjson::SUCCESS ? num(x, key, def) : def;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace mlprof::import {
 
@@ -27,6 +28,10 @@ Status SqliteDb::error(std::string_view what) const {
     }
     msg += ")";
   }
+  if (spent_ > budget_)
+    msg +=
+        " (stopped: reading it took more work than a database of its size can need; a view "
+        "that does not end?)";
   return Status::error(msg);
 }
 
@@ -48,6 +53,9 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open_file(const std::string& path) {
   if (sqlite3_open_v2(uri.c_str(), &db->db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
       SQLITE_OK)
     return db->error("cannot open as an SQLite database");
+  std::error_code ec;
+  uint64_t bytes = std::filesystem::file_size(path, ec);
+  db->bound_work(ec ? 0 : bytes);
   if (Status s = db->load_tables(); !s) return s;
   return db;
 }
@@ -62,8 +70,21 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open_bytes(std::string bytes, const 
   auto n = static_cast<sqlite3_int64>(db->image_.size());
   if (sqlite3_deserialize(db->db_, "main", data, n, n, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
     return db->error("cannot read the SQLite database image");
+  db->bound_work(db->image_.size());
   if (Status s = db->load_tables(); !s) return s;
   return db;
+}
+
+// In units of 10,000 SQLite VM steps: ~1,250 steps per byte of the file, at least 2e8 steps.
+// Reading a real export takes a few steps per byte (every row is read once, joins by key).
+void SqliteDb::bound_work(uint64_t file_bytes) {
+  budget_ = 20000 + file_bytes / 8;
+  sqlite3_progress_handler(db_, 10000, over_budget, this);
+}
+
+int SqliteDb::over_budget(void* self) {
+  auto* db = static_cast<SqliteDb*>(self);
+  return ++db->spent_ > db->budget_;
 }
 
 Status SqliteDb::load_tables() {

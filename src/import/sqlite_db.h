@@ -33,6 +33,7 @@ class SqliteDb {
   // Table names; an unreadable schema (not a database, corrupt) is the error.
   Result<std::vector<std::string>> tables();
   bool has_table(std::string_view table) const;
+  const std::vector<std::string>& table_names() const { return tables_; }
   // Column names of `table` (empty when it does not exist).
   std::vector<std::string> columns(std::string_view table);
 
@@ -42,6 +43,10 @@ class SqliteDb {
  private:
   SqliteDb() = default;
   Status load_tables();
+  // A hostile file's view can recurse without end: SQLite's work is bounded by the file's size.
+  void bound_work(uint64_t file_bytes);
+  static int over_budget(void* self);
+  uint64_t budget_ = 0, spent_ = 0;
   sqlite3* db_ = nullptr;
   std::string name_;
   std::string image_;  // open_bytes: the bytes SQLite reads

@@ -6,8 +6,13 @@
 #   serve_fuzz   serve's HTTP request handling (raw requests to a server in the process)
 #   pickle_fuzz  the CUDA memory-snapshot readers (the pickle VM, its JSON twin)
 #   compile_log_fuzz  the torch.compile structured-log reader and the compile analysis
-# Seeds are small inputs written by tests/fuzz/make_seeds.py (a few KiB at most, every event kind;
-# nothing copied from real traces) and inputs are capped at 4 KiB, so each is parsed every way.
+#   sqlite_fuzz  the SQLite trace readers (nsys, rpd, rocpd): database images and SQL scripts
+#   rocprofv3_fuzz, xspace_fuzz  the rocprofv3 JSON and JAX XSpace readers
+#   perfetto_fuzz  the .pftrace reader, and the writer by round trip
+# Seeds are small inputs written by tests/fuzz/make_seeds.py and make_format_seeds.py (a few KiB
+# at most, every event kind; nothing copied from real traces) and inputs are capped at 4 KiB (16
+# KiB for sqlite_fuzz: a database image of ten tables takes a page each), so each is parsed every
+# way.
 # New inputs found are kept in build-fuzz/corpus/TARGET (reused by the next run), crashes in
 # build-fuzz/artifacts/. Exit status: non-zero if any target found a crash.
 #   usage: tests/fuzz/run_fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
@@ -19,7 +24,8 @@ cd "$(dirname "$0")/../.."
 SECONDS_TO_RUN=${1:-60}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(import_fuzz native_fuzz serve_fuzz pickle_fuzz compile_log_fuzz)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(import_fuzz native_fuzz serve_fuzz pickle_fuzz compile_log_fuzz
+                                     sqlite_fuzz rocprofv3_fuzz xspace_fuzz perfetto_fuzz)
 JOBS=${FUZZ_JOBS:-1}
 ENTROPIC=${FUZZ_ENTROPIC:-0}
 MAX_LEN=${FUZZ_MAX_LEN:-4096}
@@ -33,6 +39,7 @@ cmake --build build-fuzz --target "${TARGETS[@]}" -j "$(nproc)"
 seeds=build-fuzz/seeds
 rm -rf "$seeds"
 python3 tests/fuzz/make_seeds.py "$seeds"
+python3 tests/fuzz/make_format_seeds.py "$seeds"
 if [[ " ${TARGETS[*]} " == *" native_fuzz "* ]]; then
   # .mlprof payload seeds: the JSON seeds through the writer (native_fuzz's JSON mode).
   mkdir -p "$seeds/native_payloads"
@@ -51,7 +58,13 @@ for target in "${TARGETS[@]}"; do
     serve_fuzz) dirs=("$seeds/serve") ;;
     pickle_fuzz) dirs=("$seeds/pickle") ;;
     compile_log_fuzz) dirs=("$seeds/compile_log") ;;
+    sqlite_fuzz) dirs=("$seeds/sqlite") ;;
+    rocprofv3_fuzz) dirs=("$seeds/rocprofv3") ;;
+    xspace_fuzz) dirs=("$seeds/xspace") ;;
+    perfetto_fuzz) dirs=("$seeds/perfetto") ;;
   esac
+  max_len=$MAX_LEN
+  [ "$target" = sqlite_fuzz ] && [ "$MAX_LEN" -lt 16384 ] && max_len=16384
   log=build-fuzz/$target.log
   fork=()
   [ "$JOBS" -gt 1 ] && fork=(-fork="$JOBS")
@@ -60,7 +73,7 @@ for target in "${TARGETS[@]}"; do
   { time ASAN_OPTIONS=detect_leaks=1:malloc_context_size=6:quarantine_size_mb=16 \
       UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
       ./build-fuzz/"$target" "$corpus" "${dirs[@]}" -entropic="$ENTROPIC" \
-      -max_total_time="$SECONDS_TO_RUN" -max_len="$MAX_LEN" -timeout=20 -rss_limit_mb=2048 \
+      -max_total_time="$SECONDS_TO_RUN" -max_len="$max_len" -timeout=20 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$target-" "${fork[@]}" \
       >"$log" 2>&1; } 2>"$log.cpu"
   rc=$?
