@@ -13,7 +13,7 @@ namespace mlprof {
 
 struct PerfettoExportStats {
   uint64_t packets = 0, slices = 0, overlap_tracks = 0, flows = 0, flows_unbound = 0, counters = 0,
-           instants = 0, memory = 0;
+           instants = 0, memory = 0;  // memory: [memory] instants (+ a counter per device)
 };
 
 PerfettoExportStats write_perfetto(const Trace& trace, std::ostream& out);

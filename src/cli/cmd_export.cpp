@@ -63,11 +63,6 @@ MLPROF_REGISTER_COMMAND(
         } else if (a->out.ends_with(".pftrace") || a->out.ends_with(".perfetto-trace")) {
           PerfettoExportStats st;
           s = save_perfetto(*trace, a->out, &st);
-          if (s && st.memory)
-            std::fprintf(stderr,
-                         "mlprof export: %llu memory events not written (Perfetto's TrackEvent "
-                         "has no allocation event)\n",
-                         static_cast<unsigned long long>(st.memory));
           if (s && st.flows_unbound)
             std::fprintf(stderr,
                          "mlprof export: %llu flows without a slice at an end not written\n",

@@ -69,11 +69,11 @@ constexpr uint32_t kTdUuid = 1, kTdName = 2, kTdProcess = 3, kTdThread = 4, kTdP
 constexpr uint32_t kPdPid = 1, kPdName = 6;
 constexpr uint32_t kThPid = 1, kThTid = 2, kThName = 5;
 constexpr uint32_t kTeCategoryIids = 3, kTeDebug = 4, kTeType = 9, kTeNameIid = 10,
-                   kTeTrackUuid = 11, kTeDoubleCounter = 44, kTeFlowIds = 47,
-                   kTeTerminatingFlowIds = 48;
+                   kTeTrackUuid = 11, kTeCategories = 22, kTeName = 23, kTeDoubleCounter = 44,
+                   kTeFlowIds = 47, kTeTerminatingFlowIds = 48;
 constexpr uint32_t kTypeBegin = 1, kTypeEnd = 2, kTypeInstant = 3, kTypeCounter = 4;
-constexpr uint32_t kDaNameIid = 1, kDaBool = 2, kDaUint = 3, kDaInt = 4, kDaDouble = 5,
-                   kDaString = 6, kDaJson = 9;
+constexpr uint32_t kDaNameIid = 1, kDaNameString = 10, kDaBool = 2, kDaUint = 3, kDaInt = 4,
+                   kDaDouble = 5, kDaString = 6, kDaJson = 9;
 constexpr uint32_t kIdCategories = 1, kIdNames = 2, kIdDebugNames = 3;
 
 constexpr uint32_t kSequence = 1;
@@ -82,6 +82,13 @@ constexpr uint32_t kSequence = 1;
 constexpr std::string_view kOverlapDescription = "mlprof: overlapping slices of the parent track";
 constexpr std::string_view kGpuStreamDescription =
     "mlprof: a GPU stream (pid = device, tid = stream)";
+// Allocated bytes per device, drawn from the [memory] instants (which the importer reads back;
+// it skips this derived counter).
+constexpr std::string_view kMemoryCounterDescription =
+    "mlprof: allocated bytes per device, from the [memory] instants";
+// Memory events go out as instants and counter values; internal kinds until written.
+constexpr uint32_t kKindMemory = 100, kKindMemoryCounter = 101;
+constexpr uint32_t kCdUnit = 3, kUnitSizeBytes = 3;
 
 struct Ev {
   int64_t ts;
@@ -110,6 +117,9 @@ class Writer {
     return (uint64_t{3} << 40) + (uint64_t{lane} << 24) + t;
   }
   uint64_t series_uuid(uint32_t s) const { return (uint64_t{4} << 40) + s; }
+  uint64_t memory_uuid(uint32_t d) const { return (uint64_t{5} << 40) + d; }
+  void memory_tracks(std::vector<Ev>& evs, int64_t shift, uint64_t& seq);
+  std::vector<double> memory_value_;  // per memory row: its device's allocated bytes after it
   // Interning: iid of a string in table k (0 categories, 1 names, 2 annotation names).
   uint64_t iid(int k, StringId s, Msg& interned) {
     auto& m = iids_[k];
@@ -123,6 +133,7 @@ class Writer {
     return id;
   }
   void add_args(Msg& te, uint32_t begin, uint32_t count, Msg& interned);
+  void memory_instant(Msg& te, uint32_t i);
   void descriptors();
 
   const Trace& t_;
@@ -162,6 +173,26 @@ void Writer::add_args(Msg& te, uint32_t begin, uint32_t count, Msg& interned) {
     }
     te.msg(kTeDebug, d);
   }
+}
+
+// A memory event as Kineto's JSON has it: a "[memory]" instant whose args carry the event (names
+// written out: the trace's string pool may not hold them, and it is not ours to grow).
+void Writer::memory_instant(Msg& te, uint32_t i) {
+  const MemoryTable& m = t_.memory;
+  auto name = [&](std::string_view text) {
+    Msg e;
+    e.bytes(kDaNameString, text);
+    return e;
+  };
+  te.bytes(kTeName, "[memory]").bytes(kTeCategories, "cpu_instant_event");
+  te.msg(kTeDebug, name("Device Type").sint(kDaInt, m.device_type[i]));
+  te.msg(kTeDebug, name("Device Id").sint(kDaInt, m.device_id[i]));
+  te.msg(kTeDebug, name("Addr").varint(kDaUint, m.addr[i]));
+  te.msg(kTeDebug, name("Bytes").sint(kDaInt, m.bytes[i]));
+  if (m.total_allocated[i] >= 0)
+    te.msg(kTeDebug, name("Total Allocated").sint(kDaInt, m.total_allocated[i]));
+  if (m.total_reserved[i] >= 0)
+    te.msg(kTeDebug, name("Total Reserved").sint(kDaInt, m.total_reserved[i]));
 }
 
 void Writer::descriptors() {
@@ -216,6 +247,47 @@ void Writer::descriptors() {
         .msg(kTdCounter, cd);
     pkt.msg(kPktTrackDescriptor, td);
     packet(pkt);
+  }
+}
+
+// One counter track per device (type, id) with its allocated bytes after each event: the
+// allocator's own total where the event records it, else the running sum of the events' bytes.
+void Writer::memory_tracks(std::vector<Ev>& evs, int64_t shift, uint64_t& seq) {
+  const MemoryTable& m = t_.memory;
+  if (m.size() == 0) return;
+  std::vector<uint32_t> order(m.size());
+  for (uint32_t i = 0; i < m.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return m.ts[a] < m.ts[b]; });
+  std::unordered_map<uint32_t, uint32_t> device_track;  // (type << 16 | id) -> counter index
+  std::vector<int64_t> running;
+  memory_value_.assign(m.size(), 0);
+  for (uint32_t i : order) {
+    uint32_t key = (static_cast<uint32_t>(static_cast<uint8_t>(m.device_type[i])) << 16) |
+                   static_cast<uint16_t>(m.device_id[i]);
+    auto [it, added] = device_track.emplace(key, static_cast<uint32_t>(running.size()));
+    if (added) {
+      running.push_back(0);
+      std::string dev = m.device_type[i] == static_cast<int8_t>(DeviceType::kCpu)    ? "CPU"
+                        : m.device_type[i] == static_cast<int8_t>(DeviceType::kCuda) ? "GPU"
+                                                                                     : "device";
+      if (m.device_id[i] >= 0) dev += " " + std::to_string(m.device_id[i]);
+      Msg td, cd, pkt;
+      cd.varint(kCdUnit, kUnitSizeBytes);
+      td.varint(kTdUuid, memory_uuid(it->second))
+          .varint(kTdParent, process_uuid(t_.tracks[m.track[i]].process))
+          .bytes(kTdName, "memory allocated: " + dev)
+          .bytes(kTdDescription, kMemoryCounterDescription)
+          .msg(kTdCounter, cd);
+      pkt.msg(kPktTrackDescriptor, td);
+      packet(pkt);
+    }
+    int64_t& total = running[it->second];
+    total += m.bytes[i];
+    memory_value_[i] =
+        static_cast<double>(m.total_allocated[i] >= 0 ? m.total_allocated[i] : total);
+    evs.push_back({m.ts[i] - shift, seq++, kKindMemory, i, track_uuid(m.track[i])});
+    evs.push_back({m.ts[i] - shift, seq++, kKindMemoryCounter, i, memory_uuid(it->second)});
   }
 }
 
@@ -293,6 +365,7 @@ PerfettoExportStats Writer::run() {
   for (uint32_t i = 0; i < t_.counters.size(); ++i)
     evs.push_back(
         {t_.counters.ts[i] - shift, seq++, kTypeCounter, i, series_uuid(t_.counters.series[i])});
+  memory_tracks(evs, shift, seq);
   std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.ts < b.ts; });
 
   // Flows: ids on the source slice's begin, terminating ids on the destination's.
@@ -311,7 +384,10 @@ PerfettoExportStats Writer::run() {
   for (const Ev& e : evs) {
     Msg pkt, te, interned;
     pkt.varint(kPktTimestamp, static_cast<uint64_t>(e.ts));
-    te.varint(kTeType, e.kind).varint(kTeTrackUuid, e.track_uuid);
+    uint32_t type = e.kind == kKindMemory          ? kTypeInstant
+                    : e.kind == kKindMemoryCounter ? kTypeCounter
+                                                   : e.kind;
+    te.varint(kTeType, type).varint(kTeTrackUuid, e.track_uuid);
     if (e.kind == kTypeBegin) {
       uint32_t i = e.index;
       te.varint(kTeNameIid, iid(1, s.name[i], interned));
@@ -331,13 +407,17 @@ PerfettoExportStats Writer::run() {
     } else if (e.kind == kTypeCounter) {
       te.dbl(kTeDoubleCounter, t_.counters.value[e.index]);
       ++stats_.counters;
+    } else if (e.kind == kKindMemory) {
+      memory_instant(te, e.index);
+      ++stats_.memory;
+    } else if (e.kind == kKindMemoryCounter) {
+      te.dbl(kTeDoubleCounter, memory_value_[e.index]);
     }
     pkt.msg(kPktTrackEvent, te);
     if (!interned.empty()) pkt.msg(kPktInterned, interned);
     pkt.varint(kPktSeqFlags, kSeqNeedsState);
     packet(pkt);
   }
-  stats_.memory = t_.memory.size();  // not written: Perfetto's TrackEvent has no such event
   return stats_;
 }
 

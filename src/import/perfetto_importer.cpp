@@ -31,6 +31,8 @@ constexpr uint32_t kTypeBegin = 1, kTypeEnd = 2, kTypeInstant = 3, kTypeCounter 
 constexpr std::string_view kOverlapDescription = "mlprof: overlapping slices of the parent track";
 constexpr std::string_view kGpuStreamDescription =
     "mlprof: a GPU stream (pid = device, tid = stream)";
+constexpr std::string_view kMemoryCounterDescription =
+    "mlprof: allocated bytes per device, from the [memory] instants";
 
 const char* packet_kind(uint32_t f) {
   switch (f) {
@@ -93,6 +95,7 @@ class PerfettoReader {
   bool read_annotation(const ProtoField& f, Interned& st, std::vector<Arg>& out);
   std::string annotation_json(const ProtoField& f, Interned& st, bool& ok, int depth = 0);
   void flow_endpoint(uint64_t id, uint32_t track, int64_t ts, bool terminating);
+  bool add_memory(uint32_t track, int64_t ts, const std::vector<Arg>& args);
 
   std::string_view bytes_;
   std::string name_;
@@ -398,6 +401,29 @@ bool PerfettoReader::read_annotation(const ProtoField& f, Interned& st, std::vec
   return true;
 }
 
+// A "[memory]" instant (mlprof's export, Kineto's JSON form) with a Bytes arg: a memory event.
+bool PerfettoReader::add_memory(uint32_t track, int64_t ts, const std::vector<Arg>& args) {
+  auto get = [&](std::string_view key, int64_t dflt) {
+    for (const Arg& a : args) {
+      if (a.key == 0 || b_.trace().str(a.key) != key) continue;
+      if (a.type == ArgType::kInt) return a.i;
+      if (a.type == ArgType::kUInt) return static_cast<int64_t>(a.u);
+    }
+    return dflt;
+  };
+  constexpr int64_t kNone = INT64_MIN;
+  if (get("Bytes", kNone) == kNone) return false;
+  int64_t type = get("Device Type", 0);
+  // mlprof's DeviceType (0 CPU, 1 GPU, 2 other); c10's HIP (6) is a GPU too.
+  DeviceType dt = type == 0                ? DeviceType::kCpu
+                  : type == 1 || type == 6 ? DeviceType::kCuda
+                                           : DeviceType::kOther;
+  b_.add_memory(track, ts, static_cast<uint64_t>(get("Addr", 0)), get("Bytes", 0), dt,
+                static_cast<int16_t>(get("Device Id", type == 0 ? -1 : 0)),
+                get("Total Allocated", -1), get("Total Reserved", -1));
+  return true;
+}
+
 void PerfettoReader::flow_endpoint(uint64_t id, uint32_t track, int64_t ts, bool terminating) {
   auto it = flow_open_.find(id);
   if (it != flow_open_.end()) {
@@ -505,8 +531,12 @@ bool PerfettoReader::read_event(const ProtoField& f, int64_t ts, uint32_t seq,
       break;
     }
     case kTypeInstant: {
-      report_.read("instants");
       uint32_t track = track_for(track_uuid);
+      if (name != 0 && b_.trace().str(name) == "[memory]" && add_memory(track, ts, args)) {
+        report_.read("memory events");
+        break;
+      }
+      report_.read("instants");
       uint32_t mark = b_.args_mark();
       for (const Arg& a : args) b_.trace().args.push_back(a);
       b_.add_instant(track, ts, name, cat, b_.args_since(mark));
@@ -515,10 +545,12 @@ bool PerfettoReader::read_event(const ProtoField& f, int64_t ts, uint32_t seq,
       break;
     }
     case kTypeCounter: {
+      auto info = tracks_.find(track_uuid);
+      if (info != tracks_.end() && info->second.description == kMemoryCounterDescription)
+        break;  // drawn from the [memory] instants, which are read
       report_.read("counter values");
       auto it = series_of_.find(track_uuid);
       if (it == series_of_.end()) {
-        auto info = tracks_.find(track_uuid);
         std::string nm =
             info == tracks_.end() ? "counter " + std::to_string(track_uuid) : info->second.name;
         uint32_t p = process_for(

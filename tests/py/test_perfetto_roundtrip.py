@@ -2,10 +2,14 @@
 the file is checked with a protobuf wire decoder written here (packets parse, every event's
 track has a descriptor, begin/end pair up in order on each track, interned ids are defined
 before use), and read back by mlprof: the same slices (time, duration, name, category,
-pid/tid; overlapping slices of one track included), flows, counters and arg counts."""
+pid/tid; overlapping slices of one track included), flows, counters, arg counts and memory events
+(time, thread, address, bytes, device, allocator totals), so that `mlprof memory` and `mlprof
+leaks` give the same answers on the round-tripped file; each device's allocated-bytes counter
+track equals the allocator's totals as Python computes them from the original."""
 import collections
 import json
 import os
+import struct
 import subprocess
 import sys
 import tempfile
@@ -17,7 +21,8 @@ from xplane_reference import fields, signed  # noqa: E402  (the same small wire 
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 FILES = [os.path.join(DATA, n) for n in ["tiny_linear.json", "mlp_bs64.json.gz",
-                                         "a_mlp_b32_w64.kineto.json.gz", "b_cnn.kineto.json.gz"]]
+                                         "a_mlp_b32_w64.kineto.json.gz", "b_cnn.kineto.json.gz",
+                                         "c_leaky.kineto.json.gz"]]
 FILES += [p for p in map(shared_path, [
     "traces/kineto-gpu/critical_path/simple_add/benchmark_result_493459_1694039959_trace.json.gz",
     "traces/kineto-gpu/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.json.gz",
@@ -46,7 +51,47 @@ def tables(path):
         path, "select name, ts, value from counter"))
     args = sql(path, "select count(*) n from args where event_type = 'slice'")[0]["n"]
     gpu = sql(path, "select count(*) n from track where type = 'gpu_stream'")[0]["n"]
-    return slices, flows, counters, args, gpu
+    memory = collections.Counter(tuple(r.values()) for r in sql(
+        path, "select m.ts, t.pid, t.tid, m.addr, m.bytes, m.device_type, m.device_id, "
+        "m.total_allocated, m.total_reserved from memory m join track t on t.id = m.track_id"))
+    return slices, flows, counters, args, gpu, memory
+
+
+def memory_counters(path):
+    """Each device's allocated-bytes counter as written: (track name, ts, value) from the wire."""
+    data = open(path, "rb").read()
+    names, out = {}, []
+    for num, wt, pkt in fields(memoryview(data)):
+        ts, te = 0, None
+        for n, w, v in fields(pkt):
+            if n == 8:
+                ts = v
+            elif n == 60:
+                d = {n2: v2 for n2, w2, v2 in fields(v)}
+                if bytes(d.get(14, b"")).startswith(b"mlprof: allocated bytes"):
+                    names[d[1]] = bytes(d[2]).decode()
+            elif n == 11:
+                te = v
+        if te is not None:
+            d = {n: v for n, w, v in fields(te)}
+            if d.get(11) in names and d.get(9) == 4:
+                out.append((names[d[11]], ts, struct.unpack("<d", struct.pack("<Q", d[44]))[0]))
+    return out
+
+
+def expected_memory_counters(path):
+    """The same from the original file with mlprof's sql (rows, not analysis): per device, the
+    allocator's Total Allocated where recorded, else the running sum of bytes."""
+    rows = sql(path, "select ts, bytes, device_type, device_id, total_allocated from memory order by ts, id")
+    run, out = collections.Counter(), []
+    for r in rows:
+        dev = {"cpu": "CPU", "cuda": "GPU"}.get(r["device_type"], "device")
+        if r["device_id"] >= 0:
+            dev += f" {r['device_id']}"
+        run[dev] += r["bytes"]
+        ta = r["total_allocated"]
+        out.append((f"memory allocated: {dev}", r["ts"], float(ta if ta is not None and ta >= 0 else run[dev])))
+    return out
 
 
 def check_wire(path, name):
@@ -103,6 +148,7 @@ def check_wire(path, name):
           f"{name}: wire check: {problems[:3]} ({len(problems)} problems), {open_left} unclosed")
 
 
+memory_files = []
 with tempfile.TemporaryDirectory() as tmp:
     for path in FILES:
         name = os.path.basename(path)
@@ -112,7 +158,8 @@ with tempfile.TemporaryDirectory() as tmp:
             continue
         check_wire(out, name)
         a, b = tables(path), tables(out)
-        for what, x, y in zip(["slices", "flows", "counters", "slice args", "GPU streams"], a, b):
+        for what, x, y in zip(["slices", "flows", "counters", "slice args", "GPU streams",
+                               "memory events"], a, b):
             if isinstance(x, collections.Counter):
                 check(x == y, f"{name}: {what}: {sum(x.values())} -> {sum(y.values())}, "
                       f"missing {list((x - y).items())[:2]}, extra {list((y - x).items())[:2]}")
@@ -121,6 +168,21 @@ with tempfile.TemporaryDirectory() as tmp:
         s = json.loads(subprocess.run([MLPROF, "summary", out, "--json"], capture_output=True,
                                       text=True, check=True).stdout)
         check(s["format"] == "perfetto", f"{name}: read back as perfetto")
+        if sum(a[5].values()):
+            # The memory timeline survives: the analyses agree, and the counter tracks match.
+            for cmd in ("memory", "leaks"):
+                x, y = (json.loads(subprocess.run([MLPROF, cmd, p, "--json"], capture_output=True,
+                                                  text=True, check=True).stdout) for p in (path, out))
+                for d in (x, y):
+                    d.pop("source", None)
+                check(x == y, f"{name}: mlprof {cmd} differs after the round trip: "
+                      f"{json.dumps(x)[:200]} / {json.dumps(y)[:200]}")
+            got, want = memory_counters(out), expected_memory_counters(path)
+            check(sorted(got) == sorted(want), f"{name}: memory counters {len(got)} values, "
+                  f"expected {len(want)}: {sorted(set(got) - set(want))[:2]}")
+            memory_files.append(name)
+
+    check(len(memory_files) >= 2, f"memory events round-tripped in {memory_files}")
 
     # Bad input: cut files are one line and exit 2 (or read with the cut slices counted).
     if FILES:
