@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from checks import check, finish  # noqa: E402
 from shared_data import shared_path  # noqa: E402
 from xplane_reference import fields, signed  # noqa: E402  (the same small wire decoder)
+import pftrace_schema  # noqa: E402
 
 MLPROF, DATA = sys.argv[1], sys.argv[2]
 FILES = [os.path.join(DATA, n) for n in ["tiny_linear.json", "mlp_bs64.json.gz",
@@ -148,6 +149,31 @@ def check_wire(path, name):
           f"{name}: wire check: {problems[:3]} ({len(problems)} problems), {open_left} unclosed")
 
 
+# Perfetto's own schema, when the shared formats directory has it: each exported file is also
+# decoded by field *names* with the numbers and types read from perfetto_trace.proto.
+PROTO = shared_path("formats/perfetto-protos/perfetto/trace/perfetto_trace.proto")
+SCHEMA = pftrace_schema.load_schema(PROTO) if PROTO else None
+if not SCHEMA:
+    print("perfetto_trace.proto not in the shared formats directory: the schema check is skipped")
+
+
+def check_schema(out, path, name, a):
+    """Decoded with Perfetto's schema: no unknown field, wrong wire type or undeclared enum value,
+    and its events by type equal the original's tables (memory: an instant and a counter value)."""
+    problems, seen = pftrace_schema.validate(SCHEMA, open(out, "rb").read())
+    check(not problems, f"{name}: against perfetto_trace.proto: {problems[:3]} ({len(problems)})")
+    slices, flows, counters, memory = (sum(a[i].values()) for i in (0, 1, 2, 5))
+    instants = sql(path, "select count(*) n from instant")[0]["n"]
+    ev = seen["events"]
+    want = {"TYPE_SLICE_BEGIN": slices, "TYPE_SLICE_END": slices, "TYPE_INSTANT": instants + memory,
+            "TYPE_COUNTER": counters + memory}
+    check({k: ev.get(k, 0) for k in want} == want and seen["flow ids"]["out"] == flows ==
+          seen["flow ids"]["terminating"],
+          f"{name}: events by schema {dict(ev)}, flows {dict(seen['flow ids'])}; expected {want}, {flows} flows")
+    checked_schema.append(name)
+
+
+checked_schema = []
 memory_files = []
 with tempfile.TemporaryDirectory() as tmp:
     for path in FILES:
@@ -158,6 +184,8 @@ with tempfile.TemporaryDirectory() as tmp:
             continue
         check_wire(out, name)
         a, b = tables(path), tables(out)
+        if SCHEMA and os.path.getsize(out) < 40 << 20:
+            check_schema(out, path, name, a)
         for what, x, y in zip(["slices", "flows", "counters", "slice args", "GPU streams",
                                "memory events"], a, b):
             if isinstance(x, collections.Counter):
@@ -183,6 +211,8 @@ with tempfile.TemporaryDirectory() as tmp:
             memory_files.append(name)
 
     check(len(memory_files) >= 2, f"memory events round-tripped in {memory_files}")
+    if SCHEMA:
+        print(f"checked against perfetto_trace.proto: {', '.join(checked_schema)}")
 
     # Bad input: cut files are one line and exit 2 (or read with the cut slices counted).
     if FILES:
