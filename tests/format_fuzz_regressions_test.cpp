@@ -62,7 +62,8 @@ TEST(FormatFuzzRegressions, PerfettoReadsAndRoundTrips) {
   each("perfetto", [](const std::filesystem::path& p) {
     auto t = import::import_perfetto(read(p), "in.pftrace");
     one_line_or_trace(t, "in.pftrace");
-    if (!t) return;
+    if (!t || t->slices.size() + t->instants.size() + t->counters.size() + t->memory.size() == 0)
+      return;  // nothing the writer can write (an unbound flow alone)
     std::ostringstream out;
     write_perfetto(*t, out);
     auto back = import::import_perfetto(out.str(), "again.pftrace");

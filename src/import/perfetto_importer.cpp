@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "import/checked_duration.h"
 #include "import/import_report.h"
 #include "import/proto_wire.h"
 
@@ -524,6 +525,12 @@ bool PerfettoReader::read_event(const ProtoField& f, int64_t ts, uint32_t seq,
       }
       PendingSlice p = std::move(stack.back());
       stack.pop_back();
+      if (checked_duration(p.ts, ts) < 0) {
+        report_.skipped("slices ending before they begin");
+        b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, packet_offset,
+                                          "TrackEvent end before its begin");
+        break;
+      }
       uint32_t track = track_for(track_uuid);
       uint32_t mark = b_.args_mark();
       for (const Arg& a : p.args) b_.trace().args.push_back(a);

@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "import/checked_duration.h"
 #include "import/import_report.h"
 
 namespace mlprof::import {
@@ -22,12 +23,6 @@ std::string resolve(const SqliteDb& db, std::string_view base) {
     if (uuid) return t;
   }
   return "";
-}
-
-// end - start without overflowing on a hostile file's values (-1: not a duration).
-int64_t duration(int64_t start, int64_t end) {
-  int64_t d;
-  return end < start || __builtin_sub_overflow(end, start, &d) ? -1 : d;
 }
 
 class RocpdReader {
@@ -63,7 +58,7 @@ class RocpdReader {
   }
   void link(int64_t event_id, uint32_t track, int64_t ts);
   bool too_long(int64_t start, int64_t end, const char* table) {
-    if (duration(start, end) >= 0) return false;
+    if (checked_duration(start, end) >= 0) return false;
     report_.skipped("end before start");
     b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, UINT64_MAX,
                                       std::string(table) + " row with end before start");

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "import/checked_duration.h"
 #include "import/import_report.h"
 
 namespace mlprof::import {
@@ -150,7 +151,7 @@ Result<Trace> import_rocprofv3(std::string json, const std::string& name) {
       for (element r : rows) {
         report.read(std::string(key) + " records");
         int64_t start = num(r, "start_timestamp"), end = num(r, "end_timestamp");
-        if (end < start) {
+        if (checked_duration(start, end) < 0) {
           report.skipped("end before start");
           continue;
         }
@@ -187,7 +188,7 @@ Result<Trace> import_rocprofv3(std::string json, const std::string& name) {
       for (element r : dispatches) {
         report.read("kernel dispatches");
         int64_t start = num(r, "start_timestamp"), end = num(r, "end_timestamp");
-        if (end < start) {
+        if (checked_duration(start, end) < 0) {
           report.skipped("end before start");
           continue;
         }
@@ -226,7 +227,7 @@ Result<Trace> import_rocprofv3(std::string json, const std::string& name) {
       for (element r : copies) {
         report.read("memory copies");
         int64_t start = num(r, "start_timestamp"), end = num(r, "end_timestamp");
-        if (end < start) {
+        if (checked_duration(start, end) < 0) {
           report.skipped("end before start");
           continue;
         }

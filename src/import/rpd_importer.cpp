@@ -3,6 +3,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "import/checked_duration.h"
 #include "import/import_report.h"
 
 namespace mlprof::import {
@@ -69,7 +70,7 @@ Status RpdReader::read_api() {
     std::string_view api = str(q.i64(5)), args = q.null(6) ? std::string_view() : str(q.i64(6));
     bool marker = api == "UserMarker";
     report_.read(marker ? "markers" : "API calls");
-    if (end < start) {
+    if (checked_duration(start, end) < 0) {
       report_.skipped("end before start");
       b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, UINT64_MAX,
                                         "rocpd_api row with end before start");
@@ -161,7 +162,7 @@ Status RpdReader::read_ops() {
       continue;
     }
     report_.read(cat == k_kernel ? "kernels" : cat == k_memcpy ? "copies" : "fills");
-    if (end < start) {
+    if (checked_duration(start, end) < 0) {
       report_.skipped("end before start");
       b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, UINT64_MAX,
                                         "rocpd_op row with end before start");
