@@ -66,7 +66,7 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
   r.events = m.size();
   if (m.size() == 0) return r;
   std::vector<uint32_t> order = analyze_detail::memory_time_order(trace);
-  std::vector<uint8_t> freed = analyze_detail::pair_allocations(trace, order);  // 1 = freed later
+  std::vector<uint32_t> freed_by = analyze_detail::pair_allocation_frees(trace, order);
 
   // Events per device in time order; with one device (the usual case) that is `order` itself.
   std::unordered_map<int32_t, size_t> dev_index;
@@ -142,6 +142,7 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
       int32_t slice;
     };
     std::vector<Unfreed> unfreed;
+    std::vector<uint32_t> allocations;  // allocation events of this device
     for (uint32_t i : ev) {
       int64_t b = m.bytes[i];
       running += b;
@@ -192,7 +193,8 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
         ++row.allocs;
         row.bytes_allocated += b;
         // Address 0: the source recorded no address (export_memory_timeline): cannot be paired.
-        if (!freed[i] && m.addr[i] != 0) {
+        allocations.push_back(i);
+        if (freed_by[i] == analyze_detail::kNotFreed && m.addr[i] != 0) {
           ++dm.unfreed_count;
           dm.unfreed_bytes += b;
           ++row.unfreed_count;
@@ -225,6 +227,27 @@ MemoryResult analyze_memory(const Trace& trace, const MemoryOptions& options) {
     for (size_t k = 0; k < keep; ++k)
       dm.unfreed.push_back({unfreed[k].ts_ns, unfreed[k].ts_ns - trace.begin_ns(), unfreed[k].addr,
                             unfreed[k].bytes, slice_name(trace, unfreed[k].slice)});
+    // Every allocation, largest first (earliest among equals), cut to top_allocations.
+    auto larger_event = [&](uint32_t a, uint32_t b) {
+      return m.bytes[a] != m.bytes[b] ? m.bytes[a] > m.bytes[b] : m.ts[a] < m.ts[b];
+    };
+    dm.allocations_total = allocations.size();
+    size_t keep_all_rows = std::min(allocations.size(), options.top_allocations);
+    std::partial_sort(allocations.begin(), allocations.begin() + keep_all_rows, allocations.end(),
+                      larger_event);
+    dm.allocations.reserve(keep_all_rows);
+    for (size_t k = 0; k < keep_all_rows; ++k) {
+      uint32_t i = allocations[k];
+      AllocationRecord a;
+      a.offset_ns = m.ts[i] - trace.begin_ns();
+      // Address 0: the source recorded no address, so no free can be paired with it.
+      a.freed = freed_by[i] != analyze_detail::kNotFreed && m.addr[i] != 0;
+      if (a.freed) a.freed_offset_ns = m.ts[freed_by[i]] - trace.begin_ns();
+      a.addr = m.addr[i];
+      a.bytes = m.bytes[i];
+      a.op = slice_name(trace, m.slice[i]);
+      dm.allocations.push_back(std::move(a));
+    }
   }
   std::sort(ops.begin(), ops.end(), [](const OpMemory& a, const OpMemory& b) {
     return a.bytes_allocated != b.bytes_allocated ? a.bytes_allocated > b.bytes_allocated

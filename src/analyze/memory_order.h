@@ -56,14 +56,15 @@ inline std::vector<int64_t> allocated_totals(const Trace& trace,
   return out;
 }
 
-// For each allocation event, 1 when a later free at the same address of the same address space
-// releases it.
+// For each allocation event, the index of the later free at the same address of the same address
+// space that releases it (kNotFreed when none).
 // One walk in time order (ties: input order) with a flat map of the open allocation per
 // address: O(n). A second allocation at an open address replaces it (its free was not seen).
-inline std::vector<uint8_t> pair_allocations(const Trace& trace,
-                                             const std::vector<uint32_t>& order) {
+inline constexpr uint32_t kNotFreed = UINT32_MAX;
+inline std::vector<uint32_t> pair_allocation_frees(const Trace& trace,
+                                                   const std::vector<uint32_t>& order) {
   const MemoryTable& m = trace.memory;
-  std::vector<uint8_t> freed(m.size(), 0);
+  std::vector<uint32_t> freed_by(m.size(), kNotFreed);
   std::vector<std::pair<uint64_t, AddrMap<uint32_t>>> open;  // per space: address -> allocation
   size_t cur = SIZE_MAX;
   for (uint32_t i : order) {
@@ -79,9 +80,18 @@ inline std::vector<uint8_t> pair_allocations(const Trace& trace,
       if (!fresh) *v = i;
     } else if (m.bytes[i] < 0) {
       uint32_t alloc;
-      if (map.erase(m.addr[i], &alloc)) freed[alloc] = 1;
+      if (map.erase(m.addr[i], &alloc)) freed_by[alloc] = i;
     }
   }
+  return freed_by;
+}
+
+// For each allocation event, 1 when a later free releases it (pair_allocation_frees).
+inline std::vector<uint8_t> pair_allocations(const Trace& trace,
+                                             const std::vector<uint32_t>& order) {
+  std::vector<uint32_t> freed_by = pair_allocation_frees(trace, order);
+  std::vector<uint8_t> freed(freed_by.size());
+  for (size_t i = 0; i < freed_by.size(); ++i) freed[i] = freed_by[i] != kNotFreed;
   return freed;
 }
 

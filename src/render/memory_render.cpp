@@ -117,6 +117,22 @@ void write_memory_json(JsonWriter& w, const MemoryResult& r) {
       w.end_object();
     }
     w.end_array();
+    w.field("allocations_total", d.allocations_total);
+    w.key("allocations").begin_array();
+    for (const AllocationRecord& a : d.allocations) {
+      w.begin_object();
+      w.field("offset_ns", a.offset_ns);
+      w.key("freed_offset_ns");
+      if (a.freed)
+        w.value(a.freed_offset_ns);
+      else
+        w.null();
+      w.field("addr", a.addr);
+      w.field("bytes", a.bytes);
+      w.field("op", a.op);
+      w.end_object();
+    }
+    w.end_array();
     // Timeline as parallel arrays: compact, and plots read columns.
     w.key("timeline").begin_object();
     w.key("ts_ns").begin_array();

@@ -14,4 +14,5 @@ source "$(dirname "$0")/shared_data.sh"
 require_shared FAILURE_LOG traces/compile/tlparse/comp_failure.log
 require_shared BREAK_LOG traces/compile/tlparse/comp_metrics.log
 MLPROF_NODE_MODULES=$NODE_MODULES node "$HERE/web/input_screens_test.mjs" "$MLPROF" "$BUILD/screenshots" \
-  "$FAILURE_LOG" "$BREAK_LOG" "$DATA/h100/h100_eager_snapshot.pickle.gz"
+  "$FAILURE_LOG" "$BREAK_LOG" "$DATA/h100/h100_eager_snapshot.pickle.gz" \
+  "$DATA/h100/oom/h100_oom_snapshot.pickle.gz"

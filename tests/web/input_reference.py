@@ -2,7 +2,8 @@
 (independent of mlprof):
   compile LOG      -> the failures (compile id, exception type) and the graph-break reasons of a
                       TORCH_TRACE log, from its compilation_metrics envelopes
-  snapshot PICKLE  -> the peak of memory_viz's Active Memory Timeline per device (pickle module)
+  snapshot PICKLE  -> the peak of memory_viz's Active Memory Timeline per device (pickle module),
+                      and each OOM entry: bytes requested, free on the device, in use then
   ranks-dir DIR    -> writes two jobs' rank traces and an unrelated trace under DIR, and prints
                       their grouping by job read back from the files' distributedInfo
 Prints one JSON object."""
@@ -78,13 +79,19 @@ def snapshot(path):
                 if b["state"] == "active_allocated" and a not in live:
                     start += b["size"]
         cur = peak = start
+        ooms = []
         for e in trace:
             if e["action"] == "alloc":
                 cur += e["size"]
             elif e["action"] == "free_completed":
                 cur -= e["size"]
+            elif e["action"] == "oom":
+                # What was in use when the allocator gave up, and what it was asked for.
+                top = (e.get("frames") or [{}])[0]
+                ooms.append({"requested_bytes": e["size"], "device_free_bytes": e.get("device_free"),
+                             "active_bytes": cur, "function": top.get("name")})
             peak = max(peak, cur)
-        out.append({"device": dev, "peak_active_bytes": peak})
+        out.append({"device": dev, "peak_active_bytes": peak, "ooms": ooms})
     return {"devices": out}
 
 

@@ -9,7 +9,12 @@
 //  - `mlprof serve` on a folder with two jobs' ranks and an unrelated trace groups them as the
 //    files' distributedInfo says, and the Ranks view analyses only the picked job.
 // Screenshots of both first screens and of the dashboard's Ranks tab go to OUT_DIR.
-// Usage: node input_screens_test.mjs MLPROF OUT_DIR FAILURE_LOG BREAK_LOG SNAPSHOT (env MLPROF_NODE_MODULES)
+//  - a snapshot taken at a real OOM (an H100, tests/data/h100/oom/) leads with the OOM: bytes
+//    requested and free as PyTorch's own OutOfMemoryError message says (oom_info.json beside it),
+//    the site, and what held the memory then, summing to the bytes in use that input_reference.py
+//    replays (and torch.cuda.memory_allocated() reported).
+// Usage: node input_screens_test.mjs MLPROF OUT_DIR FAILURE_LOG BREAK_LOG SNAPSHOT OOM_SNAPSHOT
+// (env MLPROF_NODE_MODULES)
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -17,7 +22,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
 
-const [mlprof, outDir, failureLog, breakLog, snapshot] = process.argv.slice(2);
+const [mlprof, outDir, failureLog, breakLog, snapshot, oomSnapshot] = process.argv.slice(2);
 const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
 const { chromium } = require('playwright-core');
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -181,12 +186,46 @@ async function serveGroups(browser) {
   }
 }
 
+// PyTorch's message "Tried to allocate 4.00 GiB. GPU 0 has a total capacity of 79.18 GiB of which
+// 1.63 GiB is free." next to mlprof's OOM line.
+async function oomScreen(browser) {
+  const want = py('snapshot', oomSnapshot);
+  const info = JSON.parse(fs.readFileSync(path.join(path.dirname(oomSnapshot), 'oom_info.json'), 'utf8'));
+  const ooms = want.devices.flatMap((d) => d.ooms);
+  check(ooms.length === 1, `oom: the Python replay finds one OOM entry (${ooms.length})`);
+  const html = path.join(tmp, 'oom.html');
+  execFileSync(mlprof, ['report', oomSnapshot, '-o', html], { stdio: 'ignore' });
+  const page = await browser.newPage({ viewport: VIEW });
+  await openOverview(page, 'file://' + html);
+  const line = page.locator('[data-testid="snapshot-oom-line"]');
+  check(await line.count() === 1, 'oom: one OOM line in the verdict');
+  const text = await line.innerText();
+  const asked = /Tried to allocate ([\d.]+ [GM]iB)/.exec(info.message)?.[1];
+  const free = /of which ([\d.]+ [GM]iB) is free/.exec(info.message)?.[1];
+  check(asked && text.includes(`could not allocate ${asked}`), `oom: requested ${asked} as PyTorch says: '${text}'`);
+  check(free && text.includes(`${free} free`), `oom: ${free} free as PyTorch says: '${text}'`);
+  check(text.includes(ooms[0].function), `oom: the site names ${ooms[0].function}: '${text}'`);
+  const box = await line.boundingBox();
+  const peakBox = await page.locator('[data-testid="snapshot-peak"]').first().boundingBox();
+  check(box && box.y + box.height <= VIEW.height && (!peakBox || box.y < peakBox.y), 'oom: the OOM line leads the first screen');
+  const holders = await page.locator('[data-testid="snapshot-oom-holders"] tbody tr').evaluateAll((rs) => rs.map((r) => Number(r.dataset.bytes)));
+  const held = holders.reduce((a, b) => a + b, 0);
+  check(holders.length > 1 && held === ooms[0].active_bytes && held === info.memory_allocated,
+    `oom: what held the memory sums to ${held} B (replay ${ooms[0].active_bytes}, torch.cuda.memory_allocated ${info.memory_allocated}) in ${holders.length} stacks`);
+  const first = await page.locator('[data-testid="snapshot-oom-holders"] tbody tr').first().innerText();
+  check(first.includes('grow_kv_cache'), `oom: the largest holder is the growing cache: '${first.slice(0, 120)}'`);
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(outDir, 'snapshot-oom-overview.png') });
+  await page.close();
+}
+
 const browser = await chromium.launch({ executablePath: process.env.MLPROF_CHROMIUM || '/usr/bin/chromium',
   headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 try {
   await compileLog(browser, failureLog, 'compile-log-failure-overview');
   await compileLog(browser, breakLog, 'compile-log-graph-break-overview');
   await snapshotScreen(browser);
+  if (oomSnapshot) await oomScreen(browser);
   await serveGroups(browser);
 } catch (e) {
   failures++;

@@ -6,7 +6,8 @@ range, straight from the trace JSON (the independent side of the timeline's area
 
 A slice is an 'X' event, or a matched 'B'/'E' pair, on (pid, tid); it overlaps [T0, T1) when it
 starts before T1 and ends after T0 (Perfetto's area selection: each counts whole). Prints JSON
-{name: {"count": n, "total_ns": ns}}.
+{name: {"count": n, "total_ns": ns, "in_range_ns": ns}}; in_range_ns: the part of those slices
+inside [T0, T1).
 """
 import gzip
 import json
@@ -39,9 +40,10 @@ def main():
         else:
             continue
         if ts < t1 and ts + dur > t0:
-            g = out.setdefault(e['name'], {'count': 0, 'total_ns': 0})
+            g = out.setdefault(e['name'], {'count': 0, 'total_ns': 0, 'in_range_ns': 0})
             g['count'] += 1
             g['total_ns'] += dur
+            g['in_range_ns'] += min(ts + dur, t1) - max(ts, t0)
     json.dump(out, sys.stdout)
 
 

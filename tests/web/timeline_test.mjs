@@ -211,22 +211,22 @@ async function checkPage(page, errors, tag) {
   const areaInfo = await page.locator('[data-testid="timeline-area-summary"]').textContent();
   const range = await page.evaluate(() => {
     const rows = [...document.querySelectorAll('[data-testid="timeline-aggregate"] tbody tr')];
-    return rows.map((r) => ({ name: r.dataset.name, count: Number(r.dataset.count), total: Number(r.dataset.totalNs) }));
+    return rows.map((r) => ({ name: r.dataset.name, count: Number(r.dataset.count), total: Number(r.dataset.totalNs), inRange: Number(r.dataset.inRangeNs) }));
   });
   const bounds = await page.evaluate(() => window.mlprofTimeline.areaRange());
   check(bounds.lanes.length === 1 && bounds.lanes[0] === gi, `${tag}: the drag selected lane ${bounds.lanes.join(',')} (want ${gi}); ${areaInfo.slice(0, 80)}`);
   const lane = tl.lanes[gi];
-  const t0 = Math.floor(tl.begin_ns + bounds.t0), t1 = Math.ceil(tl.begin_ns + bounds.t1);
+  const t0 = tl.begin_ns + bounds.t0, t1 = tl.begin_ns + bounds.t1;  // whole ns: setArea rounds outward
   const py = JSON.parse(execFileSync('python3', [path.join(here, 'timeline_area_expect.py'), gpuTrace, String(lane.pid), String(lane.tid), String(t0), String(t1)], { encoding: 'utf8', maxBuffer: 1 << 28 }));
   const pyNames = Object.keys(py);
   check(range.length === pyNames.length && range.length > 1, `${tag}: area has ${range.length} names (Python: ${pyNames.length}), ${area.count} slices`);
   let same = 0;
   for (const r of range) {
     const p = py[r.name];
-    if (p && p.count === r.count && p.total_ns === r.total) same++;
+    if (p && p.count === r.count && p.total_ns === r.total && p.in_range_ns === r.inRange) same++;
     else console.log('   differs:', r.name.slice(0, 60), r, p);
   }
-  check(same === range.length, `${tag}: per-name count and total equal the Python sum over the JSON for ${same}/${range.length} names`);
+  check(same === range.length, `${tag}: per-name count, total and in-range time equal the Python sum over the JSON for ${same}/${range.length} names`);
   check(/^Selected \d/.test(areaInfo), `${tag}: the area's duration is shown: '${areaInfo.slice(0, 40)}'`);
   await page.screenshot({ path: path.join(outDir, `timeline-${tag}-area.png`) });
 

@@ -709,13 +709,15 @@ export function renderTimeline(container, data, stats) {
     setArea(ta, tb, lanesIn(y0, y1));
   }
   function setArea(ta, tb, laneList) {
-    area = { t0: ta, t1: tb, lanes: laneList };
+    // Whole nanoseconds, outward: the range a reader (or a test) can state exactly.
+    area = { t0: Math.floor(ta), t1: Math.ceil(tb), lanes: laneList };
     selected = null; canvas.dataset.selected = '';
     showDetails();
     schedule();
   }
   // Like Perfetto's area selection: every slice (all depths, folded rows too) that overlaps the
-  // range counts whole: count, total and self duration, mean.
+  // range counts whole: count, total and self duration, mean. `inRange`: the part of those slices
+  // inside the range (what the selection itself spends on each name).
   function aggregateRows() {
     const by = new Map();
     let count = 0;
@@ -726,8 +728,9 @@ export function renderTimeline(container, data, stats) {
           if (!(r.x[i] > area.t0) && !(dur === 0 && r.s[i] >= area.t0)) continue;
           const nm = r.n[i];
           let g = by.get(nm);
-          if (!g) by.set(nm, g = { name: data.strings[nm], count: 0, total: 0, self: 0 });
+          if (!g) by.set(nm, g = { name: data.strings[nm], count: 0, total: 0, self: 0, inRange: 0 });
           g.count++; g.total += dur; g.self += selfOf(li, d, i); count++;
+          g.inRange += Math.max(0, Math.min(r.x[i], area.t1) - Math.max(r.s[i], area.t0));
         }
       });
     }
@@ -739,13 +742,13 @@ export function renderTimeline(container, data, stats) {
     box.append(el('div', { 'data-testid': 'timeline-area-summary' },
       el('b', {}, `Selected ${fmtNs(area.t1 - area.t0)}`),
       ` (+${fmtNs(Math.max(0, area.t0))} to +${fmtNs(area.t1)}) on ${area.lanes.length} lane${area.lanes.length === 1 ? '' : 's'}: ` +
-      `${count.toLocaleString('en-US')} slices of ${rows.length.toLocaleString('en-US')} names overlap it; each counts whole (Perfetto's definition). Esc clears.`));
+      `${count.toLocaleString('en-US')} slices of ${rows.length.toLocaleString('en-US')} names overlap it. Total, self and mean count each slice whole (Perfetto's definition); in range: only its part inside the selection. Esc clears.`));
     const shown = rows.slice(0, 200);
     box.append(el('table', { class: 'tl-agg' },
-      el('thead', {}, el('tr', {}, ['Name', 'Count', 'Total', 'Self', 'Mean'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, shown.map((g) => el('tr', { 'data-name': g.name, 'data-count': g.count, 'data-total-ns': g.total, 'data-self-ns': g.self },
+      el('thead', {}, el('tr', {}, ['Name', 'Count', 'Total', 'Self', 'Mean', 'In range'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, shown.map((g) => el('tr', { 'data-name': g.name, 'data-count': g.count, 'data-total-ns': g.total, 'data-self-ns': g.self, 'data-in-range-ns': g.inRange },
         el('td', { title: g.name }, g.name), el('td', {}, g.count.toLocaleString('en-US')), el('td', {}, fmtNs(g.total)),
-        el('td', {}, fmtNs(g.self)), el('td', {}, fmtNs(g.total / g.count)))))));
+        el('td', {}, fmtNs(g.self)), el('td', {}, fmtNs(g.total / g.count)), el('td', {}, fmtNs(g.inRange)))))));
     if (rows.length > shown.length) box.append(el('p', { class: 'muted' }, `${rows.length - shown.length} more names (smaller totals) not listed.`));
     return box;
   }

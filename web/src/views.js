@@ -208,6 +208,9 @@ function allocationTable(d, shift) {
     node.dataset.rangeLo = lo === null ? '' : String(lo);
     node.dataset.rangeHi = hi === null ? '' : String(hi);
     node.dataset.rows = String(rows.length);
+    node.dataset.bytes = String(bytes);
+    node.dataset.listed = String(all.length);
+    node.dataset.total = String(total);
     body.replaceChildren(dataTable(rows, { id: 'memory.allocations', columns: cols, labels, format: fmt, sort: ['bytes', true], bars: 'bytes' }));
   };
   node.append(el('h3', {}, `${what} on ${d.device}`), head, body);

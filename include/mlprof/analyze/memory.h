@@ -14,7 +14,10 @@ namespace mlprof {
 struct MemoryOptions {
   size_t timeline_points = 1000;  // downsampled timeline length per device (0 = no timeline)
   size_t top_unfreed = 20;        // largest never-freed allocations listed per device
-  size_t top_ops = 30;            // per-op rows kept (by bytes allocated)
+  // Largest allocations listed per device, freed or not, with when they were freed: the rows the
+  // report's memory view filters by a selected time range (the TensorBoard plugin's table).
+  size_t top_allocations = 2000;
+  size_t top_ops = 30;  // per-op rows kept (by bytes allocated)
 };
 
 struct MemoryPoint {
@@ -26,6 +29,16 @@ struct MemoryPoint {
 struct UnfreedAllocation {
   int64_t ts_ns = 0;
   int64_t offset_ns = 0;  // ts_ns relative to the start of the trace (what reports print)
+  uint64_t addr = 0;
+  int64_t bytes = 0;
+  std::string op;  // innermost enclosing slice ("" when none)
+};
+
+// One allocation and, when the trace frees it, when.
+struct AllocationRecord {
+  int64_t offset_ns = 0;  // allocated at, relative to the start of the trace
+  bool freed = false;
+  int64_t freed_offset_ns = 0;  // when freed (valid when `freed`)
   uint64_t addr = 0;
   int64_t bytes = 0;
   std::string op;  // innermost enclosing slice ("" when none)
@@ -53,8 +66,10 @@ struct DeviceMemory {
   double fragmentation_at_peak_reserved = 0;  // (reserved - allocated) / reserved there
   uint64_t unfreed_count = 0;
   int64_t unfreed_bytes = 0;
-  std::vector<UnfreedAllocation> unfreed;  // largest first, cut to top_unfreed
-  std::vector<MemoryPoint> timeline;       // downsampled: per time bucket, its peak point
+  std::vector<UnfreedAllocation> unfreed;     // largest first, cut to top_unfreed
+  uint64_t allocations_total = 0;             // allocation events of the device
+  std::vector<AllocationRecord> allocations;  // largest first, cut to top_allocations
+  std::vector<MemoryPoint> timeline;          // downsampled: per time bucket, its peak point
   // A huge CUDA memory snapshot's device is loaded downsampled (memory_snapshot_to_trace): its
   // events are per-bucket lowest/highest points standing for this many entries (0: not so).
   // Peaks and the end state are exact; allocs/frees/bytes count the points' net changes.
