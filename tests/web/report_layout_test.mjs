@@ -136,6 +136,21 @@ async function reportOf(browser, tag, input) {
   if (timed.length) check(verdict.includes(timed[0].title), `${tag}: verdict names the top finding '${timed[0].title}': '${verdict}'`);
   const top = Math.min(3, findings.length);
   check(await page.locator('[data-testid="top-recommendations"] > li').count() === top, `${tag}: ${top} top recommendations`);
+  // Severity colours follow the severity: every badge's class is its own text, each severity has
+  // one colour, high > medium > low in alarm (red, amber, blue), and the verdict takes the colour
+  // of the finding it names (green when no rule about time fired).
+  const badges = await page.locator('[data-pane="overview"] .sev').evaluateAll((bs) => bs.map((b) => ({ text: b.textContent.trim(), cls: b.className, color: getComputedStyle(b).color })));
+  check(badges.every((b) => b.cls.split(/\s+/).includes(`sev-${b.text}`)), `${tag}: every severity badge's class is its severity (${badges.map((b) => b.text).join(',')})`);
+  const SEV_COLOR = { high: 'rgb(163, 21, 21)', medium: 'rgb(138, 90, 0)', low: 'rgb(29, 78, 216)' };
+  check(badges.every((b) => SEV_COLOR[b.text] === b.color), `${tag}: each severity has its colour: ${[...new Set(badges.map((b) => b.text + '=' + b.color))].join(' ')}`);
+  const bound = page.locator('[data-testid="verdict"] .bound');
+  const boundColor = await bound.evaluate((b) => getComputedStyle(b).color);
+  const want = timed.length ? SEV_COLOR[timed[0].severity] : 'rgb(46, 125, 50)';
+  check(boundColor === want, `${tag}: the verdict's colour ${boundColor} is the top finding's severity (${timed.length ? timed[0].severity : 'none'}: ${want})`);
+  for (const f of findings.filter((x) => x.priced_by === 'replay')) {
+    const sev = f.est_savings_pct >= 25 ? 'high' : f.est_savings_pct >= 10 ? 'medium' : 'low';
+    check(f.severity === sev, `${tag}: ${f.kind} saves ${f.est_savings_pct.toFixed(1)} % by replay, so ${sev} (is ${f.severity})`);
+  }
   for (let i = 0; i < top; i++) {
     check(await inViewport(page, `[data-testid="top-recommendations"] > li:nth-child(${i + 1})`), `${tag}: recommendation ${i + 1} visible without scrolling`);
     const li = page.locator(`[data-testid="top-recommendations"] > li:nth-child(${i + 1})`);

@@ -50,14 +50,15 @@ function verdict(b, steps, gpu, summary) {
   if (util) context.push(util);
   if (timed.length) {
     const top = timed[0];
-    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, (BOUND[top.kind] || 'Bottleneck') + ': '), top.title + '.'));
+    // The verdict's colour is the top finding's severity (a MEDIUM finding is not shown as an alarm).
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: `bound sev-text-${top.severity}`, 'data-severity': top.severity }, (BOUND[top.kind] || 'Bottleneck') + ': '), top.title + '.'));
     box.append(el('div', { class: 'verdict-sub' }, [`Top fix ${savingText(top, b.basis)}`, ...context].join(' · ')));
   } else if (findings.length) {
-    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, 'No time bottleneck: '),
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound ok' }, 'No time bottleneck: '),
       `no rule about time fired; ${findings.length === 1 ? 'one finding' : findings.length + ' findings'} about memory (${findings[0].title}).`));
     box.append(el('div', { class: 'verdict-sub' }, context.join(' · ')));
   } else {
-    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, 'Nothing stands out: '),
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound ok' }, 'Nothing stands out: '),
       'no bottleneck rule fired on this trace (rules: docs/analysis.md).'));
     box.append(el('div', { class: 'verdict-sub' }, context.join(' · ')));
   }
