@@ -237,6 +237,18 @@ async function checkPage(page, errors, tag) {
     await page.mouse.click(box.x + 60, box.y + y);
     check((await page.evaluate(() => window.mlprofTimeline.folded()))[cpuLane], `${tag}: clicking a lane's name folds it`);
   }
+  // A folded lane's summary: the busy time of its top-level slices in view, equal to the Python
+  // sum of its slices over the same range (the whole trace here), and said in its header.
+  const one = (await page.evaluate((li) => window.mlprofTimeline.rows(li).length, gi)) === 1;
+  await page.evaluate((li) => { window.mlprofTimeline.fold(li, true); window.mlprofTimeline.setView(0, window.mlprofTimeline.view().t1); }, gi);
+  const whole = await page.evaluate(() => window.mlprofTimeline.view());
+  const busy = await page.evaluate((li) => window.mlprofTimeline.busyInView(li), gi);
+  const pyWhole = JSON.parse(execFileSync('python3', [path.join(here, 'timeline_area_expect.py'), gpuTrace, String(lane.pid), String(lane.tid),
+    String(tl.begin_ns + whole.t0), String(tl.begin_ns + whole.t1)], { encoding: 'utf8', maxBuffer: 1 << 28 }));
+  const pyBusy = Object.values(pyWhole).reduce((a, g) => a + g.in_range_ns, 0);
+  if (one) check(busy === pyBusy, `${tag}: folded ${firstGpu.name} summarises ${busy} ns busy in view; Python ${pyBusy}`);
+  else console.log(`(${tag}: ${firstGpu.name} has overlapping rows; busy-in-view equality skipped)`);
+  await page.evaluate((li) => window.mlprofTimeline.fold(li, false), gi);
   const y = await page.evaluate((li) => window.mlprofTimeline.laneTop[li] + 8, gi);
   await page.mouse.click(box.x + box.width - 15, box.y + y);
   check((await page.evaluate(() => window.mlprofTimeline.pinned()))[gi], `${tag}: the pin pins ${firstGpu.name}`);

@@ -299,8 +299,21 @@ export function renderTimeline(container, data, stats) {
     }
     ctx.fillStyle = '#333';
     const hidden = lane.rows.length - laneRows[li];
+    // A folded lane's summary: its busy time in view (top-level slices, clipped to the view) and,
+    // when the header is all that shows, where in the view it was busy, as a strip.
+    const busy = hidden > 0 ? busyInView(li, t0, t1) : null;
     ctx.fillText(`${folded[li] ? '▸' : '▾'} ${lane.gpu ? 'GPU' : 'CPU'} · ${lane.name} · ${lane.count.toLocaleString('en-US')} slice${lane.count === 1 ? '' : 's'}` +
-      (hidden > 0 ? ` (folded: ${laneRows[li] ? 'top level only' : 'click to show'})` : ''), 4, top + 8);
+      (hidden > 0 ? ` (folded: ${laneRows[li] ? 'top level only' : 'click to show'}; busy ${fmtNs(busy)}, ${(100 * busy / Math.max(1, t1 - t0)).toFixed(1)} % of the view)` : ''), 4, top + 8);
+    if (hidden > 0 && !laneRows[li] && lane.rows.length) {
+      const r = lane.rows[0];
+      ctx.fillStyle = lane.gpu ? '#5a9a5a' : '#6a6a8a';
+      let i = lowerBound(r.e, t0);
+      while (i < r.s.length && r.s[i] < t1) {  // one mark per pixel, as drawLane's rows
+        const xa = Math.max(0, Math.floor((r.s[i] - t0) * scale)), xb = Math.min(W, Math.max(xa + 1, (r.x[i] - t0) * scale));
+        ctx.fillRect(xa, top + LANE_HEAD - 5, xb - xa, 3);
+        i = Math.max(i + 1, firstAtOrAfter(r.s, t0 + Math.ceil(xb) / scale, i + 1));
+      }
+    }
     ctx.fillStyle = pinned[li] ? '#1f5fbf' : '#9a9aaa';
     ctx.fillText(pinned[li] ? 'unpin' : 'pin', W - PIN_W + 4, top + 8);
     for (let d = 0; d < laneRows[li]; d++) {
@@ -335,6 +348,25 @@ export function renderTimeline(container, data, stats) {
       }
     }
     return drawn;
+  }
+
+  // Busy time of a lane's top-level slices inside [t0, t1): prefix sums of their durations (built
+  // once per lane), clipped at both ends, so a folded lane's summary costs O(log n) per frame.
+  const prefix = new Array(lanes.length).fill(null);
+  function busyInView(li, t0, t1) {
+    const r = lanes[li].rows[0];
+    if (!r || !r.s.length) return 0;
+    let p = prefix[li];
+    if (!p) {
+      p = prefix[li] = new Float64Array(r.s.length + 1);
+      for (let k = 0; k < r.s.length; k++) p[k + 1] = p[k] + (r.x[k] - r.s[k]);
+    }
+    const i0 = lowerBound(r.e, t0), i1 = firstAtOrAfter(r.s, t1, i0);
+    if (i1 <= i0) return 0;
+    let sum = p[i1] - p[i0];
+    for (let k = i0; k < i1 && r.s[k] < t0; k++) sum -= Math.min(r.x[k], t0) - r.s[k];
+    for (let k = i1 - 1; k >= i0 && r.x[k] > t1; k--) sum -= r.x[k] - Math.max(r.s[k], t1);
+    return sum;
   }
 
   let ticks = [];
@@ -828,7 +860,8 @@ export function renderTimeline(container, data, stats) {
     unfoldAll: () => { folded.fill(false); resize(); }, folded: () => [...folded], pinned: () => [...pinned],
     selectSlice: (h) => select(h, true), selected: () => selected, ticks: () => [...ticks],
     laneGpu: lanes.map((l) => l.gpu), rowHeight: ROW, laneHead: LANE_HEAD,
-    rows: (li) => lanes[li].rows, laneRows: () => [...laneRows], strings: data.strings };
+    rows: (li) => lanes[li].rows, laneRows: () => [...laneRows], strings: data.strings,
+    busyInView: (li) => busyInView(li, view.t0, view.t1) };
   window.mlprofTimeline = api;
   return api;
 }
