@@ -94,6 +94,7 @@ class CMakeBuild(build_ext):
 setup(
     packages=["mlprof"],
     package_dir={"mlprof": "python/mlprof"},
+    package_data={"mlprof": ["*.pyi", "py.typed"]},  # the type stub (PEP 561)
     ext_modules=[CMakeExtension("mlprof._core")],
     cmdclass={"build_ext": CMakeBuild},
     options={"build": {"build_base": "build/pip"}},

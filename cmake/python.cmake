@@ -68,8 +68,9 @@ set_target_properties(mlprof_python_ext PROPERTIES
   OUTPUT_NAME _core
   LIBRARY_OUTPUT_DIRECTORY ${MLPROF_PYTHON_DIR}/mlprof)
 
-# The pure-Python files, copied next to the extension.
-file(GLOB mlprof_py_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/python/mlprof/*.py)
+# The pure-Python files, the type stub and its PEP 561 marker, copied next to the extension.
+file(GLOB mlprof_py_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/python/mlprof/*.py
+     ${CMAKE_CURRENT_SOURCE_DIR}/python/mlprof/*.pyi ${CMAKE_CURRENT_SOURCE_DIR}/python/mlprof/py.typed)
 set(mlprof_py_outputs "")
 foreach(src ${mlprof_py_sources})
   get_filename_component(name ${src} NAME)

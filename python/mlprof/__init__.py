@@ -16,6 +16,7 @@ from ._record import (Session, counter, disable, enable, global_session, instant
                       set_thread_name, start, step, step_scope, stop)
 from ._bench import BenchmarkResult, benchmark, compare
 from ._memory import MemoryTracker, host_rss_bytes
+from ._results import Result
 from ._trace import Trace, load
 from . import torch  # noqa: E402  (imports torch itself only when used)
 
@@ -23,7 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "profile", "Session", "global_session", "start", "stop", "enable", "disable", "is_enabled",
-    "step", "step_scope", "counter", "instant", "set_thread_name", "load", "Trace", "Error",
+    "step", "step_scope", "counter", "instant", "set_thread_name", "load", "Trace", "Result", "Error",
     "LoadError", "TraceNotFoundError", "SessionError", "AnalysisError", "benchmark", "compare",
     "BenchmarkResult", "MemoryTracker", "host_rss_bytes",
 ]

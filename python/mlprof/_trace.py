@@ -6,6 +6,7 @@ import os
 import tempfile
 
 from . import _core
+from . import _results
 from ._results import Result, columns_frame, table
 
 _OP_SORTS = ("total", "self", "mean", "count")
@@ -50,6 +51,9 @@ class Trace:
     def __init__(self, core):
         self._core = core
         self._strings = None
+        # One entry per (form, analysis, options key): the parsed JSON or the columns. The C++
+        # side keeps one AnalysisSet per options key, so a result is computed once per key.
+        self._cache = {}
 
     # ---- identity ----------------------------------------------------------------------
     @property
@@ -104,9 +108,56 @@ class Trace:
         return _core.analysis_json(self._core, name, options)
 
     def analysis(self, name, **options):
-        """Any analysis by name as a Result: .to_dict() is `mlprof NAME --json`, str() its text."""
-        doc = json.loads(_core.analysis_json(self._core, name, options))
-        return Result(name, doc, _LazyText(self._core, name, options))
+        """Any analysis by name as a Result: .to_dict() is `mlprof NAME --json`, str() its text.
+        Cached per options: asking again returns the same (shared) result."""
+        return Result(name, self._doc(name, options), _LazyText(self._core, name, options))
+
+    def columns(self, name, **options):
+        """A hot table (ops, kernels or steps) as {field: column}: numpy arrays (lists without
+        numpy) built in C++ from the analysis result, no JSON. The fields are the JSON rows'
+        (steps: phase_ns flattened to phase_<phase>_ns, gpu_class_ns to gpu_<class>_ns;
+        kernels: without the nested launch object); values equal `mlprof NAME --json`'s, a field
+        missing from a row is NaN. Cached per options (the arrays are read-only)."""
+        key = ("columns", name, _options_key(options))
+        cols = self._cache.get(key)
+        if cols is None:
+            cols = _core.table_columns(self._core, name, options)
+            if isinstance(cols, str):
+                from ._errors import AnalysisError
+
+                raise AnalysisError(f"{self.source}: {name}: {cols}")
+            for v in cols.values():
+                if hasattr(v, "setflags"):
+                    v.setflags(write=False)
+            self._cache[key] = cols
+        return cols
+
+    def table(self, name, **options):
+        """A hot table (ops, kernels or steps) as a DataFrame built from columns() (pandas), or
+        the columns dict itself without pandas."""
+        cols = self.columns(name, **options)
+        if not _results.have_pandas():
+            return dict(cols)
+        import pandas as pd
+
+        return pd.DataFrame(cols)
+
+    def cache_info(self):
+        """What the trace keeps: {"results": entries cached in Python, "option_sets": analysis sets
+        kept in C++ (one per non-default options key)}."""
+        return {"results": len(self._cache), "option_sets": _core.cached_sets(self._core)}
+
+    def clear_cache(self):
+        """Drops every cached result and option set (the default set stays)."""
+        self._cache.clear()
+        _core.clear_cache(self._core)
+
+    def _doc(self, name, options):
+        key = ("json", name, _options_key(options))
+        doc = self._cache.get(key)
+        if doc is None:
+            doc = self._cache[key] = json.loads(_core.analysis_json(self._core, name, options))
+        return doc
 
     def analyze(self, names=None):
         """Several analyses at once (independent ones computed in parallel): {name: Result}.
@@ -118,7 +169,7 @@ class Trace:
 
     def summary(self, top=20):
         """`mlprof summary`: span, event counts, categories, steps, top ops."""
-        return self.analysis("summary", top=top)
+        return self.analysis("summary", **({"top": top} if top != 20 else {}))
 
     def summary_text(self, top=20):
         return _core.analysis_text(self._core, "summary", {"top": top})
@@ -139,6 +190,8 @@ class Trace:
             opts["category"] = category
         if host_only:
             opts["host_only"] = True
+        if _results.have_pandas():  # columns from C++, no JSON
+            return self.table("ops", **opts)
         return table(self._rows_doc("ops", opts)["ops"], _OP_COLUMNS)
 
     def op_stats(self, name):
@@ -194,7 +247,7 @@ class Trace:
         if peaks:
             with open(peaks) as f:
                 options["peaks"] = f.read()
-        doc = json.loads(_core.analysis_json(self._core, "roofline", options))
+        doc = self._doc("roofline", options)
         if "unavailable" in doc:
             return table([])
         return table(doc.get(table_name, []))
@@ -222,7 +275,7 @@ class Trace:
 
     def kernel_breakdown(self, **options):
         """HTA get_gpu_kernel_breakdown: (kernel type breakdown, per-kernel breakdown)."""
-        doc = json.loads(_core.analysis_json(self._core, "kernels", options))
+        doc = self._doc("kernels", options)
         return (table(doc.get("kernel_type_breakdown", [])), table(doc.get("kernel_breakdown", [])))
 
     def comm_comp_overlap(self, **options):
@@ -257,7 +310,7 @@ class Trace:
         torch.compile log, of a memory snapshot) is an AnalysisError, not a KeyError."""
         from ._errors import AnalysisError
 
-        doc = json.loads(_core.analysis_json(self._core, name, options))
+        doc = self._doc(name, options)
         if "unavailable" in doc:
             raise AnalysisError(f"{self.source}: {name}: {doc['unavailable']}")
         return doc
@@ -268,7 +321,7 @@ class Trace:
         why = _core.unavailable(self._core, "gpu")
         if why:
             raise AnalysisError(f"{self.source}: {why}")
-        return json.loads(_core.analysis_json(self._core, "gpu", options))
+        return self._doc("gpu", options)
 
     # ---- outputs --------------------------------------------------------------------------
     def report(self, path, events=True):
@@ -399,6 +452,11 @@ class Trace:
         label."""
         cols = self._core.tracks()
         return table([dict(zip(cols.keys(), r)) for r in zip(*cols.values())], list(cols.keys()))
+
+
+def _options_key(options):
+    """The cache key of keyword options: sorted (name, repr) pairs (True and 1 differ)."""
+    return tuple(sorted((k, repr(v)) for k, v in options.items()))
 
 
 def _unique(strings):

@@ -60,21 +60,11 @@ AnalysisOptions options_of(AnalysisId id, const py::dict& kw) {
   return o;
 }
 
-// Runs fn on the handle's cached set (default options) or on a set with these options over the
-// same traces, with the GIL released.
+// Runs fn on the set for these options (set_for) with the GIL released.
 template <typename Fn>
 auto with_set(TraceHandle& h, AnalysisId id, const py::dict& kw, Fn&& fn) {
-  if (kw.empty()) {
-    py::gil_scoped_release release;
-    return fn(*h.set);
-  }
-  AnalysisOptions o = options_of(id, kw);
+  AnalysisSet& set = set_for(h, id, kw);
   py::gil_scoped_release release;
-  if (h.set->is_rank_set()) {
-    AnalysisSet set(h.set->rank_traces(), std::move(o), h.rank_errors);
-    return fn(set);
-  }
-  AnalysisSet set(h.set->trace(), std::move(o));
   return fn(set);
 }
 
@@ -95,6 +85,22 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 }  // namespace
+
+AnalysisSet& set_for(TraceHandle& h, AnalysisId id, const py::dict& kw) {
+  if (kw.empty()) return *h.set;
+  // The key: the analysis (options apply to it alone) and each option's repr, sorted by name.
+  std::map<std::string, std::string> items;
+  for (auto item : kw) items[py::str(item.first)] = py::repr(item.second);
+  std::string key(analysis_info(id).name);
+  for (const auto& [k, v] : items) key += "|" + k + "=" + v;
+  if (auto it = h.option_sets.find(key); it != h.option_sets.end()) return *it->second;
+  AnalysisOptions o = options_of(id, kw);  // raises on a bad option: nothing is cached
+  std::unique_ptr<AnalysisSet> set =
+      h.set->is_rank_set()
+          ? std::make_unique<AnalysisSet>(h.set->rank_traces(), std::move(o), h.rank_errors)
+          : std::make_unique<AnalysisSet>(h.set->trace(), std::move(o));
+  return *h.option_sets.emplace(key, std::move(set)).first->second;
+}
 
 void bind_analysis(py::module_& m) {
   m.def("analysis_names", [] {
@@ -182,6 +188,12 @@ void bind_analysis(py::module_& m) {
       },
       py::arg("trace"), py::arg("format"), py::arg("title"));
   m.def("write_file", &write_file, py::arg("path"), py::arg("text"));
+  m.def(
+      "cached_sets", [](TraceHandle& h) { return h.option_sets.size(); },
+      "How many option sets the trace keeps (one per options key asked for).");
+  m.def(
+      "clear_cache", [](TraceHandle& h) { h.option_sets.clear(); },
+      "Drops the option sets (the default set stays).");
 }
 
 }  // namespace mlprof::python

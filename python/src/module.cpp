@@ -16,4 +16,5 @@ PYBIND11_MODULE(_core, m) {
   mlprof::python::bind_trace(m);
   mlprof::python::bind_stats(m);
   mlprof::python::bind_analysis(m);
+  mlprof::python::bind_tables(m);
 }

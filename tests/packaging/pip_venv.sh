@@ -25,7 +25,7 @@ echo "wheel: $(basename "$whl") ($(du -k "$whl" | cut -f1) KiB)"
 "$V/python" - "$whl" <<'PY' || fail "wheel contents"
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-need = ["mlprof/__main__.py", "mlprof/_bin/mlprof", "mlprof/_bin/libmlprof_preload.so"]
+need = ["mlprof/__main__.py", "mlprof/__init__.pyi", "mlprof/py.typed", "mlprof/_bin/mlprof", "mlprof/_bin/libmlprof_preload.so"]
 missing = [n for n in need if n not in names]
 if missing or not any(n.startswith("mlprof/_core") for n in names):
     sys.exit(f"wheel lacks {missing or 'mlprof/_core*.so'}")
