@@ -164,8 +164,12 @@ class Trace:
         Default: everything `mlprof analyze` shows that this trace has data for: """
         names = list(names) if names else [n for n in _core.analyze_names()
                                            if self.unavailable(n) is None]
-        doc = json.loads(_core.analyses_json(self._core, names))
-        return {n: Result(n, doc[n]) for n in names}
+        todo = [n for n in names if ("json", n, ()) not in self._cache]
+        if todo:  # computed in parallel, then cached like analysis(n)
+            doc = json.loads(_core.analyses_json(self._core, todo))
+            for n in todo:
+                self._cache[("json", n, ())] = doc[n]
+        return {n: Result(n, self._cache[("json", n, ())]) for n in names}
 
     def summary(self, top=20):
         """`mlprof summary`: span, event counts, categories, steps, top ops."""
