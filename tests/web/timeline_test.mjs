@@ -230,6 +230,29 @@ async function checkPage(page, errors, tag) {
   check(/^Selected \d/.test(areaInfo), `${tag}: the area's duration is shown: '${areaInfo.slice(0, 40)}'`);
   await page.screenshot({ path: path.join(outDir, `timeline-${tag}-area.png`) });
 
+  // Per-process groups: one header per run of a process' lanes (GPU streams: their device), as
+  // `mlprof timeline --json` lists the lanes' pids; clicking it folds, then unfolds, them all.
+  const runs = [];
+  tl.lanes.forEach((l, li) => {
+    const key = `${l.kind === 'gpu_stream' ? 'gpu' : 'cpu'}:${l.pid}`;
+    if (!runs.length || runs[runs.length - 1].key !== key) runs.push({ key, lanes: [] });
+    runs[runs.length - 1].lanes.push(li);
+  });
+  const groups = await page.evaluate(() => window.mlprofTimeline.processGroups());
+  check(groups.length === runs.length && groups.every((g, k) => g.lanes.join() === runs[k].lanes.join()),
+    `${tag}: ${groups.length} process groups (${groups.map((g) => g.label).join(' | ')}), the JSON's pids make ${runs.length}`);
+  const gg = groups.find((g) => g.lanes.includes(gi));
+  if (gg) {
+    await page.evaluate(() => { document.querySelector('[data-testid="timeline-canvas"]').parentElement.scrollTop = 0; });
+    await page.mouse.click(box.x + 80, box.y + gg.y + 8);
+    let f = await page.evaluate(() => window.mlprofTimeline.folded());
+    check(gg.lanes.every((li) => f[li]), `${tag}: clicking "${gg.label}" folds its ${gg.lanes.length} lanes`);
+    const gy = (await page.evaluate(() => window.mlprofTimeline.processGroups())).find((g) => g.lanes.includes(gi)).y;
+    await page.mouse.click(box.x + 80, box.y + gy + 8);
+    f = await page.evaluate(() => window.mlprofTimeline.folded());
+    check(gg.lanes.every((li) => !f[li]), `${tag}: a second click unfolds them`);
+  }
+
   // Fold and pin: clicking a lane's name folds it; its pin keeps it on top while scrolling.
   const cpuLane = lanes.findIndex((l) => !l.gpu && !l.folded);
   if (cpuLane >= 0) {

@@ -189,7 +189,7 @@ export function tickLabel(t, step, magnitude = t) {
 // Doubles arrive as %.17g text (0.012500000000000001): shown in the shortest form that reads back.
 const shortNumber = (v) => (/^-?\d+\.\d{12,}(e[-+]?\d+)?$/.test(v) ? String(Number(v)) : v);
 
-const ROW = 16, LANE_HEAD = 18, RULER = 22, PIN_W = 34;
+const ROW = 16, LANE_HEAD = 18, RULER = 22, PIN_W = 34, PROC_HEAD = 16;
 const rankOf = (name) => (/^rank (\d+) · /.exec(name) || [])[1];
 // All flows in view are drawn only when there is at least this much room per flow.
 const FLOW_SPACING_PX = 12;
@@ -234,6 +234,23 @@ export function renderTimeline(container, data, stats) {
   const laneRows = new Array(lanes.length).fill(0);
   let order = [], pinnedH = 0, totalH = 0;
   const laneH = (li) => LANE_HEAD + laneRows[li] * ROW + 4;
+  // Per-process lane groups (Perfetto's process tracks): the analysis' lane list names each lane's
+  // process (GPU streams: their device); with two or more, a header above each run of a process'
+  // lanes folds or unfolds them all. Without the list (a rank directory's lanes), no groups.
+  const statLanes = (stats && stats.lanes) || [];
+  const procKey = lanes.map((l, li) => {
+    const sl = statLanes[li];
+    return sl && sl.name === l.name && sl.pid !== undefined ? `${l.gpu ? 'gpu' : 'cpu'}:${sl.pid}` : null;
+  });
+  const grouped = procKey.every((k) => k !== null) && new Set(procKey).size > 1;
+  const procLabel = (li) => {
+    const l = lanes[li], pid = statLanes[li].pid;
+    if (l.gpu) return `GPU ${pid}`;
+    if (/\(pid Spans /.test(l.name)) return 'profiler spans';
+    const m = procKey.map((k, j) => (k === procKey[li] ? /\(([^()]+)\) \(pid /.exec(lanes[j].name) : null)).find((x) => x);
+    return `process ${pid}${m ? ` (${m[1]})` : ''}`;
+  };
+  let procHeads = [];  // {key, label, y, lanes}: the groups in drawing order (unpinned lanes)
   function layout() {
     lanes.forEach((l, li) => {
       laneRows[li] = folded[li] ? (isSynthetic(l) ? 0 : Math.min(1, l.rows.length)) : Math.max(1, l.rows.length);
@@ -242,7 +259,16 @@ export function renderTimeline(container, data, stats) {
     pinnedH = 0;
     for (const li of order) if (pinned[li]) pinnedH += laneH(li);
     let y = RULER + pinnedH;
-    for (const li of order) if (!pinned[li]) { laneTop[li] = y; y += laneH(li); }
+    procHeads = [];
+    for (const li of order) {
+      if (pinned[li]) continue;
+      if (grouped && (!procHeads.length || procHeads[procHeads.length - 1].key !== procKey[li])) {
+        procHeads.push({ key: procKey[li], label: procLabel(li), y, lanes: [] });
+        y += PROC_HEAD;
+      }
+      if (grouped) procHeads[procHeads.length - 1].lanes.push(li);
+      laneTop[li] = y; y += laneH(li);
+    }
     totalH = Math.min(y, 30000);
     placePinned();
   }
@@ -408,6 +434,16 @@ export function renderTimeline(container, data, stats) {
       if (top > vis1 || top + laneH(li) < vis0) continue;
       counter.drawn += drawLane(li, t0, t1, scale);
     }
+    for (const g of procHeads) {
+      if (g.y > vis1 || g.y + PROC_HEAD < vis0) continue;
+      const open = g.lanes.some((li) => !folded[li]);
+      ctx.fillStyle = '#dfe3ee';
+      ctx.fillRect(0, g.y, W, PROC_HEAD - 1);
+      ctx.fillStyle = '#1d2540';
+      ctx.font = 'bold 11px system-ui, sans-serif';
+      ctx.fillText(`${open ? '▾' : '▸'} ${g.label} · ${g.lanes.length} lane${g.lanes.length === 1 ? '' : 's'} (click: ${open ? 'fold' : 'unfold'} them all)`, 4, g.y + PROC_HEAD / 2);
+      ctx.font = '11px system-ui, sans-serif';
+    }
     // The fixed strip: ruler, then the pinned lanes, over whatever scrolled beneath them.
     ctx.clearRect(0, st, W, RULER + pinnedH);
     for (const li of order) if (pinned[li]) counter.drawn += drawLane(li, t0, t1, scale);
@@ -531,6 +567,13 @@ export function renderTimeline(container, data, stats) {
   canvas.addEventListener('mouseleave', () => { mouseX = null; });
   canvas.addEventListener('click', (e) => {
     if (e.detail > 1 || wasDrag) return;
+    const g = procHeadAt(e.offsetY);
+    if (g) {
+      const fold = g.lanes.some((li) => !folded[li]);
+      for (const li of g.lanes) folded[li] = fold;
+      resize();
+      return;
+    }
     const head = headerAt(e.offsetY);
     if (head !== null) {
       if (e.offsetX >= W - PIN_W) pinned[head] = !pinned[head];
@@ -566,6 +609,10 @@ export function renderTimeline(container, data, stats) {
     e.preventDefault();
   });
 
+  function procHeadAt(yy) {
+    if (yy < scroller.scrollTop + RULER + pinnedH) return null;
+    return procHeads.find((g) => yy >= g.y && yy < g.y + PROC_HEAD) || null;
+  }
   function headerAt(yy) {
     const st = scroller.scrollTop;
     if (yy < st + RULER) return null;
@@ -861,7 +908,8 @@ export function renderTimeline(container, data, stats) {
     selectSlice: (h) => select(h, true), selected: () => selected, ticks: () => [...ticks],
     laneGpu: lanes.map((l) => l.gpu), rowHeight: ROW, laneHead: LANE_HEAD,
     rows: (li) => lanes[li].rows, laneRows: () => [...laneRows], strings: data.strings,
-    busyInView: (li) => busyInView(li, view.t0, view.t1) };
+    busyInView: (li) => busyInView(li, view.t0, view.t1),
+    processGroups: () => procHeads.map((g) => ({ label: g.label, y: g.y, lanes: [...g.lanes] })) };
   window.mlprofTimeline = api;
   return api;
 }
