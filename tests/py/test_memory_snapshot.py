@@ -18,6 +18,7 @@ MLPROF = sys.argv[1]
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
 from shared_data import require  # noqa: E402
+from snapshot_replay import active_curve, device_trace, load, starting_bytes  # noqa: E402
 
 DIR = os.path.dirname(require("traces/memory-snapshot/EXPECTED.json"))
 
@@ -25,12 +26,6 @@ DIR = os.path.dirname(require("traces/memory-snapshot/EXPECTED.json"))
 def run(*args):
     p = subprocess.run([MLPROF, *args], capture_output=True)
     return p.returncode, p.stdout, p.stderr.decode(errors="replace")
-
-
-def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        return pickle.load(f)
 
 
 def site(frames):
@@ -49,35 +44,14 @@ def block_frames(b):
 
 
 def replay(snap):
-    """memory_viz's Active Memory Timeline for device 0: +size at alloc, -size at
-    free_completed, from what must already have been live."""
-    trace = snap["device_traces"][0] if snap["device_traces"] else []
-    live = set()
-    start = 0
-    for e in trace:
-        if e["action"] == "alloc":
-            live.add(e["addr"])
-        elif e["action"] == "free_completed":
-            if e["addr"] in live:
-                live.discard(e["addr"])
-            else:
-                start += e["size"]
-    for seg in snap["segments"]:
-        addr = seg["address"]
-        for b in seg["blocks"]:
-            a = b.get("address", addr)
-            addr = a + b["size"]
-            if b["state"] == "active_allocated" and a not in live:
-                start += b["size"]
+    """memory_viz's Active Memory Timeline for device 0 (snapshot_replay.py), its peak and end."""
+    start = starting_bytes(snap, 0)
     cur = peak = start
     peak_i = None
-    for i, e in enumerate(trace):
-        if e["action"] == "alloc":
-            cur += e["size"]
-        elif e["action"] == "free_completed":
-            cur -= e["size"]
+    for i, _, cur in active_curve(snap, 0):
         if cur > peak:
             peak, peak_i = cur, i
+    trace = device_trace(snap, 0)
     # allocations live at the peak, by innermost frame
     by_site = Counter()
     if peak_i is not None:

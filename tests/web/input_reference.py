@@ -10,9 +10,12 @@ Prints one JSON object."""
 import gzip
 import json
 import os
-import pickle
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "py"))
+from snapshot_replay import active_curve, starting_bytes  # noqa: E402
+from snapshot_replay import load as load_snapshot  # noqa: E402
 
 GLOG = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [^\]]*\] (\{.*)$")
 
@@ -54,38 +57,13 @@ def compile_log(path):
 
 
 def snapshot(path):
-    with opener(path)(path, "rb") as f:
-        snap = pickle.load(f)
+    snap = load_snapshot(path)
     out = []
-    for dev, trace in enumerate(snap.get("device_traces") or []):
-        # memory_viz: what was live before the first entry (blocks active at the snapshot that the
-        # trace never allocated, and frees of earlier allocations) starts the curve.
-        live, start = set(), 0
-        for e in trace:
-            if e["action"] == "alloc":
-                live.add(e["addr"])
-            elif e["action"] == "free_completed":
-                if e["addr"] in live:
-                    live.discard(e["addr"])
-                else:
-                    start += e["size"]
-        for seg in snap["segments"]:
-            if seg.get("device", 0) != dev:
-                continue
-            addr = seg["address"]
-            for b in seg["blocks"]:
-                a = b.get("address", addr)
-                addr = a + b["size"]
-                if b["state"] == "active_allocated" and a not in live:
-                    start += b["size"]
-        cur = peak = start
+    for dev in range(len(snap.get("device_traces") or [])):
+        peak = starting_bytes(snap, dev)
         ooms = []
-        for e in trace:
-            if e["action"] == "alloc":
-                cur += e["size"]
-            elif e["action"] == "free_completed":
-                cur -= e["size"]
-            elif e["action"] == "oom":
+        for _, e, cur in active_curve(snap, dev):
+            if e["action"] == "oom":
                 # What was in use when the allocator gave up, and what it was asked for.
                 top = (e.get("frames") or [{}])[0]
                 ooms.append({"requested_bytes": e["size"], "device_free_bytes": e.get("device_free"),
