@@ -207,11 +207,12 @@ Advice roofline(const DeviceCaps& d, bool compiled, const RooflineFacts& f) {
     else
       tune = amd(d) ? "TunableOp (PYTORCH_TUNABLEOP_ENABLED=1) over hipBLASLt"
                     : "torch.compile(mode=\"max-autotune\") over cuBLASLt";
-    a.text = "These " + f.family + " calls are compute-bound yet below the peak of the " + unit +
-             ": check they run on them" +
-             (d.has(kMatBf16) ? " in bf16/fp16 (or TF32 for fp32)" : " in fp16") +
-             ", with dimensions that are multiples of 8 (16 for fp8), and try tuned kernels: " +
-             tune + ".";
+    a.text =
+        "These " + f.family + " calls are compute-bound yet below the peak of the " + unit +
+        ": check they run on them" +
+        (d.has(kMatBf16) ? " in bf16/fp16 (or TF32 for fp32)" : " in fp16") +
+        ", with dimensions that are multiples of 8 (16 for fp8), and try tuned kernels: " + tune +
+        ".";
   } else if (f.family == "copy") {
     a.text =
         "Avoid the copies: they only move bytes (.contiguous(), .to(dtype), layout changes). "
@@ -319,6 +320,102 @@ Advice data_loading(double share_pct) {
       "Load data in background workers so it overlaps compute: DataLoader(num_workers=N, "
       "pin_memory=True, persistent_workers=True, prefetch_factor=2+); move decoding and "
       "augmentation out of the training loop.";
+  return a;
+}
+
+namespace {
+std::string graphs_word(const DeviceCaps& d) {
+  return d.vendor == DeviceVendor::kAmd ? "HIP graphs" : "CUDA graphs";
+}
+}  // namespace
+
+Advice serving_host_bound_decode(const DeviceCaps& device, std::string_view engine,
+                                 bool graphs_replayed, std::string_view top_host_op) {
+  Advice a;
+  a.text =
+      "Overlap the host's part of each decode iteration (scheduling, input preparation, "
+      "sampling) with the GPU's: ";
+  if (engine == "vllm")
+    a.text +=
+        "vLLM's async scheduling (--async-scheduling) prepares the next batch while the GPU "
+        "runs this one";
+  else if (engine == "sglang")
+    a.text +=
+        "SGLang's overlap scheduler (on by default; check --disable-overlap-schedule is not "
+        "set)";
+  else
+    a.text += "prepare the next batch while the GPU runs this one";
+  a.text += graphs_replayed ? "; the model already replays " + graphs_word(device) +
+                                  ", so what is left is the engine's own Python"
+                            : "; replay the decode forward pass as " + graphs_word(device) +
+                                  " (vLLM: do not pass --enforce-eager; SGLang: keep "
+                                  "--disable-cuda-graph off) to cut its launches";
+  a.text +=
+      ". Larger decode batches (more concurrent requests) spread the same host time over "
+      "more tokens.";
+  if (!top_host_op.empty())
+    a.why = "the largest host cost inside the decode iterations is " + std::string(top_host_op);
+  return a;
+}
+
+Advice serving_graph_coverage(const DeviceCaps& device, std::string_view engine,
+                              double coverage_pct) {
+  Advice a;
+  a.text = "Run more of the iteration inside " + graphs_word(device) + ": ";
+  if (engine == "vllm")
+    a.text +=
+        "vLLM captures full graphs for decode-only batches and piecewise graphs (attention "
+        "eager) otherwise (compilation_config cudagraph_mode=FULL_AND_PIECEWISE); check "
+        "the batch sizes you serve are in cudagraph_capture_sizes";
+  else if (engine == "sglang")
+    a.text +=
+        "raise --cuda-graph-max-bs to cover the batch sizes you serve, and keep "
+        "--disable-cuda-graph off";
+  else
+    a.text +=
+        "torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs around the "
+        "eager part";
+  a.text += ".";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f%%", coverage_pct);
+  a.why = std::string(buf) +
+          " of the GPU time runs inside graph replays; the rest is launched "
+          "one kernel at a time";
+  return a;
+}
+
+Advice serving_batch_missed_graph(const DeviceCaps& device, std::string_view engine) {
+  Advice a;
+  a.text = "Capture " + graphs_word(device) + " for the batch sizes that ran eagerly: ";
+  if (engine == "vllm")
+    a.text +=
+        "add them to compilation_config cudagraph_capture_sizes (or raise "
+        "max_cudagraph_capture_size); vLLM pads a batch up to the next captured size";
+  else if (engine == "sglang")
+    a.text +=
+        "raise --cuda-graph-max-bs (or list them in --cuda-graph-bs); SGLang pads a batch "
+        "up to the next captured size";
+  else
+    a.text += "capture one graph per batch size you serve, or pad batches to a captured size";
+  a.text += ".";
+  return a;
+}
+
+Advice serving_prefill_imbalance(std::string_view engine) {
+  Advice a;
+  a.text = "Split long prefills so they do not stall the running decodes: ";
+  if (engine == "vllm")
+    a.text +=
+        "chunked prefill (--enable-chunked-prefill with a smaller "
+        "--max-num-batched-tokens) mixes prefill chunks into decode batches";
+  else if (engine == "sglang")
+    a.text += "a smaller --chunked-prefill-size, or mixed chunks (--enable-mixed-chunk)";
+  else
+    a.text += "chunk the prompts so each iteration mixes a prefill chunk with the decodes";
+  a.text +=
+      "; with many such requests, disaggregated prefill puts them on other GPUs. This "
+      "moves time between requests (time to first token vs time per output token): the "
+      "replay cannot price it, so no saving is claimed.";
   return a;
 }
 

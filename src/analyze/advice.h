@@ -55,6 +55,13 @@ Advice sync_stall(const DeviceCaps& device, std::string_view top_op, int64_t syn
 Advice pageable_copies(const DeviceCaps& device, int64_t count, int64_t ns);
 Advice communication(const DeviceCaps& device, double comm_pct, double overlap_pct);
 Advice data_loading(double share_pct);
+// Serving engines (vLLM, SGLang): the engine named by the trace's iteration annotations.
+Advice serving_host_bound_decode(const DeviceCaps& device, std::string_view engine,
+                                 bool graphs_replayed, std::string_view top_host_op);
+Advice serving_graph_coverage(const DeviceCaps& device, std::string_view engine,
+                              double coverage_pct);
+Advice serving_batch_missed_graph(const DeviceCaps& device, std::string_view engine);
+Advice serving_prefill_imbalance(std::string_view engine);
 
 // Kernels of one family below their roofline (roofline.h). `family`: perf_family_name ("gemm",
 // "copy", ...); `intensity`: FLOPs per byte; `roofline_pct`: roofline time / kernel time (0-1);

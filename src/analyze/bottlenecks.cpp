@@ -795,6 +795,357 @@ void rule_memory(Context& c, const MemoryResult* memory, const LeakResult* leaks
   }
 }
 
+// A device-bound trace on a device without known peaks (MTIA, an unlisted GPU) has no roofline to
+// say how fast its kernels could be: the replay prices the top kernel made kWhatIfSpeedup times
+// faster instead, a what-if (not a bound), said so in the finding.
+constexpr double kWhatIfSpeedup = 2.0;
+void rule_kernel_whatif(Context& c, const GpuResult& gpu, const KernelsResult& kernels,
+                        const RooflineResult* roofline) {
+  if (roofline && roofline->peaks_known) return;
+  const TemporalBreakdown& tb = gpu.temporal;
+  if (tb.span_ns <= 0 || tb.idle_pct >= kGpuIdleMinPct) return;  // not device-bound
+  int64_t compute = 0;
+  const KernelStats* top = nullptr;
+  for (const KernelStats& k : kernels.kernels) {
+    if (k.kind != GpuWorkKind::kKernel || k.type != KernelType::kComputation) continue;
+    compute += k.total_ns;
+    if (!top || k.total_ns > top->total_ns) top = &k;
+  }
+  if (!top || compute <= 0) return;
+  double share = pct(static_cast<double>(top->total_ns), static_cast<double>(compute));
+  if (share < 10.0) return;
+  StringId id = c.trace.strings.find(top->name);
+  if (id == StringPool::kNotFound) return;
+  Finding f;
+  f.kind = "kernel_speedup_whatif";
+  f.severity = Severity::kLow;
+  f.title = "The device is busy " + format_percent((100 - tb.idle_pct) / 100) +
+            " of its span and one kernel takes " + format_percent(share / 100) +
+            " of the compute-kernel time; no peak is known for this device, so this is a what-if: "
+            "that kernel " +
+            format_fixed(kWhatIfSpeedup, 0) + "x faster";
+  f.evidence = {{"gpu_busy_pct", 100 - tb.idle_pct, "%"},
+                {"kernel_ns", static_cast<double>(top->total_ns), "ns"},
+                {"kernel_calls", static_cast<double>(top->count), "count"},
+                {"share_of_compute_pct", share, "%"},
+                {"what_if_speedup", kWhatIfSpeedup, "ratio"}};
+  f.rule =
+      "device busy >= 50% of its span, no device peaks known (no roofline), the top "
+      "compute kernel >= 10% of compute-kernel time; priced by the replay of that kernel "
+      "made 2x faster (a what-if, not a bound)";
+  f.ops.push_back(top->name);
+  f.recommendation =
+      "The step is bound by the device's kernels, and the largest is " + top->name +
+      ": profile it with the vendor's kernel profiler (MTIA: its kernel-level tools; NVIDIA "
+      "Nsight Compute; AMD rocprof-compute) to see whether it is compute- or memory-bound, then "
+      "tune or fuse it. The saving shown is what the step gains if it ran 2x faster, not a "
+      "limit.";
+  f.why = "no roofline peaks are known for " +
+          (c.device.name.empty() ? std::string("this device") : c.device.name) +
+          " (mlprof roofline has no row for it), and the device is busy " +
+          format_percent((100 - tb.idle_pct) / 100) + " of its span";
+  f.est_savings_ns = top->total_ns / 2;
+  ReplayChange ch;
+  ch.faster_kernels.assign(c.trace.strings.size(), 0);
+  ch.faster_kernels[id] = 1;
+  ch.kernel_speedup = kWhatIfSpeedup;
+  c.add(std::move(f), std::move(ch));
+}
+
+// Serving engines (vLLM/SGLang iterations, or any step model whose iterations have a phase) and
+// graph-replayed work: decode iterations whose host work outlasts their GPU work, GPU time
+// outside graph replays, batch sizes that ran eagerly beside captured ones, and prefills that
+// stall decodes. Each is priced by the replay over the step model's iterations where a change
+// can be replayed (`launch_overhead_steps`, `free_host_steps`).
+void rule_serving(Context& c, const StepsResult& st, bool launch_finding) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  bool serving = st.source == StepSource::kVllm || st.source == StepSource::kSglang;
+  for (const StepInfo& x : st.steps)
+    serving |= x.serving && x.serving->phase != IterationPhase::kUnknown;
+  std::string_view engine = st.source == StepSource::kVllm     ? "vllm"
+                            : st.source == StepSource::kSglang ? "sglang"
+                                                               : "";
+  // GPU work per iteration (by its launch's time), inside graph replays or launched eagerly.
+  size_t n = st.steps.size();
+  std::vector<int64_t> begins;
+  for (const StepInfo& x : st.steps) begins.push_back(x.begin_ns);
+  auto step_of = [&](int64_t ts) -> int64_t {
+    auto p = std::upper_bound(begins.begin(), begins.end(), ts);
+    if (p == begins.begin()) return -1;
+    size_t k = static_cast<size_t>(p - begins.begin() - 1);
+    return ts <= st.steps[k].begin_ns + st.steps[k].dur_ns ? static_cast<int64_t>(k) : -1;
+  };
+  std::vector<uint64_t> graph_kernels(n, 0), eager_kernels(n, 0);
+  int64_t gpu_ns = 0, graph_ns = 0;
+  uint64_t eager_total = 0, graph_total = 0;
+  std::vector<int8_t> is_graph(t.strings.size(), -1);
+  for (const GpuEvent& e : collect_gpu_events(t).events) {
+    if (e.kind != GpuWorkKind::kKernel && e.kind != GpuWorkKind::kMemcpy &&
+        e.kind != GpuWorkKind::kMemset)
+      continue;
+    gpu_ns += e.dur();
+    bool graph = false;
+    if (e.launch >= 0) {
+      int8_t& g = is_graph[s.name[static_cast<size_t>(e.launch)]];
+      if (g < 0) g = is_graph_launch_call_name(t.str(s.name[static_cast<size_t>(e.launch)]));
+      graph = g == 1;
+    }
+    int64_t k = e.launch >= 0 ? step_of(e.launch_ts) : -1;
+    if (graph) {
+      graph_ns += e.dur();
+      ++graph_total;
+      if (k >= 0) ++graph_kernels[static_cast<size_t>(k)];
+    } else if (e.launch >= 0) {
+      ++eager_total;
+      if (k >= 0) ++eager_kernels[static_cast<size_t>(k)];
+    }
+  }
+  if (!serving && graph_ns == 0) return;
+  bool graphs_replayed = graph_total > 0;
+  auto steady = [&](size_t k) { return !st.steps[k].warmup && !st.steps[k].capture; };
+  auto phase = [&](size_t k) {
+    return st.steps[k].serving ? st.steps[k].serving->phase : IterationPhase::kUnknown;
+  };
+
+  // 1. Batch sizes that ran eagerly while iterations of other sizes replayed a graph.
+  std::vector<uint8_t> missed_mask(n, 0);  // eager decode iterations at an uncaptured size
+  {
+    std::vector<int64_t> captured, missed;
+    std::vector<uint8_t>& mask = missed_mask;
+    size_t eager_iters = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (!steady(k) || !st.steps[k].serving || st.steps[k].serving->batch_size < 0) continue;
+      int64_t b = st.steps[k].serving->batch_size;
+      if (graph_kernels[k] > 0) captured.push_back(b);
+    }
+    std::sort(captured.begin(), captured.end());
+    captured.erase(std::unique(captured.begin(), captured.end()), captured.end());
+    for (size_t k = 0; k < n && !captured.empty(); ++k) {
+      if (!steady(k) || !st.steps[k].serving || st.steps[k].serving->batch_size < 0) continue;
+      if (graph_kernels[k] > 0 || eager_kernels[k] == 0) continue;
+      if (phase(k) != IterationPhase::kDecode) continue;  // prefills run eagerly on purpose
+      mask[k] = 1;
+      ++eager_iters;
+      missed.push_back(st.steps[k].serving->batch_size);
+    }
+    std::sort(missed.begin(), missed.end());
+    missed.erase(std::unique(missed.begin(), missed.end()), missed.end());
+    if (eager_iters > 0) {
+      auto list = [](const std::vector<int64_t>& v) {
+        std::string r;
+        for (size_t i = 0; i < v.size() && i < 12; ++i) r += (i ? ", " : "") + std::to_string(v[i]);
+        if (v.size() > 12) r += ", ...";
+        return r;
+      };
+      Finding f;
+      f.kind = "serving_batch_missed_graph";
+      f.severity = Severity::kLow;
+      f.title = std::to_string(eager_iters) + " decode iteration" + (eager_iters > 1 ? "s" : "") +
+                " at batch size " + list(missed) + " ran eagerly; iterations at batch size " +
+                list(captured) + " replayed a graph";
+      f.evidence = {{"eager_decode_iterations", static_cast<double>(eager_iters), "count"},
+                    {"missed_batch_sizes", static_cast<double>(missed.size()), "count"},
+                    {"graph_batch_sizes", static_cast<double>(captured.size()), "count"}};
+      f.rule =
+          "steady-state decode iterations that launched kernels one at a time while other "
+          "iterations of the trace replayed a CUDA/HIP graph (batch sizes from the "
+          "iteration annotations); priced as their launches replaying a graph";
+      advice::Advice a = advice::serving_batch_missed_graph(c.device, engine);
+      f.recommendation = std::move(a.text);
+      f.why =
+          "batch sizes run eagerly: " + list(missed) + "; replayed from a graph: " + list(captured);
+      ReplayChange ch;
+      ch.launch_overhead_steps = mask;
+      c.add(std::move(f), std::move(ch));
+    }
+  }
+
+  // 2. Decode iterations whose host work (outside waits for the GPU) outlasts their GPU work.
+  if (serving && st.has_gpu) {
+    std::vector<uint8_t> mask(n, 0);
+    int64_t host = 0, wait = 0, busy = 0;
+    size_t count = 0;
+    std::unordered_map<StringId, int64_t> self_by_name;
+    std::vector<int8_t> waits(t.strings.size(), -1);
+    auto candidate = [&](size_t k) {
+      // An eager iteration at an uncaptured size is serving_batch_missed_graph's: its host time
+      // is the launches a graph replay removes.
+      return steady(k) && phase(k) == IterationPhase::kDecode && st.steps[k].gpu_busy_ns >= 0 &&
+             !missed_mask[k];
+    };
+    // One pass over the host slices: per decode iteration, the time in waits for the GPU
+    // (the whole call: what it waits for is the GPU's work) and the self time of the rest.
+    std::vector<int64_t> waited(n, 0);
+    std::vector<std::unordered_map<StringId, int64_t>> selfs(n);
+    auto is_wait = [&](size_t i) {
+      int8_t& wv = waits[s.name[i]];
+      if (wv < 0) {
+        std::string_view nm = t.str(s.name[i]);
+        wv = analyze_detail::is_host_sync_call_name(nm) ||
+                     analyze_detail::is_blocking_copy_call_name(nm) ||
+                     analyze_detail::is_device_read_op_name(nm)
+                 ? 1
+                 : 0;
+      }
+      return wv == 1;
+    };
+    StepMarkers markers = step_markers(t, st.step_annotation);
+    std::vector<uint32_t> step_track(n, UINT32_MAX);
+    for (size_t k = 0; k < n && k < markers.slices.size(); ++k)
+      step_track[k] = s.track[markers.slices[k]];
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (t.is_gpu_track(s.track[i]) || s.dur[i] < 0) continue;
+      int64_t k = step_of(s.ts[i]);
+      if (k < 0 || !candidate(static_cast<size_t>(k))) continue;
+      const StepInfo& x = st.steps[static_cast<size_t>(k)];
+      if (s.end(i) > x.begin_ns + x.dur_ns || s.track[i] != step_track[static_cast<size_t>(k)])
+        continue;
+      if (is_wait(i)) {
+        // The outermost wait only (aten::item holds the copy that waits).
+        bool nested = false;
+        for (int32_t p = s.parent[i]; p >= 0 && !nested; p = s.parent[static_cast<size_t>(p)])
+          nested = is_wait(static_cast<size_t>(p));
+        if (!nested) waited[static_cast<size_t>(k)] += s.dur[i];
+      } else if (s.ts[i] != x.begin_ns || s.dur[i] != x.dur_ns) {  // not the marker itself
+        selfs[static_cast<size_t>(k)][s.name[i]] += s.self[i];
+      }
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (!candidate(k)) continue;
+      const StepInfo& x = st.steps[k];
+      int64_t w = std::min(waited[k], x.dur_ns);
+      int64_t work = std::max<int64_t>(0, x.dur_ns - w);
+      if (work <= x.gpu_busy_ns) continue;
+      mask[k] = 1;
+      ++count;
+      host += work;
+      wait += w;
+      busy += x.gpu_busy_ns;
+      for (auto& [nm, v] : selfs[k]) self_by_name[nm] += v;
+    }
+    if (count > 0) {
+      std::pair<int64_t, StringId> top{0, 0};
+      for (auto& [nm, v] : self_by_name) top = std::max(top, std::make_pair(v, nm));
+      Finding f;
+      f.kind = "serving_host_bound_decode";
+      f.severity = Severity::kMedium;
+      f.title = std::to_string(count) + " decode iteration" + (count > 1 ? "s" : "") +
+                " spend more time on the host than on the GPU (host " +
+                format_duration_ns(static_cast<double>(host) / count) + " vs GPU busy " +
+                format_duration_ns(static_cast<double>(busy) / count) + " per iteration)";
+      f.evidence = {{"decode_iterations", static_cast<double>(count), "count"},
+                    {"host_work_ns", static_cast<double>(host), "ns"},
+                    {"host_wait_ns", static_cast<double>(wait), "ns"},
+                    {"gpu_busy_ns", static_cast<double>(busy), "ns"},
+                    {"host_over_gpu", busy > 0 ? static_cast<double>(host) / busy : 0, "ratio"}};
+      if (top.first > 0)
+        f.evidence.push_back({"top_host_op_self_ns", static_cast<double>(top.first), "ns"});
+      f.rule =
+          "steady-state decode iterations (step model) whose host time outside waits for the GPU "
+          "(syncs, blocking copies, .item()) exceeds their GPU busy time";
+      std::string top_name = top.first > 0 ? std::string(t.str(top.second)) : "";
+      if (!top_name.empty()) f.ops.push_back(top_name);
+      advice::Advice a = advice::serving_host_bound_decode(
+          c.device, engine, graphs_replayed,
+          top_name.empty()
+              ? std::string()
+              : top_name + " (" + format_duration_ns(static_cast<double>(top.first)) + " self)");
+      f.recommendation = std::move(a.text);
+      f.why = "host " + format_duration_ns(static_cast<double>(host)) + " vs GPU busy " +
+              format_duration_ns(static_cast<double>(busy)) + " over " + std::to_string(count) +
+              " decode iterations (" + format_duration_ns(static_cast<double>(wait)) +
+              " of waits for the GPU left out)" + (a.why.empty() ? "" : "; " + a.why) +
+              "; priced as the bound the host's part of those iterations costs nothing";
+      f.est_savings_ns = host;
+      ReplayChange ch;
+      ch.free_host_steps = std::move(mask);
+      c.add(std::move(f), std::move(ch), true);
+    }
+  }
+
+  // 3. Graph coverage: the share of GPU time inside graph replays.
+  double coverage =
+      gpu_ns > 0 ? pct(static_cast<double>(graph_ns), static_cast<double>(gpu_ns)) : 0;
+  if (gpu_ns > 0 && (graphs_replayed || serving) && eager_total > 0 && coverage < 90.0) {
+    if (launch_finding) {
+      // gpu_launch_overhead already prices the launches: give it the coverage as evidence.
+      for (Finding& f : c.out.findings)
+        if (f.kind == "gpu_launch_overhead")
+          f.evidence.push_back({"graph_gpu_time_pct", coverage, "%"});
+    } else {
+      Finding f;
+      f.kind = "serving_graph_coverage";
+      f.severity = Severity::kLow;
+      f.title = format_percent(coverage / 100) + " of the GPU time runs inside graph replays; " +
+                std::to_string(eager_total) + " GPU ops are launched one at a time";
+      f.evidence = {{"graph_gpu_time_pct", coverage, "%"},
+                    {"graph_gpu_ns", static_cast<double>(graph_ns), "ns"},
+                    {"gpu_ns", static_cast<double>(gpu_ns), "ns"},
+                    {"graph_replayed_ops", static_cast<double>(graph_total), "count"},
+                    {"eager_launched_ops", static_cast<double>(eager_total), "count"}};
+      f.rule =
+          "GPU time outside CUDA/HIP graph replays >= 10% in a serving trace or one that "
+          "replays graphs; priced as the eager launches' host cost and launch delay -> 0";
+      advice::Advice a = advice::serving_graph_coverage(c.device, engine, coverage);
+      f.recommendation = std::move(a.text);
+      f.why = std::move(a.why);
+      ReplayChange ch;
+      if (n == 0) {
+        ch.remove_launch_overhead = true;
+      } else {
+        ch.launch_overhead_steps.assign(n, 0);
+        for (size_t k = 0; k < n; ++k) ch.launch_overhead_steps[k] = eager_kernels[k] > 0;
+      }
+      c.add(std::move(f), std::move(ch));
+    }
+  }
+
+  // 4. Prefill iterations much longer than decodes, taking a large share: they stall decodes.
+  {
+    double pre = 0, dec = 0, all = 0;
+    size_t np = 0, nd = 0;
+    for (size_t k = 0; k < n; ++k) {
+      if (!steady(k)) continue;
+      const StepInfo& x = st.steps[k];
+      double d = static_cast<double>(st.has_gpu && x.gpu_dur_ns > 0 ? x.gpu_dur_ns : x.dur_ns);
+      all += d;
+      if (phase(k) == IterationPhase::kPrefill) {
+        pre += d;
+        ++np;
+      } else if (phase(k) == IterationPhase::kDecode) {
+        dec += d;
+        ++nd;
+      }
+    }
+    double share = pct(pre, all);
+    double ratio = np && nd && dec > 0 ? (pre / np) / (dec / nd) : 0;
+    if (np >= 1 && nd >= 2 && ratio >= 4.0 && share >= 20.0) {
+      Finding f;
+      f.kind = "serving_prefill_decode_imbalance";
+      f.severity = share >= 25 ? Severity::kMedium : Severity::kLow;
+      f.title = "Prefill iterations take " + format_percent(share / 100) +
+                " of the serving time and each lasts " + format_fixed(ratio, 1) + "x" +
+                " a decode iteration: running decodes stall behind them";
+      f.evidence = {{"prefill_iterations", static_cast<double>(np), "count"},
+                    {"decode_iterations", static_cast<double>(nd), "count"},
+                    {"prefill_mean_ns", pre / np, "ns"},
+                    {"decode_mean_ns", dec / nd, "ns"},
+                    {"prefill_share_pct", share, "%"},
+                    {"prefill_over_decode", ratio, "ratio"}};
+      f.rule =
+          "steady-state prefill iterations >= 20% of the iterations' time and >= 4x the "
+          "mean decode iteration (step model phases)";
+      advice::Advice a = advice::serving_prefill_imbalance(engine);
+      f.recommendation = std::move(a.text);
+      f.why = std::to_string(np) + " prefill iterations of " + format_duration_ns(pre / np) +
+              " on average against " + std::to_string(nd) + " decode iterations of " +
+              format_duration_ns(dec / nd);
+      c.add(std::move(f));
+    }
+  }
+}
+
 // Prices the findings with the step replay: each change alone (its own saving and per-step
 // spread), then the changes added one by one in that order, each finding keeping what its change
 // adds to those above it, so that no two findings count the same time and all of them together
@@ -807,7 +1158,12 @@ void price_findings(Context& c, const StepModel* model) {
   if (model && model->usable()) base_time = model->replay();
   // The replay's steps (each to the end of the GPU work it launched) are the time the savings
   // are a share of: a host step span can end long before its GPU work does.
-  if (base_time && base_time->total_ns > 0) out.basis_ns = c.basis_ns = base_time->total_ns;
+  if (base_time && base_time->total_ns > 0) {
+    out.basis_ns = c.basis_ns = base_time->total_ns;
+    // No iterations: the one window replayed (the step thread's span and the GPU work it
+    // launched), not the trace's span.
+    if (model->source() == StepSource::kTraceSpan) out.basis = "window";
+  }
   const double basis = static_cast<double>(c.basis_ns);
   int64_t left = c.basis_ns;
   if (base_time) {
@@ -815,6 +1171,7 @@ void price_findings(Context& c, const StepModel* model) {
     out.replayed = true;
     out.replay_step_ns = base.total_ns;
     out.replay_steps = model->steps();
+    out.replay_window = model->source();
     for (size_t k = 0; k < out.findings.size(); ++k) {
       if (!c.changes[k]) continue;
       Finding& f = out.findings[k];
@@ -910,6 +1267,12 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     const RooflineResult* roofline =
         in.roofline ? in.roofline : &own_roofline.emplace(analyze_roofline(trace, *steps));
     rule_roofline(c, *roofline);
+    rule_kernel_whatif(c, *gpu, *kernels, roofline);
+  }
+  {
+    bool launch_finding = false;
+    for (const Finding& f : out.findings) launch_finding |= f.kind == "gpu_launch_overhead";
+    rule_serving(c, *steps, launch_finding);
   }
   if (in.ranks) {
     rule_ranks(c, *in.ranks);
@@ -928,7 +1291,7 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
   rule_memory(c, memory, leaks);
   std::optional<StepModel> own_model;
   const StepModel* model = in.model;
-  if (!model && !c.changes.empty()) model = &own_model.emplace(trace);
+  if (!model && !c.changes.empty()) model = &own_model.emplace(trace, steps->step_annotation);
   price_findings(c, model);
   std::stable_sort(out.findings.begin(), out.findings.end(),
                    [](const Finding& a, const Finding& b) {

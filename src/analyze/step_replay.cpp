@@ -15,6 +15,9 @@ namespace mlprof {
 bool ReplayChange::empty() const {
   return !overlap_data_loading && !remove_host_waits && !remove_launch_overhead &&
          !overlap_communication && !pinned_async_copies && !free_host && faster_host_ops.empty() &&
+         std::find(launch_overhead_steps.begin(), launch_overhead_steps.end(), 1) ==
+             launch_overhead_steps.end() &&
+         std::find(free_host_steps.begin(), free_host_steps.end(), 1) == free_host_steps.end() &&
          faster_kernels.empty() && kernel_target_ns.empty();
 }
 
@@ -25,6 +28,12 @@ void ReplayChange::merge(const ReplayChange& o) {
   overlap_communication |= o.overlap_communication;
   pinned_async_copies |= o.pinned_async_copies;
   free_host |= o.free_host;
+  auto or_mask = [](std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+    if (a.size() < b.size()) a.resize(b.size());
+    for (size_t i = 0; i < b.size(); ++i) a[i] |= b[i];
+  };
+  or_mask(launch_overhead_steps, o.launch_overhead_steps);
+  or_mask(free_host_steps, o.free_host_steps);
   faster_host_ops.insert(faster_host_ops.end(), o.faster_host_ops.begin(), o.faster_host_ops.end());
   host_op_speedup = std::max(host_op_speedup, o.host_op_speedup);
   if (faster_kernels.size() < o.faster_kernels.size())
@@ -117,9 +126,11 @@ struct StepModel::Impl {
   std::vector<InEdge> in;
   std::vector<Seg> segs;
   std::vector<Op> ops;
-  std::vector<uint32_t> op_end;  // node of each op's end
-  std::vector<int32_t> op_step;  // step the op belongs to (-1 none)
+  std::vector<uint32_t> op_end;   // node of each op's end
+  std::vector<int32_t> op_step;   // step the op belongs to (-1 none)
+  std::vector<int32_t> seg_step;  // step whose host window the segment starts in (-1 none)
   std::vector<uint32_t> step_start, step_end;
+  StepSource source = StepSource::kNone;
   uint32_t first_node = 0;
   bool usable = false;
 };
@@ -130,10 +141,12 @@ StepModel& StepModel::operator=(StepModel&&) noexcept = default;
 bool StepModel::usable() const { return impl_->usable; }
 bool StepModel::has_gpu() const { return !impl_->ops.empty(); }
 size_t StepModel::steps() const { return impl_->step_start.size(); }
+StepSource StepModel::source() const { return impl_->source; }
 size_t StepModel::nodes() const { return impl_->ts.size(); }
 size_t StepModel::edges() const { return impl_->in.size(); }
 
-StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
+StepModel::StepModel(const Trace& t, std::string_view step_annotation)
+    : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
   const SliceTable& s = t.slices;
   StringId sync_cat = t.strings.find("cuda_sync");
@@ -159,17 +172,29 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
     for (int64_t i = e.launch; i >= 0 && !launching[static_cast<size_t>(i)];
          i = s.parent[static_cast<size_t>(i)])
       launching[static_cast<size_t>(i)] = 1;
-  std::vector<size_t> steps = host_step_slices(t);
+  // The windows: the step model's iterations (ProfilerStep#N, an engine's iteration annotation,
+  // --step-annotation), else one window on the step thread (the TensorBoard plugin's rule).
+  StepMarkers markers = step_markers(t, step_annotation);
+  std::vector<size_t> steps = std::move(markers.slices);
+  m.source = steps.empty() ? StepSource::kTraceSpan : markers.source;
   uint32_t main_track = 0;
   if (!steps.empty()) {
     main_track = s.track[steps.front()];
   } else {
-    size_t most = 0;
-    for (auto& [track, v] : by_track)
-      if (v.size() > most || (v.size() == most && track < main_track)) {
-        most = v.size();
+    // The thread that launches the most GPU work, else the one with the most slices: a thread
+    // that only waits or sleeps (a profiler's own thread, a watchdog) is not the step.
+    std::unordered_map<uint32_t, size_t> launches;
+    for (const GpuEvent& e : ge.events)
+      if (e.launch >= 0) ++launches[s.track[static_cast<size_t>(e.launch)]];
+    std::pair<size_t, size_t> most{0, 0};
+    for (auto& [track, v] : by_track) {
+      auto l = launches.find(track);
+      std::pair<size_t, size_t> key{l == launches.end() ? 0 : l->second, v.size()};
+      if (key > most || (key == most && track < main_track)) {
+        most = key;
         main_track = track;
       }
+    }
   }
   std::vector<uint32_t> tracks;
   for (auto& [track, v] : by_track) tracks.push_back(track);
@@ -468,6 +493,18 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
     step_ts.push_back(s.ts[i]);
   }
   m.op_step.assign(m.ops.size(), -1);
+  if (steps.empty() && !main_th.times.empty()) {
+    // One window: the step thread's first to last slice boundary, extended to the GPU work
+    // launched (from any thread) while it ran; GPU work with no launch link counts when it
+    // starts inside it. Other threads' work outside it does not hold its end.
+    int64_t lo = main_th.times.front(), hi = main_th.times.back();
+    m.step_start.push_back(main_th.node_base);
+    m.step_end.push_back(main_th.node_base + static_cast<uint32_t>(main_th.times.size() - 1));
+    for (uint32_t o = 0; o < m.ops.size(); ++o) {
+      int64_t key = evs[o]->launch >= 0 ? evs[o]->launch_ts : evs[o]->ts;
+      if (key >= lo && key <= hi) m.op_step[o] = 0;
+    }
+  }
   if (!step_ts.empty()) {
     int64_t last_end = m.ts[m.step_end.back()];
     for (uint32_t o = 0; o < m.ops.size(); ++o) {
@@ -476,6 +513,21 @@ StepModel::StepModel(const Trace& t) : impl_(std::make_unique<Impl>()) {
       if (p == step_ts.begin() || key > last_end) continue;
       m.op_step[o] = static_cast<int32_t>(p - step_ts.begin() - 1);
     }
+  }
+  // Host segments by the step window they start in (any thread: a step's autograd thread too).
+  m.seg_step.assign(m.segs.size(), -1);
+  if (!m.step_start.empty()) {
+    std::vector<std::pair<int64_t, int64_t>> win;  // host windows, in time order
+    for (size_t k = 0; k < m.step_start.size(); ++k)
+      win.emplace_back(m.ts[m.step_start[k]], m.ts[m.step_end[k]]);
+    for (const HostThread& th : threads)
+      for (size_t j = 0; j + 1 < th.times.size(); ++j) {
+        auto p = std::upper_bound(win.begin(), win.end(), std::make_pair(th.times[j], INT64_MAX));
+        if (p == win.begin()) continue;
+        --p;
+        if (th.times[j] < p->second)
+          m.seg_step[th.seg_base + j] = static_cast<int32_t>(p - win.begin());
+      }
   }
   // ---- CSR of incoming edges (backward edges dropped), then a topological order ----
   size_t n = m.ts.size();
@@ -534,10 +586,17 @@ ReplayTime StepModel::replay(const ReplayChange& c) const {
     faster_host.assign(static_cast<size_t>(hi) + 1, 0);
     for (StringId id : c.faster_host_ops) faster_host[id] = 1;
   }
-  auto seg_w = [&](const Seg& g) -> int64_t {
-    if (c.free_host) return 0;
+  auto in_mask = [](const std::vector<uint8_t>& mask, int32_t step) {
+    return step >= 0 && static_cast<size_t>(step) < mask.size() && mask[step] != 0;
+  };
+  auto seg_w = [&](uint32_t si) -> int64_t {
+    const Seg& g = m.segs[si];
+    int32_t st = m.seg_step[si];
+    if (c.free_host || in_mask(c.free_host_steps, st)) return 0;
     if ((g.flags & kSegDataLoading) && c.overlap_data_loading) return 0;
-    if ((g.flags & (kSegLaunch | kSegDispatch)) && c.remove_launch_overhead) return 0;
+    if ((g.flags & (kSegLaunch | kSegDispatch)) &&
+        (c.remove_launch_overhead || in_mask(c.launch_overhead_steps, st)))
+      return 0;
     int64_t w = g.dur - g.wait_part;
     if (g.owner < faster_host.size() && faster_host[g.owner])
       w = static_cast<int64_t>(static_cast<double>(w) / c.host_op_speedup);
@@ -567,7 +626,7 @@ ReplayTime StepModel::replay(const ReplayChange& c) const {
       int64_t w;
       switch (x.kind) {
         case kHostSeg:
-          w = seg_w(m.segs[x.ref]);
+          w = seg_w(x.ref);
           break;
         case kWaitDep:
           if (c.remove_host_waits || (c.pinned_async_copies && x.wait_kind == kWaitPageable))
@@ -578,7 +637,8 @@ ReplayTime StepModel::replay(const ReplayChange& c) const {
           w = op_w(m.ops[x.ref]);
           break;
         case kLaunch:
-          w = c.remove_launch_overhead ? 0 : x.w;
+          w = c.remove_launch_overhead || in_mask(c.launch_overhead_steps, m.op_step[x.ref]) ? 0
+                                                                                             : x.w;
           break;
         default:
           w = x.w;

@@ -25,6 +25,28 @@ std::string format_evidence(const Evidence& e) {
   return buf;
 }
 
+// "3 ProfilerSteps", "1 vLLM iteration", "the trace's span (no iterations)".
+std::string replay_windows_text(const BottleneckResult& r) {
+  std::string n = std::to_string(r.replay_steps);
+  bool one = r.replay_steps == 1;
+  switch (r.replay_window) {
+    case StepSource::kProfilerStep:
+      return n + (one ? " ProfilerStep" : " ProfilerSteps");
+    case StepSource::kVllm:
+      return n + (one ? " vLLM iteration" : " vLLM iterations");
+    case StepSource::kSglang:
+      return n + (one ? " SGLang iteration" : " SGLang iterations");
+    case StepSource::kAnnotation:
+      return n + (one ? " --step-annotation iteration" : " --step-annotation iterations");
+    case StepSource::kTraceSpan:
+      return "one window: the step thread's span and the GPU work it launched, no iterations "
+             "in the trace";
+    case StepSource::kNone:
+      break;
+  }
+  return n + " steps";
+}
+
 std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
   std::string out;
   if (r.findings.empty()) {
@@ -82,7 +104,7 @@ std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {
   }
   if (r.replayed && r.combined_findings > 0)
     out += "\nAll " + std::to_string(r.combined_findings) +
-           " priced findings applied together (one replay): ~" +
+           " priced findings applied together (one replay over " + replay_windows_text(r) + "): ~" +
            format_duration_ns(static_cast<double>(r.combined_savings_ns)) + " (" +
            format_percent(r.combined_savings_pct / 100) + " of " + r.basis + ")\n";
   return out;
@@ -127,6 +149,7 @@ void write_bottlenecks_json(JsonWriter& w, const BottleneckResult& r) {
   w.field("replayed", r.replayed);
   w.field("replay_step_ns", r.replay_step_ns);
   w.field("steps", r.replay_steps);
+  w.field("window", step_source_name(r.replay_window));
   w.field("findings", r.combined_findings);
   w.field("saving_ns", r.combined_savings_ns);
   w.field("saving_pct", r.combined_savings_pct);

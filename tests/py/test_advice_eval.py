@@ -74,7 +74,8 @@ with tempfile.TemporaryDirectory() as tmp:
         others = sum(f["est_savings_ns"] for f in fs if f is not top)
         check(others <= 0.2 * truth,
               f"{name}: the other findings claim {others} ns, under 20% of the planted {truth}")
-        check(top["step_saving_ns"]["median"] > 0, f"{name}: per-step spread given")
+        # (max: a serving finding changes only the iterations it names)
+        check(top["step_saving_ns"]["max"] > 0, f"{name}: per-step spread given")
 
 # Every shared trace: savings add up to at most the step.
 root = shared_data.shared_path("traces")

@@ -18,6 +18,10 @@ const BOUND = {
   hotspot: 'One op dominates',
   low_tensor_core_use: 'Compute-bound without tensor cores',
   sync_stall: 'Synchronization-bound',
+  serving_host_bound_decode: 'Host-bound decode',
+  serving_graph_coverage: 'Launch-bound outside graphs',
+  serving_batch_missed_graph: 'Launch-bound (no graph for the batch size)',
+  serving_prefill_decode_imbalance: 'Prefill stalls decode',
   pageable_memcpy: 'Copy-bound',
   rank_imbalance: 'Straggler-bound',
   straggler: 'Straggler-bound',
@@ -34,9 +38,15 @@ const PHASE_LABEL = { data_loading: 'data loading', forward: 'forward', backward
 const CLASS_DEF = 'Each instant of a step goes to the first class active then, in the TensorBoard plugin\'s order: kernel > memcpy > memset > communication > CUDA runtime > data loader > CPU exec > other.';
 const PHASE_DEF = 'Each instant of a step goes to the innermost recognised annotation active then (communication > data loading > optimizer > backward > forward; autograd threads count for backward); time no annotation covers is unclassified. Rules: docs/analysis.md.';
 
+// bottlenecks' basis: the steps' time, the replayed window of a trace without steps (the step
+// thread's span and the GPU work it launched), or the trace span (no replay).
+function basisText(basis) {
+  return basis === 'steps' ? 'step time' : basis === 'window' ? 'the step thread\'s window' : 'the trace span';
+}
+
 export function savingText(f, basis) {
   if (!(f.est_savings_ns > 0)) return null;
-  return `saves ≈ ${fmtNs(f.est_savings_ns)} (${fmtPct(f.est_savings_pct)} of ${basis === 'steps' ? 'step time' : 'the trace span'})`;
+  return `saves ≈ ${fmtNs(f.est_savings_ns)} (${fmtPct(f.est_savings_pct)} of ${basisText(basis)})`;
 }
 
 function verdict(b, steps, gpu, summary) {
@@ -53,6 +63,13 @@ function verdict(b, steps, gpu, summary) {
     // The verdict's colour is the top finding's severity (a MEDIUM finding is not shown as an alarm).
     box.append(el('div', { class: 'verdict-line' }, el('span', { class: `bound sev-text-${top.severity}`, 'data-severity': top.severity }, (BOUND[top.kind] || 'Bottleneck') + ': '), top.title + '.'));
     box.append(el('div', { class: 'verdict-sub' }, [`Top fix ${savingText(top, b.basis)}`, ...context].join(' · ')));
+  } else if (findings.some((f) => f.priced_by === 'replay')) {
+    // Rules fired, but the replay of the step with each change saves ~0 (a host stall behind a
+    // busy GPU): no fix to lead with.
+    const n = findings.length;
+    box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound' }, 'No time bottleneck: '),
+      `${n === 1 ? 'one finding' : n + ' findings'}, each priced at ~0 by the replay of the step (${findings[0].title}).`));
+    box.append(el('div', { class: 'verdict-sub' }, context.join(' · ')));
   } else if (findings.length) {
     box.append(el('div', { class: 'verdict-line' }, el('span', { class: 'bound ok' }, 'No time bottleneck: '),
       `no rule about time fired; ${findings.length === 1 ? 'one finding' : findings.length + ' findings'} about memory (${findings[0].title}).`));
@@ -111,6 +128,14 @@ function importStrip(s) {
   return strip;
 }
 
+// What the replay's windows are (bottlenecks JSON combined.window/steps): the step model's.
+const WINDOW = { profiler_step: 'ProfilerStep', vllm: 'vLLM iteration', sglang: 'SGLang iteration', annotation: '--step-annotation iteration' };
+function replayWindows(c) {
+  if (c.window === 'trace_span') return 'one window: the step thread\'s span and the GPU work it launched';
+  const w = WINDOW[c.window] || 'step';
+  return `${c.steps} ${w}${c.steps === 1 ? '' : 's'}`;
+}
+
 function topRecommendations(b) {
   const box = el('div', { class: 'top-recs' });
   box.append(el('h3', {}, 'Top recommendations'));
@@ -135,7 +160,7 @@ function topRecommendations(b) {
   const c = b.combined;
   if (c && c.saving_ns > 0) {
     box.append(el('div', { class: 'saving combined', 'data-key': 'bottlenecks.combined.saving_ns', 'data-value': String(c.saving_ns) },
-      `All ${c.findings} priced findings together (one replay of the ${c.steps > 0 ? 'steps' : 'trace'}): saves ≈ ${fmtNs(c.saving_ns)} (${fmtPct(c.saving_pct)} of ${b.basis === 'steps' ? 'step time' : 'the trace span'})`));
+      `All ${c.findings} priced findings together (one replay over ${replayWindows(c)}): saves ≈ ${fmtNs(c.saving_ns)} (${fmtPct(c.saving_pct)} of ${basisText(b.basis)})`));
   }
   if (list.length > 3) box.append(el('a', { href: '#all-findings', class: 'more', onclick: (e) => { e.preventDefault(); document.getElementById('all-findings')?.scrollIntoView(); } }, `all ${list.length} findings with their evidence ↓`));
   return box;

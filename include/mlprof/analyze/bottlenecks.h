@@ -108,14 +108,17 @@ struct Finding {
 };
 
 struct BottleneckResult {
-  int64_t basis_ns = 0;           // steps' total time, else the trace span
-  std::string basis;              // "steps" or "span"
+  int64_t basis_ns = 0;  // steps' total time, else the trace span
+  std::string basis;     // "steps", "window" (replayed, no iterations) or "span" (not replayed)
   std::vector<Finding> findings;  // by est_savings_ns descending, then severity
   // The replay of the step graph (step_replay.h): the recorded step time it reproduces, and
   // one more replay with every priced finding's change applied together.
   bool replayed = false;
   int64_t replay_step_ns = 0;
   uint64_t replay_steps = 0;
+  // Where the replayed windows come from (the step model): ProfilerStep#N, vLLM/SGLang
+  // iterations, --step-annotation, or kTraceSpan (one window on the step thread).
+  StepSource replay_window = StepSource::kNone;
   int64_t combined_savings_ns = 0;
   double combined_savings_pct = 0;  // of basis_ns
   uint64_t combined_findings = 0;

@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "mlprof/analyze/steps.h"
 #include "mlprof/trace.h"
 
 namespace mlprof {
@@ -25,6 +27,11 @@ struct ReplayChange {
   bool overlap_communication = false;  // communication kernels cost the step nothing
   bool pinned_async_copies = false;    // pageable copies 2x faster, and the host goes on
   bool free_host = false;              // all host work outside waits -> 0 (a bound)
+  // The same two changes limited to some windows (a mask over the replayed steps; empty: none):
+  // launch overhead removed in iterations that would replay a captured graph, host time -> 0 in
+  // the iterations a serving finding names (decode iterations dominated by host time).
+  std::vector<uint8_t> launch_overhead_steps;
+  std::vector<uint8_t> free_host_steps;
   // Host ops (by name id) whose self time becomes host_op_speedup times shorter.
   std::vector<StringId> faster_host_ops;
   double host_op_speedup = 2;
@@ -52,16 +59,19 @@ ReplaySaving replay_saving(const ReplayTime& base, const ReplayTime& changed);
 
 class StepModel {
  public:
-  // Builds the graph of the whole trace (O(n log n)). A trace without host slices gives an
-  // empty model (usable() false).
-  explicit StepModel(const Trace& trace);
+  // Builds the graph of the whole trace (O(n log n)). Its windows are the step model's
+  // iterations (step_markers(trace, step_annotation): ProfilerStep#N, vLLM/SGLang iterations, a
+  // user-named annotation); a trace with none has one window, the step thread's span extended to
+  // the GPU work launched in it. A trace without host slices gives an empty model (usable() false).
+  explicit StepModel(const Trace& trace, std::string_view step_annotation = {});
   ~StepModel();
   StepModel(StepModel&&) noexcept;
   StepModel& operator=(StepModel&&) noexcept;
 
   bool usable() const;
-  bool has_gpu() const;  // GPU ops in the graph
-  size_t steps() const;  // ProfilerSteps (0: the whole trace is one step)
+  bool has_gpu() const;       // GPU ops in the graph
+  size_t steps() const;       // windows replayed (1 for a trace without iterations)
+  StepSource source() const;  // where the windows come from (kTraceSpan: the one window)
   size_t nodes() const;
   size_t edges() const;
   // The unchanged replay reproduces every node's time (a check of the graph's construction).
