@@ -48,7 +48,8 @@ def gpu_pids(ev):
 
 
 def expected_window(ev):
-    host = [e for e in ev if e.get("cat") not in GPU_CATS and e["pid"] not in gpu_pids(ev)]
+    gp = gpu_pids(ev)
+    host = [e for e in ev if e.get("cat") not in GPU_CATS and e["pid"] not in gp]
     names = [e["name"] for e in host]
     if any(n.startswith("ProfilerStep#") for n in names):
         return "profiler_step"
@@ -155,7 +156,8 @@ with tempfile.TemporaryDirectory() as tmp:
     ev = load(path)
     host = sorted((e for e in ev if VLLM.match(e["name"])), key=lambda e: e["ts"])
     gpu = [e for e in ev if e.get("cat") in GPU_CATS]
-    rt = {e["args"]["correlation"]: e["ts"] for e in ev if e.get("cat") == "cuda_runtime"}
+    rt = {e["args"]["correlation"]: e["ts"] for e in ev
+          if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
     steps = mlprof_json(MLPROF, "steps", path)["steps"]
     check(len(steps) == len(host), f"serving: {len(steps)} iterations = {len(host)} annotations")
     pre, dec, allt, npre, ndec = 0.0, 0.0, 0.0, 0, 0
@@ -164,7 +166,7 @@ with tempfile.TemporaryDirectory() as tmp:
             continue
         end = h["ts"] + h["dur"]
         for g in gpu:
-            t = rt.get(g["args"]["correlation"])
+            t = rt.get(g.get("args", {}).get("correlation"))
             if t is not None and h["ts"] <= t <= h["ts"] + h["dur"]:
                 end = max(end, g["ts"] + g["dur"])
         d = end - h["ts"]
