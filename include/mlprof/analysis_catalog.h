@@ -42,9 +42,9 @@
 #define MLPROF_ANALYSES(X)                                                                         \
   X(Summary, summary, SummaryResult, SummaryOptions, (), kNothing, true, 1, 1, "Summary",          \
     "top_ops", 1)                                                                                  \
-  X(Ops, ops, OpsResult, OpsOptions, (), kNothing, true, 0, 0, "", "ops", 1)                       \
+  X(Ops, ops, OpsResult, OpsOptions, (kGraphs), kNothing, true, 0, 0, "", "ops", 1)                \
   X(Steps, steps, StepsResult, StepsOptions, (), kNothing, true, 2, 2, "Steps", "steps", 1)        \
-  X(Kernels, kernels, KernelsResult, KernelsOptions, (), kGpuStreams, true, 4, 4, "Kernels",       \
+  X(Kernels, kernels, KernelsResult, KernelsOptions, (kGraphs), kGpuStreams, true, 4, 4, "Kernels", \
     "kernels", 1)                                                                                  \
   X(Gpu, gpu, GpuResult, GpuOptions, (kSteps), kGpuStreams, true, 3, 3, "GPU",                     \
     "idle_time_breakdown", 1)                                                                      \
@@ -59,8 +59,8 @@
   X(Flops, flops, FlopsResult, FlopsOptions, (kSteps), kNothing, true, 7, 7, "FLOPs", "ops", 1)    \
   X(Flame, flame, FlameGraph, FlameOptions, (), kNothing, true, 0, 0, "", "frames", 1)             \
   X(Timeline, timeline, TimelineResult, TimelineOptions, (), kNothing, true, 0, 0, "", "lanes", 1) \
-  X(Modules, modules, ModulesResult, ModulesOptions, (), kModuleEvents, true, 9, 8, "Modules", "", \
-    1)                                                                                             \
+  X(Modules, modules, ModulesResult, ModulesOptions, (kGraphs), kModuleEvents, true, 9, 8,          \
+    "Modules", "", 1)                                                                              \
   X(CriticalPath, critical_path, CriticalPathResult, CriticalPathOptions, (), kCriticalPathWindow, \
     true, 10, 9, "Critical path", "", 1)                                                           \
   X(Ranks, ranks, RanksResult, RanksOptions, (), kRanks, false, 13, 0, "Ranks", "ranks", 1)        \

@@ -20,6 +20,7 @@ OpsResult compute_ops(AnalysisSet& s) {
   DeviceTime dt;  // once, for the rows and the groups
   if (s.has_gpu()) dt = device_time_by_slice(s.trace());
   so.device_times = &dt;
+  if (s.has_gpu()) so.replays = &s.graphs();
   // Statistics only for the rows kept (a trace of 1e6 op names, ops.top set).
   r.ops = op_stats_top(s.trace(), so, o.sort, o.top, &r.rows);
   r.device_time = s.has_gpu();
@@ -30,7 +31,8 @@ OpsResult compute_ops(AnalysisSet& s) {
 StepsResult compute_steps(AnalysisSet& s) { return analyze_steps(s.trace(), s.options().steps); }
 
 KernelsResult compute_kernels(AnalysisSet& s) {
-  return s.has_gpu() ? analyze_kernels(s.trace(), s.options().kernels) : KernelsResult{};
+  return s.has_gpu() ? analyze_kernels(s.trace(), s.options().kernels, &s.graphs())
+                     : KernelsResult{};
 }
 
 GpuResult compute_gpu(AnalysisSet& s) {
@@ -76,7 +78,7 @@ TimelineResult compute_timeline(AnalysisSet& s) {
 }
 
 ModulesResult compute_modules(AnalysisSet& s) {
-  return analyze_modules(s.trace(), s.options().modules);
+  return analyze_modules(s.trace(), s.options().modules, s.has_gpu() ? &s.graphs() : nullptr);
 }
 
 CriticalPathResult compute_critical_path(AnalysisSet& s) {

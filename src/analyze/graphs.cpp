@@ -1,6 +1,7 @@
 #include "mlprof/analyze/graphs.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <string_view>
 #include <unordered_map>
@@ -22,10 +23,12 @@ struct CapturedLaunch {
   // Empty: the launch names no kernel (Kineto on NVIDIA records no args.kernel on launches made
   // during capture, and no kernel runs then): it matches the replayed kernel at its position.
   std::string kernel, op, module;
+  std::string op_category, module_path;  // module_path: every enclosing nn.Module, outer first
 };
 
 struct CapturedGraph {
   GraphCapture info;
+  int64_t begin_ns = 0;  // BeginCapture
   std::vector<CapturedLaunch> launches;
 };
 
@@ -63,6 +66,7 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
         cur->info.batch_size = in.batch_size;
         cur->info.mode = in.mode;
         begin_ts = s.ts[i];
+        cur->begin_ns = begin_ts;
         continue;
       }
       if (!cur) continue;
@@ -94,16 +98,19 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
       probe.launch = static_cast<int32_t>(i);
       int32_t op = ops.op_of(probe);
       l.op = op >= 0 ? std::string(t.str(s.name[static_cast<size_t>(op)])) : std::string(n);
+      l.op_category = t.str(s.cat[op >= 0 ? static_cast<size_t>(op) : i]);
       // Inductor wraps each Triton launch in a record_function named after its kernel.
       if (l.kernel.empty() && l.op.starts_with("triton_")) l.kernel = l.op;
       for (int32_t q = s.parent[i]; q >= 0; q = s.parent[static_cast<size_t>(q)]) {
         std::string_view m = t.str(s.name[static_cast<size_t>(q)]);
-        if (m.starts_with(kModulePrefix)) {
-          l.module = m.substr(kModulePrefix.size());
-          break;
-        }
+        if (!m.starts_with(kModulePrefix)) continue;
+        std::string_view name = m.substr(kModulePrefix.size());
+        if (l.module.empty()) l.module = name;
+        l.module_path =
+            l.module_path.empty() ? std::string(name) : std::string(name) + "/" + l.module_path;
       }
       cur->launches.push_back(std::move(l));
+      cur->info.launch_host_ns += s.dur[i];
     }
     if (cur) out.pop_back();  // never closed: the profile ended inside the capture
   }
@@ -150,17 +157,48 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
   GraphCaptureInput self;
   self.source = "(this trace)";
   read_captures(trace, self, graphs);
+  std::stable_sort(
+      graphs.begin(), graphs.end(),
+      [](const CapturedGraph& a, const CapturedGraph& b) { return a.begin_ns < b.begin_ns; });
+  // Graphs captured while this trace was recorded, and those captured again (same launches).
+  r.captured_here = graphs.size();
+  for (size_t g = 0; g < graphs.size(); ++g) {
+    r.capture_ns += graphs[g].info.capture_ns;
+    for (size_t h = 0; h < g; ++h) {
+      const auto& a = graphs[h].launches;
+      const auto& b = graphs[g].launches;
+      if (graphs[h].info.recapture_of < 0 && a.size() == b.size() &&
+          std::equal(a.begin(), a.end(), b.begin(),
+                     [](const CapturedLaunch& x, const CapturedLaunch& y) {
+                       return x.kernel == y.kernel && x.op == y.op;
+                     })) {
+        graphs[g].info.recapture_of = static_cast<int32_t>(h);
+        ++r.recaptures;
+        break;
+      }
+    }
+  }
+  for (const CapturedGraph& g : graphs) r.captures.push_back(g.info);
   for (const GraphCaptureInput& in : options.captures) {
     if (!in.trace) continue;
     size_t before = graphs.size();
     read_captures(*in.trace, in, graphs);
     if (graphs.size() == before)
       r.notes.push_back(in.source + ": no Stream{Begin,End}Capture window with kernel launches");
+    for (size_t g = before; g < graphs.size(); ++g) r.captures.push_back(graphs[g].info);
   }
-  for (const CapturedGraph& g : graphs) r.captures.push_back(g.info);
 
   const SliceTable& s = trace.slices;
   GpuEvents ev = collect_gpu_events(trace);
+  OpAttribution attribution(trace);
+  std::unordered_map<std::string, uint32_t> name_index;
+  r.names.emplace_back();
+  name_index.emplace("", 0);
+  auto intern = [&](const std::string& n) {
+    auto [it, added] = name_index.emplace(n, static_cast<uint32_t>(r.names.size()));
+    if (added) r.names.push_back(n);
+    return it->second;
+  };
   std::map<int32_t, std::vector<const GpuEvent*>> by_launch;  // launch slice -> its GPU events
   for (const GpuEvent& e : ev.events) {
     if (e.kind == GpuWorkKind::kSync || e.kind == GpuWorkKind::kAnnotation) continue;
@@ -184,6 +222,11 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
     p.ts_ns = s.ts[li];
     p.launch = trace.str(s.name[li]);
     p.correlation = events.front()->correlation;
+    p.launch_host_ns = s.dur[li];
+    int64_t first = INT64_MAX;
+    for (const GpuEvent* e : events) first = std::min(first, e->ts);
+    p.launch_delay_ns = first - s.ts[li];
+    r.launch_host_ns += p.launch_host_ns;
     std::vector<const GpuEvent*> ks;
     for (const GpuEvent* e : events) {
       p.gpu_ns += e->dur();
@@ -228,6 +271,8 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
       const CapturedGraph& g = graphs[static_cast<size_t>(p.capture)];
       ++r.captures[static_cast<size_t>(p.capture)].replays;
       p.matched = best_matched;
+      p.eager_launch_host_ns = g.info.launch_host_ns;
+      r.eager_launch_host_ns += p.eager_launch_host_ns;
       for (size_t i = 0; i < ks.size(); ++i) {
         if (best[i] < 0) continue;
         const CapturedLaunch& c = g.launches[static_cast<size_t>(best[i])];
@@ -237,6 +282,13 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
         charge(ops, c.op, ns);
         if (!c.module.empty()) charge(modules, c.module, ns);
         charge(kernels, std::string(names[i]), ns);
+        ReplayedKernel rk;
+        rk.slice = ks[i]->slice;
+        rk.launch_op = attribution.op_of(*ks[i]);
+        rk.op = intern(c.op);
+        rk.op_category = intern(c.op_category);
+        rk.module = intern(c.module_path);
+        r.replayed.push_back(rk);
       }
       r.matched_kernels += p.matched;
       r.attributed_gpu_ns += p.attributed_ns;
@@ -248,7 +300,15 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
   r.ops = rows(ops);
   r.modules = rows(modules);
   r.kernels = rows(kernels);
+  std::sort(r.replayed.begin(), r.replayed.end(),
+            [](const ReplayedKernel& a, const ReplayedKernel& b) { return a.slice < b.slice; });
   return r;
+}
+
+const ReplayedKernel* GraphsResult::replayed_kernel(uint32_t slice) const {
+  auto it = std::lower_bound(replayed.begin(), replayed.end(), slice,
+                             [](const ReplayedKernel& k, uint32_t s) { return k.slice < s; });
+  return it != replayed.end() && it->slice == slice ? &*it : nullptr;
 }
 
 }  // namespace mlprof

@@ -8,6 +8,7 @@
 
 #include "mlprof/analyze/device_table.h"
 #include "mlprof/analyze/device_time.h"
+#include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/interval_set.h"
 #include "mlprof/analyze/kernel_class.h"
 
@@ -173,7 +174,8 @@ std::vector<HtaKernelRow> hta_rows(const std::vector<KernelStats>& kernels, Kern
 
 }  // namespace
 
-KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
+KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o,
+                              const GraphsResult* replays) {
   KernelsResult r;
   r.rank = trace.meta.rank >= 0 ? trace.meta.rank : 0;
   for (const DeviceInfo& d : trace.meta.devices) r.amd_gpu |= is_amd_device(d);
@@ -301,6 +303,9 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
       if (e.kind != GpuWorkKind::kKernel) continue;
       int32_t op = attribution.op_of(e);
       uint64_t op_name = op < 0 ? ~0ull : s.name[static_cast<size_t>(op)];
+      // A replayed kernel's op is the captured one (a name of the capture pass, keyed apart).
+      const ReplayedKernel* rk = replays ? replays->replayed_kernel(e.slice) : nullptr;
+      if (rk) op_name = (1ull << 62) | rk->op;
       const Arg* grid = find(e.slice, k_grid);
       const Arg* block = find(e.slice, k_block);
       const Arg* regs = find(e.slice, k_regs);
@@ -310,7 +315,10 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o) {
       auto [it, added] = row_of.emplace(k, rows.size());
       if (added) {
         OpAcc a;
-        a.row.op = op < 0 ? "(no op)" : std::string(trace.str(s.name[static_cast<size_t>(op)]));
+        a.row.op = rk       ? replays->names[rk->op]
+                   : op < 0 ? "(no op)"
+                            : std::string(trace.str(s.name[static_cast<size_t>(op)]));
+        a.row.replayed = rk != nullptr;
         a.row.kernel = std::string(trace.str(s.name[e.slice]));
         a.row.grid = dims_text(arg_string(trace, grid));
         a.row.block = dims_text(arg_string(trace, block));

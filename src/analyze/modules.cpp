@@ -8,6 +8,7 @@
 
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/gpu_events.h"
+#include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/interval_set.h"
 #include "mlprof/analyze/steps.h"
 
@@ -39,7 +40,8 @@ struct Call {  // one module event
 
 }  // namespace
 
-ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
+ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o,
+                              const GraphsResult* replays) {
   ModulesResult res;
   const SliceTable& s = t.slices;
   StringId py_cat = t.strings.find("python_function");
@@ -231,11 +233,71 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
     row.flops += call_flops[k];
     sum_sq[calls[k].row] += static_cast<double>(g) * static_cast<double>(g);
   }
+  // Graph replays as if run eagerly: a matched replayed kernel's self time goes to the module
+  // that launched it in the capture pass, found by path under the module the replay ran in (a
+  // row of no calls when this trace never ran it: the capture may be another trace).
+  std::vector<int32_t> replay_row(ev.events.size(), -1);
+  if (replays && !replays->replayed.empty()) {
+    res.replayed = true;
+    auto row_at = [&](const std::string& p) -> uint32_t {
+      auto it = row_of_path.find(p);
+      if (it != row_of_path.end()) return it->second;
+      size_t cut = p.rfind('/');
+      int32_t parent = cut == std::string::npos ? -1 : static_cast<int32_t>(0);
+      uint32_t parent_row = 0;
+      if (cut != std::string::npos) parent_row = row_of_path.find(p.substr(0, cut))->second;
+      ModuleRow row;
+      row.path = p;
+      row.name = p.substr(cut == std::string::npos ? 0 : cut + 1);
+      row.cls = class_of(row.name);
+      row.parent = parent < 0 ? -1 : static_cast<int32_t>(parent_row);
+      row.depth = row.parent >= 0 ? res.rows[parent_row].depth + 1 : 0;
+      res.max_depth = std::max(res.max_depth, row.depth);
+      uint32_t r = static_cast<uint32_t>(res.rows.size());
+      res.rows.push_back(std::move(row));
+      row_children.emplace_back();
+      sum_sq.push_back(0);
+      row_of_path[p] = r;
+      if (parent < 0)
+        root_rows.push_back(r);
+      else
+        row_children[parent_row].push_back(r);
+      return r;
+    };
+    for (uint32_t e = 0; e < ev.events.size(); ++e) {
+      const ReplayedKernel* k = replays->replayed_kernel(ev.events[e].slice);
+      if (!k || replays->names[k->module].empty()) continue;
+      std::string base = gpu_owner[e] >= 0 ? res.rows[calls[gpu_owner[e]].row].path : "";
+      std::string p = replays->names[k->module];
+      // Each prefix of the captured path becomes a row (parents first).
+      uint32_t r = 0;
+      std::string at = base;
+      for (size_t from = 0; from <= p.size();) {
+        size_t to = p.find('/', from);
+        if (to == std::string::npos) to = p.size();
+        at += (at.empty() ? "" : "/") + p.substr(from, to - from);
+        r = row_at(at);
+        if (res.rows[r].calls == 0) res.rows[r].gpu_ns += ev.events[e].dur();
+        from = to + 1;
+      }
+      replay_row[e] = static_cast<int32_t>(r);
+      if (res.rows[r].calls == 0) ++res.rows[r].gpu_events;
+    }
+  }
   {
-    std::vector<std::vector<Interval>> self(res.rows.size());
+    std::vector<std::vector<Interval>> self(res.rows.size()), replayed(res.rows.size());
     for (uint32_t e = 0; e < ev.events.size(); ++e)
-      if (gpu_owner[e] >= 0)
+      if (replay_row[e] >= 0) {
+        self[replay_row[e]].emplace_back(ev.events[e].ts, ev.events[e].end);
+        replayed[replay_row[e]].emplace_back(ev.events[e].ts, ev.events[e].end);
+      } else if (gpu_owner[e] >= 0) {
         self[calls[gpu_owner[e]].row].emplace_back(ev.events[e].ts, ev.events[e].end);
+      }
+    if (res.replayed)
+      for (size_t r = 0; r < replayed.size(); ++r) {
+        merge_intervals(replayed[r]);
+        res.rows[r].gpu_replayed_ns = total_length(replayed[r]);
+      }
     for (size_t r = 0; r < self.size(); ++r) {
       merge_intervals(self[r]);
       res.rows[r].gpu_self_ns = total_length(self[r]);
@@ -252,9 +314,9 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o) {
   if (res.step_ns == 0) res.step_ns = t.span_ns();
   for (size_t r = 0; r < res.rows.size(); ++r) {
     ModuleRow& row = res.rows[r];
-    double n = static_cast<double>(row.calls);
+    double n = static_cast<double>(std::max<uint64_t>(row.calls, 1));
     double mean = row.gpu_ns / n;
-    double var = std::max(0.0, sum_sq[r] / n - mean * mean);
+    double var = row.calls ? std::max(0.0, sum_sq[r] / n - mean * mean) : 0.0;
     row.gpu_cv = mean > 0 ? std::sqrt(var) / mean : 0;
     int64_t time = res.has_gpu ? row.gpu_ns : row.host_ns;
     row.step_share = res.step_ns > 0 ? static_cast<double>(time) / res.step_ns : 0;

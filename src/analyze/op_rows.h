@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "mlprof/analyze/op_stats.h"
@@ -22,6 +24,18 @@ struct OpRows {
   std::vector<int64_t> cpu_ns, cpu_wall_ns;
   std::vector<int64_t> device_self_ns, device_total_ns;  // empty unless `device`
   bool device = false;
+  std::vector<int64_t> device_replayed_ns;  // empty unless graph replays were charged
+  // Rows of captured ops this trace has no slice of (graph replays): name[r] == kNotFound and
+  // their name and category are foreign_name/foreign_category[r - first_foreign].
+  size_t first_foreign = SIZE_MAX;
+  std::vector<std::string> foreign_name, foreign_category;
+  std::string_view name_of(const Trace& t, size_t r) const {
+    return r >= first_foreign ? std::string_view(foreign_name[r - first_foreign]) : t.str(name[r]);
+  }
+  std::string_view category_of(const Trace& t, size_t r) const {
+    return r >= first_foreign ? std::string_view(foreign_category[r - first_foreign])
+                              : t.str(category[r]);
+  }
   std::vector<size_t> offset;      // row r's calls: durations[offset[r], offset[r + 1])
   std::vector<int64_t> durations;  // in trace order within each row
   int64_t span_ns = 0;

@@ -3,12 +3,74 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <unordered_map>
 
 #include "analyze/op_rows.h"
 #include "mlprof/analyze/device_time.h"
+#include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/stats.h"
 
 namespace mlprof {
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+// Graph replays as if run eagerly: each matched replayed kernel's GPU time moves from the graph
+// launch's op to the captured op's row (the row of that name and category, else of that name,
+// else a row of its own with no calls: the capture pass may be another trace).
+void charge_replays(const Trace& t, const OpStatsOptions& o, const GraphsResult& g,
+                    const std::vector<uint32_t>& first_row, const std::vector<uint32_t>& next_row,
+                    const std::vector<uint32_t>& row_of_slice, OpRows& r) {
+  const SliceTable& s = t.slices;
+  r.device_replayed_ns.assign(r.size(), 0);
+  r.first_foreign = r.size();
+  auto add_row = [&](const std::string& name, const std::string& cat) {
+    r.name.push_back(StringPool::kNotFound);
+    r.category.push_back(StringPool::kNotFound);
+    r.foreign_name.push_back(name);
+    r.foreign_category.push_back(cat);
+    r.count.push_back(0);
+    r.self_ns.push_back(0);
+    r.cpu_calls.push_back(0);
+    r.cpu_ns.push_back(0);
+    r.cpu_wall_ns.push_back(0);
+    r.device_self_ns.push_back(0);
+    r.device_total_ns.push_back(0);
+    r.device_replayed_ns.push_back(0);
+    return static_cast<uint32_t>(r.name.size() - 1);
+  };
+  // Keyed by (op, category) name indexes: a foreign row per pair.
+  std::unordered_map<uint64_t, uint32_t> row_of;
+  for (const ReplayedKernel& k : g.replayed) {
+    const std::string& name = g.names[k.op];
+    const std::string& cat = g.names[k.op_category];
+    if (!o.category.empty() && cat != o.category) continue;
+    uint64_t key = (static_cast<uint64_t>(k.op) << 32) | k.op_category;
+    auto [it, added] = row_of.emplace(key, kNone);
+    if (added) {
+      StringId n = t.strings.find(name), c = t.strings.find(cat);
+      uint32_t row = n == StringPool::kNotFound ? kNone : first_row[n];
+      uint32_t exact = row;
+      while (exact != kNone && r.category[exact] != c) exact = next_row[exact];
+      it->second = exact != kNone ? exact : row != kNone ? row : add_row(name, cat);
+    }
+    int64_t ns = s.dur[k.slice];
+    uint32_t to = it->second;
+    r.device_self_ns[to] += ns;
+    r.device_total_ns[to] += ns;
+    r.device_replayed_ns[to] += ns;
+    if (k.launch_op >= 0) {
+      uint32_t from = row_of_slice[static_cast<size_t>(k.launch_op)];
+      if (from != kNone) {
+        r.device_self_ns[from] -= ns;
+        r.device_total_ns[from] -= ns;
+      }
+    }
+  }
+}
+
+}  // namespace
 
 OpRows op_rows(const Trace& t, const OpStatsOptions& o) {
   OpRows r;
@@ -36,7 +98,6 @@ OpRows op_rows(const Trace& t, const OpStatsOptions& o) {
   }
   // Row of (name, category): the first row of each name, then a chain through the rows of the
   // same name in other categories (few), instead of a hash node per row.
-  constexpr uint32_t kNone = UINT32_MAX;
   std::vector<uint32_t> first_row(t.strings.size(), kNone), next_row;
   std::vector<uint32_t> row_of_slice(s.size(), kNone);
   // Kineto's own "PyTorch Profiler (0)" span (category Trace) wraps the whole recording: not an
@@ -84,6 +145,8 @@ OpRows op_rows(const Trace& t, const OpStatsOptions& o) {
       r.cpu_wall_ns[row] += s.dur[i];
     }
   }
+  if (r.device && o.replays && !o.replays->replayed.empty() && !o.hta_compatible)
+    charge_replays(t, o, *o.replays, first_row, next_row, row_of_slice, r);
   first_row = {};
   next_row = {};
   // Durations grouped by row, each row's in trace order (a stable counting sort).
@@ -113,15 +176,15 @@ std::vector<uint32_t> OpRows::by_total(const Trace& t) const {
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<uint32_t>(i);
   std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) {
     if (total_ns[a] != total_ns[b]) return total_ns[a] > total_ns[b];
-    return t.str(name[a]) < t.str(name[b]);
+    return name_of(t, a) < name_of(t, b);
   });
   return idx;
 }
 
 OpStats OpRows::stats(const Trace& t, size_t r) {
   OpStats op;
-  op.name = std::string(t.str(name[r]));
-  op.category = std::string(t.str(category[r]));
+  op.name = std::string(name_of(t, r));
+  op.category = std::string(category_of(t, r));
   fill_duration_stats(op, calls(r), span_ns);
   op.self_ns = self_ns[r];
   op.cpu_calls = cpu_calls[r];
@@ -130,6 +193,7 @@ OpStats OpRows::stats(const Trace& t, size_t r) {
   if (device) {
     op.device_self_ns = device_self_ns[r];
     op.device_total_ns = device_total_ns[r];
+    if (!device_replayed_ns.empty()) op.device_replayed_ns = device_replayed_ns[r];
   }
   return op;
 }
@@ -226,7 +290,7 @@ std::vector<OpStats> op_stats_top(const Trace& t, const OpStatsOptions& o, OpSor
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     double ka = rows.sort_key(a, by), kb = rows.sort_key(b, by);
     if (ka != kb) return ka > kb;
-    return t.str(rows.name[a]) < t.str(rows.name[b]);
+    return rows.name_of(t, a) < rows.name_of(t, b);
   });
   if (n_rows) *n_rows = order.size();
   if (top > 0 && order.size() > top) order.resize(top);

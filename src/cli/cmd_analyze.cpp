@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/graph_captures.h"
 #include "render/report.h"
 
 namespace mlprof::cli {
@@ -68,6 +69,8 @@ MLPROF_REGISTER_COMMAND(
         }
         o.flops.peak_tflops = a->peak;
         o.steps.step_annotation = a->in.step_annotation;
+        if (!a->in.captures.empty() && !load_graph_captures(a->in.path, a->in.captures, o.graphs))
+          return kExitBadInput;
         auto set = open_analysis(a->in.path, o, a->in.threads);
         if (!set) return kExitBadInput;
         const std::vector<AnalysisId>& ids = analyze_analyses();

@@ -1,7 +1,6 @@
 // `mlprof graphs PATH`: CUDA/HIP graph replays attributed to the ops, modules and kernels of the
 // capture pass (--capture DIR|FILE, else capture_traces/ beside the trace).
 #include "cli/command.h"
-#include "cli/graph_captures.h"
 
 namespace mlprof::cli {
 namespace {
@@ -9,18 +8,11 @@ namespace {
 std::function<int()> setup_graphs(CLI::App& sub) {
   auto a = std::make_shared<AnalysisArgs>();
   auto o = std::make_shared<AnalysisOptions>();
-  auto captures = std::make_shared<std::vector<std::string>>();
-  add_analysis_args(sub, *a);
-  sub.add_option("--capture", *captures,
-                 "capture pass: a trace file or a directory of them (execution_details.json "
-                 "names batch size and mode); default: capture_traces/ beside the trace");
+  add_analysis_args(sub, *a);  // with --capture DIR|FILE (default: capture_traces/ beside it)
   sub.add_option("--top", o->graphs.top, "rows per table in the text (default 30)");
   sub.add_option("--min-match", o->graphs.min_match,
                  "share of a replay's kernels that must match a capture in order (default 0.9)");
-  return [a, o, captures]() {
-    if (!load_graph_captures(a->path, *captures, o->graphs)) return kExitBadInput;
-    return run_analysis_command(*a, AnalysisId::kGraphs, *o);
-  };
+  return [a, o]() { return run_analysis_command(*a, AnalysisId::kGraphs, *o); };
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/progress.h"
 #include "mlprof/analysis_set.h"
@@ -77,7 +78,8 @@ struct AnalysisArgs {
   bool json = false;
   bool csv = false;  // the analysis's main table as CSV (render/analysis_csv.h)
   unsigned threads = 0;
-  std::string step_annotation;  // --step-annotation REGEX: the iteration marker (steps model)
+  std::string step_annotation;        // --step-annotation REGEX: the iteration marker (steps model)
+  std::vector<std::string> captures;  // --capture DIR|FILE: graph capture passes (graphs.h)
 };
 void add_analysis_args(CLI::App& sub, AnalysisArgs& a);
 

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "cli/command.h"
+#include "cli/graph_captures.h"
 #include "mlprof/import.h"
 #include "render/analysis_csv.h"
 #include "trace/output_file.h"
@@ -137,6 +138,11 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
   }
   std::optional<Input> in = open_input_or_report(path);
   if (!in) return nullptr;
+  // Graph replays are charged to what was captured (ops, kernels, modules, graphs): the capture
+  // pass in capture_traces/ beside the trace, unless --capture named one.
+  if (!in->rank_dir() && options.graphs.captures.empty() &&
+      !load_graph_captures(path, {}, options.graphs))
+    return nullptr;
   if (!in->rank_dir())  // a trace file, or a TORCH_TRACE directory's logs
     return std::make_unique<AnalysisSet>(std::move(*in->trace), std::move(options));
   // Streaming: each worker loads one rank, reduces it to its summary and frees it.
@@ -154,6 +160,10 @@ void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {
   sub.add_flag("--json", a.json, "machine-readable output");
   sub.add_flag("--csv", a.csv, "the main table as CSV")->excludes("--json");
   sub.add_option("--threads", a.threads, "rank traces loaded at once (0 = all cores)");
+  sub.add_option("--capture", a.captures,
+                 "CUDA/HIP graph capture pass: a trace file or a directory of them "
+                 "(execution_details.json names batch size and mode); default: capture_traces/ "
+                 "beside the trace (docs/serving.md)");
   sub.add_option("--step-annotation", a.step_annotation,
                  "REGEX naming the slice that is one iteration (default: ProfilerStep#N, else "
                  "vLLM execute_*, else SGLang step[...]; docs/serving.md)");
@@ -191,6 +201,8 @@ int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOpt
                          const TextOptions& text) {
   AnalysisOptions o = options;
   if (!a.step_annotation.empty()) o.steps.step_annotation = a.step_annotation;
+  if (!a.captures.empty() && !load_graph_captures(a.path, a.captures, o.graphs))
+    return kExitBadInput;
   auto set = open_analysis(a.path, std::move(o), a.threads);
   if (!set) return kExitBadInput;
   return output_analysis(*set, id, a, text);

@@ -60,14 +60,27 @@ std::string render_graphs_text(const GraphsResult& r, size_t width) {
     out += buf;
     TextTable t;
     t.add_column("launch", TextTable::Align::kLeft);
-    for (const char* h : {"correlation", "kernels", "GPU", "capture", "matched"}) t.add_column(h);
+    for (const char* h : {"correlation", "kernels", "GPU", "capture", "matched", "launch host",
+                          "launch delay", "eager launches"})
+      t.add_column(h);
     for (size_t i = 0; i < r.replays.size() && i < r.top; ++i) {
       const GraphReplay& p = r.replays[i];
       t.add_row({p.launch, std::to_string(p.correlation), std::to_string(p.kernels), ns(p.gpu_ns),
                  p.capture >= 0 ? "#" + std::to_string(p.capture) : "none",
-                 std::to_string(p.matched) + "/" + std::to_string(p.kernels)});
+                 std::to_string(p.matched) + "/" + std::to_string(p.kernels), ns(p.launch_host_ns),
+                 ns(p.launch_delay_ns),
+                 p.eager_launch_host_ns >= 0 ? ns(p.eager_launch_host_ns) : "-"});
     }
     out += t.render(width) + "\n";
+    if (r.eager_launch_host_ns > 0) {
+      int64_t matched_launch = 0;
+      for (const GraphReplay& p : r.replays)
+        if (p.eager_launch_host_ns >= 0) matched_launch += p.launch_host_ns;
+      out += "Launch cost: the matched graph launches took " + ns(matched_launch) +
+             " on the host; launching their kernels one by one took " + ns(r.eager_launch_host_ns) +
+             " in the capture pass (host time of its launch calls; launch delay: graph launch "
+             "start to its first GPU event)\n";
+    }
     uint64_t by_position = 0;
     for (const GraphReplay& p : r.replays) by_position += p.matched_by_position;
     if (by_position > 0)
@@ -84,16 +97,22 @@ std::string render_graphs_text(const GraphsResult& r, size_t width) {
   if (!r.captures.empty()) {
     TextTable t;
     t.add_column("capture", TextTable::Align::kLeft);
-    for (const char* h : {"#", "batch", "mode", "kernels", "capture time", "replays"})
+    for (const char* h : {"#", "batch", "mode", "kernels", "capture time", "launch host", "replays",
+                          "recapture of"})
       t.add_column(h);
     for (size_t i = 0; i < r.captures.size() && i < r.top; ++i) {
       const GraphCapture& c = r.captures[i];
       t.add_row({c.source, std::to_string(i),
                  c.batch_size >= 0 ? std::to_string(c.batch_size) : "-",
                  c.mode.empty() ? "-" : c.mode, std::to_string(c.kernels), ns(c.capture_ns),
-                 std::to_string(c.replays)});
+                 ns(c.launch_host_ns), std::to_string(c.replays),
+                 c.recapture_of >= 0 ? "#" + std::to_string(c.recapture_of) : "-"});
     }
     out += "\n" + t.render(width) + "\n";
+    if (r.captured_here > 0)
+      out += std::to_string(r.captured_here) + " graphs captured during this profile (" +
+             ns(r.capture_ns) + " of capture), " + std::to_string(r.recaptures) +
+             " of them re-captures of an earlier graph (same launches)\n";
   }
   for (const std::string& n : r.notes) out += "Note: " + n + "\n";
   attribution_table(out, "captured op (replayed GPU time)", r.ops, r.attributed_gpu_ns, r.top,
@@ -110,12 +129,20 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
   w.field("replayed_gpu_ns", r.replayed_gpu_ns);
   w.field("attributed_gpu_ns", r.attributed_gpu_ns);
   w.field("gpu_ns", r.gpu_ns);
+  w.field("launch_host_ns", r.launch_host_ns);
+  w.field("eager_launch_host_ns", r.eager_launch_host_ns);
+  w.field("captured_here", r.captured_here);
+  w.field("capture_ns", r.capture_ns);
+  w.field("recaptures", r.recaptures);
   w.key("rule").value(
       "a replay is the GPU work sharing a graph launch's correlation id; its kernels are matched "
       "in order, by name, to the launches of a Stream{Begin,End}Capture window (args.kernel, or "
       "the Inductor kernel's record_function; a launch naming no kernel matches by position) and "
       "charged to the op that made each captured launch (External id, else the enclosing slice) "
-      "and its innermost nn.Module");
+      "and its innermost nn.Module. ops, kernels and modules charge the same way. Cost: "
+      "launch_host_ns is the graph launch call's host time, launch_delay_ns from its start to "
+      "its first GPU event, eager_launch_host_ns the host time of the matched capture's launch "
+      "calls (what launching its kernels one by one took)");
   w.key("captures").begin_array();
   for (const GraphCapture& c : r.captures)
     w.begin_object()
@@ -126,6 +153,8 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
         .field("unnamed", c.unnamed)
         .field("capture_ns", c.capture_ns)
         .field("replays", c.replays)
+        .field("launch_host_ns", c.launch_host_ns)
+        .field("recapture_of", static_cast<int64_t>(c.recapture_of))
         .end_object();
   w.end_array();
   w.key("replays").begin_array();
@@ -140,7 +169,10 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
         .field("capture", static_cast<int64_t>(p.capture))
         .field("matched", p.matched)
         .field("matched_by_position", p.matched_by_position)
-        .field("attributed_ns", p.attributed_ns);
+        .field("attributed_ns", p.attributed_ns)
+        .field("launch_host_ns", p.launch_host_ns)
+        .field("launch_delay_ns", p.launch_delay_ns)
+        .field("eager_launch_host_ns", p.eager_launch_host_ns);
     if (p.capture < 0) w.field("why", p.why);
     w.end_object();
   }

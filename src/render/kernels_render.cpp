@@ -129,9 +129,12 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
     bo.add_column("total");
     bo.add_column("mean");
     size_t m = top == 0 ? r.by_op.size() : std::min(top, r.by_op.size());
+    bool any_replayed = false;
     for (size_t i = 0; i < m; ++i) {
       const KernelOpRow& k = r.by_op[i];
-      bo.add_row({display_name(k.op), display_name(k.kernel), compact(k.grid), compact(k.block),
+      any_replayed |= k.replayed;
+      bo.add_row({display_name(k.op) + (k.replayed ? " [replay]" : ""), display_name(k.kernel),
+                  compact(k.grid), compact(k.block),
                   k.registers_per_thread >= 0 ? std::to_string(k.registers_per_thread) : "",
                   k.shared_memory >= 0 ? format_bytes(static_cast<double>(k.shared_memory)) : "",
                   std::to_string(k.count), format_duration_ns(static_cast<double>(k.total_ns)),
@@ -141,6 +144,10 @@ std::string render_kernels_text(const KernelsResult& r, size_t width, size_t top
     if (m < r.by_op.size())
       out +=
           "(" + std::to_string(r.by_op.size() - m) + " more (op, kernel) rows; --json lists all)\n";
+    if (any_replayed)
+      out +=
+          "[replay]: run by a CUDA/HIP graph replay; the op is the one that launched the kernel "
+          "in the capture pass (mlprof graphs)\n";
     out += "\n";
   }
 
@@ -225,6 +232,7 @@ void write_kernels_json(JsonWriter& w, const KernelsResult& r) {
     w.field("max_ns", k.max_ns);
     if (k.blocks_per_sm >= 0) w.field("blocks_per_sm", k.blocks_per_sm);
     if (k.achieved_occupancy >= 0) w.field("achieved_occupancy_pct", k.achieved_occupancy);
+    if (k.replayed) w.field("replayed", true);  // op from the graph's capture pass
     w.end_object();
   }
   w.end_array();

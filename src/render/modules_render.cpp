@@ -40,6 +40,7 @@ void row_table(std::string& out, const char* title, const ModulesResult& r,
     const ModuleRow& m = r.rows[i];
     std::string label = indent ? std::string(2 * m.depth, ' ') + m.name : short_path(m);
     if (m.recompute && indent && m.depth == 0) label = "[recompute] " + m.name;
+    if (m.gpu_replayed_ns > 0) label += " [replay]";
     t.add_row({label, std::to_string(m.calls), ns(m.host_ns), ns(m.host_self_ns),
                r.has_gpu ? ns(m.gpu_ns) : "-", r.has_gpu ? ns(m.gpu_self_ns) : "-",
                flops_text(m.flops), format_percent(m.step_share)});
@@ -107,6 +108,11 @@ std::string render_modules_text(const ModulesResult& r, size_t depth, size_t wid
       t.add_row({m.name, std::to_string(m.calls), std::to_string(m.call_sites), ns(m.gpu_ns)});
     out += t.render(width);
   }
+  if (r.replayed)
+    out +=
+        "[replay]: GPU self time of CUDA/HIP graph replays, charged to the module that launched "
+        "each kernel in the capture pass (mlprof graphs); 0 calls: a module only the capture "
+        "ran\n";
   return out;
 }
 
@@ -120,7 +126,7 @@ void write_modules_json(JsonWriter& w, const ModulesResult& r) {
       .field("has_gpu", r.has_gpu);
   w.field("max_depth", r.max_depth);
   w.key("rows").begin_array();
-  for (const ModuleRow& m : r.rows)
+  for (const ModuleRow& m : r.rows) {
     w.begin_object()
         .field("path", m.path)
         .field("name", m.name)
@@ -139,8 +145,11 @@ void write_modules_json(JsonWriter& w, const ModulesResult& r) {
         .field("gpu_cv", m.gpu_cv)
         .field("flops", m.flops)
         .field("flops_self", m.flops_self)
-        .field("step_share", m.step_share)
-        .end_object();
+        .field("step_share", m.step_share);
+    // Only on a trace with matched graph replays, so other traces' JSON is unchanged.
+    if (m.gpu_replayed_ns >= 0) w.field("gpu_replayed_ns", m.gpu_replayed_ns);
+    w.end_object();
+  }
   w.end_array();
   auto idx = [&](std::string_view k, const std::vector<uint32_t>& v) {
     w.key(k).begin_array();

@@ -166,6 +166,8 @@ void write_op_stats_json(JsonWriter& w, const OpStats& op) {
   if (op.device_self_ns >= 0) {
     w.field("device_self_ns", op.device_self_ns);
     w.field("device_total_ns", op.device_total_ns);
+    // Only on a trace with matched graph replays, so other traces' JSON is unchanged.
+    if (op.device_replayed_ns >= 0) w.field("device_replayed_ns", op.device_replayed_ns);
   }
   w.end_object();
 }
@@ -244,6 +246,9 @@ std::string render_ops_text(const std::vector<OpStats>& all, uint64_t total_rows
     t.add_column("dev self");
     t.add_column("dev total");
   }
+  bool replayed = std::any_of(all.begin(), all.end(),
+                              [](const OpStats& o) { return o.device_replayed_ns >= 0; });
+  if (replayed) t.add_column("replayed");
   for (const OpStats& o : ops) {
     std::vector<std::string> row = {o.name,
                                     o.category,
@@ -266,6 +271,10 @@ std::string render_ops_text(const std::vector<OpStats>& all, uint64_t total_rows
       row.push_back(format_duration_ns(static_cast<double>(o.device_self_ns)));
       row.push_back(format_duration_ns(static_cast<double>(o.device_total_ns)));
     }
+    if (replayed)
+      row.push_back(o.device_replayed_ns > 0
+                        ? format_duration_ns(static_cast<double>(o.device_replayed_ns))
+                        : "-");
     t.add_row(std::move(row));
   }
   // Op names stay readable however many columns there are: the table goes wider instead.

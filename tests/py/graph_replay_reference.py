@@ -144,3 +144,10 @@ def attribute(trace_events, capture_events):
                 res["modules"][mod] += d
             res["kernels"][name] += d
     return res
+
+
+def gpu_work_ns(events):
+    """Summed duration of every kernel, memcpy and memset (what ops' device self divides)."""
+    return sum(ns(e["ts"] + e["dur"]) - ns(e["ts"]) for e in events
+               if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")
+               and (e.get("args") or {}).get("correlation") is not None)

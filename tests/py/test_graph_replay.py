@@ -5,6 +5,7 @@ replay re-attributed per captured op, module and kernel."""
 import glob
 import os
 import sys
+from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(__file__))
 import shared_data  # noqa: E402
@@ -97,5 +98,75 @@ if os.path.exists(h100c):
               f"{sorted(set(rows) ^ set(want[key]))[:5]}")
         check(all(close(rows.get(k, 0), v, 8) for k, v in want[key].items()),
               f"h100 capture: {key} GPU time per name equals the reference")
+
+
+def check_charged(tag, args, want, gpu_total=None):
+    """ops, kernels and modules charge each matched replayed kernel to its captured op/module:
+    the replayed share per name equals the reference's re-attribution by capture order, the
+    graph launch's op keeps none of it, and no GPU time is lost or counted twice."""
+    ops = mlprof_json(MLPROF, "ops", "--top", "0", *args)["ops"]
+    replayed = defaultdict(int)
+    for o in ops:
+        replayed[o["name"]] += o.get("device_replayed_ns", 0)
+    check(all("device_replayed_ns" in o for o in ops), f"{tag}: ops rows carry device_replayed_ns")
+    want_ops = {k: v for k, v in want["ops"].items() if v}
+    got_ops = {k: v for k, v in replayed.items() if v}
+    check(set(got_ops) == set(want_ops),
+          f"{tag}: ops with replayed time differ: {sorted(set(got_ops) ^ set(want_ops))[:5]}")
+    for name, ns in want_ops.items():
+        check(close(got_ops.get(name, 0), ns, 1000),
+              f"{tag}: ops {name[:60]} replayed {got_ops.get(name, 0)} ns, want {ns}")
+    launch_ops = {o["name"] for o in ops if "replay" in o["name"] or o["name"] == "Torch-Compiled Region: 0/0"}
+    for o in ops:
+        if o["name"] in launch_ops and o["count"] > 0:
+            check(o["device_self_ns"] < sum(want["ops"].values()) / 100,
+                  f"{tag}: graph launch's op {o['name'][:50]} keeps {o['device_self_ns']} ns of device self")
+    if gpu_total is not None:
+        total = sum(o["device_self_ns"] for o in ops)
+        check(abs(total - gpu_total) <= 2 * len(ops),
+              f"{tag}: ops device self sums to {total} ns, GPU work {gpu_total} ns (conserved)")
+    top = max(ops, key=lambda o: o["device_self_ns"])
+    check(top["name"] == max(want["ops"], key=want["ops"].get) or
+          top["device_self_ns"] >= max(want["ops"].values()),
+          f"{tag}: ops --sort device-self top row {top['name']}")
+    by_op = mlprof_json(MLPROF, "kernels", *args)["by_op"]
+    k_ops = defaultdict(int)
+    for r in by_op:
+        if r.get("replayed"):
+            k_ops[r["op"]] += r["total_ns"]
+    check(set(k_ops) == set(want_ops),
+          f"{tag}: kernels by_op replayed ops differ: {sorted(set(k_ops) ^ set(want_ops))[:5]}")
+    for name, ns in want_ops.items():
+        check(close(k_ops.get(name, 0), ns, 1000),
+              f"{tag}: kernels by_op {name[:60]} {k_ops.get(name, 0)} ns, want {ns}")
+    mods = mlprof_json(MLPROF, "modules", *args)
+    if "rows" in mods:
+        m = defaultdict(int)
+        for r in mods["rows"]:
+            m[r["name"]] += r.get("gpu_replayed_ns", 0)
+        want_m = {k: v for k, v in want["modules"].items() if v}
+        got_m = {k: v for k, v in m.items() if v}
+        check(set(got_m) == set(want_m),
+              f"{tag}: modules with replayed time differ: {sorted(set(got_m) ^ set(want_m))[:5]}")
+        for name, ns in want_m.items():
+            check(close(got_m.get(name, 0), ns, 1000),
+                  f"{tag}: module {name} replayed {got_m.get(name, 0)} ns, want {ns}")
+
+
+for rel, caprel in CASES + [("traces/compile/kineto/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+                              "traces/compile/kineto/vllm_prefilldecode_piecewise/capture_traces")]:
+    trace = shared_data.shared_path(rel)
+    capdir = shared_data.shared_path(caprel)
+    if trace is None or capdir is None:
+        continue
+    cap_files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
+                 if not f.endswith("execution_details.json")]
+    ev = ref.load(trace)
+    want = ref.attribute(ev, [e for f in cap_files for e in ref.load(f)])
+    check_charged(rel, [trace], want, ref.gpu_work_ns(ev))
+
+if os.path.exists(h100c):
+    ev = ref.load(h100c)
+    check_charged("h100 capture", [h100c], ref.attribute(ev, ev), ref.gpu_work_ns(ev))
 
 finish()

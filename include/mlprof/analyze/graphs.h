@@ -41,6 +41,12 @@ struct GraphCapture {  // one Begin/EndCapture window
   uint64_t unnamed = 0;    // of which name no kernel (no args.kernel, not an Inductor kernel)
   int64_t capture_ns = 0;  // BeginCapture start -> EndCapture end (host)
   uint64_t replays = 0;    // replays matched to it
+  // Host time of its kernel launch calls in the capture pass: what launching the same kernels
+  // one by one cost (a capture records the launches; none of the kernels runs then).
+  int64_t launch_host_ns = 0;
+  // Captured during the profiled trace itself, again: the index of an earlier capture of this
+  // trace with the same kernel sequence (a graph re-captured while profiling), else -1.
+  int32_t recapture_of = -1;
 };
 
 struct GraphReplay {
@@ -55,6 +61,12 @@ struct GraphReplay {
   uint64_t matched_by_position = 0;  // of which to launches naming no kernel
   int64_t attributed_ns = 0;
   std::string why;  // unmatched: why
+  // The cost side: host time of the graph launch call, and from its start to its first GPU
+  // event's start (launch delay); eager_launch_host_ns: the matched capture's launch_host_ns,
+  // what the launches the graph replaced took on the host (-1 unmatched).
+  int64_t launch_host_ns = 0;
+  int64_t launch_delay_ns = 0;
+  int64_t eager_launch_host_ns = -1;
 };
 
 // GPU time of matched replayed kernels, grouped by the captured op / module / kernel name.
@@ -62,6 +74,17 @@ struct GraphAttribution {
   std::string name;
   uint64_t kernels = 0;  // replayed kernel executions
   int64_t gpu_ns = 0;
+};
+
+// One matched replayed kernel: what the capture pass says launched it. The analysis stage
+// (ops, kernels, modules) charges its GPU time there, as if the graph had run eagerly, instead
+// of to the graph launch's caller.
+struct ReplayedKernel {
+  uint32_t slice = 0;      // the kernel's slice in the analyzed trace
+  int32_t launch_op = -1;  // the op the graph launch is charged to (OpAttribution), -1 none
+  // Indexes into GraphsResult::names (0: "" none).
+  uint32_t op = 0, op_category = 0;
+  uint32_t module = 0;  // the captured launch's nn.Module path, outer first ("A_0/B_0")
 };
 
 struct GraphsResult {
@@ -72,11 +95,19 @@ struct GraphsResult {
   std::vector<GraphAttribution> kernels;  // by kernel name
   uint64_t replayed_kernels = 0;
   uint64_t matched_kernels = 0;
-  int64_t replayed_gpu_ns = 0;     // GPU time of all replays
-  int64_t attributed_gpu_ns = 0;   // of which charged to captured ops
-  int64_t gpu_ns = 0;              // all GPU kernel/memcpy/memset time of the trace
-  std::vector<std::string> notes;  // capture sources skipped, and why
+  int64_t replayed_gpu_ns = 0;       // GPU time of all replays
+  int64_t attributed_gpu_ns = 0;     // of which charged to captured ops
+  int64_t gpu_ns = 0;                // all GPU kernel/memcpy/memset time of the trace
+  int64_t launch_host_ns = 0;        // summed over replays
+  int64_t eager_launch_host_ns = 0;  // summed over matched replays
+  int64_t capture_ns = 0;            // summed over the captures made in this trace
+  uint64_t captured_here = 0;        // captures in the analyzed trace itself (not --capture)
+  uint64_t recaptures = 0;           // of which repeat an earlier capture's kernel sequence
+  std::vector<std::string> notes;    // capture sources skipped, and why
   size_t top = 30;
+  std::vector<ReplayedKernel> replayed;  // every matched replayed kernel, by slice
+  std::vector<std::string> names;        // names[0] = ""
+  const ReplayedKernel* replayed_kernel(uint32_t slice) const;
 };
 
 GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options = {});

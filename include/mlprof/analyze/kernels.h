@@ -80,6 +80,9 @@ struct KernelOpRow {
   double mean_ns = 0;
   double blocks_per_sm = -1;       // duration-weighted mean, -1 when absent
   double achieved_occupancy = -1;  // duration-weighted mean (percent), -1 when absent
+  // Launched by a CUDA/HIP graph replay: `op` is the captured op that launched the kernel in the
+  // capture pass (graphs.h), not the graph launch's caller.
+  bool replayed = false;
 };
 
 struct KernelsResult {
@@ -101,6 +104,10 @@ struct KernelsResult {
   std::vector<KernelOpRow> by_op;  // by total, descending
 };
 
-KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& options = {});
+struct GraphsResult;
+// `replays`: matched graph replays (analyze_graphs), whose kernels' launching op is the captured
+// one.
+KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& options = {},
+                              const GraphsResult* replays = nullptr);
 
 }  // namespace mlprof

@@ -36,6 +36,10 @@ struct ModuleRow {
   double step_share = 0;                   // gpu_ns (or host_ns without GPU) / step time
   int64_t gpu_min_ns = 0, gpu_max_ns = 0;  // per call
   double gpu_cv = 0;                       // coefficient of variation of per-call GPU time
+  // Of gpu_self_ns: CUDA/HIP graph replays charged here from the capture pass (graphs.h), -1 when
+  // the trace has no matched replay. A captured module this trace never called is a row of 0
+  // calls (its path under the module the replay ran in).
+  int64_t gpu_replayed_ns = -1;
 };
 
 struct SharedModule {  // one module instance called from several places
@@ -60,6 +64,7 @@ struct ModulesResult {
   uint32_t steps = 0;        // ProfilerStep# ranges in step_ns (0: step_ns is the trace span)
   int64_t gpu_total_ns = 0;  // union of all GPU events
   bool has_gpu = false;
+  bool replayed = false;  // graph replays were charged to captured modules
   uint32_t max_depth = 0;
   std::vector<ModuleRow> rows;       // tree order (depth first)
   std::vector<uint32_t> slowest;     // row indexes by GPU (else host) time
@@ -68,7 +73,10 @@ struct ModulesResult {
   std::vector<ModuleClass> classes;  // by GPU (else host) self time
 };
 
-ModulesResult analyze_modules(const Trace& trace, const ModulesOptions& options = {});
+struct GraphsResult;
+// `replays`: matched graph replays (analyze_graphs), charged to the captured modules.
+ModulesResult analyze_modules(const Trace& trace, const ModulesOptions& options = {},
+                              const GraphsResult* replays = nullptr);
 
 // Why there is no module tree (no nn.Module events: how to record them), or nullopt.
 std::optional<std::string> modules_unavailable(const Trace& trace);

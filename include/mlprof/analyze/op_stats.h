@@ -12,6 +12,7 @@
 namespace mlprof {
 
 struct DeviceTime;
+struct GraphsResult;
 
 // Result structs hold plain strings, not StringIds: they outlive and compare across Traces.
 struct OpStats {
@@ -36,6 +37,10 @@ struct OpStats {
   // OpStatsOptions::device_time off).
   int64_t device_self_ns = -1;
   int64_t device_total_ns = -1;
+  // Of device_self_ns: GPU time of CUDA/HIP graph replays charged to this op from the capture
+  // pass (graphs.h), as if the graph had run eagerly; the graph launch's op keeps only the rest.
+  // -1: the trace has no matched replay (OpStatsOptions::replays unset or empty).
+  int64_t device_replayed_ns = -1;
 };
 
 enum class OpSort { kTotal, kSelf, kMean, kCount, kDeviceSelf, kDeviceTotal };
@@ -52,6 +57,10 @@ struct OpStatsOptions {
   // The per-slice device time already computed (device_time_by_slice), so a caller that also
   // groups the ops (op_groups) computes it once; null: computed here when device_time is set.
   const DeviceTime* device_times = nullptr;
+  // Matched graph replays (analyze_graphs): their kernels' device time is charged to the
+  // captured ops instead of the graph launch's. Rows for captured ops this trace never called
+  // have count 0.
+  const GraphsResult* replays = nullptr;
 };
 
 // One row per (name, category) over all matching slices. Sorted by total time, descending.
