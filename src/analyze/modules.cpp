@@ -269,6 +269,19 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o,
       if (!k || replays->names[k->module].empty()) continue;
       std::string base = gpu_owner[e] >= 0 ? res.rows[calls[gpu_owner[e]].row].path : "";
       std::string p = replays->names[k->module];
+      // The captured path is from the model's root: where its first module is on the path the
+      // replay ran under, it continues from there (vLLM captures GptOss_0/GraphModule_0 and
+      // replays it inside GptOss_0/GraphModule_0), else it goes under that path.
+      std::string first = p.substr(0, p.find('/'));
+      for (size_t at = 0; !base.empty();) {
+        size_t end = base.find('/', at);
+        if (base.compare(at, (end == std::string::npos ? base.size() : end) - at, first) == 0) {
+          base.resize(at == 0 ? 0 : at - 1);
+          break;
+        }
+        if (end == std::string::npos) break;
+        at = end + 1;
+      }
       // Each prefix of the captured path becomes a row (parents first).
       uint32_t r = 0;
       std::string at = base;
@@ -365,7 +378,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o,
     const ModuleRow& row = res.rows[r];
     SharedModule& m = by_name[row.name];
     m.name = row.name;
-    if (!row.recompute) sites[row.name].insert(row.parent);
+    if (!row.recompute && row.calls > 0) sites[row.name].insert(row.parent);
   }
   for (size_t k = 0; k < calls.size(); ++k) {
     std::string_view name = t.str(s.name[calls[k].slice]);

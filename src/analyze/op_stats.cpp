@@ -17,8 +17,9 @@ namespace {
 constexpr uint32_t kNone = UINT32_MAX;
 
 // Graph replays as if run eagerly: each matched replayed kernel's GPU time moves from the graph
-// launch's op to the captured op's row (the row of that name and category, else of that name,
-// else a row of its own with no calls: the capture pass may be another trace).
+// launch's op to the captured op's row (the row of that name and category, else a row of its own
+// with no calls: the capture pass may be another trace; an Inductor op is named like its kernel,
+// whose GPU row it must not join).
 void charge_replays(const Trace& t, const OpStatsOptions& o, const GraphsResult& g,
                     const std::vector<uint32_t>& first_row, const std::vector<uint32_t>& next_row,
                     const std::vector<uint32_t>& row_of_slice, OpRows& r) {
@@ -51,9 +52,8 @@ void charge_replays(const Trace& t, const OpStatsOptions& o, const GraphsResult&
     if (added) {
       StringId n = t.strings.find(name), c = t.strings.find(cat);
       uint32_t row = n == StringPool::kNotFound ? kNone : first_row[n];
-      uint32_t exact = row;
-      while (exact != kNone && r.category[exact] != c) exact = next_row[exact];
-      it->second = exact != kNone ? exact : row != kNone ? row : add_row(name, cat);
+      while (row != kNone && r.category[row] != c) row = next_row[row];
+      it->second = row != kNone ? row : add_row(name, cat);
     }
     int64_t ns = s.dur[k.slice];
     uint32_t to = it->second;

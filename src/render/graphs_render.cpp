@@ -71,7 +71,7 @@ std::string render_graphs_text(const GraphsResult& r, size_t width) {
                  ns(p.launch_delay_ns),
                  p.eager_launch_host_ns >= 0 ? ns(p.eager_launch_host_ns) : "-"});
     }
-    out += t.render(width) + "\n";
+    out += t.render_uncut() + "\n";  // launch names are short; every column is a number
     if (r.eager_launch_host_ns > 0) {
       int64_t matched_launch = 0;
       for (const GraphReplay& p : r.replays)

@@ -109,6 +109,9 @@ def check_charged(tag, args, want, gpu_total=None):
     for o in ops:
         replayed[o["name"]] += o.get("device_replayed_ns", 0)
     check(all("device_replayed_ns" in o for o in ops), f"{tag}: ops rows carry device_replayed_ns")
+    # A captured Inductor op is named like its kernel: it must not join the kernel's GPU row.
+    check(all(o["category"] not in ("kernel", "gpu_memcpy", "gpu_memset") for o in ops
+              if o.get("device_replayed_ns")), f"{tag}: replayed time charged to a GPU-track row")
     want_ops = {k: v for k, v in want["ops"].items() if v}
     got_ops = {k: v for k, v in replayed.items() if v}
     check(set(got_ops) == set(want_ops),
@@ -168,5 +171,37 @@ for rel, caprel in CASES + [("traces/compile/kineto/vllm_prefilldecode_piecewise
 if os.path.exists(h100c):
     ev = ref.load(h100c)
     check_charged("h100 capture", [h100c], ref.attribute(ev, ev), ref.gpu_work_ns(ev))
+
+
+def check_cost(tag, path, captured_here):
+    """The cost side: each replay's launch host time and launch delay (launch call start to its
+    first GPU event), from the JSON directly; graphs captured during the profile."""
+    ev = ref.load(path)
+    launches = {(e.get("args") or {}).get("correlation"): e for e in ev
+                if e.get("ph") == "X" and e.get("cat") in ref.RUNTIME and
+                e["name"].split("_")[0] in ("cudaGraphLaunch", "hipGraphLaunch")}
+    first = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            c = (e.get("args") or {}).get("correlation")
+            first[c] = min(first.get(c, e["ts"]), e["ts"])
+    got = mlprof_json(MLPROF, "graphs", path)
+    for r in got["replays"]:
+        l = launches[r["correlation"]]
+        check(abs(r["launch_host_ns"] - (ref.ns(l["ts"] + l["dur"]) - ref.ns(l["ts"]))) <= 1,
+              f"{tag}: replay {r['correlation']} launch host {r['launch_host_ns']} ns")
+        check(abs(r["launch_delay_ns"] - (ref.ns(first[r["correlation"]]) - ref.ns(l["ts"]))) <= 1,
+              f"{tag}: replay {r['correlation']} launch delay {r['launch_delay_ns']} ns")
+        check((r["eager_launch_host_ns"] > 0) == (r["capture"] >= 0),
+              f"{tag}: replay {r['correlation']} eager launch host time iff matched")
+    check(got["captured_here"] == captured_here and got["recaptures"] == 0,
+          f"{tag}: {got['captured_here']} graphs captured in the trace, want {captured_here}")
+
+
+for rel, caprel in CASES:
+    if shared_data.shared_path(rel):
+        check_cost(rel, shared_data.shared_path(rel), 0)
+if os.path.exists(h100c):
+    check_cost("h100 capture", h100c, 2)
 
 finish()
