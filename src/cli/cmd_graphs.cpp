@@ -1,6 +1,7 @@
 // `mlprof graphs PATH`: CUDA/HIP graph replays attributed to the ops, modules and kernels of the
 // capture pass (--capture DIR|FILE, else capture_traces/ beside the trace).
 #include "cli/command.h"
+#include "cli/graph_captures.h"
 
 namespace mlprof::cli {
 namespace {
@@ -12,7 +13,13 @@ std::function<int()> setup_graphs(CLI::App& sub) {
   sub.add_option("--top", o->graphs.top, "rows per table in the text (default 30)");
   sub.add_option("--min-match", o->graphs.min_match,
                  "share of a replay's kernels that must match a capture in order (default 0.9)");
-  return [a, o]() { return run_analysis_command(*a, AnalysisId::kGraphs, *o); };
+  return [a, o]() {
+    // graphs alone also looks in capture_traces/ beside the trace; ops, kernels and modules
+    // charge replays to the capture only with --capture (or a capture inside the trace), so
+    // that they equal what serve and the report show for the same file.
+    if (a->captures.empty() && !load_graph_captures(a->path, {}, o->graphs)) return kExitBadInput;
+    return run_analysis_command(*a, AnalysisId::kGraphs, *o);
+  };
 }
 
 }  // namespace

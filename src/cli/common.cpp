@@ -138,11 +138,6 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
   }
   std::optional<Input> in = open_input_or_report(path);
   if (!in) return nullptr;
-  // Graph replays are charged to what was captured (ops, kernels, modules, graphs): the capture
-  // pass in capture_traces/ beside the trace, unless --capture named one.
-  if (!in->rank_dir() && options.graphs.captures.empty() &&
-      !load_graph_captures(path, {}, options.graphs))
-    return nullptr;
   if (!in->rank_dir())  // a trace file, or a TORCH_TRACE directory's logs
     return std::make_unique<AnalysisSet>(std::move(*in->trace), std::move(options));
   // Streaming: each worker loads one rank, reduces it to its summary and frees it.

@@ -166,7 +166,11 @@ for rel, caprel in CASES + [("traces/compile/kineto/vllm_prefilldecode_piecewise
                  if not f.endswith("execution_details.json")]
     ev = ref.load(trace)
     want = ref.attribute(ev, [e for f in cap_files for e in ref.load(f)])
-    check_charged(rel, [trace], want, ref.gpu_work_ns(ev))
+    check_charged(rel, [trace, "--capture", capdir], want, ref.gpu_work_ns(ev))
+    # Without --capture, ops keeps the replay on the graph launch (as serve and the report do).
+    plain = mlprof_json(MLPROF, "ops", "--top", "0", trace)["ops"]
+    check(not any("device_replayed_ns" in o for o in plain),
+          f"{rel}: ops without --capture charges nothing from capture_traces/")
 
 if os.path.exists(h100c):
     ev = ref.load(h100c)
