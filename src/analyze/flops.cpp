@@ -4,8 +4,8 @@
 #include <charconv>
 #include <unordered_map>
 
-#include "mlprof/analyze/device_time.h"
-#include "mlprof/analyze/gpu_events.h"
+#include "mlprof/analyze/device_peaks.h"
+#include "mlprof/analyze/modeled_calls.h"
 #include "mlprof/analyze/perf_model.h"
 
 namespace mlprof {
@@ -211,56 +211,23 @@ std::optional<double> op_flops(std::string_view op, const std::vector<Shape>& d)
   return std::nullopt;
 }
 
-DevicePeak device_peak(std::string_view name) {
-  // Dense (no sparsity) vendor peaks in TFLOP/s: fp32 (non-tensor) and bf16/fp16 tensor core.
-  // NVIDIA data sheets (V100 SXM2, A100 SXM4, H100 SXM5 / PCIe, H200 SXM, L4, T4) and AMD's
-  // (Instinct MI250, MI250X, MI300X). More specific names first.
-  struct Row {
-    std::string_view key;
-    double fp32, bf16;
-  };
-  static constexpr Row kTable[] = {
-      {"H100 PCIe", 51.2, 756.0}, {"H100", 66.9, 989.4},   {"H200", 66.9, 989.4},
-      {"A100", 19.5, 312.0},      {"V100", 15.7, 125.0},   {"L4", 30.3, 121.0},
-      {"T4", 8.1, 65.0},          {"MI250X", 47.9, 383.0}, {"MI250", 45.3, 362.1},
-      {"MI300X", 163.4, 1307.4},
-  };
-  DevicePeak p;
-  for (const Row& r : kTable) {
-    if (name.find(r.key) != std::string_view::npos) {
-      p.matched = std::string(r.key);
-      p.fp32_tflops = r.fp32;
-      p.bf16_tflops = r.bf16;
-      break;
-    }
-  }
-  return p;
-}
-
 FlopsResult analyze_flops(const Trace& trace, const FlopsOptions& options) {
   return analyze_flops(trace, analyze_steps(trace), options);
 }
 
 FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
                           const FlopsOptions& options) {
+  // A view over the calls the roofline prices (modeled_calls.h): the same model, FLOPs and GPU
+  // time per call, so an op's FLOPs and TFLOP/s here equal its row in `mlprof roofline`. The rate
+  // is over the GPU time of the kernels the op launched, never its host time: a host call returns
+  // long before its kernels end (issue 26: aten::conv2d at 2,234.8 TFLOP/s on an H100 whose dense
+  // bf16 peak is 989).
   FlopsResult r;
   const SliceTable& s = trace.slices;
-  const size_t n = s.size();
-  std::vector<int8_t> kind_memo(trace.strings.size(), -2);
-  StringId dims_key = trace.strings.find("Input Dims");
-  StringId type_key = trace.strings.find("Input type");
-  StringId conc_key = trace.strings.find("Concrete Inputs");
-  // The rate of an op is over the GPU time of the kernels it launched (device total time), not
-  // its host time: a host call returns long before its kernels end (issue 26: aten::conv2d at
-  // 2,234.8 TFLOP/s on an H100 whose dense bf16 peak is 989).
-  const bool gpu = has_gpu(trace);
-  DeviceTime device;
-  if (gpu) device = device_time_by_slice(trace);
-  std::vector<uint8_t> covered(n, 0);  // inside a counted op: do not count again
-  std::unordered_map<StringId, size_t> row_of;
+  ModeledCalls mc = collect_modeled_calls(trace);
+  r.calls_without_shapes = mc.calls_without_shapes;
+  std::unordered_map<std::string, size_t> row_of;
   std::vector<OpFlops> rows;
-  std::unordered_map<std::string, uint64_t> dtype_votes;
-  // Steps' windows, for per-step sums (step slices are sorted and disjoint).
   std::vector<StepFlops> per_step(steps.steps.size());
   for (size_t k = 0; k < steps.steps.size(); ++k) {
     per_step[k].number = steps.steps[k].number;
@@ -275,100 +242,50 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
     return it - steps.steps.begin();
   };
   double flops_in_steps = 0;
-  for (size_t i = 0; i < n; ++i) {
-    int32_t p = s.parent[i];
-    bool inside = p >= 0 && (covered[static_cast<size_t>(p)] != 0);
-    int8_t& kind = kind_memo[s.name[i]];
-    if (kind == -2) kind = is_flop_counted_op(trace.str(s.name[i])) ? 1 : 0;
-    if (kind == 1 && !trace.is_gpu_track(s.track[i])) {
-      if (inside) {
-        covered[i] = 1;
-        continue;
-      }
-      covered[i] = 1;
-      auto [it, inserted] = row_of.emplace(s.name[i], rows.size());
-      if (inserted) {
-        OpFlops row;
-        row.name = std::string(trace.str(s.name[i]));
-        rows.push_back(std::move(row));
-      }
-      OpFlops& row = rows[it->second];
-      ++row.calls;
-      const Arg* dims = dims_key == StringPool::kNotFound
-                            ? nullptr
-                            : trace.find_arg(s.args_begin[i], s.args_count[i], dims_key);
-      std::optional<double> f;
-      if (dims && (dims->type == ArgType::kJson || dims->type == ArgType::kString)) {
-        auto shapes = parse_input_dims(trace.str(dims->s));
-        if (shapes) f = op_flops(trace.str(s.name[i]), *shapes);
-        // A convolution with its stride, padding and dilation recorded (Concrete Inputs): the
-        // real output size (op_flops assumes the input's), without the bias adds op_flops
-        // leaves out.
-        const Arg* conc = conc_key == StringPool::kNotFound
-                              ? nullptr
-                              : trace.find_arg(s.args_begin[i], s.args_count[i], conc_key);
-        const Arg* types = type_key == StringPool::kNotFound
-                               ? nullptr
-                               : trace.find_arg(s.args_begin[i], s.args_count[i], type_key);
-        std::string_view name = trace.str(s.name[i]);
-        if (f && shapes && conc && types && name.find("conv") != std::string_view::npos &&
-            name.find("backward") == std::string_view::npos &&
-            (conc->type == ArgType::kJson || conc->type == ArgType::kString) &&
-            (types->type == ArgType::kJson || types->type == ArgType::kString)) {
-          OpCallArgs a;
-          a.dims = *shapes;
-          if (a.dims.size() > 2) a.dims[2].clear();  // no bias
-          auto c = parse_string_list(trace.str(conc->s));
-          auto t = parse_string_list(trace.str(types->s));
-          if (c && t) {
-            a.concrete = std::move(*c);
-            a.types = std::move(*t);
-            if (auto e = op_perf(name, a)) f = e->flops;
-          }
-        }
-      }
-      if (!f) {
-        ++r.calls_without_shapes;
-        continue;
-      }
-      ++row.calls_counted;
-      row.flops += *f;
-      row.total_ns += s.dur[i];
-      if (gpu) row.gpu_ns += device.total_ns[i];
-      r.total_flops += *f;
-      r.counted_op_ns += s.dur[i];
-      int64_t k = step_of(s.ts[i]);
-      if (k >= 0) {
-        per_step[static_cast<size_t>(k)].flops += *f;
-        flops_in_steps += *f;
-      }
-      if (type_key != StringPool::kNotFound) {
-        const Arg* types = trace.find_arg(s.args_begin[i], s.args_count[i], type_key);
-        if (types && (types->type == ArgType::kJson || types->type == ArgType::kString)) {
-          // First quoted type name of the list: the first input's dtype.
-          std::string_view t = trace.str(types->s);
-          size_t q1 = t.find('"');
-          size_t q2 = q1 == std::string_view::npos ? q1 : t.find('"', q1 + 1);
-          if (q2 != std::string_view::npos)
-            ++dtype_votes[std::string(t.substr(q1 + 1, q2 - q1 - 1))];
-        }
-      }
-    } else if (inside) {
-      covered[i] = 1;
+  std::unordered_map<std::string, double> matrix_flops_by_dtype;
+  for (const ModeledCall& c : mc.calls) {
+    if (c.est.flops <= 0) continue;  // copies: bytes only
+    const size_t i = static_cast<size_t>(c.slice);
+    std::string name(trace.str(s.name[i]));
+    auto [it, inserted] = row_of.emplace(name, rows.size());
+    if (inserted) {
+      OpFlops row;
+      row.name = name;
+      rows.push_back(std::move(row));
+    }
+    OpFlops& row = rows[it->second];
+    ++row.calls;
+    // On a GPU trace a call is counted by its kernels, as in the roofline; one whose kernels
+    // did not run (or were not recorded) has no rate.
+    if (mc.gpu && c.kernel_ns <= 0) continue;
+    ++row.calls_counted;
+    row.flops += c.est.flops;
+    row.total_ns += s.dur[i];
+    row.gpu_ns += c.kernel_ns;
+    r.total_flops += c.est.flops;
+    r.counted_op_ns += mc.gpu ? c.kernel_ns : s.dur[i];
+    if (perf_estimate_uses_matrix_units(c.est) && !c.est.dtype.empty())
+      matrix_flops_by_dtype[c.est.dtype] += c.est.flops;
+    int64_t k = step_of(s.ts[i]);
+    if (k >= 0) {
+      per_step[static_cast<size_t>(k)].flops += c.est.flops;
+      flops_in_steps += c.est.flops;
     }
   }
   for (OpFlops& row : rows) {
-    int64_t t = gpu ? row.gpu_ns : row.total_ns;
+    int64_t t = mc.gpu ? row.gpu_ns : row.total_ns;
+    // 1 FLOP/ns = 1e9 FLOP/s = 1e-3 TFLOP/s.
     row.tflops_per_s = t > 0 ? row.flops / static_cast<double>(t) / 1e3 : 0;
   }
+  // An op none of whose calls ran kernels has no FLOPs counted here nor a roofline row.
+  std::erase_if(rows, [](const OpFlops& o) { return o.calls_counted == 0; });
   std::sort(rows.begin(), rows.end(), [](const OpFlops& a, const OpFlops& b) {
     return a.flops != b.flops ? a.flops > b.flops : a.name < b.name;
   });
-  if (rows.size() > options.top) rows.resize(options.top);
+  if (options.top > 0 && rows.size() > options.top) rows.resize(options.top);
   r.ops = std::move(rows);
   r.op_tflops_per_s =
       r.counted_op_ns > 0 ? r.total_flops / static_cast<double>(r.counted_op_ns) / 1e3 : 0;
-  // 1 FLOP/ns = 1e9 FLOP/s = 1e-3 TFLOP/s.
   if (!steps.steps.empty()) {
     r.wall_ns = steps.total_ns;
     r.achieved_tflops_per_s =
@@ -378,24 +295,25 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
     r.achieved_tflops_per_s =
         r.wall_ns > 0 ? r.total_flops / static_cast<double>(r.wall_ns) / 1e3 : 0;
   }
-  uint64_t best = 0;
-  for (const auto& [t, c] : dtype_votes)
-    if (c > best || (c == best && t < r.dtype)) best = c, r.dtype = t;
-  if (!trace.meta.devices.empty()) r.device = trace.meta.devices.front().name;
+  // MFU's peak, as the roofline's: the matrix peak of the dtype doing most matrix FLOPs.
+  double best = 0;
+  for (const auto& [dt, f] : matrix_flops_by_dtype)
+    if (f > best || (f == best && dt < r.dtype)) best = f, r.dtype = dt;
+  for (const DeviceInfo& d : trace.meta.devices)
+    if (!d.name.empty()) {
+      r.device = d.name;
+      break;
+    }
   if (options.peak_tflops > 0) {
     r.peak_tflops = options.peak_tflops;
     r.peak_source = "--peak-tflops";
-  } else if (!r.device.empty()) {
-    DevicePeak p = device_peak(r.device);
-    if (!p.matched.empty()) {
-      bool half = r.dtype.find("Half") != std::string::npos ||
-                  r.dtype.find("BFloat16") != std::string::npos;
-      r.peak_tflops = half ? p.bf16_tflops : p.fp32_tflops;
-      r.peak_source = "table: " + p.matched + (half ? " bf16/fp16 dense" : " fp32");
+  } else if (!r.device.empty() && !r.dtype.empty()) {
+    if (auto p = find_device_peaks(r.device)) {
+      r.peak_tflops = peak_tflops(*p, r.dtype, true);
+      if (r.peak_tflops > 0) r.peak_source = "table: " + p->name + " " + r.dtype + " dense";
     }
   }
-  for (size_t k = 0; k < per_step.size(); ++k) {
-    StepFlops& st = per_step[k];
+  for (StepFlops& st : per_step) {
     st.tflops_per_s = st.dur_ns > 0 ? st.flops / static_cast<double>(st.dur_ns) / 1e3 : 0;
     if (r.peak_tflops > 0) st.mfu = st.tflops_per_s / r.peak_tflops;
   }

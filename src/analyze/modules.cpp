@@ -10,6 +10,7 @@
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/interval_set.h"
+#include "mlprof/analyze/modeled_calls.h"
 #include "mlprof/analyze/steps.h"
 
 namespace mlprof {
@@ -175,21 +176,13 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o,
   }
   std::vector<double> op_flops_of;
   std::vector<uint32_t> op_slices;
-  for (size_t i = 0; i < s.size(); ++i) {
-    std::string_view name = t.str(s.name[i]);
-    if (t.is_gpu_track(s.track[i]) || !is_flop_counted_op(name)) continue;
-    bool nested = false;  // count only the outermost counted op (linear contains addmm)
-    for (int32_t p = s.parent[i]; p >= 0 && !nested; p = s.parent[p])
-      nested = is_flop_counted_op(t.str(s.name[p]));
-    if (nested) continue;
-    const Arg* dims = t.slice_arg(i, "Input Dims");
-    if (!dims || (dims->type != ArgType::kJson && dims->type != ArgType::kString)) continue;
-    auto shapes = parse_input_dims(t.str(dims->s));
-    if (!shapes) continue;
-    auto f = op_flops(name, *shapes);
-    if (!f) continue;
+  // FLOPs of the calls the performance models price (modeled_calls.h): the numbers `flops` and
+  // `roofline` show for the same ops.
+  for (const ModeledCall& c : collect_modeled_calls(t).calls) {
+    if (c.est.family == PerfFamily::kKernelArgs || c.est.flops <= 0) continue;
+    const size_t i = static_cast<size_t>(c.slice);
     ops[s.track[i]].push_back({s.ts[i], static_cast<uint32_t>(op_flops_of.size())});
-    op_flops_of.push_back(*f);
+    op_flops_of.push_back(c.est.flops);
     op_slices.push_back(static_cast<uint32_t>(i));
   }
   for (auto& [track, v] : launches)

@@ -515,9 +515,17 @@ std::optional<ConvCall> conv_call(Model model, const Args& a) {
   c.bpe = a.bpe(0);
   c.type = a.type(0);
   if (c.x.size() < 3 || c.w.size() != c.x.size() || c.bpe == 0) return std::nullopt;
-  if (a.a.concrete.empty()) return std::nullopt;  // stride and padding unknown
   size_t nd = c.x.size() - 2;
   c.bias = a.present(2);
+  if (a.a.concrete.empty()) {
+    if (model == Model::kConvTransposeNd) return std::nullopt;  // output size unknown
+    // PyTorch before 2.2 records no Concrete Inputs: stride and padding unknown. The output is
+    // taken the input's size (stride 1, "same" padding: exact for the common 3x3 pad-1 conv),
+    // as `mlprof flops` always did (docs/roofline.md).
+    c.out = {c.x[0], c.w[0]};
+    for (size_t i = 0; i < nd; ++i) c.out.push_back(c.x[i + 2]);
+    return c;
+  }
   size_t i_stride = 3, i_pad = 4, i_dil = 5, i_outpad = 0, i_groups = 6;
   if (model == Model::kConvolution) {
     c.transposed = a.flag(6);
@@ -861,6 +869,12 @@ std::string_view perf_family_name(PerfFamily f) {
 
 bool perf_family_uses_matrix_units(PerfFamily f) {
   return f == PerfFamily::kGemm || f == PerfFamily::kAttention || f == PerfFamily::kConv;
+}
+
+bool perf_estimate_uses_matrix_units(const PerfEstimate& e) {
+  if (e.family == PerfFamily::kKernelArgs)
+    return e.dtype == "bf16" || e.dtype == "fp16" || e.dtype == "fp8" || e.dtype == "int8";
+  return perf_family_uses_matrix_units(e.family);
 }
 
 bool is_perf_modeled_op(std::string_view op) { return find_model(op) != nullptr; }

@@ -140,8 +140,19 @@ def mann_kendall_p(y):
     return math.erfc(abs(z) / math.sqrt(2))
 
 
-def flop_count(name, dims):
-    """FLOPs of one call following docs/analysis.md's formulas, or None."""
+def _ints(text, n, dflt):
+    """A Concrete Inputs entry ("[2, 2]", "2", "") as n ints."""
+    text = (text or "").strip()
+    if not text:
+        return [dflt] * n
+    v = json.loads(text if text.startswith("[") else "[" + text + "]")
+    return v * n if len(v) == 1 else v
+
+
+def flop_count(name, dims, concrete=None, types=None):
+    """FLOPs of one call following docs/roofline.md's table (TraceLens's PerfModel: a bias add
+    is one FLOP per output element), or None. `concrete` gives a convolution's stride, padding,
+    dilation and groups; without it the output is the input's size (stride 1, same padding)."""
     op = name[6:] if name.startswith("aten::") else name
 
     def prod(xs):
@@ -149,25 +160,54 @@ def flop_count(name, dims):
         for x in xs:
             p *= x
         return p
+
+    def has(i):  # an optional tensor that was passed
+        ok = i < len(dims) and bool(dims[i])
+        if ok and types is not None:
+            ok = i < len(types) and types[i] not in ("", "Scalar", "ScalarList")
+        return ok
+
+    def conc(i):
+        return concrete[i] if concrete and i < len(concrete) else ""
     try:
         if op == "mm":
             (m, k), (_, n) = dims[0], dims[1]
             return 2 * m * k * n
         if op == "addmm":
             (m, k), (_, n) = dims[1], dims[2]
-            return 2 * m * k * n
+            return 2 * m * k * n + m * n
         if op == "linear":
-            return 2 * prod(dims[0][:-1]) * dims[1][1] * dims[1][0]
+            rows, (n, k) = prod(dims[0][:-1]), dims[1]
+            return 2 * rows * n * k + (rows * n if has(2) else 0)
         if op == "bmm":
             (b, m, k), (_, _, n) = dims[0], dims[1]
             return 2 * b * m * k * n
+        if op == "baddbmm":
+            (b, m, k), (_, _, n) = dims[1], dims[2]
+            return 2 * b * m * k * n + b * m * n
         if op in ("conv1d", "conv2d", "conv3d", "convolution", "_convolution", "mkldnn_convolution",
                   "cudnn_convolution"):
             x, w = dims[0], dims[1]
-            return 2 * x[0] * w[0] * prod(x[2:]) * w[1] * prod(w[2:])
+            nd = len(x) - 2
+            if concrete:
+                if op in ("convolution", "_convolution") and conc(6).strip() == "True":
+                    return None  # transposed: not checked here
+                pad = conc(4)
+                same = "same" in pad
+                s = _ints(conc(3), nd, 1)
+                p = [0] * nd if same or "valid" in pad else _ints(pad, nd, 0)
+                d = _ints(conc(5), nd, 1)
+                out = [x[i + 2] if same else (x[i + 2] + 2 * p[i] - d[i] * (w[i + 2] - 1) - 1) // s[i] + 1
+                       for i in range(nd)]
+            else:
+                out = x[2:]
+            o = x[0] * w[0] * prod(out)
+            return o * 2 * prod(w[1:]) + (o if has(2) else 0)
         if op == "convolution_backward":
-            g, x, w = dims[0], dims[1], dims[2]
-            return 2 * (2 * x[0] * w[0] * prod(g[2:]) * w[1] * prod(w[2:]))
+            # grad input + grad weight (each 2 * |grad_out| * prod(w[1:])) + grad bias |grad_out|,
+            # the output mask unrecorded (all three).
+            g, w = dims[0], dims[2]
+            return 2 * (2 * prod(g) * prod(w[1:])) + prod(g)
         if op == "matmul":
             a, b = list(dims[0]), list(dims[1])
             if len(a) == 1:
@@ -210,7 +250,9 @@ def flops_total(events):
         if inside:
             continue
         dims = e.get("args", {}).get("Input Dims")
-        f = flop_count(sl[i][3], dims) if dims is not None else None
+        args = e.get("args", {})
+        f = flop_count(sl[i][3], dims, args.get("Concrete Inputs"),
+                       args.get("Input type")) if dims is not None else None
         if f is not None:
             total += f
             per_op[sl[i][3]] += f

@@ -1,6 +1,8 @@
-// `mlprof flops`: floating-point work of matmul, linear, conv and attention ops from the shapes
-// the profiler recorded (`Input Dims`, PyTorch's record_shapes=True), per op and per step, the
-// achieved TFLOP/s, and model FLOPs utilization (MFU) when the device's peak is known.
+// `mlprof flops`: floating-point work of the ops the performance models price (perf_model.h:
+// matmul, linear, conv, attention, norms, pointwise, ...) from the shapes the profiler recorded
+// (`Input Dims`, PyTorch's record_shapes=True), per op and per step, the achieved TFLOP/s, and
+// model FLOPs utilization (MFU) when the device's peak is known. A view over the roofline's calls
+// (modeled_calls.h): an op's FLOPs, GPU time and rate equal its `mlprof roofline` row.
 #pragma once
 
 #include <cmath>
@@ -20,6 +22,8 @@ using Shape = std::vector<int64_t>;
 // Parses Kineto's `Input Dims` JSON text ("[[32, 64], [64, 64], []]"); nullopt when malformed.
 std::optional<std::vector<Shape>> parse_input_dims(std::string_view json);
 
+// FLOPs of one call of `op` from its input shapes alone, for callers with no recorded types or
+// scalar arguments (mlprof.torch's live module counter); traces use op_perf (perf_model.h).
 // FLOPs of one call of `op` (with or without the "aten::" prefix) with these input shapes;
 // nullopt when the op is not one mlprof counts or the shapes do not fit it. A multiply-add is
 // 2 FLOPs. Formulas (docs/analysis.md): mm/addmm/matmul/bmm/baddbmm 2*batch*M*K*N; linear
@@ -31,27 +35,18 @@ std::optional<double> op_flops(std::string_view op, const std::vector<Shape>& di
 // True for the ops op_flops counts.
 bool is_flop_counted_op(std::string_view op);
 
-// Peak dense throughput of a device by name (a documented table: V100, A100, H100, H200, L4,
-// T4, MI250/MI250X, MI300X). 16-bit: the bf16/fp16 tensor-core peak; 32-bit: the fp32 peak.
-struct DevicePeak {
-  std::string matched;  // table row that matched ("A100"), "" when none
-  double fp32_tflops = 0;
-  double bf16_tflops = 0;
-};
-DevicePeak device_peak(std::string_view device_name);
-
 struct FlopsOptions {
-  double peak_tflops = 0;  // override the device table (0 = use the table)
+  double peak_tflops = 0;  // override the device table (0 = device_peaks.h's row)
   size_t top = 30;
 };
 
 struct OpFlops {
   std::string name;
-  uint64_t calls = 0;
-  uint64_t calls_counted = 0;  // calls whose shapes were recorded and fit
+  uint64_t calls = 0;          // modeled calls (shapes recorded and fit)
+  uint64_t calls_counted = 0;  // of which counted: with kernel time on a GPU trace
   double flops = 0;
-  int64_t total_ns = 0;     // wall time of the counted calls
-  int64_t gpu_ns = 0;       // GPU time of the kernels they launched (GPU traces)
+  int64_t total_ns = 0;     // host (wall) time of the counted calls
+  int64_t gpu_ns = 0;       // GPU time of the compute kernels they launched (= roofline kernel_ns)
   double tflops_per_s = 0;  // flops / gpu_ns on a GPU trace, else flops / total_ns
 };
 
@@ -65,16 +60,16 @@ struct StepFlops {
 
 struct FlopsResult {
   double total_flops = 0;
-  int64_t counted_op_ns = 0;          // wall time of counted calls (outermost ones only)
+  int64_t counted_op_ns = 0;          // GPU time of counted calls (host time on a CPU trace)
   double op_tflops_per_s = 0;         // total_flops / counted_op_ns
   int64_t wall_ns = 0;                // steps' total time, else the trace span
   double achieved_tflops_per_s = 0;   // FLOPs inside the steps / steps' time (else span)
   std::string device;                 // deviceProperties[0].name, "" for CPU traces
-  std::string dtype;                  // most common first input type of counted calls
+  std::string dtype;                  // dtype of most matrix FLOPs ("bf16"), MFU's peak
   double peak_tflops = 0;             // 0 = unknown
-  std::string peak_source;            // "table: A100 bf16", "--peak-tflops"
+  std::string peak_source;            // "table: H100 SXM bf16 dense", "--peak-tflops"
   double mfu = NAN;                   // achieved / peak
-  uint64_t calls_without_shapes = 0;  // countable calls with no usable Input Dims
+  uint64_t calls_without_shapes = 0;  // modeled calls with no Input Dims recorded
   std::vector<OpFlops> ops;           // by FLOPs, descending
   std::vector<StepFlops> steps;
 };

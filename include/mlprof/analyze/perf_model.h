@@ -48,6 +48,9 @@ struct PerfEstimate {
   std::string dtype;  // compute dtype: "bf16", "fp16", "fp32", "fp64", "fp8", "int8", "" unknown
   bool backward = false;
 };
+// A call's work on the matrix units: its family's, or a kernel carrying its own numbers whose
+// FLOPs are 8- or 16-bit (Triton Proton's flops8 / flops16: only matrix units reach those rates).
+bool perf_estimate_uses_matrix_units(const PerfEstimate& e);
 
 // The model of one call of `op` ("aten::mm" or "mm"); nullopt when mlprof has no model for the
 // op or the recorded arguments do not fit it.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mlprof/analyze/device_peaks.h"
+#include "mlprof/analyze/modeled_calls.h"
 #include "mlprof/analyze/perf_model.h"
 #include "mlprof/analyze/steps.h"
 #include "mlprof/trace.h"
@@ -57,13 +58,6 @@ struct RooflineStep {
   int64_t kernel_ns = 0, roofline_ns = 0, wasted_ns = 0;
   double achieved_tflops = 0;  // FLOPs / step time
   double mfu = NAN;            // achieved / the matrix peak of the dominant dtype
-};
-
-struct RooflineUnmodeled {  // ops whose kernels have no model, by kernel time
-  std::string name;
-  std::string reason;  // "no model", "no shapes recorded", "shapes do not fit the model"
-  uint64_t calls = 0;
-  int64_t kernel_ns = 0;
 };
 
 // A modeled kernel at its call's roofline: the call's roofline time, FLOPs and bytes shared over

@@ -1,0 +1,49 @@
+// The calls the performance models (perf_model.h) price, and the GPU time of each: one list read
+// by `mlprof roofline` and `mlprof flops`, so an op shows the same FLOPs, bytes and GPU time, and
+// so the same rate, on every surface (issue 26).
+//   A call is the outermost op with a model whose recorded arguments fit it (aten::linear's
+//   addmm is part of the linear), or a kernel carrying its own numbers (Inductor's kernel_flop /
+//   kernel_num_gb).
+//   Its GPU time is that of the compute kernels it launched (launch correlation, else the
+//   kernel's own External id for trimmed traces); communication kernels, memcpy and memset are
+//   not its work.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mlprof/analyze/perf_model.h"
+#include "mlprof/trace.h"
+
+namespace mlprof {
+
+struct ModeledCall {
+  int32_t slice = -1;  // the op's slice (the kernel's, for a kernel carrying its own numbers)
+  PerfEstimate est;
+  std::string shapes;  // the tensor inputs' shapes, compact ("[4, 768], [768, 768]")
+  int64_t kernel_ns = 0;
+  uint32_t kernels = 0;
+  StringId kernel_name = 0;  // the first kernel's
+  bool one_kernel_name = true;
+  std::vector<uint32_t> kernel_slices;
+};
+
+struct RooflineUnmodeled {  // ops whose kernels have no model, by kernel time
+  std::string name;
+  std::string reason;  // "no model", "no shapes recorded", "shapes do not fit the model"
+  uint64_t calls = 0;
+  int64_t kernel_ns = 0;
+};
+
+struct ModeledCalls {
+  std::vector<ModeledCall> calls;  // ops in slice order, then kernels carrying their numbers
+  std::vector<RooflineUnmodeled> unmodeled;  // unsorted
+  int64_t gpu_kernel_ns = 0;                 // every compute kernel of the trace
+  uint64_t calls_without_shapes = 0;         // outermost modeled ops with no usable shapes recorded
+  bool gpu = false;  // the trace has GPU work: a call's time is its kernel_ns
+};
+
+ModeledCalls collect_modeled_calls(const Trace& trace);
+
+}  // namespace mlprof
