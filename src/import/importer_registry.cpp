@@ -8,6 +8,7 @@
 #include "import/memory_snapshot_importer.h"
 #include "import/memory_timeline_importer.h"
 #include "import/perfetto_importer.h"
+#include "import/proton_importer.h"
 #include "import/rocprof_importer.h"
 #include "import/sqlite_db.h"
 #include "import/sqlite_trace.h"
@@ -75,6 +76,16 @@ Result<Trace> load_rocprofv3(OpenedInput& in) {
 // Text formats whose first bytes a binary sniff below could mistake for its own.
 bool other_text(const InputHead& h) {
   return looks_like_memory_snapshot(h.text) || looks_like_compile_log(h.text);
+}
+
+// ---- Triton Proton profiles: a JSON [call tree, devices] pair ----
+
+bool sniff_proton(const InputHead& h) { return looks_like_proton(h.text); }
+
+Result<Trace> load_proton(OpenedInput& in) {
+  std::string bytes;
+  if (Status s = read_whole(in, bytes); !s) return s;
+  return import_proton(std::move(bytes), in.path);
 }
 
 // ---- Perfetto protobuf traces (*.pftrace) ----
@@ -160,6 +171,7 @@ constexpr Importer kImporters[] = {
     {"xla-xspace", ".xplane.pb", true, sniff_xspace, load_xspace},
     {"cuda-memory-snapshot", ".pickle .pickle.gz", false, sniff_snapshot, load_snapshot},
     {"torch-compile-log", ".log .log.gz", false, sniff_compile_log, load_compile_log_file},
+    {"triton-proton", ".json .hatchet", false, sniff_proton, load_proton},
     {"pytorch-memory-timeline", ".json .json.gz", true, sniff_memory_timeline,
      load_memory_timeline},
     {"chrome-json", ".json .json.gz", true, nullptr, load_chrome},
