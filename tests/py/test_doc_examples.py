@@ -33,7 +33,7 @@ def commands(doc):
                 continue
             line, cmd = "", line + raw
             cmd = re.sub(r"\s+#.*$", "", cmd).strip()
-            if re.match(r"(\./build/)?mlprof |[A-Z_]+=\S+$", cmd) and not SKIP.search(cmd):
+            if re.match(r"(\./build/)?mlprof |[A-Z_]+=\S+$|python3 -c ", cmd) and not SKIP.search(cmd):
                 yield cmd
 
 
@@ -50,6 +50,10 @@ with tempfile.TemporaryDirectory() as tmp:
         for cmd in commands(doc):
             if re.match(r"[A-Z_]+=\S+$", cmd):
                 setup.append(cmd)
+                continue
+            if cmd.startswith("python3 -c "):  # writes an input the next lines read, once
+                p = subprocess.run(["bash", "-c", cmd], cwd=root, env=env, capture_output=True, text=True, timeout=240)
+                check(p.returncode == 0, f"{doc}: `{cmd[:60]}...`: exit {p.returncode}, {p.stderr.strip()[-200:]}")
                 continue
             script = "\n".join(setup + [cmd])
             p = subprocess.run(["bash", "-c", "set -o pipefail\n" + script], cwd=root, env=env,
