@@ -137,31 +137,13 @@ py::dict ops_columns(const OpsResult& r) {
   return c.take();
 }
 
-// The names the kernels JSON writes (render/kernels_render.cpp).
-std::string_view kind_name(GpuWorkKind k) {
-  switch (k) {
-    case GpuWorkKind::kKernel:
-      return "kernel";
-    case GpuWorkKind::kMemcpy:
-      return "memcpy";
-    case GpuWorkKind::kMemset:
-      return "memset";
-    case GpuWorkKind::kAnnotation:
-      return "annotation";
-    case GpuWorkKind::kSync:
-      return "sync";
-    default:
-      return "other";
-  }
-}
-
 // The kernels rows' scalar fields (the nested launch configuration stays in t.kernels()).
 py::dict kernels_columns(const KernelsResult& r) {
   const std::vector<KernelStats>& k = r.kernels;
   Columns c(k.size());
   c.str("name", [&](size_t i) { return std::string_view(k[i].name); });
   c.str("kernel_type", [&](size_t i) { return kernel_type_name(k[i].type); });
-  c.str("kind", [&](size_t i) { return kind_name(k[i].kind); });
+  c.str("kind", [&](size_t i) { return gpu_work_kind_name(k[i].kind); });
   c.num<int64_t>("count", [&](size_t i) { return static_cast<int64_t>(k[i].count); });
   c.num<int64_t>("total_ns", [&](size_t i) { return k[i].total_ns; });
   c.num<double>("mean_ns", [&](size_t i) { return k[i].mean_ns; });

@@ -81,8 +81,7 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
       }
       std::string_view k = string_arg(t, i, kernel_key);
       // Without args.kernel only the kernel launch calls count (not copies, memsets, graph calls).
-      bool kernel_launch = !k.empty() || (is_launch_call_name(n) && n.find("Launch") != n.npos &&
-                                          !is_graph_launch_call_name(n));
+      bool kernel_launch = !k.empty() || is_kernel_launch_call_name(n);
       if (!kernel_launch) continue;
       // A driver call inside a runtime launch is the same launch: count the outer one.
       int32_t p = s.parent[i];

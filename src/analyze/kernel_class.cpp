@@ -38,6 +38,24 @@ std::string_view kernel_type_name(KernelType t) {
   return "COMPUTATION";
 }
 
+std::string_view gpu_work_kind_name(GpuWorkKind k) {
+  switch (k) {
+    case GpuWorkKind::kKernel:
+      return "kernel";
+    case GpuWorkKind::kMemcpy:
+      return "memcpy";
+    case GpuWorkKind::kMemset:
+      return "memset";
+    case GpuWorkKind::kAnnotation:
+      return "annotation";
+    case GpuWorkKind::kSync:
+      return "sync";
+    case GpuWorkKind::kOther:
+      break;
+  }
+  return "other";
+}
+
 GpuWorkKind gpu_work_kind(std::string_view category, std::string_view name) {
   if (category == "gpu_user_annotation") return GpuWorkKind::kAnnotation;
   if (category == "kernel" || category == "Kernel") return GpuWorkKind::kKernel;
@@ -230,6 +248,11 @@ bool is_hta_queue_call_name(std::string_view name) {
 bool is_graph_launch_call_name(std::string_view name) {
   return name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch") ||
          name.starts_with("hipGraphLaunch");
+}
+
+bool is_kernel_launch_call_name(std::string_view name) {
+  return is_launch_call_name(name) && name.find("Launch") != name.npos &&
+         !is_graph_launch_call_name(name);
 }
 
 bool is_launch_call_name(std::string_view name) {

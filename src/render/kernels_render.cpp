@@ -10,24 +10,6 @@ namespace mlprof {
 
 namespace {
 
-std::string work_kind_name(GpuWorkKind k) {
-  switch (k) {
-    case GpuWorkKind::kKernel:
-      return "kernel";
-    case GpuWorkKind::kMemcpy:
-      return "memcpy";
-    case GpuWorkKind::kMemset:
-      return "memset";
-    case GpuWorkKind::kAnnotation:
-      return "annotation";
-    case GpuWorkKind::kSync:
-      return "sync";
-    case GpuWorkKind::kOther:
-      break;
-  }
-  return "other";
-}
-
 // "void at::native::foo<float>(float*, int)" -> "at::native::foo<float>": the return type and
 // the parameter list add width, not information.
 std::string display_name(const std::string& name) {
@@ -178,7 +160,7 @@ void write_kernels_json(JsonWriter& w, const KernelsResult& r) {
     w.begin_object();
     w.field("name", k.name);
     w.field("kernel_type", kernel_type_name(k.type));
-    w.field("kind", work_kind_name(k.kind));
+    w.field("kind", std::string(gpu_work_kind_name(k.kind)));
     w.field("count", k.count);
     w.field("total_ns", k.total_ns);
     w.field("mean_ns", k.mean_ns);

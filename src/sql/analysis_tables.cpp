@@ -97,24 +97,6 @@ Rows ops_rows(const TraceSet& set, size_t p) {
   return rows;
 }
 
-std::string_view work_kind_name(GpuWorkKind k) {
-  switch (k) {
-    case GpuWorkKind::kKernel:
-      return "kernel";
-    case GpuWorkKind::kMemcpy:
-      return "memcpy";
-    case GpuWorkKind::kMemset:
-      return "memset";
-    case GpuWorkKind::kAnnotation:
-      return "annotation";
-    case GpuWorkKind::kOther:
-      return "other";
-    case GpuWorkKind::kSync:
-      return "sync";
-  }
-  return "other";
-}
-
 Value text_or_null(const std::string& s) {
   if (s.empty()) return {};
   return Value(s);
@@ -126,7 +108,7 @@ Rows kernel_rows(const TraceSet& set, size_t p) {
   Rows rows;
   KernelsResult r = analyze_kernels(*set.parts[p].trace);
   for (const KernelStats& k : r.kernels) {
-    rows.push_back({k.name, text(kernel_type_name(k.type)), text(work_kind_name(k.kind)),
+    rows.push_back({k.name, text(kernel_type_name(k.type)), text(gpu_work_kind_name(k.kind)),
                     num(static_cast<int64_t>(k.count)), num(k.total_ns), real(k.mean_ns),
                     real(k.std_ns), num(k.min_ns), num(k.max_ns), real(k.share),
                     num(k.tensor_cores ? 1 : 0), text_or_null(k.launch.grid),
@@ -175,8 +157,8 @@ Rows launch_rows(const TraceSet& set, size_t p) {
     if (e.launch < 0) continue;
     rows.push_back({num(base + e.launch), num(base + e.slice), num(e.correlation),
                     text(t.str(t.slices.name[e.launch])), text(t.str(t.slices.name[e.slice])),
-                    text(work_kind_name(e.kind)), num(e.device), num(e.stream), num(e.launch_ts),
-                    num(e.launch_end - e.launch_ts), num(e.ts), num(e.dur()),
+                    text(gpu_work_kind_name(e.kind)), num(e.device), num(e.stream),
+                    num(e.launch_ts), num(e.launch_end - e.launch_ts), num(e.ts), num(e.dur()),
                     num(e.ts - e.launch_end)});
   }
   return rows;

@@ -39,6 +39,8 @@ enum class GpuWorkKind : uint8_t {
   kSync,        // cuda_sync (stream/event/context waits): not work; HTA counts it in its span
 };
 GpuWorkKind gpu_work_kind(std::string_view category, std::string_view name);
+// "kernel", "memcpy", "memset", "annotation", "sync", "other": the spelling every output uses.
+std::string_view gpu_work_kind_name(GpuWorkKind k);
 
 // HTA's memory-kernel bucket: the name's first 11 characters for memcpys ("Memcpy HtoD"),
 // "Memset" for memsets, "Memcpy Unknown" otherwise.
@@ -81,6 +83,9 @@ bool is_hta_queue_call_name(std::string_view name);
 // A CUDA/HIP graph replay: cudaGraphLaunch (and its _ptsz/_v10000 forms), cuGraphLaunch,
 // hipGraphLaunch. Its GPU events share its correlation and have no CPU op of their own.
 bool is_graph_launch_call_name(std::string_view name);
+// A launch call that starts one kernel (cudaLaunchKernel, cuLaunchKernelEx, hipExtLaunchKernel...):
+// not a copy, memset or graph launch. What a capture pass's launches without args.kernel are.
+bool is_kernel_launch_call_name(std::string_view name);
 // cuda_runtime, cuda_driver, Runtime (old Kineto); cuda_sync is *not* a launch category.
 bool is_runtime_category(std::string_view category);
 
