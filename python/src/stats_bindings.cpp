@@ -5,6 +5,7 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "mlprof/analysis_set.h"
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/leaks.h"
 #include "mlprof/analyze/stats.h"
@@ -55,9 +56,10 @@ std::string leaks_json(const std::vector<SampledSeries>& series,
       b.add_memory(track, s.ts_ns[i], 0, delta == 0 ? 0 : delta, type, id, s.bytes[i]);
     }
   }
-  Trace t = std::move(b).finish();
+  // The samples as a trace, analyzed by the stage (its steps, then leaks) as `mlprof leaks` does.
+  AnalysisSet set(std::move(b).finish());
   JsonWriter w(true);
-  write_leaks_json(w, analyze_leaks(t));
+  write_leaks_json(w, set.leaks());
   return w.take();
 }
 

@@ -9,7 +9,7 @@
 
 #include "bindings.h"
 #include "errors.h"
-#include "mlprof/analyze/compare.h"
+#include "mlprof/analysis_compare.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/import.h"
 #include "mlprof/native_format.h"
@@ -238,7 +238,8 @@ void bind_trace(py::module_& m) {
         o.test = welch ? SignificanceTest::kWelch : SignificanceTest::kMannWhitney;
         o.top = top;
         JsonWriter w(true);
-        write_compare_json(w, compare_traces(base.trace(), next.trace(), o));
+        write_compare_json(
+            w, compare_analyses(AnalysisSet(base.trace()), AnalysisSet(next.trace()), o));
         return w.take();
       },
       py::arg("base"), py::arg("next"), py::arg("alpha") = kCompareAlpha,
@@ -254,7 +255,8 @@ void bind_trace(py::module_& m) {
           o.alpha = alpha;
           o.min_effect_pct = min_effect_pct;
           o.test = welch ? SignificanceTest::kWelch : SignificanceTest::kMannWhitney;
-          CompareResult r = compare_traces(base.trace(), next.trace(), o);
+          CompareResult r =
+              compare_analyses(AnalysisSet(base.trace()), AnalysisSet(next.trace()), o);
           JsonWriter w(true);
           write_compare_json(w, r);
           out = {w.take(), render_compare_text(r, 100)};

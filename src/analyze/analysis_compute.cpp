@@ -7,6 +7,7 @@
 #include "analyze/op_rows.h"
 #include "mlprof/analysis_set.h"
 #include "mlprof/analyze/device_time.h"
+#include "trace/formats/compile_log_format.h"
 
 namespace mlprof::analysis_stage {
 
@@ -96,9 +97,12 @@ RanksResult compute_ranks(AnalysisSet& s) {
 CompileResult compute_compile(AnalysisSet& s) {
   if (s.unavailable(AnalysisId::kCompile)) return CompileResult{};
   // A torch.compile log (or a TORCH_TRACE directory of them): the logs-only form of
-  // `mlprof compile`; a Kineto trace: its compiled regions.
+  // `mlprof compile`; logs carried by a Kineto trace (`mlprof compile LOGS TRACE`): both joined;
+  // a Kineto trace: its compiled regions.
   const Trace& t = s.trace();
-  if (t.compile_logs) return analyze_compile(*t.compile_logs, nullptr, s.options().compile);
+  if (t.compile_logs)
+    return analyze_compile(*t.compile_logs, t.meta.format == kCompileLogFormat ? nullptr : &t,
+                           s.options().compile);
   return analyze_compile({}, &t, s.options().compile);
 }
 

@@ -1,9 +1,10 @@
 #include <future>
 #include <iostream>
+#include <memory>
 
 #include "cli/baseline_store.h"
 #include "cli/command.h"
-#include "mlprof/analyze/compare.h"
+#include "mlprof/analysis_compare.h"
 #include "render/compare_render.h"
 
 namespace mlprof::cli {
@@ -64,7 +65,7 @@ int compare_against(const CompareArgs& a, const CompareOptions& o, size_t text_t
                  a.against.c_str(), reasons.c_str());
     return kExitNotComparable;
   }
-  CompareResult r = compare_summaries(base->summary, run.summary, o);
+  CompareResult r = compare_analyses(base->summary, run.summary, o);
   r.base.source = "baseline " + base->name + " (" + base->source + ")";
   if (a.json) {
     JsonWriter w(true);
@@ -150,16 +151,21 @@ MLPROF_REGISTER_COMMAND(
             traces.push_back(std::move(*t));
         }
         if (failed) return kExitBadInput;
+        // Each run through the analysis stage, compared by its one entry.
+        std::vector<std::unique_ptr<AnalysisSet>> sets;
+        std::vector<const AnalysisSet*> runs;
+        for (const Trace& t : traces) {
+          sets.push_back(std::make_unique<AnalysisSet>(t));
+          runs.push_back(sets.back().get());
+        }
         std::vector<const CompareResult*> pairs;
         CompareResult two;
         MultiCompareResult many;
         if (traces.size() == 2) {
-          two = compare_traces(traces[0], traces[1], o);
+          two = compare_analyses(*runs[0], *runs[1], o);
           pairs.push_back(&two);
         } else {
-          std::vector<const Trace*> ptrs;
-          for (const Trace& t : traces) ptrs.push_back(&t);
-          many = compare_many(ptrs, o);
+          many = compare_analyses(runs, o);
           for (const CompareResult& p : many.pairs) pairs.push_back(&p);
         }
         if (a->json) {

@@ -3,9 +3,10 @@
 #include <iostream>
 
 #include "cli/command.h"
-#include "mlprof/analyze/compile.h"
+#include "mlprof/analysis_set.h"
 #include "mlprof/compile_log.h"
 #include "render/compile_render.h"
+#include "trace/formats/compile_log_format.h"
 
 namespace mlprof::cli {
 namespace {
@@ -93,10 +94,16 @@ MLPROF_REGISTER_COMMAND(
           std::fprintf(stderr, ")\n");
           return kExitBadInput;
         }
-        CompileOptions o;
-        o.top = a->top;
-        o.rank = a->rank;
-        CompileResult r = analyze_compile(logs, trace ? &*trace : nullptr, o);
+        // The logs (and the Kineto trace they ran in) through the analysis stage: the trace
+        // carries the logs, as a TORCH_TRACE directory's trace does for `mlprof analyze`.
+        Trace input = trace ? std::move(*trace) : Trace{};
+        if (!trace) input.meta.format = kCompileLogFormat;
+        input.compile_logs = std::make_shared<const std::vector<CompileLog>>(std::move(logs));
+        AnalysisOptions o;
+        o.compile.top = a->top;
+        o.compile.rank = a->rank;
+        AnalysisSet set(std::move(input), std::move(o));
+        const CompileResult& r = set.compile();
         if (a->json) {
           JsonWriter w(true);
           w.lead_next_object("schema", analysis_schema_id(AnalysisId::kCompile));

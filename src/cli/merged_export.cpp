@@ -19,6 +19,7 @@
 #include <unordered_map>
 
 #include "cli/command.h"
+#include "mlprof/analysis_set.h"
 #include "mlprof/analyze/ranks.h"
 #include "mlprof/analyze/steps.h"
 #include "mlprof/chrome_export.h"
@@ -189,8 +190,11 @@ int export_rank_dir(const MergedExportArgs& a) {
     return kExitBadInput;
   }
   if (!report_rank_errors(a.dir, summaries.size(), errors)) return kExitBadInput;
-  RanksResult ranks = analyze_rank_summaries(std::move(summaries));
+  // The cross-rank result (clock alignment, stragglers) from the analysis stage, as `mlprof
+  // ranks DIR` shows it; the ranks' traces are streamed below, not loaded by the set.
+  AnalysisSet stage(std::move(summaries), RankLoader{});
   summaries.clear();
+  const RanksResult& ranks = stage.ranks();
   const ClockAlignment& clock = ranks.clock;
   // The residual as `mlprof ranks` prints it ("21.338 ms"; it was raw ns here).
   std::fprintf(stderr, "mlprof: clocks: %s (reference rank %d, residual %s): %s\n",

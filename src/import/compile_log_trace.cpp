@@ -6,6 +6,7 @@
 
 #include "import/compile_log_importer.h"
 #include "mlprof/import.h"
+#include "trace/formats/compile_log_format.h"
 
 namespace mlprof {
 
@@ -18,7 +19,7 @@ Trace compile_logs_trace(std::vector<CompileLog> logs, const std::string& source
   });
   Trace t;
   t.meta.source = source;
-  t.meta.format = "torch-compile-log";
+  t.meta.format = kCompileLogFormat;
   t.compile_logs = std::make_shared<const std::vector<CompileLog>>(std::move(logs));
   return t;
 }

@@ -101,7 +101,7 @@ std::string encode_rank_timeline(AnalysisSet& set, const RankLoader& load,
       v.steps = &set.steps();
       v.timeline = &set.timeline();
     } else {
-      own.push_back(std::make_unique<AnalysisSet>(*t));
+      own.push_back(std::make_unique<AnalysisSet>(*t, set.options()));  // the set's options
       v.steps = &own.back()->steps();
       v.timeline = &own.back()->timeline();
     }

@@ -1,4 +1,4 @@
-#include "mlprof/analyze/compare.h"
+#include "mlprof/analysis_compare.h"
 #include "render/analysis_output.h"
 #include "render/compare_render.h"
 #include "render/rank_timeline.h"
@@ -9,11 +9,20 @@
 
 namespace mlprof {
 
-std::string compare_json(const Trace& base, const Trace& next) {
+namespace {
+
+std::string compare_result_json(const CompareResult& r) {
   JsonWriter w;
   w.lead_next_object("schema", json_schema_id("compare", 1));  // as `mlprof compare --json`
-  write_compare_json(w, compare_traces(base, next));
+  write_compare_json(w, r);
   return w.take();
+}
+
+}  // namespace
+
+std::string compare_json(const Trace& base, const Trace& next) {
+  // The stage's comparison with the default options (what `mlprof compare BASE NEW` shows).
+  return compare_result_json(compare_analyses(AnalysisSet(base), AnalysisSet(next)));
 }
 
 std::string report_data_json(const ReportInput& in) {
@@ -35,7 +44,7 @@ std::string report_data_json(const ReportInput& in) {
   }
   if (in.base) {
     w.field("base", in.base_name);
-    w.key("compare").raw(compare_json(*in.base, set.trace()));
+    w.key("compare").raw(compare_result_json(compare_analyses(AnalysisSet(*in.base), set)));
   }
   w.end_object();
   return w.take();

@@ -1,15 +1,16 @@
 // The analysis results as tables: `ops` (mlprof ops), `kernels` (mlprof kernels), `steps`
 // (mlprof steps) and `launches` (each launch call -> the GPU work it launched, with the delay).
 // Computed on first use, once per trace, and kept: a query that never names them costs nothing.
+// The kernels, steps and roofline rows come from the analysis stage (one AnalysisSet per part,
+// shared by the tables), so they are the numbers `mlprof kernels/steps/roofline` show.
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
+#include "mlprof/analysis_set.h"
 #include "mlprof/analyze/gpu_events.h"
-#include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/op_stats.h"
-#include "mlprof/analyze/roofline.h"
-#include "mlprof/analyze/steps.h"
 #include "sql/virtual_table.h"
 
 namespace mlprof::sql {
@@ -28,12 +29,37 @@ struct Value {
   Value(std::string v) : kind(kText), s(std::move(v)) {}  // NOLINT
 };
 using Rows = std::vector<std::vector<Value>>;
-using Compute = Rows (*)(const TraceSet& set, size_t part);
+
+// Each part's analysis set, made on first use and shared by the analysis tables: every row of
+// every table (roofline: all of them, no top cut) with the stage's default options.
+class PartAnalyses {
+ public:
+  explicit PartAnalyses(const TraceSet& set) : set_(set), sets_(set.parts.size()) {}
+  AnalysisSet& operator[](size_t p) {
+    if (!sets_[p]) {
+      AnalysisOptions o;
+      o.roofline.top = 0;
+      sets_[p] = std::make_unique<AnalysisSet>(*set_.parts[p].trace, std::move(o));
+    }
+    return *sets_[p];
+  }
+
+ private:
+  const TraceSet& set_;
+  std::vector<std::unique_ptr<AnalysisSet>> sets_;
+};
+
+using Compute = Rows (*)(const TraceSet& set, size_t part, PartAnalyses& analyses);
 
 class AnalysisVtab : public TableSpec {
  public:
-  AnalysisVtab(const TraceSet& set, const char* name, std::vector<ColumnSpec> cols, Compute compute)
-      : TableSpec(set), name_(name), columns_(std::move(cols)), compute_(compute) {}
+  AnalysisVtab(const TraceSet& set, const char* name, std::vector<ColumnSpec> cols, Compute compute,
+               std::shared_ptr<PartAnalyses> analyses)
+      : TableSpec(set),
+        name_(name),
+        columns_(std::move(cols)),
+        compute_(compute),
+        analyses_(std::move(analyses)) {}
   const char* name() const override { return name_; }
   const std::vector<ColumnSpec>& columns() const override { return columns_; }
   uint64_t rows(size_t p) const override {
@@ -71,7 +97,7 @@ class AnalysisVtab : public TableSpec {
     rows_.emplace();
     int64_t n = 0;
     for (size_t p = 0; p < set_.parts.size(); ++p) {
-      rows_->push_back(compute_(set_, p));
+      rows_->push_back(compute_(set_, p, *analyses_));
       first_.push_back(n);
       n += static_cast<int64_t>(rows_->back().size());
     }
@@ -79,6 +105,7 @@ class AnalysisVtab : public TableSpec {
   const char* name_;
   std::vector<ColumnSpec> columns_;
   Compute compute_;
+  std::shared_ptr<PartAnalyses> analyses_;
   mutable std::optional<std::vector<Rows>> rows_;
   mutable std::vector<int64_t> first_;
 };
@@ -87,7 +114,7 @@ Value text(std::string_view s) { return Value(std::string(s)); }
 Value num(int64_t v) { return Value(v); }
 Value real(double v) { return Value(v); }
 
-Rows ops_rows(const TraceSet& set, size_t p) {
+Rows ops_rows(const TraceSet& set, size_t p, PartAnalyses&) {
   Rows rows;
   for (const OpStats& o : op_stats(*set.parts[p].trace)) {
     rows.push_back({o.name, o.category, num(static_cast<int64_t>(o.count)), num(o.total_ns),
@@ -104,9 +131,9 @@ Value text_or_null(const std::string& s) {
 Value opt(int64_t v) { return v < 0 ? Value{} : Value{v}; }
 Value opt(double v) { return v < 0 ? Value{} : Value{v}; }
 
-Rows kernel_rows(const TraceSet& set, size_t p) {
+Rows kernel_rows(const TraceSet&, size_t p, PartAnalyses& analyses) {
   Rows rows;
-  KernelsResult r = analyze_kernels(*set.parts[p].trace);
+  const KernelsResult& r = analyses[p].kernels();
   for (const KernelStats& k : r.kernels) {
     rows.push_back({k.name, text(kernel_type_name(k.type)), text(gpu_work_kind_name(k.kind)),
                     num(static_cast<int64_t>(k.count)), num(k.total_ns), real(k.mean_ns),
@@ -118,9 +145,9 @@ Rows kernel_rows(const TraceSet& set, size_t p) {
   return rows;
 }
 
-Rows step_rows(const TraceSet& set, size_t p) {
+Rows step_rows(const TraceSet&, size_t p, PartAnalyses& analyses) {
   Rows rows;
-  StepsResult r = analyze_steps(*set.parts[p].trace);
+  const StepsResult& r = analyses[p].steps();
   for (const StepInfo& s : r.steps) {
     std::vector<Value> row = {
         num(s.number),         s.name, num(s.begin_ns), num(s.dur_ns), num(s.begin_ns + s.dur_ns),
@@ -148,7 +175,7 @@ std::vector<ColumnSpec> step_columns() {
   return c;
 }
 
-Rows launch_rows(const TraceSet& set, size_t p) {
+Rows launch_rows(const TraceSet& set, size_t p, PartAnalyses&) {
   Rows rows;
   const Trace& t = *set.parts[p].trace;
   int64_t base = set.base[p].slice;
@@ -166,13 +193,11 @@ Rows launch_rows(const TraceSet& set, size_t p) {
 
 // `mlprof roofline`'s rows per (op, shapes, dtype), every one (no top cut), with the device's
 // built-in peaks.
-Rows roofline_rows(const TraceSet& set, size_t p) {
+Rows roofline_rows(const TraceSet&, size_t p, PartAnalyses& analyses) {
   Rows rows;
-  const Trace& t = *set.parts[p].trace;
-  if (!has_gpu(t)) return rows;
-  RooflineOptions o;
-  o.top = 0;
-  RooflineResult r = analyze_roofline(t, analyze_steps(t), o);
+  AnalysisSet& set = analyses[p];
+  if (!set.has_gpu()) return rows;
+  const RooflineResult& r = set.roofline();
   auto nan_null = [](double v) { return std::isnan(v) ? Value{} : Value{v}; };
   for (const RooflineRow& x : r.shapes) {
     Value peak = r.peaks_known ? Value{x.peak_tflops} : Value{};
@@ -191,9 +216,10 @@ Rows roofline_rows(const TraceSet& set, size_t p) {
 }  // namespace
 
 int register_analysis_tables(sqlite3* db, const TraceSet& set, std::string& error) {
+  auto analyses = std::make_shared<PartAnalyses>(set);
   auto add = [&](const char* name, std::vector<ColumnSpec> cols, Compute compute) {
-    return register_table(db, std::make_unique<AnalysisVtab>(set, name, std::move(cols), compute),
-                          error);
+    return register_table(
+        db, std::make_unique<AnalysisVtab>(set, name, std::move(cols), compute, analyses), error);
   };
   int rc = add("ops",
                {{"name", "TEXT"},

@@ -21,6 +21,12 @@ ALLOWED below is the table; this script checks the code and the build against it
   5. symbols: every mlprof:: function or object a stage's library uses is defined in that
      library or in one of an allowed stage (nm): nothing declared in one stage's header is
      defined in a stage downstream of it.
+  6. one door into the analysis stage: no code outside src/analyze (the other stages' libraries,
+     the CLI's and the Python module's objects) calls an analysis entry function (nm): each
+     consumer asks an AnalysisSet (mlprof/analysis_set.h), comparisons go through
+     compare_analyses (mlprof/analysis_compare.h). The entries are analyze_NAME for each row of the catalogue
+     (mlprof/analysis_catalog.h) that declares one, plus ENTRY_EXTRA; each must be declared in a
+     public analyze header (a renamed entry fails here instead of leaving the check blind).
 
 Usage: check_layers.py REPO_ROOT BUILD_DIR
 """
@@ -63,6 +69,7 @@ PUBLIC_HEADERS = {
     "mlprof/perfetto_export.h": "export",
     "mlprof/analysis_set.h": "analyze",
     "mlprof/analysis_catalog.h": "analyze",
+    "mlprof/analysis_compare.h": "analyze",
 }
 PUBLIC_DIRS = {"mlprof/analyze/": "analyze"}  # every header in these folders
 
@@ -113,6 +120,20 @@ PROBE_FLAGS_FROM = {
     "cli": "src/cli/main.cpp",
     "python": "python/src/module.cpp",
 }
+
+# Analysis entry functions not named analyze_<catalogue row>: what the rows' compute_NAME call
+# under another name, and the cross-input entries (ranks, comparisons) the stage wraps.
+ENTRY_EXTRA = {
+    "summarize",               # summary
+    "find_bottlenecks",        # bottlenecks
+    "build_flame_graph",       # flame
+    "analyze_rank_summaries",  # ranks of a summarized rank set
+    "compare_traces",          # compare_analyses
+    "compare_many",
+    "compare_summaries",
+}
+# Object folders (CMake's <target>.dir) of the targets that are not archives.
+ENTRY_OBJECTS = {"mlprof": "cli", "mlprof_python_ext": "python"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 failures = []
@@ -325,6 +346,49 @@ def check_symbols(build):
     print(f"symbols: {len(defined)} libraries")
 
 
+def analysis_entries(root):
+    catalog = open(os.path.join(root, "include", "mlprof", "analysis_catalog.h"),
+                   encoding="utf-8").read()
+    rows = re.findall(r"^\s*X\((\w+), (\w+),", catalog, re.M)
+    if not rows:
+        fail("analysis entries: no rows read from include/mlprof/analysis_catalog.h")
+    headers = "".join(open(p, encoding="utf-8").read()
+                      for p in sources(root, os.path.join("include", "mlprof", "analyze")))
+    entries = {f"analyze_{name}" for _, name in rows
+               if re.search(rf"\banalyze_{name}\s*\(", headers)}
+    for name in sorted(ENTRY_EXTRA):
+        if not re.search(rf"\b{name}\s*\(", headers):
+            fail(f"analysis entries: {name} (ENTRY_EXTRA) is declared in no public analyze "
+                 "header: update the list")
+        entries.add(name)
+    return entries
+
+
+def check_analysis_entries(root, build):
+    entries = analysis_entries(root)
+    called = re.compile(r"(?:^|[\s(])mlprof::(" + "|".join(sorted(entries)) + r")\(")
+    units = [(t, TARGETS[t], p) for t, p in
+             ((t, p[0]) for t, p in read_generated(build, "archives.txt").items() if p)
+             if TARGETS[t] != "analyze"]
+    for target, stage in ENTRY_OBJECTS.items():
+        folder = os.path.join(build, "CMakeFiles", f"{target}.dir")
+        for d, _, files in os.walk(folder):
+            units += [(target, stage, os.path.join(d, f)) for f in sorted(files)
+                      if f.endswith(".o")]
+    checked = 0
+    for target, stage, path in units:
+        if not os.path.exists(path):
+            continue
+        checked += 1
+        for name in sorted(symbols(path, True)):
+            m = called.search(name)
+            if m:
+                fail(f"analysis entries: {os.path.relpath(path, build)} ({stage}) calls "
+                     f"mlprof::{m.group(1)}: ask the AnalysisSet (mlprof/analysis_set.h) instead")
+    print(f"analysis entries: {len(entries)} functions, {checked} archives/objects outside "
+          "src/analyze")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -335,6 +399,7 @@ def main():
     check_cmake(build)
     check_probes(root, build)
     check_symbols(build)
+    check_analysis_entries(root, build)
     print(f"{len(failures)} failures")
     return 1 if failures else 0
 
