@@ -33,6 +33,19 @@ cmake --build "$TMP/build" > "$TMP/build.log" 2>&1 || { cat "$TMP/build.log"; fa
 "$TMP/build/record_scopes" "$TMP/run.mlprof"
 "$TMP/build/analyze_trace" "$TMP/run.mlprof"
 
+# Instrumentation only: find_package(mlprof COMPONENTS record) with the analysis stages'
+# dependencies unfindable still configures, builds and records.
+cmake -S "$HERE" -B "$TMP/build-record" "${gen[@]}" -DCMAKE_PREFIX_PATH="$P" -DCMAKE_BUILD_TYPE=Release \
+  -DMLPROF_CONSUMER_RECORD_ONLY=ON -DCMAKE_DISABLE_FIND_PACKAGE_simdjson=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_fmt=ON -DCMAKE_DISABLE_FIND_PACKAGE_OpenSSL=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_SQLite3=ON > "$TMP/configure-record.log" 2>&1 \
+  || { cat "$TMP/configure-record.log"; fail "configure the record-only consumer"; }
+cmake --build "$TMP/build-record" > "$TMP/build-record.log" 2>&1 \
+  || { cat "$TMP/build-record.log"; fail "build the record-only consumer"; }
+"$TMP/build-record/record_scopes" "$TMP/run_record_only.mlprof"
+[ -s "$TMP/run_record_only.mlprof" ] || fail "record-only consumer wrote no trace"
+echo "record-only consumer (COMPONENTS record, no simdjson/fmt/OpenSSL/SQLite3): ok"
+
 # pkg-config consumer.
 export PKG_CONFIG_PATH="$pcdir"
 echo "pkg-config --cflags --libs mlprof-record: $(pkg-config --cflags --libs mlprof-record)"
