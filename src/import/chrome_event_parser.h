@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "import/chrome_event_fields.h"
 #include "mlprof/status.h"
 #include "mlprof/trace.h"
 #include "trace/time_range.h"
@@ -147,6 +148,17 @@ class ChromeEventParser {
   void parse_one_event(const char* json, size_t len, size_t allocated, uint64_t offset);
   bool try_event(const char* json, size_t len, size_t allocated, uint64_t at, Problem* problem);
   bool parse_event(void* object, uint64_t offset, Problem* problem);
+  // chrome_event_tokenizer.cpp: parse_event's phases. One field (`value` a simdjson value) into
+  // `e`, and the event as a whole checked before it is emitted.
+  struct FieldError {
+    std::string_view field;
+    const char* what = nullptr;  // nullptr: the field was read
+  };
+  FieldError read_field(FieldKind kind, std::string_view key, void* value, Pending& e, uint64_t at);
+  FieldError read_time_field(FieldKind kind, std::string_view key, void* value, Pending& e,
+                             uint64_t at);
+  FieldError read_id_field(FieldKind kind, std::string_view key, void* value, Pending& e);
+  bool check_event(const Pending& e, uint64_t at, Problem* problem);
   // chrome_event_fast_path.cpp: an event of plain JSON (no escapes, ASCII strings, no number
   // simdjson and std::from_chars might read differently) parsed and emitted directly; false
   // (nothing emitted) for anything else, which then goes through simdjson.

@@ -40,7 +40,6 @@ ALLOWED = {
     ("src/cli/merged_export.cpp", "export_rank_dir"): 251,
     ("src/render/compile_render.cpp", "render_compile_text"): 227,
     ("src/import/chrome_event_merge.cpp", "ChromeEventParser::merge_parts"): 213,
-    ("src/import/chrome_event_parser.cpp", "ChromeEventParser::parse_event"): 260,
     ("src/import/rocprof_importer.cpp", "import_rocprofv3"): 205,
     ("src/import/xplane_importer.cpp", "XSpaceReader::import_plane"): 197,
     ("src/analyze/memory.cpp", "analyze_memory"): 197,
