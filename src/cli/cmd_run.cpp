@@ -229,13 +229,43 @@ std::string render_reports(const Trace& trace, const RunOptions& opt, const Heap
   return text;
 }
 
-int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
-  if (cmd.empty()) {
-    std::fprintf(stderr,
-                 "mlprof run: no command given (usage: mlprof run [options] -- CMD ARGS...)\n");
-    return kExitBadInput;
-  }
-  std::string preload, cupti;
+// One `mlprof run`, phase by phase (run_command calls them in order): what a phase finds is
+// read by the ones after it.
+struct RunSession {
+  RunSession(const RunOptions& o, const std::vector<std::string>& c) : opt(o), cmd(c) {}
+  const RunOptions& opt;
+  const std::vector<std::string>& cmd;
+  std::string preload, cupti;  // the capture libraries ("": not asked for, or not built)
+  std::unique_ptr<NvmlSampler> nvml;
+  std::string out_dir;  // where the default output goes when the current directory is read-only
+  std::string run_dir;  // the raw capture files
+  pid_t child = -1;
+  int64_t start_ns = 0, end_ns = 0;
+  int status = 0;  // CMD's, as waitpid gives it
+  std::vector<std::pair<int64_t, int64_t>> rss;
+  std::unordered_map<int64_t, std::string> maps_fallback;
+  MemoryCaptureStats mem_stats;
+  GpuCaptureStats gpu_stats;
+  std::optional<HeapResult> heap;
+  std::string command_line, out;
+  int exit_code = 0;
+  Trace trace;
+  Status saved = Status::ok();
+  std::string reports;
+
+  int find_libraries();
+  int prepare_output();
+  int start_command();
+  [[noreturn]] void exec_command(pid_t parent);
+  void sample_until_exit();
+  void wait_for_orphans();
+  void build_trace(Progress& progress);
+  void save_trace(Progress& progress);
+  std::string summary_text() const;
+};
+
+// The preload and CUPTI libraries, and NVML (--gpu: without it the CPU capture goes on).
+int RunSession::find_libraries() {
   if (opt.memory) {
     preload = find_library("libmlprof_preload.so", "MLPROF_PRELOAD_LIB");
     if (preload.empty()) {
@@ -245,7 +275,6 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
       return kExitFailure;
     }
   }
-  std::unique_ptr<NvmlSampler> nvml;
   if (opt.gpu) {
     cupti = find_library("libmlprof_cupti.so", "MLPROF_CUPTI_LIB");
     // MLPROF_NVML_LIB: another NVML library (the tests' fake, tests/gpu_fakes/fake_nvml.cpp).
@@ -263,10 +292,13 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
                    "time); no kernel capture\n");
   }
 
+  return kExitOk;
+}
+
+int RunSession::prepare_output() {
   // Where the capture goes, checked before CMD runs: a bad -o stops here, not after the run.
   // The default (CMD.PID.mlprof in the current directory) moves to TMPDIR when the current
   // directory cannot be written.
-  std::string out_dir;
   if (!opt.out.empty()) {
     if (Status s = check_output_path(opt.out); !s.is_ok()) {
       std::fprintf(stderr, "mlprof run: cannot write the capture: %s\n", s.message().c_str());
@@ -283,59 +315,66 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     std::fprintf(stderr, "mlprof run: removed %zu raw capture director%s left by killed runs\n",
                  stale, stale == 1 ? "y" : "ies");
   std::string dir_error;
-  std::string run_dir = make_run_dir(dir_error);
+  run_dir = make_run_dir(dir_error);
   if (run_dir.empty()) {
     std::fprintf(stderr, "mlprof run: %s\n", dir_error.c_str());
     return kExitFailure;
   }
 
+  return kExitOk;
+}
+
+int RunSession::start_command() {
   // Orphaned grandchildren are re-parented to us, so we can wait for them to finish writing.
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::fflush(nullptr);
-  int64_t start_ns = mono_ns();
+  start_ns = mono_ns();
   pid_t parent = getpid();
-  pid_t child = fork();
+  child = fork();
   if (child < 0) {
     std::fprintf(stderr, "mlprof run: fork failed: %s\n", std::strerror(errno));
     remove_tree(run_dir);
     return kExitFailure;
   }
-  if (child == 0) {
-    // If mlprof is killed (SIGKILL: no handler runs), the command goes too instead of running on
-    // unobserved; the check covers mlprof dying before the prctl.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    setenv(rawmem::kEnvRunDir, run_dir.c_str(), 1);
-    setenv(rawmem::kEnvMaxDepth, std::to_string(opt.max_depth).c_str(), 1);
-    if (opt.max_raw_mb > 0)
-      setenv(rawmem::kEnvMaxRawBytes,
-             std::to_string(static_cast<uint64_t>(opt.max_raw_mb * 1048576.0)).c_str(), 1);
-    if (!preload.empty()) {
-      const char* old = std::getenv("LD_PRELOAD");
-      std::string v = preload + (old && *old ? std::string(":") + old : std::string());
-      setenv("LD_PRELOAD", v.c_str(), 1);
-    }
-    if (!cupti.empty()) setenv("CUDA_INJECTION64_PATH", cupti.c_str(), 1);
-    std::vector<char*> argv;
-    for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "mlprof run: cannot run %s: %s\n", cmd[0].c_str(), std::strerror(errno));
-    _exit(127);
-  }
+  if (child == 0) exec_command(parent);
   g_child_pid = child;
   install_forwarding();
+  return kExitOk;
+}
 
+// In the child: the capture's environment, then CMD.
+void RunSession::exec_command(pid_t parent) {
+  // If mlprof is killed (SIGKILL: no handler runs), the command goes too instead of running on
+  // unobserved; the check covers mlprof dying before the prctl.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
+  setenv(rawmem::kEnvRunDir, run_dir.c_str(), 1);
+  setenv(rawmem::kEnvMaxDepth, std::to_string(opt.max_depth).c_str(), 1);
+  if (opt.max_raw_mb > 0)
+    setenv(rawmem::kEnvMaxRawBytes,
+           std::to_string(static_cast<uint64_t>(opt.max_raw_mb * 1048576.0)).c_str(), 1);
+  if (!preload.empty()) {
+    const char* old = std::getenv("LD_PRELOAD");
+    std::string v = preload + (old && *old ? std::string(":") + old : std::string());
+    setenv("LD_PRELOAD", v.c_str(), 1);
+  }
+  if (!cupti.empty()) setenv("CUDA_INJECTION64_PATH", cupti.c_str(), 1);
+  std::vector<char*> argv;
+  for (const auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "mlprof run: cannot run %s: %s\n", cmd[0].c_str(), std::strerror(errno));
+  _exit(127);
+}
+
+void RunSession::sample_until_exit() {
   // Sample while it runs: RSS (--rss), NVML (--gpu), and the child's memory map (used to
   // symbolize when it dies before writing its own).
-  std::vector<std::pair<int64_t, int64_t>> rss;
-  std::unordered_map<int64_t, std::string> maps_fallback;
   int tick_ms = 50;
   if (opt.rss_ms > 0) tick_ms = std::min(tick_ms, opt.rss_ms);
   if (nvml) tick_ms = std::min(tick_ms, opt.gpu_ms);
   int64_t next_rss = 0, next_gpu = 0, next_maps = 0, next_disk = 0;
   RawVolumeWatch disk_watch(run_dir);
-  int status = 0;
   bool main_done = false;
   while (!main_done) {
     pid_t r = waitpid(child, &status, WNOHANG);
@@ -364,7 +403,10 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     nanosleep(&req, nullptr);
   }
   g_child_pid = 0;
-  int64_t end_ns = mono_ns();
+  end_ns = mono_ns();
+}
+
+void RunSession::wait_for_orphans() {
   // Descendants that outlive CMD: wait for them, they are still writing their files. A signal
   // (Ctrl-C, SIGTERM...) stops the wait: it is passed on to them, and those still running 2 s
   // later (or at a second signal) are killed, so the capture is written.
@@ -404,16 +446,11 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     nanosleep(&req, nullptr);
   }
   g_waiting_for_orphans = 0;
-  int exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
-                  : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                        : 1;
-  if (nvml) nvml->sample(mono_ns());
+}
 
-  // ---- build the trace ----
-  Progress progress("reading the capture");
+// The raw files (memory, CUPTI), the samples and the command's lifetime into one Trace.
+void RunSession::build_trace(Progress& progress) {
   TraceBuilder b;
-  MemoryCaptureStats mem_stats;
-  GpuCaptureStats gpu_stats;
   HeapOptions heap_options;
   heap_options.top = opt.top;
   HeapSink heap_sink(heap_options);
@@ -447,14 +484,12 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
     for (auto [ts, v] : rss) b.add_counter(series, ts, static_cast<double>(v));
   }
   if (nvml) nvml->add_to_trace(b, b.process_labeled("GPU metrics (NVML)"));
-  std::string command_line;
   for (const auto& a : cmd) command_line += (command_line.empty() ? "" : " ") + a;
-  std::string out = opt.out.empty() ? out_dir + default_output(cmd[0], child) : opt.out;
-  Trace trace = std::move(b).finish();
+  out = opt.out.empty() ? out_dir + default_output(cmd[0], child) : opt.out;
+  trace = std::move(b).finish();
   trace.meta.dropped_events += mem_stats.dropped;  // the summary warns of them
   // Counted by trackers that could not write (their status symlinks): the notes say why.
   trace.meta.dropped_events += mem_stats.lost_allocations + mem_stats.lost_frees;
-  std::optional<HeapResult> heap;
   if (heap_sink.stream) {
     heap = heap_sink.stream->result(trace);
     mem_stats.unmatched_frees = mem_stats.frees - heap->frees;  // the raw frees, until here
@@ -477,13 +512,13 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
       trace.meta.extra.emplace_back("gpu_bad_timestamps", std::to_string(gpu_stats.bad_timestamps));
     }
   }
+}
 
+void RunSession::save_trace(Progress& progress) {
   // The file is written on a second thread while the reports are computed: both only read the
   // trace, and on a big capture each takes a good share of the post-processing.
   progress.stage(opt.quiet ? "saving the trace" : "saving the trace and computing the reports");
-  Status saved = Status::ok();
   std::thread saver([&] { saved = save_native(trace, out); });
-  std::string reports;
   if (!opt.quiet) reports = render_reports(trace, opt, heap ? &*heap : nullptr);
   saver.join();
   progress.done();
@@ -507,52 +542,76 @@ int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
   } else {
     remove_tree(run_dir);
   }
+}
 
-  // ---- reports ----
+std::string RunSession::summary_text() const {
+  std::string text;
+  text += "\n== mlprof run: " + command_line + " (exit code " + std::to_string(exit_code) + ", " +
+          format_duration_ns(static_cast<double>(end_ns - start_ns)) + ")\n";
+  if (saved.is_ok()) text += "   trace: " + out + "\n";
+  if (opt.memory) {
+    text += "   memory capture: " + std::to_string(mem_stats.files) + " process(es), " +
+            std::to_string(mem_stats.allocations) + " allocations, " +
+            std::to_string(mem_stats.frees) + " frees, " + std::to_string(mem_stats.stacks) +
+            " distinct stacks";
+    if (mem_stats.lost_allocations || mem_stats.lost_frees)
+      text += "; NOT recorded: " + std::to_string(mem_stats.lost_allocations) + " allocations, " +
+              std::to_string(mem_stats.lost_frees) + " frees (see the notes)";
+    text += "\n";
+    text += "   raw capture: " + format_bytes(static_cast<double>(mem_stats.raw_bytes)) +
+            " written by the program's tracker";
+    if (heap)
+      text += "; the trace keeps the " + std::to_string(trace.memory.size()) +
+              " rows of the blocks live at the peak and at exit (--events: every event)";
+    text += "\n";
+    if (mem_stats.unmatched_frees)
+      text += "   (" + std::to_string(mem_stats.unmatched_frees) +
+              " frees of blocks allocated before tracking started were ignored)\n";
+  }
+  if (!cupti.empty()) {
+    text += "   GPU capture: " + std::to_string(gpu_stats.kernels) + " kernels, " +
+            std::to_string(gpu_stats.memcpys) + " memcpys, " + std::to_string(gpu_stats.memsets) +
+            " memsets, " + std::to_string(gpu_stats.syncs) + " syncs, " +
+            std::to_string(gpu_stats.api_calls) + " CUDA API calls, " +
+            std::to_string(gpu_stats.flows) + " launch->GPU links";
+    if (gpu_stats.dropped_records)
+      text += ", " + std::to_string(gpu_stats.dropped_records) + " records dropped by CUPTI";
+    text += "\n";
+  }
+  if (nvml)
+    text += "   NVML: " + std::to_string(nvml->samples()) + " samples of " +
+            std::to_string(nvml->device_count()) + " GPU(s)\n";
+  for (const auto& n : mem_stats.notes) text += "   note: " + n + "\n";
+  for (const auto& n : gpu_stats.notes) text += "   note: " + n + "\n";
+  text += reports;
+  return text;
+}
+
+int run_command(const RunOptions& opt, const std::vector<std::string>& cmd) {
+  if (cmd.empty()) {
+    std::fprintf(stderr,
+                 "mlprof run: no command given (usage: mlprof run [options] -- CMD ARGS...)\n");
+    return kExitBadInput;
+  }
+  RunSession run(opt, cmd);
+  if (int rc = run.find_libraries(); rc != kExitOk) return rc;
+  if (int rc = run.prepare_output(); rc != kExitOk) return rc;
+  if (int rc = run.start_command(); rc != kExitOk) return rc;
+  run.sample_until_exit();
+  run.wait_for_orphans();
+  const int status = run.status;
+  run.exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                  : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                        : 1;
+  if (run.nvml) run.nvml->sample(mono_ns());
+  Progress progress("reading the capture");
+  run.build_trace(progress);
+  run.save_trace(progress);
   if (!opt.quiet) {
-    std::string text;
-    text += "\n== mlprof run: " + command_line + " (exit code " + std::to_string(exit_code) + ", " +
-            format_duration_ns(static_cast<double>(end_ns - start_ns)) + ")\n";
-    if (saved.is_ok()) text += "   trace: " + out + "\n";
-    if (opt.memory) {
-      text += "   memory capture: " + std::to_string(mem_stats.files) + " process(es), " +
-              std::to_string(mem_stats.allocations) + " allocations, " +
-              std::to_string(mem_stats.frees) + " frees, " + std::to_string(mem_stats.stacks) +
-              " distinct stacks";
-      if (mem_stats.lost_allocations || mem_stats.lost_frees)
-        text += "; NOT recorded: " + std::to_string(mem_stats.lost_allocations) + " allocations, " +
-                std::to_string(mem_stats.lost_frees) + " frees (see the notes)";
-      text += "\n";
-      text += "   raw capture: " + format_bytes(static_cast<double>(mem_stats.raw_bytes)) +
-              " written by the program's tracker";
-      if (heap)
-        text += "; the trace keeps the " + std::to_string(trace.memory.size()) +
-                " rows of the blocks live at the peak and at exit (--events: every event)";
-      text += "\n";
-      if (mem_stats.unmatched_frees)
-        text += "   (" + std::to_string(mem_stats.unmatched_frees) +
-                " frees of blocks allocated before tracking started were ignored)\n";
-    }
-    if (!cupti.empty()) {
-      text += "   GPU capture: " + std::to_string(gpu_stats.kernels) + " kernels, " +
-              std::to_string(gpu_stats.memcpys) + " memcpys, " + std::to_string(gpu_stats.memsets) +
-              " memsets, " + std::to_string(gpu_stats.syncs) + " syncs, " +
-              std::to_string(gpu_stats.api_calls) + " CUDA API calls, " +
-              std::to_string(gpu_stats.flows) + " launch->GPU links";
-      if (gpu_stats.dropped_records)
-        text += ", " + std::to_string(gpu_stats.dropped_records) + " records dropped by CUPTI";
-      text += "\n";
-    }
-    if (nvml)
-      text += "   NVML: " + std::to_string(nvml->samples()) + " samples of " +
-              std::to_string(nvml->device_count()) + " GPU(s)\n";
-    for (const auto& n : mem_stats.notes) text += "   note: " + n + "\n";
-    for (const auto& n : gpu_stats.notes) text += "   note: " + n + "\n";
-    text += reports;
-    std::fputs(text.c_str(), stdout);
+    std::fputs(run.summary_text().c_str(), stdout);
     std::fflush(stdout);
   }
-  return exit_code;
+  return run.exit_code;
 }
 
 std::function<int()> setup_run(CLI::App& sub) {

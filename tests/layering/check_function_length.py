@@ -33,7 +33,6 @@ OWNED = {
 # (file, function) -> its length when listed. Not split yet; shrink this list.
 ALLOWED = {
     ("src/analyze/modules.cpp", "analyze_modules"): 364,
-    ("src/cli/cmd_run.cpp", "run_command"): 325,
     ("src/analyze/compile.cpp", "analyze_compile"): 314,
     ("src/import/capture/gpu_capture.cpp", "add_gpu_captures"): 275,
     ("src/import/capture/memory_capture.cpp", "add_memory_captures"): 273,
