@@ -139,35 +139,26 @@ std::string rank_list(std::vector<int32_t> v, size_t max_parts = 8) {
   return out;
 }
 
-}  // namespace
-
-int export_rank_dir(const MergedExportArgs& a) {
+// What pass 1 finds and the later phases read.
+struct MergePlan {
+  const MergedExportArgs& a;
   std::optional<StepRange> steps;
-  if (!a.steps.empty()) {
-    steps = parse_steps(a.steps);
-    if (!steps) {
-      std::fprintf(stderr,
-                   "mlprof export: --steps %s: expected A:B (ProfilerStep#A to #B, A <= B) or N\n",
-                   a.steps.c_str());
-      return kExitBadInput;
-    }
-  }
-  if (!a.out.ends_with(".json")) {
-    std::fprintf(stderr,
-                 "mlprof export: %s: a rank directory is written as one merged Chrome trace "
-                 "(-o NAME.json)\n",
-                 a.out.c_str());
-    return kExitBadInput;
-  }
-  std::optional<Input> in = open_input_or_report(a.dir, InputAccept::kRankDir);
-  if (!in) return kExitBadInput;
-  const std::vector<std::string>& files = in->rank_files;
+  const std::vector<std::string>& files;
   std::unordered_map<std::string, size_t> index_of;
-  for (size_t i = 0; i < files.size(); ++i) index_of[files[i]] = i;
-
-  // ---- pass 1: summaries (clock offsets), step windows and sizes, one trace per worker ----
-  std::vector<RankPlan> plans(files.size());
+  std::vector<RankPlan> plans;  // one per file
   std::vector<std::string> errors;
+  uint64_t total = 0;  // events the merged trace will hold
+  const RankPlan& of(const RankStats& r) const { return plans[index_of.at(r.source)]; }
+};
+
+// Pass 1: summaries (clock offsets), step windows and sizes, one trace per worker.
+std::vector<RankSummary> plan_ranks(MergePlan& p) {
+  const MergedExportArgs& a = p.a;
+  const std::vector<std::string>& files = p.files;
+  const std::optional<StepRange>& steps = p.steps;
+  std::vector<RankPlan>& plans = p.plans;
+  std::unordered_map<std::string, size_t>& index_of = p.index_of;
+  std::vector<std::string>& errors = p.errors;
   std::vector<RankSummary> summaries;
   {
     Progress progress("reading rank directory " + base_name(a.dir));
@@ -183,41 +174,27 @@ int export_rank_dir(const MergedExportArgs& a) {
     summaries = reduce_rank_files(files, plan_and_load, a.threads, RanksOptions{}, errors);
     progress.done();
   }
-  if (!errors.empty() && strict_import()) {
-    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
-    std::fprintf(stderr, "mlprof export: --strict: %zu of %zu rank files failed; nothing written\n",
-                 errors.size(), files.size());
-    return kExitBadInput;
-  }
-  if (!report_rank_errors(a.dir, summaries.size(), errors)) return kExitBadInput;
-  // The cross-rank result (clock alignment, stragglers) from the analysis stage, as `mlprof
-  // ranks DIR` shows it; the ranks' traces are streamed below, not loaded by the set.
-  AnalysisSet stage(std::move(summaries), RankLoader{});
-  summaries.clear();
-  const RanksResult& ranks = stage.ranks();
-  const ClockAlignment& clock = ranks.clock;
-  // The residual as `mlprof ranks` prints it ("21.338 ms"; it was raw ns here).
-  std::fprintf(stderr, "mlprof: clocks: %s (reference rank %d, residual %s): %s\n",
-               clock.method.c_str(), clock.reference_rank,
-               format_duration_ns(static_cast<double>(clock.residual_ns)).c_str(),
-               clock.note.c_str());
-  for (const std::string& w : ranks.warnings) std::fprintf(stderr, "mlprof: %s\n", w.c_str());
+  return summaries;
+}
 
-  // Windows: which ranks lack the steps; the size guard.
-  uint64_t total = 0;
+// Which ranks lack the steps, and the size guard: an exit code, or kExitOk to go on.
+int check_windows(MergePlan& p, const RanksResult& ranks) {
+  const MergedExportArgs& a = p.a;
+  const std::optional<StepRange>& steps = p.steps;
+  uint64_t& total = p.total;
   std::vector<int32_t> no_steps, partial;
   int64_t min_step = -1, max_step = -1;
   for (const RankStats& r : ranks.ranks) {
-    const RankPlan& p = plans[index_of.at(r.source)];
-    total += p.events;
-    if (p.min_step >= 0) {
-      min_step = min_step < 0 ? p.min_step : std::min(min_step, p.min_step);
-      max_step = std::max(max_step, p.max_step);
+    const RankPlan& rp = p.of(r);
+    total += rp.events;
+    if (rp.min_step >= 0) {
+      min_step = min_step < 0 ? rp.min_step : std::min(min_step, rp.min_step);
+      max_step = std::max(max_step, rp.max_step);
     }
     if (!steps) continue;
-    if (p.steps_found == 0) {
+    if (rp.steps_found == 0) {
       no_steps.push_back(r.rank);
-    } else if (p.steps_found < static_cast<uint64_t>(steps->last - steps->first + 1)) {
+    } else if (rp.steps_found < static_cast<uint64_t>(steps->last - steps->first + 1)) {
       partial.push_back(r.rank);
     }
   }
@@ -247,14 +224,18 @@ int export_rank_dir(const MergedExportArgs& a) {
     return kExitFailure;
   }
 
-  // Processes: pid = rank (a duplicate or unknown rank: 1000000 + its position), in rank order.
+  return kExitOk;
+}
+
+// Processes: pid = rank (a duplicate or unknown rank: 1000000 + its position), in rank order.
+std::vector<MergedRank> merged_ranks(const MergePlan& plan, const RanksResult& ranks) {
   std::vector<MergedRank> merged(ranks.ranks.size());
   std::map<int32_t, int> claims;
   for (const RankStats& r : ranks.ranks) ++claims[r.rank];
   std::set<int32_t> used;
   for (size_t i = 0; i < ranks.ranks.size(); ++i) {
     const RankStats& r = ranks.ranks[i];
-    const RankPlan& p = plans[index_of.at(r.source)];
+    const RankPlan& p = plan.of(r);
     MergedRank& m = merged[i];
     m = merged_rank_window(p);
     bool first = r.rank >= 0 && used.insert(r.rank).second;
@@ -266,8 +247,16 @@ int export_rank_dir(const MergedExportArgs& a) {
     m.shift_ns = r.clock_offset_ns;
   }
 
-  // What the trace says about itself (otherData, read by Perfetto's info page and kept by
-  // mlprof's importer).
+  return merged;
+}
+
+// What the trace says about itself (otherData, read by Perfetto's info page and kept by
+// mlprof's importer), and the JSON before the events.
+std::string merged_head(const MergePlan& plan, const RanksResult& ranks,
+                        const std::vector<MergedRank>& merged) {
+  const MergedExportArgs& a = plan.a;
+  const std::optional<StepRange>& steps = plan.steps;
+  const ClockAlignment& clock = ranks.clock;
   JsonWriter j;
   j.begin_object().key("mlprof_merged").begin_object();
   j.field("tool", "mlprof export DIR");
@@ -294,18 +283,18 @@ int export_rank_dir(const MergedExportArgs& a) {
                   "counter's value in force at the window start repeated there), flows with both "
                   "ends inside"
                 : "everything");
-  j.field("events", total);
+  j.field("events", plan.total);
   j.key("warnings").begin_array();
   for (const std::string& w : ranks.warnings) j.value(w);
   j.end_array();
   j.key("skipped").begin_array();
-  for (const std::string& e : errors) j.value(e);
+  for (const std::string& e : plan.errors) j.value(e);
   j.end_array();
   j.key("rank_list").begin_array();
   for (size_t i = 0; i < merged.size(); ++i) {
     const RankStats& r = ranks.ranks[i];
     const MergedRank& m = merged[i];
-    const RankPlan& p = plans[index_of.at(r.source)];
+    const RankPlan& p = plan.of(r);
     j.begin_object();
     j.field("rank", static_cast<int64_t>(r.rank));
     j.field("pid", m.pid);
@@ -334,10 +323,12 @@ int export_rank_dir(const MergedExportArgs& a) {
   }
   j.end_array();
   j.end_object().end_object();
-  std::string head =
-      "\"schemaVersion\":1,\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + j.str() + ",\n";
+  return "\"schemaVersion\":1,\n\"displayTimeUnit\":\"ms\",\n\"otherData\":" + j.str() + ",\n";
+}
 
-  // ---- pass 2: one rank at a time, in rank order ----
+// Pass 2: one rank at a time, in rank order, shifted onto the reference clock.
+int write_ranks(const MergedExportArgs& a, const RanksResult& ranks,
+                const std::vector<MergedRank>& merged, const std::string& head) {
   Result<OutputFile> out = OutputFile::open(a.out);
   if (!out) {
     std::fprintf(stderr, "mlprof export: %s\n", out.error().c_str());
@@ -387,8 +378,63 @@ int export_rank_dir(const MergedExportArgs& a) {
     std::fprintf(stderr, "mlprof export: %s\n", s.message().c_str());
     return kExitFailure;
   }
+  return kExitOk;
+}
+
+}  // namespace
+
+int export_rank_dir(const MergedExportArgs& a) {
+  std::optional<StepRange> steps;
+  if (!a.steps.empty()) {
+    steps = parse_steps(a.steps);
+    if (!steps) {
+      std::fprintf(stderr,
+                   "mlprof export: --steps %s: expected A:B (ProfilerStep#A to #B, A <= B) or N\n",
+                   a.steps.c_str());
+      return kExitBadInput;
+    }
+  }
+  if (!a.out.ends_with(".json")) {
+    std::fprintf(stderr,
+                 "mlprof export: %s: a rank directory is written as one merged Chrome trace "
+                 "(-o NAME.json)\n",
+                 a.out.c_str());
+    return kExitBadInput;
+  }
+  std::optional<Input> in = open_input_or_report(a.dir, InputAccept::kRankDir);
+  if (!in) return kExitBadInput;
+  const std::vector<std::string>& files = in->rank_files;
+  MergePlan plan{a, steps, files, {}, std::vector<RankPlan>(files.size()), {}, 0};
+  for (size_t i = 0; i < files.size(); ++i) plan.index_of[files[i]] = i;
+
+  std::vector<RankSummary> summaries = plan_ranks(plan);
+  const std::vector<std::string>& errors = plan.errors;
+  if (!errors.empty() && strict_import()) {
+    for (const std::string& e : errors) std::fprintf(stderr, "mlprof: %s\n", e.c_str());
+    std::fprintf(stderr, "mlprof export: --strict: %zu of %zu rank files failed; nothing written\n",
+                 errors.size(), files.size());
+    return kExitBadInput;
+  }
+  if (!report_rank_errors(a.dir, summaries.size(), errors)) return kExitBadInput;
+  // The cross-rank result (clock alignment, stragglers) from the analysis stage, as `mlprof
+  // ranks DIR` shows it; the ranks' traces are streamed below, not loaded by the set.
+  AnalysisSet stage(std::move(summaries), RankLoader{});
+  summaries.clear();
+  const RanksResult& ranks = stage.ranks();
+  const ClockAlignment& clock = ranks.clock;
+  // The residual as `mlprof ranks` prints it ("21.338 ms"; it was raw ns here).
+  std::fprintf(stderr, "mlprof: clocks: %s (reference rank %d, residual %s): %s\n",
+               clock.method.c_str(), clock.reference_rank,
+               format_duration_ns(static_cast<double>(clock.residual_ns)).c_str(),
+               clock.note.c_str());
+  for (const std::string& w : ranks.warnings) std::fprintf(stderr, "mlprof: %s\n", w.c_str());
+
+  if (int rc = check_windows(plan, ranks); rc != kExitOk) return rc;
+  std::vector<MergedRank> merged = merged_ranks(plan, ranks);
+  if (int rc = write_ranks(a, ranks, merged, merged_head(plan, ranks, merged)); rc != kExitOk)
+    return rc;
   std::fprintf(stderr, "wrote %s: %zu rank%s, %llu events, %s\n", a.out.c_str(), ranks.ranks.size(),
-               ranks.ranks.size() == 1 ? "" : "s", static_cast<unsigned long long>(total),
+               ranks.ranks.size() == 1 ? "" : "s", static_cast<unsigned long long>(plan.total),
                steps ? ("steps " + a.steps).c_str() : "every step");
   return kExitOk;
 }
