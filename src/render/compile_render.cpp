@@ -30,11 +30,21 @@ void write_phases(JsonWriter& w, const std::vector<std::pair<std::string, double
   w.end_object();
 }
 
-}  // namespace
+// Which compile-id rows the text shows: every rank's (a rank column when there are several); past
+// 8 ranks, the rows of one rank per distinct compile-id sequence (the ranks that diverge),
+// `--rank N` for any.
+struct RowSelection {
+  std::vector<int32_t> row_ranks, shown_ranks;
+  std::string note;  // what was left out, and how to see it
+  bool rank_column = false;
+  bool shown(const CompileRow& c) const {
+    return std::find(shown_ranks.begin(), shown_ranks.end(), c.rank) != shown_ranks.end();
+  }
+};
 
-std::string render_compile_text(const CompileResult& r, size_t width) {
+// The per-log table (rank, ids, frames, ...), with why it is all zeros or what "bad md5" means.
+std::string ranks_text_table(const CompileResult& r) {
   std::string out;
-  char buf[512];
   if (!r.ranks.empty()) {
     TextTable t;
     t.add_column("log", TextTable::Align::kLeft);
@@ -63,14 +73,17 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
              " not match the envelope's has_payload hash (an edited or truncated log); read "
              "anyway\n\n";
   }
-  // Compile-id rows of every rank (a rank column when there are several). Past 8 ranks, the rows
-  // of one rank per distinct compile-id sequence (the ranks that diverge), `--rank N` for any.
-  std::vector<int32_t> row_ranks;
+  return out;
+}
+
+RowSelection select_rows(const CompileResult& r) {
+  RowSelection sel;
+  std::vector<int32_t>& row_ranks = sel.row_ranks;
   for (const CompileRow& c : r.compiles)
     if (std::find(row_ranks.begin(), row_ranks.end(), c.rank) == row_ranks.end())
       row_ranks.push_back(c.rank);
-  std::vector<int32_t> shown_ranks = row_ranks;
-  std::string rows_note;
+  std::vector<int32_t>& shown_ranks = sel.shown_ranks;
+  shown_ranks = row_ranks;
   if (row_ranks.size() > 8) {
     std::vector<std::string> seen;
     shown_ranks.clear();
@@ -80,14 +93,20 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
         seen.push_back(s.id_sequence);
         shown_ranks.push_back(s.rank);
       }
-    rows_note = "compile ids of rank" + std::string(shown_ranks.size() == 1 ? " " : "s ") +
-                ranks_text(shown_ranks) + " of " + std::to_string(row_ranks.size()) +
-                " (one per distinct compile-id sequence); --rank N shows another\n\n";
+    sel.note = "compile ids of rank" + std::string(shown_ranks.size() == 1 ? " " : "s ") +
+               ranks_text(shown_ranks) + " of " + std::to_string(row_ranks.size()) +
+               " (one per distinct compile-id sequence); --rank N shows another\n\n";
   }
-  bool rank_column = row_ranks.size() > 1;
-  auto shown = [&](const CompileRow& c) {
-    return std::find(shown_ranks.begin(), shown_ranks.end(), c.rank) != shown_ranks.end();
-  };
+  sel.rank_column = row_ranks.size() > 1;
+  return sel;
+}
+
+// One row per compile id shown.
+std::string compile_rows_text(const CompileResult& r, const RowSelection& sel) {
+  const std::vector<int32_t>& row_ranks = sel.row_ranks;
+  const bool rank_column = sel.rank_column;
+  auto shown = [&](const CompileRow& c) { return sel.shown(c); };
+  std::string out;
   if (!r.compiles.empty()) {
     TextTable t;
     if (rank_column) t.add_column("rank");
@@ -118,61 +137,72 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
         row.push_back(std::move(x));
       t.add_row(std::move(row));
     }
-    out += t.render_uncut() + "\n" + rows_note;
+    out += t.render_uncut() + "\n" + sel.note;
   }
-  // Every compile phase the chromium events time (dynamo, entire_frame_compile, backend_compile,
-  // inductor_compile, code_gen, compile_file, ...): its total over the rows shown, how many
-  // compile ids ran it and the longest; phases with no compile id (compile_file of the
-  // generated module) on a row of their own.
-  {
-    struct Phase {
-      std::string name;
-      double total_us = 0, max_us = -1;
-      uint32_t ids = 0;
-      std::string longest;
-    };
-    std::vector<Phase> phases;
-    auto add = [&](const std::string& name, double us, const std::string& where) {
-      auto it = std::find_if(phases.begin(), phases.end(), [&](auto& p) { return p.name == name; });
-      if (it == phases.end()) {
-        phases.emplace_back();
-        phases.back().name = name;
-        it = phases.end() - 1;
-      }
-      it->total_us += us;
-      ++it->ids;
-      if (us > it->max_us) it->max_us = us, it->longest = where;
-    };
-    for (const CompileRow& c : r.compiles)
-      if (shown(c))
-        for (const auto& [name, us] : c.phases_us)
-          add(name, us, rank_column ? "rank " + std::to_string(c.rank) + " " + c.id : c.id);
-    for (const auto& [name, us] : r.global_phases_us) add(name + " (no compile id)", us, "-");
-    // The longest first; past 20, the rest are in --json (nested phases: totals overlap).
+  return out;
+}
+
+// Every compile phase the chromium events time (dynamo, entire_frame_compile, backend_compile,
+// inductor_compile, code_gen, compile_file, ...): its total over the rows shown, how many
+// compile ids ran it and the longest; phases with no compile id (compile_file of the
+// generated module) on a row of their own.
+std::string phases_text(const CompileResult& r, const RowSelection& sel) {
+  const bool rank_column = sel.rank_column;
+  auto shown = [&](const CompileRow& c) { return sel.shown(c); };
+  std::string out;
+  struct Phase {
+    std::string name;
+    double total_us = 0, max_us = -1;
+    uint32_t ids = 0;
+    std::string longest;
+  };
+  std::vector<Phase> phases;
+  auto add = [&](const std::string& name, double us, const std::string& where) {
+    auto it = std::find_if(phases.begin(), phases.end(), [&](auto& p) { return p.name == name; });
+    if (it == phases.end()) {
+      phases.emplace_back();
+      phases.back().name = name;
+      it = phases.end() - 1;
+    }
+    it->total_us += us;
+    ++it->ids;
+    if (us > it->max_us) it->max_us = us, it->longest = where;
+  };
+  for (const CompileRow& c : r.compiles)
+    if (shown(c))
+      for (const auto& [name, us] : c.phases_us)
+        add(name, us, rank_column ? "rank " + std::to_string(c.rank) + " " + c.id : c.id);
+  for (const auto& [name, us] : r.global_phases_us) add(name + " (no compile id)", us, "-");
+  // The longest first; past 20, the rest are in --json (nested phases: totals overlap).
+  std::stable_sort(phases.begin(), phases.end(),
+                   [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
+  size_t more = phases.size() > 20 ? phases.size() - 20 : 0;
+  if (more) {
+    auto global = std::stable_partition(phases.begin(), phases.end(),
+                                        [](const Phase& p) { return p.longest == "-"; });
+    std::stable_sort(global, phases.end(),
+                     [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
+    phases.erase(phases.begin() + 20, phases.end());
     std::stable_sort(phases.begin(), phases.end(),
                      [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
-    size_t more = phases.size() > 20 ? phases.size() - 20 : 0;
-    if (more) {
-      auto global = std::stable_partition(phases.begin(), phases.end(),
-                                          [](const Phase& p) { return p.longest == "-"; });
-      std::stable_sort(global, phases.end(),
-                       [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
-      phases.erase(phases.begin() + 20, phases.end());
-      std::stable_sort(phases.begin(), phases.end(),
-                       [](const Phase& a, const Phase& b) { return a.total_us > b.total_us; });
-    }
-    if (!phases.empty()) {
-      TextTable t;
-      t.add_column("compile phase", TextTable::Align::kLeft);
-      for (const char* h : {"total", "ids", "longest", "in"}) t.add_column(h);
-      for (const Phase& p : phases)
-        t.add_row({p.name, secs(p.total_us / 1e6), p.longest == "-" ? "-" : std::to_string(p.ids),
-                   secs(p.max_us / 1e6), p.longest});
-      out += t.render_uncut() + "\n";
-      if (more)
-        out += std::to_string(more) + " shorter phases in --json (phases_us, global_phases_us)\n\n";
-    }
   }
+  if (!phases.empty()) {
+    TextTable t;
+    t.add_column("compile phase", TextTable::Align::kLeft);
+    for (const char* h : {"total", "ids", "longest", "in"}) t.add_column(h);
+    for (const Phase& p : phases)
+      t.add_row({p.name, secs(p.total_us / 1e6), p.longest == "-" ? "-" : std::to_string(p.ids),
+                 secs(p.max_us / 1e6), p.longest});
+    out += t.render_uncut() + "\n";
+    if (more)
+      out += std::to_string(more) + " shorter phases in --json (phases_us, global_phases_us)\n\n";
+  }
+  return out;
+}
+
+// Graph breaks, recompiles, failures and where the ranks diverge.
+std::string breaks_text(const CompileResult& r, size_t width) {
+  std::string out;
   if (!r.graph_breaks.empty()) {
     TextTable t;
     // The reason whole, last (it was cut to "'skip function gr...amo/decorators.py'").
@@ -208,53 +238,70 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
                               : v) +
              "\n";
   }
-  if (r.runtime.present) {
-    const CompileRuntime& rt = r.runtime;
-    auto per_op = [](uint64_t events, uint64_t ops) {
-      return ops ? format_fixed(static_cast<double>(events) / static_cast<double>(ops), 2) : "-";
-    };
-    int64_t gpu_total = rt.gpu_ns_in_compiled + rt.gpu_ns_outside;
-    std::snprintf(
-        buf, sizeof buf,
-        "%sruntime: compiled regions launched %llu GPU events (%llu triton), %s of GPU time (%s "
-        "of the trace's); outside them %llu events, %s\n  GPU events per CPU op: %s in compiled "
-        "code, %s eager (CPU ops %llu / %llu); %llu Dynamo cache lookups (%s)\n",
-        out.empty() ? "" : "\n", static_cast<unsigned long long>(rt.kernels_in_compiled),
-        static_cast<unsigned long long>(rt.triton_in_compiled),
-        format_duration_ns(static_cast<double>(rt.gpu_ns_in_compiled)).c_str(),
-        gpu_total ? format_percent(static_cast<double>(rt.gpu_ns_in_compiled) /
-                                   static_cast<double>(gpu_total))
-                        .c_str()
-                  : "-",
-        static_cast<unsigned long long>(rt.kernels_outside),
-        format_duration_ns(static_cast<double>(rt.gpu_ns_outside)).c_str(),
-        per_op(rt.kernels_in_compiled, rt.cpu_ops_in_compiled).c_str(),
-        per_op(rt.kernels_outside, rt.cpu_ops_outside).c_str(),
-        static_cast<unsigned long long>(rt.cpu_ops_in_compiled),
-        static_cast<unsigned long long>(rt.cpu_ops_outside),
-        static_cast<unsigned long long>(rt.cache_lookups),
-        format_duration_ns(static_cast<double>(rt.cache_lookup_ns)).c_str());
-    out += buf;
-    if (rt.graph_captures > 0)
-      out += "  " + std::to_string(rt.graph_captures) +
-             " CUDA graph capture/instantiate calls: kernels launched under capture are recorded, "
-             "not run\n";
-    if (!rt.regions.empty()) {
-      TextTable t;
-      t.add_column("compiled region", TextTable::Align::kLeft);
-      for (const char* h :
-           {"compile id", "calls", "CPU", "GPU busy", "GPU events", "triton", "kernels"})
-        t.add_column(h);
-      for (const CompiledRegion& c : rt.regions)
-        t.add_row({c.name, c.compile_id.empty() ? "-" : c.compile_id, std::to_string(c.calls),
-                   format_duration_ns(static_cast<double>(c.cpu_ns)),
-                   format_duration_ns(static_cast<double>(c.gpu_busy_ns)),
-                   std::to_string(c.gpu_events), std::to_string(c.triton_kernels),
-                   std::to_string(c.distinct_kernels)});
-      // Names whole: "## Call Comp...l36x5bf6lh ##" hid the FX graph key.
-      out += t.render_uncut();
-    }
+  return out;
+}
+
+// A trace joined to the logs: GPU work in and outside compiled regions, the regions. `first`:
+// nothing printed before it.
+std::string runtime_text(const CompileRuntime& rt, bool first) {
+  std::string out;
+  char buf[512];
+  auto per_op = [](uint64_t events, uint64_t ops) {
+    return ops ? format_fixed(static_cast<double>(events) / static_cast<double>(ops), 2) : "-";
+  };
+  int64_t gpu_total = rt.gpu_ns_in_compiled + rt.gpu_ns_outside;
+  std::snprintf(
+      buf, sizeof buf,
+      "%sruntime: compiled regions launched %llu GPU events (%llu triton), %s of GPU time (%s "
+      "of the trace's); outside them %llu events, %s\n  GPU events per CPU op: %s in compiled "
+      "code, %s eager (CPU ops %llu / %llu); %llu Dynamo cache lookups (%s)\n",
+      first ? "" : "\n", static_cast<unsigned long long>(rt.kernels_in_compiled),
+      static_cast<unsigned long long>(rt.triton_in_compiled),
+      format_duration_ns(static_cast<double>(rt.gpu_ns_in_compiled)).c_str(),
+      gpu_total ? format_percent(static_cast<double>(rt.gpu_ns_in_compiled) /
+                                 static_cast<double>(gpu_total))
+                      .c_str()
+                : "-",
+      static_cast<unsigned long long>(rt.kernels_outside),
+      format_duration_ns(static_cast<double>(rt.gpu_ns_outside)).c_str(),
+      per_op(rt.kernels_in_compiled, rt.cpu_ops_in_compiled).c_str(),
+      per_op(rt.kernels_outside, rt.cpu_ops_outside).c_str(),
+      static_cast<unsigned long long>(rt.cpu_ops_in_compiled),
+      static_cast<unsigned long long>(rt.cpu_ops_outside),
+      static_cast<unsigned long long>(rt.cache_lookups),
+      format_duration_ns(static_cast<double>(rt.cache_lookup_ns)).c_str());
+  out += buf;
+  if (rt.graph_captures > 0)
+    out += "  " + std::to_string(rt.graph_captures) +
+           " CUDA graph capture/instantiate calls: kernels launched under capture are recorded, "
+           "not run\n";
+  if (!rt.regions.empty()) {
+    TextTable t;
+    t.add_column("compiled region", TextTable::Align::kLeft);
+    for (const char* h :
+         {"compile id", "calls", "CPU", "GPU busy", "GPU events", "triton", "kernels"})
+      t.add_column(h);
+    for (const CompiledRegion& c : rt.regions)
+      t.add_row({c.name, c.compile_id.empty() ? "-" : c.compile_id, std::to_string(c.calls),
+                 format_duration_ns(static_cast<double>(c.cpu_ns)),
+                 format_duration_ns(static_cast<double>(c.gpu_busy_ns)),
+                 std::to_string(c.gpu_events), std::to_string(c.triton_kernels),
+                 std::to_string(c.distinct_kernels)});
+    // Names whole: "## Call Comp...l36x5bf6lh ##" hid the FX graph key.
+    out += t.render_uncut();
   }
+  return out;
+}
+
+}  // namespace
+
+std::string render_compile_text(const CompileResult& r, size_t width) {
+  std::string out = ranks_text_table(r);
+  RowSelection sel = select_rows(r);
+  out += compile_rows_text(r, sel);
+  out += phases_text(r, sel);
+  out += breaks_text(r, width);
+  if (r.runtime.present) out += runtime_text(r.runtime, out.empty());
   if (!r.recommendations.empty()) out += "\n";
   for (const std::string& s : r.recommendations) out += "* " + s + "\n";
   return out;

@@ -36,7 +36,6 @@ ALLOWED = {
     ("src/analyze/compile.cpp", "analyze_compile"): 314,
     ("src/import/capture/gpu_capture.cpp", "add_gpu_captures"): 275,
     ("src/import/capture/memory_capture.cpp", "add_memory_captures"): 273,
-    ("src/render/compile_render.cpp", "render_compile_text"): 227,
     ("src/import/chrome_event_merge.cpp", "ChromeEventParser::merge_parts"): 213,
     ("src/import/rocprof_importer.cpp", "import_rocprofv3"): 205,
     ("src/import/xplane_importer.cpp", "XSpaceReader::import_plane"): 197,
