@@ -33,10 +33,8 @@ constexpr MetricLabel kMetricLabels[] = {
 
 std::string ns_or_dash(int64_t ns) { return ns ? dur(static_cast<double>(ns)) : "-"; }
 
-}  // namespace
-
-std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
-  const size_t top = rows > 0 ? rows : 10;
+// The set in one line, its clocks, warnings and stragglers.
+std::string ranks_header_text(const RanksResult& r) {
   std::string out;
   // "7 traces of 6 ranks" when several traces claim one rank.
   if (r.distinct_ranks != r.ranks.size()) out += std::to_string(r.ranks.size()) + " traces of ";
@@ -60,6 +58,12 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
       out += "  rank " + std::to_string(e.rank) + ": " + e.reason + "\n";
   }
 
+  return out;
+}
+
+// Each metric's spread over the ranks.
+std::string distributions_text(const RanksResult& r, size_t width) {
+  std::string out;
   if (r.ranks.size() > 1 && !r.distributions.empty()) {
     out += "\nOver ranks\n";
     TextTable d;
@@ -83,6 +87,11 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
     out += d.render(width);
   }
 
+  return out;
+}
+
+std::string rank_rows_text(const RanksResult& r, size_t width, size_t top) {
+  std::string out;
   // One row per rank up to `top` ranks; beyond, the worst `top` (stragglers, then the slowest).
   std::vector<const RankStats*> shown;
   for (const RankStats& s : r.ranks) shown.push_back(&s);
@@ -139,6 +148,12 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
   }
   out += t.render(width);
 
+  return out;
+}
+
+// The calls that waited longest for their last rank.
+std::string late_calls_text(const RanksResult& r, size_t width, size_t top) {
+  std::string out;
   if (!r.late_calls.empty()) {
     size_t k = std::min<size_t>(r.late_calls.size(), std::min<size_t>(top, 5));
     out += "\nLatest arrivals at collectives (" + std::to_string(k) + " of " +
@@ -162,6 +177,12 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
     }
     out += c.render(width);
   }
+  return out;
+}
+
+// Per collective over all ranks, and bandwidth by message size.
+std::string collectives_text(const RanksResult& r, size_t width) {
+  std::string out;
   if (!r.collectives.empty()) {
     out += "\nCollectives (all ranks)\n";
     TextTable c;
@@ -199,6 +220,18 @@ std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
     }
     out += c.render(width);
   }
+  return out;
+}
+
+}  // namespace
+
+std::string render_ranks_text(const RanksResult& r, size_t width, size_t rows) {
+  const size_t top = rows > 0 ? rows : 10;
+  std::string out = ranks_header_text(r);
+  out += distributions_text(r, width);
+  out += rank_rows_text(r, width, top);
+  out += late_calls_text(r, width, top);
+  out += collectives_text(r, width);
   for (const std::string& e : r.errors) out += "skipped: " + e + "\n";
   return out;
 }

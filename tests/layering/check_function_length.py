@@ -44,7 +44,6 @@ ALLOWED = {
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/analyze/modeled_calls.cpp", "collect_modeled_calls"): 176,
     ("src/export/chrome_export.cpp", "write_events"): 174,
-    ("src/render/ranks_render.cpp", "render_ranks_text"): 167,
     ("src/analyze/perf_model.cpp", "model_table"): 167,
     ("src/import/memory_snapshot_trace.cpp", "memory_snapshot_to_trace"): 161,
     ("src/analyze/leaks.cpp", "analyze_leaks"): 161,
