@@ -34,6 +34,9 @@ struct ImportOptions {
   // (compressed bytes for gzip; every file of a rank directory adds to the same counter): what a
   // progress bar shows against the file size.
   std::atomic<uint64_t>* progress_bytes = nullptr;
+  // When set, the Chrome JSON events parsed so far are added to it as each chunk is parsed
+  // (serve's loading progress; other formats add nothing until they are done).
+  std::atomic<uint64_t>* progress_events = nullptr;
   // Bytes of (decompressed) input read at most; past it the load fails with an error naming
   // the limit. 0 = MLPROF_MAX_INPUT_MB (MiB) when set, else the machine's (or container's)
   // memory, at least 1 GiB: a gzip bomb ends in one line, not in the OOM killer.

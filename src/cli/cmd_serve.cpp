@@ -80,8 +80,12 @@ MLPROF_REGISTER_COMMAND("serve", "Dashboard and REST API (/api/...) for the trac
                               ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 30));
                           sub.add_option_function<size_t>(
                                  "--cache-mb", [o](size_t mb) { o->cache_bytes = mb << 20; },
-                                 "analysis results kept in memory, MiB (default 256)")
+                                 "analysis results and timeline tiles kept in memory, MiB, "
+                                 "least recently used dropped first (default 256)")
                               ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+                          sub.add_option("--tiles-above", o->tiles_above,
+                                         "the Timeline tab draws level-of-detail tiles for traces "
+                                         "with more slices than this (default 200000; 0 = always)");
                           return [o]() { return run_serve(*o); };
                         });
 

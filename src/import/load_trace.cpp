@@ -79,12 +79,18 @@ class PeekedSource : public import::ByteSource {
 
 // The chunker leaves headroom before `begin` and padding after the capacity: the run of
 // events becomes one JSON array in place.
-Status parse_chunk(import::ChromeEventParser& parser, const import::Chunk& c) {
+// ImportOptions::progress_events of the load in progress, null when nobody asked for it.
+Status parse_chunk(import::ChromeEventParser& parser, const import::Chunk& c,
+                   std::atomic<uint64_t>* progress_events) {
   char* array = c.buffer->data() + c.begin - 1;  // c.begin may be 0: data()[-1] is the headroom
   array[0] = '[';
   array[c.end - c.begin + 1] = ']';
   size_t allocated = c.buffer->allocated_after_data() + 1 - c.begin;
-  return parser.parse_events(array, c.end - c.begin + 2, allocated, c.offset, c.seq);
+  uint64_t before = parser.events();
+  Status s = parser.parse_events(array, c.end - c.begin + 2, allocated, c.offset, c.seq);
+  if (progress_events != nullptr)
+    progress_events->fetch_add(parser.events() - before, std::memory_order_relaxed);
+  return s;
 }
 
 // The chunker's problems join the parsers'. A file where nothing could be read is not a trace:
@@ -108,7 +114,8 @@ Result<Trace> finish_import(Trace t, const std::string& name, uint64_t events,
 
 // One parser: inflate + scan on a worker thread (unless threads == 1), parse + build here.
 Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& name,
-                                   size_t chunk_bytes, unsigned threads, bool fast_path) {
+                                   size_t chunk_bytes, unsigned threads, bool fast_path,
+                                   std::atomic<uint64_t>* progress_events) {
   import::BufferPool pool(kPoolBuffers, chunk_bytes);
   import::ChromeEventParser parser(name);
   parser.set_fast_path(fast_path);
@@ -119,7 +126,7 @@ Result<Trace> import_chrome_serial(import::ByteSource& src, const std::string& n
   auto consume = [&](import::Chunk&& c) -> bool {
     switch (c.kind) {
       case import::Chunk::Kind::kEvents: {
-        result = parse_chunk(parser, c);
+        result = parse_chunk(parser, c, progress_events);
         pool.release(c.buffer);
         if (!reserved && c.offset + (c.end - c.begin) < src.size_hint()) {
           parser.reserve_for(c.offset + (c.end - c.begin), src.size_hint());
@@ -198,7 +205,8 @@ Result<Trace> merge_and_finish(import::ChromeEventParser& merged,
 // parsers' tables are merged in chunk order afterwards (chrome_event_merge.cpp), so the Trace is
 // the one import_chrome_serial builds. The first error in file order wins, as in the serial path.
 Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string& name,
-                                     size_t chunk_bytes, unsigned parsers, bool fast_path) {
+                                     size_t chunk_bytes, unsigned parsers, bool fast_path,
+                                     std::atomic<uint64_t>* progress_events) {
   using import::Chunk;
   // Buffers: one filling, one queued and one being parsed per parser.
   auto pool_owner = std::make_unique<import::BufferPool>(2 * parsers + 1, chunk_bytes);
@@ -265,7 +273,7 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
       switch (c.kind) {
         case Chunk::Kind::kEvents: {
           if (!skip) {
-            Status s = parse_chunk(parser, c);
+            Status s = parse_chunk(parser, c, progress_events);
             if (!s) {
               r.status = s;
               r.error_seq = c.seq;
@@ -313,7 +321,8 @@ Result<Trace> import_chrome_parallel(import::ByteSource& src, const std::string&
 // import_chrome_parallel, each chunk parsed by its part as the chunker hands it over (no
 // threads, so no scheduling: tests and the fuzzer compare it with one parser cheaply).
 Result<Trace> import_chrome_split_inline(import::ByteSource& src, const std::string& name,
-                                         size_t chunk_bytes, unsigned parsers, bool fast_path) {
+                                         size_t chunk_bytes, unsigned parsers, bool fast_path,
+                                         std::atomic<uint64_t>* progress_events) {
   using import::Chunk;
   import::BufferPool pool(kPoolBuffers, chunk_bytes);
   import::ChromeEventParser merged(name);
@@ -333,7 +342,7 @@ Result<Trace> import_chrome_split_inline(import::ByteSource& src, const std::str
     c.seq = seq++;
     switch (c.kind) {
       case Chunk::Kind::kEvents: {
-        result = parse_chunk(*parts[event_chunks++ % parsers], c);
+        result = parse_chunk(*parts[event_chunks++ % parsers], c, progress_events);
         pool.release(c.buffer);
         return result.is_ok();
       }
@@ -379,10 +388,12 @@ Result<Trace> import_chrome_stream(ByteSource& src, const std::string& name,
   }
   bool fast_path = options.fast_path;
   if (const char* env = std::getenv("MLPROF_SIMDJSON_ONLY"); env && *env == '1') fast_path = false;
-  Result<Trace> t = parsers <= 1 ? import_chrome_serial(src, name, chunk_bytes, threads, fast_path)
-                    : threads <= 1
-                        ? import_chrome_split_inline(src, name, chunk_bytes, parsers, fast_path)
-                        : import_chrome_parallel(src, name, chunk_bytes, parsers, fast_path);
+  std::atomic<uint64_t>* events = options.progress_events;
+  Result<Trace> t =
+      parsers <= 1 ? import_chrome_serial(src, name, chunk_bytes, threads, fast_path, events)
+      : threads <= 1
+          ? import_chrome_split_inline(src, name, chunk_bytes, parsers, fast_path, events)
+          : import_chrome_parallel(src, name, chunk_bytes, parsers, fast_path, events);
   if (t && options.strict) {
     if (Status s = import::strict_error(*t); !s) return s;
   }

@@ -45,12 +45,26 @@ std::string gzip(const std::string& in) {
   return out;
 }
 
+// Integer args that identify one event (correlation, External id, Sequence number...): sent as
+// per-slice delta columns, so the remaining args of most slices are a few shared sets.
+bool is_id_key(std::string_view key) {
+  std::string k(key);
+  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto ends = [&](std::string_view e) {
+    return k.size() >= e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0;
+  };
+  return k == "id" || ends(" id") || ends("_id") || k == "correlation" || k == "sequence number" ||
+         k == "ev idx";
+}
+
+}  // namespace
+
 // Rows for drawing: a slice nests in the open slice that contains it; one that starts inside the
 // previous slice but ends after it by at most kRoundingNs (two kernels whose µs-rounded times
 // touch) is that slice's sibling, so one stream's kernels never spill onto a second row.
 constexpr int64_t kRoundingNs = 1000;
-uint16_t display_depths(const SliceTable& s, const std::vector<uint32_t>& kept,
-                        std::vector<uint16_t>& depth) {
+uint16_t timeline_display_depths(const SliceTable& s, const std::vector<uint32_t>& kept,
+                                 std::vector<uint16_t>& depth) {
   depth.assign(kept.size(), 0);
   std::vector<uint32_t> stack;  // indexes into kept
   uint16_t max_depth = 0;
@@ -70,20 +84,6 @@ uint16_t display_depths(const SliceTable& s, const std::vector<uint32_t>& kept,
   }
   return max_depth;
 }
-
-// Integer args that identify one event (correlation, External id, Sequence number...): sent as
-// per-slice delta columns, so the remaining args of most slices are a few shared sets.
-bool is_id_key(std::string_view key) {
-  std::string k(key);
-  for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  auto ends = [&](std::string_view e) {
-    return k.size() >= e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0;
-  };
-  return k == "id" || ends(" id") || ends("_id") || k == "correlation" || k == "sequence number" ||
-         k == "ev idx";
-}
-
-}  // namespace
 
 namespace {
 
@@ -133,7 +133,7 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
     std::vector<uint32_t>& kept = lane_kept[li];
     for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i)
       if (keep(l, i)) kept.push_back(i);
-    uint16_t max_depth = display_depths(s, kept, depth);
+    uint16_t max_depth = timeline_display_depths(s, kept, depth);
     put_varint(out, lane_name[li]);
     out.push_back(l.gpu ? 1 : 0);
     put_varint(out, kept.size());

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mlprof/analyze/timeline.h"
 #include "mlprof/trace.h"
@@ -26,6 +27,13 @@ std::string render_timeline_text(const TimelineResult& r, size_t width = 100);
 std::string encode_timeline_events(const Trace& trace, const TimelineResult& r);
 
 std::string base64_encode(std::string_view bytes);
+
+// The drawing row of each slice of `kept` (indexes of one track's slices, by start): a slice
+// nests in the open slice that contains it, except that one overlapping its predecessor by at
+// most 1 µs of rounding is its sibling. Returns the rows needed. The encoding and the serve
+// tiles (timeline_tiles.h) share it, so a tile's rows are the report's.
+uint16_t timeline_display_depths(const SliceTable& s, const std::vector<uint32_t>& kept,
+                                 std::vector<uint16_t>& depth);
 
 std::string render_timeline_html(const Trace& trace, const TimelineResult& r,
                                  std::string_view title);

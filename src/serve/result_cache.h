@@ -45,6 +45,11 @@ class ResultCache {
     }
   }
 
+  size_t size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return index_.size();
+  }
+
   size_t bytes() const {
     std::lock_guard<std::mutex> lock(mu_);
     return bytes_;

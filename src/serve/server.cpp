@@ -26,6 +26,7 @@
 #include "mlprof/import.h"
 #include "render/analysis_output.h"
 #include "render/report.h"
+#include "render/timeline_tiles.h"
 #include "render/web_page.h"
 #include "serve/host_check.h"
 #include "serve/trace_store.h"
@@ -188,6 +189,21 @@ struct Conn {
 // Why on_uri refused a request before libmicrohttpd parsed its query (con_cls tag).
 enum Refusal : uintptr_t { kAccept = 0, kLongUri = 1, kManyParams = 2 };
 
+// A query's whole number (an optional '-', at most 18 digits): false when absent or malformed.
+bool whole_number(const char* text, int64_t& out) {
+  if (text == nullptr) return false;
+  std::string_view v(text);
+  bool negative = v.starts_with('-');
+  if (negative) v.remove_prefix(1);
+  if (v.empty() || v.size() > 18 ||
+      !std::all_of(v.begin(), v.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+    return false;
+  out = 0;
+  for (char ch : v) out = out * 10 + (ch - '0');
+  if (negative) out = -out;
+  return true;
+}
+
 uint64_t default_max_input(uint64_t asked) {
   if (asked != 0) return asked;
   if (const char* env = std::getenv("MLPROF_MAX_INPUT_MB"); env != nullptr && *env != '\0')
@@ -214,6 +230,7 @@ struct Server::Impl {
   std::unordered_set<Conn*> conns;
   size_t evict_at = 0;  // connections at which a new one evicts the slowest waiting one
   std::thread watchdog;
+  std::atomic<int> busy{0}, max_busy{0};  // analysis jobs running now, and at most at once
 
   explicit Impl(ServeOptions o)
       : options(std::move(o)),
@@ -227,6 +244,7 @@ struct Server::Impl {
         .field("kind", "dashboard")
         .field("title", options.dir)
         .field("poll_ms", options.poll_ms)
+        .field("tiles_above", options.tiles_above)
         .end_object();
     page = std::make_shared<const std::string>(
         render_web_page(WebPage{"dashboard", options.dir, w.take(), ""}));
@@ -399,6 +417,24 @@ struct Server::Impl {
     }
     if (path == "/api/traces")  // off the HTTP thread: a big directory takes ~0.1 s to list
       return dispatch(c, ex, lister, [this](const StillWanted&) { return traces_reply(); });
+    if (path == "/api/profiler/progress") {  // answered here: never queued behind the load
+      const char* trace = query(c, "trace");
+      if (trace == nullptr) return send_reply(c, error_reply(400, "missing ?trace=NAME"));
+      return send_reply(c, reply_of(store.progress(trace), kJson));
+    }
+    if (path == "/api/status") {
+      JsonWriter w;
+      w.begin_object()
+          .field("workers", worker_count(options.workers))
+          .field("busy_workers", busy.load())
+          .field("max_busy_workers", max_busy.load())
+          .key("cache")
+          .raw(store.cache_json())
+          .end_object();
+      Reply r;
+      r.body = std::make_shared<const std::string>(w.take());
+      return send_reply(c, r);
+    }
     Job job;
     if (path == "/api/profiler/compare") {
       const char* base = query(c, "base");
@@ -424,6 +460,19 @@ struct Server::Impl {
       }
       job = [this, group](const StillWanted& wanted) {
         return reply_of(store.ranks(wanted, group), kJson);
+      };
+    } else if (path == "/api/profiler/timeline/tiles") {
+      const char* trace = query(c, "trace");
+      if (trace == nullptr) return send_reply(c, error_reply(400, "missing ?trace=NAME"));
+      int64_t t0 = 0, t1 = 0, px = 0;
+      if (!whole_number(query(c, "t0"), t0) || !whole_number(query(c, "t1"), t1) ||
+          !whole_number(query(c, "px"), px) || t1 <= t0 || px < 1 || px > kMaxTilePixels)
+        return send_reply(c, error_reply(400,
+                                         "tiles need ?t0=NS&t1=NS (whole ns from the "
+                                         "timeline's start, t0 < t1) and ?px=N (1 to " +
+                                             std::to_string(kMaxTilePixels) + ")"));
+      job = [this, t = std::string(trace), t0, t1, px](const StillWanted& wanted) {
+        return reply_of(store.tile(t, t0, t1, static_cast<uint32_t>(px), wanted), kJson);
       };
     } else if (path.starts_with("/api/profiler/")) {
       std::string name = path.substr(std::string_view("/api/profiler/").size());
@@ -491,12 +540,16 @@ struct Server::Impl {
     StillWanted wanted = [this, fd] { return !stopping && (fd < 0 || peer_open(fd)); };
     ex->suspended = true;
     MHD_suspend_connection(c);
-    bool queued = pool.submit([c, ex, job = std::move(job), wanted] {
+    bool queued = pool.submit([this, c, ex, job = std::move(job), wanted] {
+      int now = ++busy;
+      for (int seen = max_busy.load(); now > seen && !max_busy.compare_exchange_weak(seen, now);) {
+      }
       try {
         ex->reply = job(wanted);
       } catch (const std::exception& e) {
         ex->reply = error_reply(500, std::string("internal error: ") + e.what());
       }
+      --busy;
       MHD_resume_connection(c);  // the last use of `ex` here: MHD may free it from now on
     });
     if (!queued) {

@@ -34,8 +34,11 @@ struct ServeOptions {
   // Decompressed bytes of one trace file read at most (413 past it); 0 = MLPROF_MAX_INPUT_MB
   // when set, else kDefaultMaxInputBytes (or the machine's memory when smaller).
   uint64_t max_input_bytes = 0;
-  unsigned workers = 0;                  // analysis threads; 0 = the cores, at least 2
-  size_t cache_bytes = 256u << 20;       // analysis results kept
+  unsigned workers = 0;             // analysis threads; 0 = the cores, at least 2
+  size_t cache_bytes = 256u << 20;  // analysis results kept (JSON and timeline tiles)
+  // The dashboard's timeline draws level-of-detail tiles (/api/profiler/timeline/tiles) for a
+  // trace with more slices than this, instead of receiving every slice.
+  uint64_t tiles_above = 200'000;
   std::vector<std::string> allow_hosts;  // Host names answered besides loopback and --host
 };
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "mlprof/compile_log.h"
 #include "mlprof/import.h"
@@ -17,6 +18,7 @@
 #include "render/critical_path_render.h"
 #include "render/report.h"
 #include "render/timeline_render.h"
+#include "render/timeline_tiles.h"
 #include "serve/open_beneath.h"
 #include "trace/cancel.h"
 #include "trace/json_writer.h"
@@ -65,6 +67,16 @@ Lookup abandoned() { return Lookup{LookupError::kAbandoned, "the client went awa
 Lookup found(Body body) { return Lookup{LookupError::kNone, "", std::move(body)}; }
 
 Body shared(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+
+// MLPROF_SERVE_DELAY_MS: every analysis computed (not answered from the cache) first waits this
+// long. For tests only: it makes "two slow endpoints" slow enough to see that they overlap.
+int64_t test_delay_ms() {
+  static const int64_t ms = [] {
+    const char* v = std::getenv("MLPROF_SERVE_DELAY_MS");
+    return v != nullptr ? std::max<int64_t>(0, std::atoll(v)) : int64_t{0};
+  }();
+  return ms;
+}
 
 // The one place serve computes a single-trace analysis: from the trace's analysis stage, so
 // results one analysis needs from another are computed once per trace (concurrent requests
@@ -148,6 +160,11 @@ struct TraceStore::OpenFile {
   }
 };
 
+struct TraceStore::TileIndexes {
+  std::mutex mu;  // held while an index is built: one at a time
+  std::list<std::pair<std::string, std::shared_ptr<const TimelineTileIndex>>> kept;
+};
+
 struct TraceStore::DirHandle {
   int fd = -1;
   dev_t dev = 0;
@@ -168,7 +185,10 @@ struct TraceStore::DirHandle {
 };
 
 TraceStore::TraceStore(std::string dir, TraceStoreOptions options)
-    : dir_(std::move(dir)), options_(options), results_(options.cache_bytes) {
+    : dir_(std::move(dir)),
+      options_(options),
+      results_(options.cache_bytes),
+      tile_indexes_(std::make_unique<TileIndexes>()) {
   std::error_code ec;
   canonical_dir_ = fs::canonical(dir_, ec).string();
   if (ec) canonical_dir_ = dir_;
@@ -291,12 +311,16 @@ LookupError TraceStore::open_in(const DirHandle& d, const std::string& name, Ope
 
 // Loads the file behind the descriptor (not the name, which may point elsewhere by now) through
 // its /proc/self/fd link; the trace and its errors name the file by its path in DIR.
-Result<Trace> TraceStore::load(const OpenFile& f) {
+Result<Trace> TraceStore::load(const OpenFile& f, LoadProgress* progress) {
   std::string via = "/proc/self/fd/" + std::to_string(f.fd);
   std::string path = (fs::path(canonical_dir_) / f.info.name).string();
   ImportOptions io;
   io.name = path;  // a compile log's rank_N is in its name
   io.max_input_bytes = options_.max_input_bytes;
+  if (progress != nullptr) {
+    io.progress_bytes = &progress->bytes;
+    io.progress_events = &progress->events;
+  }
   Result<Input> in = open_input(via, io);  // a regular file (open() checked): one Trace
   ++loads_;
   if (in) {
@@ -339,7 +363,18 @@ std::optional<Result<TraceStore::SharedTrace>> TraceStore::trace_of(const OpenFi
       key,
       [&]() -> std::optional<Result<SharedTrace>> {
         if (!still(wanted)) return std::nullopt;
-        Result<Trace> r = load(f);
+        auto progress = std::make_shared<LoadProgress>();
+        progress->total = f.info.size;
+        progress->start = std::chrono::steady_clock::now();
+        {
+          std::lock_guard<std::mutex> lock(progress_mu_);
+          loading_[key] = progress;
+        }
+        Result<Trace> r = load(f, progress.get());
+        {
+          std::lock_guard<std::mutex> lock(progress_mu_);
+          loading_.erase(key);
+        }
         if (!r) return Result<SharedTrace>(r.status());
         AnalysisOptions options;
         options.ops.top = kReportOpRows;  // as the report
@@ -416,8 +451,12 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
     return Lookup{fresh ? LookupError::kIncomplete : LookupError::kLoadFailed, std::move(message),
                   nullptr};
   };
-  if (Body body = results_.find(key)) return found(body);
+  if (Body body = results_.find(key)) {
+    ++hits_;
+    return found(body);
+  }
   if (Body message = results_.find(failed_key)) return failed(*message);
+  ++misses_;
   // The loops that can run long (the compile analysis, the compile-log reader) ask `wanted`
   // themselves and throw Cancelled once the client has gone (trace/cancel.h).
   CancelScope cancel_scope(wanted);
@@ -434,6 +473,8 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
             return Lookup{LookupError::kLoadFailed, trace->error(), nullptr};
           }
           if (!still(wanted)) return std::nullopt;
+          if (int64_t ms = test_delay_ms())
+            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
           Lookup done = compute(***trace);
           if (done.error == LookupError::kNone) results_.put(key, done.body);
           return done;
@@ -474,6 +515,107 @@ OpenedTrace TraceStore::trace(const std::string& name, const StillWanted& wanted
     return OpenedTrace{LookupError::kAbandoned, "the client went away", nullptr};
   }
   return out;
+}
+
+Lookup TraceStore::tile(const std::string& name, int64_t t0, int64_t t1, uint32_t px,
+                        const StillWanted& wanted) {
+  std::string what =
+      "tile\n" + std::to_string(t0) + ' ' + std::to_string(t1) + ' ' + std::to_string(px);
+  std::string version;  // the file's version, as cached() opens it
+  {
+    OpenFile f;
+    std::string message;
+    if (open(name, f, message) == LookupError::kNone) version = f.key();
+  }
+  return cached(
+      name, what,
+      [&](AnalysisSet& set) {
+        // The index is the trace's: by the file's version, the stage and its slice count (a file
+        // rewritten between the two opens never gets another version's index).
+        std::shared_ptr<const TimelineTileIndex> index;
+        {
+          std::lock_guard<std::mutex> lock(tile_indexes_->mu);
+          auto& kept = tile_indexes_->kept;
+          std::string key = version + '\n' + std::to_string(reinterpret_cast<uintptr_t>(&set)) +
+                            ' ' + std::to_string(set.trace().slices.size());
+          for (auto it = kept.begin(); it != kept.end(); ++it)
+            if (it->first == key) {
+              kept.splice(kept.begin(), kept, it);
+              index = it->second;
+              break;
+            }
+          if (!index) {
+            index = std::make_shared<const TimelineTileIndex>(
+                build_timeline_tile_index(set.trace(), set.timeline()));
+            kept.emplace_front(key, index);
+            while (kept.size() > options_.kept_traces) kept.pop_back();
+          }
+        }
+        return found(shared(timeline_tile_json(set.trace(), set.timeline(), *index, t0, t1, px)));
+      },
+      wanted);
+}
+
+Lookup TraceStore::progress(const std::string& name) {
+  Lookup out;
+  OpenFile f;
+  out.error = open(name, f, out.message);
+  if (out.error != LookupError::kNone) return out;
+  std::string key = f.key();
+  JsonWriter w;
+  w.begin_object().field("trace", name).field("total_bytes", f.info.size);
+  std::shared_ptr<LoadProgress> p;
+  {
+    std::lock_guard<std::mutex> lock(progress_mu_);
+    auto it = loading_.find(key);
+    if (it != loading_.end()) p = it->second;
+  }
+  bool kept = false;
+  {
+    std::lock_guard<std::mutex> lock(kept_mu_);
+    for (const auto& k : kept_) kept = kept || k.first == key;
+  }
+  if (p) {
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
+    uint64_t bytes = std::min(p->bytes.load(std::memory_order_relaxed), p->total);
+    w.field("state", "loading")
+        .field("bytes_read", bytes)
+        .field("events_read", p->events.load(std::memory_order_relaxed))
+        .field("elapsed_s", elapsed);
+    if (bytes > 0 && elapsed > 0) {
+      double rate = bytes / elapsed;  // bytes per second so far
+      w.field("mb_per_s", rate / 1e6).field("eta_s", (p->total - bytes) / rate);
+    }
+  } else if (kept) {
+    w.field("state", "ready");
+  } else if (Body message = results_.find(key + "\n!load")) {
+    w.field("state", "failed").field("error", *message);
+  } else {
+    w.field("state", "idle");  // not being parsed: not asked for yet, or answered from the cache
+  }
+  w.end_object();
+  return found(shared(w.take()));
+}
+
+std::string TraceStore::cache_json() const {
+  std::vector<std::string> kept;
+  {
+    std::lock_guard<std::mutex> lock(kept_mu_);
+    for (const auto& k : kept_) kept.push_back(k.first.substr(0, k.first.find('\n')));
+  }
+  JsonWriter w;
+  w.begin_object()
+      .field("max_bytes", static_cast<uint64_t>(options_.cache_bytes))
+      .field("cached_bytes", static_cast<uint64_t>(results_.bytes()))
+      .field("entries", static_cast<uint64_t>(results_.size()))
+      .field("hits", hits_.load())
+      .field("misses", misses_.load())
+      .field("loads", loads_.load());
+  w.key("kept_traces").begin_array();
+  for (const std::string& k : kept) w.value(k);
+  w.end_array().end_object();
+  return w.take();
 }
 
 namespace {

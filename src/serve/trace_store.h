@@ -7,9 +7,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -117,6 +119,16 @@ class TraceStore {
   Lookup critical_path(const std::string& name, const CriticalPathWindow& window,
                        const StillWanted& wanted = {});
   Lookup compare(const std::string& base, const std::string& next, const StillWanted& wanted = {});
+  // A level-of-detail tile of the timeline (render/timeline_tiles.h): the window [t0, t1) in ns
+  // from the timeline's start, drawn `px` pixels wide. Cached like any result.
+  Lookup tile(const std::string& name, int64_t t0, int64_t t1, uint32_t px,
+              const StillWanted& wanted = {});
+  // Where the load of `name` stands (/api/profiler/progress): {"state": "idle" | "loading" |
+  // "ready" | "failed", ...}; while loading, the bytes and events read so far, the file's size,
+  // the elapsed time and an ETA from the bytes' rate. Never waits for the load.
+  Lookup progress(const std::string& name);
+  // The cache's figures (/api/cache): bytes kept and their bound, hits and misses, traces parsed.
+  std::string cache_json() const;
   // The listed traces (not compile logs) grouped by job (rank_groups.h): each group's traces and
   // ranks, and the unrelated traces with why. Cached by the list of names, sizes and mtimes.
   Lookup rank_groups(const StillWanted& wanted = {});
@@ -134,6 +146,8 @@ class TraceStore {
   std::vector<std::string> rank_names() const;
 
   uint64_t loads() const { return loads_; }  // traces parsed so far (tests check the cache)
+  uint64_t hits() const { return hits_; }    // results answered from the cache
+  uint64_t misses() const { return misses_; }
   size_t cached_bytes() const { return results_.bytes(); }  // within cache_bytes (+ the newest)
 
  private:
@@ -149,7 +163,13 @@ class TraceStore {
   // The parsed trace of an opened file: kept, being parsed by another request, or parsed here.
   // nullopt: abandoned.
   std::optional<Result<SharedTrace>> trace_of(const OpenFile& f, const StillWanted& wanted);
-  Result<Trace> load(const OpenFile& f);
+  // The bytes and events of a load in progress (progress()), shared by the loader and readers.
+  struct LoadProgress {
+    std::atomic<uint64_t> bytes{0}, events{0};
+    uint64_t total = 0;
+    std::chrono::steady_clock::time_point start;
+  };
+  Result<Trace> load(const OpenFile& f, LoadProgress* progress = nullptr);
   void keep(const std::string& key, SharedTrace t);
   // A result of one opened file cached under `what`, computed by `compute` (which may answer an
   // error; only successful results are cached).
@@ -164,9 +184,14 @@ class TraceStore {
   ResultCache results_;
   SingleFlight<Lookup> result_flights_;
   SingleFlight<Result<SharedTrace>> load_flights_;
-  std::mutex kept_mu_;
+  mutable std::mutex kept_mu_;
   std::list<std::pair<std::string, SharedTrace>> kept_;  // most recently used first
-  std::atomic<uint64_t> loads_{0};
+  std::atomic<uint64_t> loads_{0}, hits_{0}, misses_{0};
+  std::mutex progress_mu_;
+  std::map<std::string, std::shared_ptr<LoadProgress>> loading_;  // by OpenFile::key()
+  // The tile index of each kept trace (built on its first tile), by the same key as kept_.
+  struct TileIndexes;
+  std::unique_ptr<TileIndexes> tile_indexes_;
   // Every listed trace reduced to its rank summary, and their grouping by job; kept until the
   // listing changes. nullopt: abandoned.
   struct DirSummaries;

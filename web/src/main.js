@@ -5,7 +5,7 @@ import { el, fmtNs, fmtBytes, unavailable, note, setOrigin, getOrigin } from './
 import { dataTable } from './table.js';
 import { cards, renderGeneric } from './generic.js';
 import { renderFlame } from './flame.js';
-import { base64Bytes, decodeEvents, renderTimeline } from './timeline.js';
+import { base64Bytes, decodeEvents, renderTimeline, tileData } from './timeline.js';
 import { barChart, lineChart } from './charts.js';
 import { overview } from './overview.js';
 import { inputTabs } from './inputs.js';
@@ -76,11 +76,40 @@ class RestSource {
     }
     return this.cache.get(key);
   }
-  async events() {
-    const r = await fetch(`api/profiler/timeline/events?trace=${encodeURIComponent(this.trace)}`);
+  // A level-of-detail tile of [t0, t1) ns from the timeline's start, px pixels wide: the
+  // dashboard's timeline holds one screen's marks, never the whole trace.
+  async tile(t0, t1, px) {
+    const q = `trace=${encodeURIComponent(this.trace)}&t0=${Math.floor(t0)}&t1=${Math.ceil(t1)}&px=${Math.round(px)}`;
+    const r = await fetch(`api/profiler/timeline/tiles?${q}`);
     if (!r.ok) return null;
-    return decodeEvents(new Uint8Array(await r.arrayBuffer()));
+    return r.json();
   }
+}
+
+// The dashboard's timeline: a tile three screens wide around the view, fetched again once the
+// view leaves it or needs a finer one (after zooming in), 150 ms after the view settles.
+async function tiledTimeline(holder, src, t) {
+  const span = Math.max(1, t.end_ns - t.begin_ns);
+  const width = Math.max(300, holder.clientWidth || 1000);
+  const first = await src.tile(0, span, Math.min(16384, width));
+  if (!first) return false;
+  let cur = first, timer = 0, seq = 0, api = null;
+  const onView = (t0, t1, W) => {
+    const need = (t1 - t0) / W;  // ns per pixel of the view
+    const inside = t0 >= cur.t0 && t1 <= cur.t1;
+    if (inside && (cur.exact || (cur.t1 - cur.t0) / cur.px <= need * 1.5)) return;
+    clearTimeout(timer);
+    timer = setTimeout(async () => {
+      const w = t1 - t0, a = Math.max(0, t0 - w), b = Math.min(span, t1 + w);
+      const mine = ++seq;
+      const tile = await src.tile(a, Math.max(b, a + 1), Math.min(16384, Math.max(1, W * (b - a) / w)));
+      if (!tile || mine !== seq) return;
+      cur = tile;
+      api.setData(tileData(tile));
+    }, 150);
+  };
+  api = renderTimeline(holder, tileData(first), t, { onView });
+  return true;
 }
 
 // ---- tabs ---------------------------------------------------------------------------------
@@ -103,6 +132,16 @@ async function timeline(c, src) {
   }
   const holder = el('div', { class: 'tl-holder' });
   c.append(holder);
+  // Serve: a big trace's timeline is drawn from tiles (mlprof serve --tiles-above N), so the page
+  // holds a few screens of marks; a smaller one gets every slice, with flows and args.
+  const tilesAbove = window.mlprofData && window.mlprofData.tiles_above;
+  if (src instanceof RestSource && typeof tilesAbove === 'number' && 'end_ns' in t && (t.slices ?? 0) > tilesAbove &&
+      await tiledTimeline(holder, src, t)) {
+    c.append(el('p', { class: 'note', 'data-testid': 'timeline-tiled' },
+      `${(t.slices ?? 0).toLocaleString('en-US')} slices: drawn from level-of-detail tiles (runs of slices under a pixel merged; zoom in for each slice). Flows and args are not shown in this mode.`));
+    if (t.lanes) c.append(el('h3', {}, 'Lanes'), dataTable(t.lanes, { id: 'timeline.lanes' }));
+    return;
+  }
   const ev = await src.events();
   performance.mark('mlprof:events-decoded');
   if (!ev) { holder.append(note('The event data for the timeline is not in this page.')); return; }
@@ -193,21 +232,55 @@ function buildTabs(root, src, initial) {
   // The dashboard's Ranks tab is about the directory, not the selected trace: always there.
   const applies = async (id) => { const a = await allowed; return !a || a.has(id) || (id === 'ranks' && src instanceof RestSource); };
   const settled = [];
+  let drawnFirst;
+  const firstDrawn = new Promise((res) => { drawnFirst = res; });
   for (const [id, label] of TABS) {
     const button = el('button', { class: 'tab', role: 'tab', 'data-tab': id, onclick: () => show(id) }, label);
     nav.append(button);
     panes.append(el('section', { class: 'pane', 'data-pane': id, 'data-testid': `pane-${id}`, hidden: true }));
     if (OPTIONAL[id]) {
       button.hidden = true;
-      Promise.resolve(src.get(id)).then(async (r) => { button.hidden = !(await OPTIONAL[id](r, src)); }).catch(() => {});
+      // Asked once the first tab is drawn: on a big trace the server computes what that tab
+      // needs first (in parallel), not the critical path of a tab nobody opened yet.
+      firstDrawn.then(() => src.get(id)).then(async (r) => { button.hidden = !(await OPTIONAL[id](r, src)); }).catch(() => {});
     }
     settled.push(applies(id).then((ok) => { if (!ok) button.remove(); }));
   }
   Promise.all(settled).then(() => { nav.dataset.tabsReady = '1'; });
   root.append(nav, panes);
   const start = TABS.some(([id]) => id === initial) ? initial : 'overview';
-  show(start);
+  show(start).finally(drawnFirst);
   return { show, current: () => current };
+}
+
+// While the trace parses, its progress (/api/profiler/progress, answered at once by the server):
+// bytes and events read, the rate and an ETA; removed once the summary has come.
+async function watchLoad(trace, box, ready) {
+  let done = false;
+  ready.finally(() => { done = true; box.remove(); });
+  const mb = (b) => `${(b / 1e6).toFixed(1)} MB`;
+  while (!done) {
+    try {
+      const r = await fetch(`api/profiler/progress?trace=${encodeURIComponent(trace)}`);
+      const p = await r.json();
+      if (done) break;
+      if (p.state === 'loading') {
+        const pct = p.total_bytes ? Math.floor(100 * p.bytes_read / p.total_bytes) : 0;
+        box.dataset.state = 'loading';
+        box.textContent = `Loading ${trace}: ${mb(p.bytes_read)} of ${mb(p.total_bytes)} (${pct} %), ` +
+          `${p.events_read.toLocaleString('en-US')} events read, ${p.elapsed_s.toFixed(1)} s` +
+          (p.eta_s !== undefined ? `, about ${p.eta_s.toFixed(1)} s left` : '');
+      } else if (p.state === 'ready') {
+        box.dataset.state = 'analyzing';
+        box.textContent = `Analyzing ${trace}…`;
+      } else if (p.state === 'failed') {
+        box.dataset.state = 'failed';
+        box.textContent = p.error || 'The trace did not load.';
+        return;
+      }
+    } catch (e) { /* the summary's own request reports errors */ }
+    await new Promise((res) => setTimeout(res, 250));
+  }
 }
 
 function header(title, sub) {
@@ -231,6 +304,9 @@ async function startDashboard(root, data) {
     body.replaceChildren();
     if (!selected) { body.append(note('No trace files in this directory yet (.json, .json.gz, .mlprof). Waiting for one…')); return; }
     const src = new RestSource(selected, base);
+    const progress = el('div', { class: 'note', 'data-testid': 'load-progress' }, `Opening ${selected}…`);
+    body.append(progress);
+    watchLoad(selected, progress, src.get('summary'));
     tabs = buildTabs(body, src, tabs ? tabs.current() : (location.hash || '#overview').slice(1));
   }
   select.addEventListener('change', () => { selected = select.value; open(); });

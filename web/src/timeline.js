@@ -199,8 +199,41 @@ const isSynthetic = (l) => !l.gpu && (/\(pid Spans /.test(l.name) || l.count <= 
 // Runtime calls between an op and its kernel (cudaLaunchKernel, hipLaunchKernel, mtia...).
 const RUNTIME = /^(cuda|cu[A-Z]|hip|mtia|nccl|Runtime|runtime)/;
 
-export function renderTimeline(container, data, stats) {
-  const lanes = data.lanes;
+// A serve tile (/api/profiler/timeline/tiles) as the decoded events renderTimeline draws: per
+// lane and row its slices and its runs of merged sub-pixel slices (a run: one mark named
+// "N slices merged", with its count in `c` and busy time in `b`). No flows or args.
+export function tileData(tile) {
+  const strings = [...tile.names];
+  const merged = strings.length;
+  strings.push('(merged slices)');
+  let held = 0;
+  const lanes = tile.lanes.map((l) => {
+    const nrows = Math.max(1, l.rows);
+    const items = Array.from({ length: nrows }, () => []);
+    for (const [ts, dur, d, nm] of l.slices) items[Math.min(d, nrows - 1)].push([ts, ts + dur, nm, 1, dur]);
+    for (const [ts, end, d, count, busy] of l.runs) items[Math.min(d, nrows - 1)].push([ts, end, merged, count, busy]);
+    const rows = items.map((it) => {
+      it.sort((a, b) => a[0] - b[0]);
+      const r = { s: new Float64Array(it.length), e: new Float64Array(it.length), n: new Uint32Array(it.length),
+        c: new Float64Array(it.length), b: new Float64Array(it.length) };
+      it.forEach((v, i) => { r.s[i] = v[0]; r.e[i] = v[1]; r.n[i] = v[2]; r.c[i] = v[3]; r.b[i] = v[4]; });
+      r.x = r.e;
+      for (let i = 1; i < r.e.length; i++) {
+        if (r.e[i] < r.e[i - 1]) { if (r.x === r.e) r.e = Float64Array.from(r.x); r.e[i] = r.e[i - 1]; }
+      }
+      held += it.length;
+      return r;
+    });
+    return { name: l.name, gpu: l.gpu, count: l.total_slices, rows, depth: null };
+  });
+  return { version: 3, begin: tile.begin_ns, strings, lanes, flows: new Float64Array(0), end: tile.t1, args: null,
+    tile: { t0: tile.t0, t1: tile.t1, px: tile.px, exact: tile.exact, held } };
+}
+
+// opts.onView(t0, t1, widthPx): called after each frame (serve mode fetches tiles for the view);
+// the returned api's setData(data) swaps the slices drawn (same lanes, in the same order).
+export function renderTimeline(container, data, stats, opts = {}) {
+  let lanes = data.lanes;
   if (!lanes.length) {
     container.append(el('p', { class: 'note', 'data-testid': 'no-data' }, 'No slices on any thread or stream.'));
     return null;
@@ -297,7 +330,7 @@ export function renderTimeline(container, data, stats) {
   let W = 0;
   const ctx = canvas.getContext('2d');
   let raf = 0;
-  const colors = new Array(data.strings.length);
+  let colors = new Array(data.strings.length);
   const colorOf = (nm, gpu) => colors[nm] || (colors[nm] = hashColor(data.strings[nm], gpu));
   // Search: names matching the query (by string index); non-matching slices are drawn grey.
   let match = null, matchCount = 0;
@@ -378,7 +411,7 @@ export function renderTimeline(container, data, stats) {
 
   // Busy time of a lane's top-level slices inside [t0, t1): prefix sums of their durations (built
   // once per lane), clipped at both ends, so a folded lane's summary costs O(log n) per frame.
-  const prefix = new Array(lanes.length).fill(null);
+  let prefix = new Array(lanes.length).fill(null);
   function busyInView(li, t0, t1) {
     const r = lanes[li].rows[0];
     if (!r || !r.s.length) return 0;
@@ -506,6 +539,11 @@ export function renderTimeline(container, data, stats) {
     canvas.dataset.t0 = String(t0); canvas.dataset.t1 = String(t1); canvas.dataset.drawn = String(counter.drawn);
     canvas.dataset.flowsDrawn = String(flowsDrawn); canvas.dataset.flowsInView = String(flowsInView);
     canvas.dataset.ticks = ticks.join('|');
+    if (data.tile) {
+      canvas.dataset.held = String(data.tile.held);
+      canvas.dataset.tile = `${data.tile.t0}-${data.tile.t1}@${data.tile.px}${data.tile.exact ? ' exact' : ''}`;
+    }
+    if (opts.onView) opts.onView(t0, t1, W);
   }
 
   function flowPath(f, k, t0, scale) {
@@ -658,6 +696,9 @@ export function renderTimeline(container, data, stats) {
     const r = lanes[h.li].rows[h.d];
     const a = r.s[h.i], b = r.x[h.i];
     const nflows = flowsOf(h).length;
+    if (r.c && r.c[h.i] > 1) {  // a serve tile's run of merged sub-pixel slices
+      return `${r.c[h.i].toLocaleString('en-US')} slices merged (each under a pixel): busy ${fmtNs(r.b[h.i])} of ${fmtNs(b - a)} from +${fmtNs(a)} (${lanes[h.li].name}); zoom in for each slice`;
+    }
     return `${data.strings[r.n[h.i]]} — starts +${fmtNs(a)} after the trace start, lasts ${fmtNs(b - a)} (${lanes[h.li].name})` +
       (nflows ? `, ${nflows} flow${nflows > 1 ? 's' : ''}` : '');
   }
@@ -697,6 +738,7 @@ export function renderTimeline(container, data, stats) {
   // The slice's index among its lane's slices as sent (the args columns' order).
   function sentIndex(h) {
     const depth = lanes[h.li].depth;
+    if (!depth) return -1;  // a serve tile: no args sent
     for (let j = 0, k = 0; j < depth.length; j++) if (depth[j] === h.d && k++ === h.i) return j;
     return -1;
   }
@@ -740,6 +782,7 @@ export function renderTimeline(container, data, stats) {
       ['Start', `+${fmtNs(a)} after the trace start`], ['Duration', fmtNs(b - a)],
       ['Self', fmtNs(selfOf(h.li, h.d, h.i))], ['Depth', String(h.d)],
     ];
+    if (r.c && r.c[h.i] > 1) rows.push(['Merged', `${r.c[h.i].toLocaleString('en-US')} slices under a pixel each, busy ${fmtNs(r.b[h.i])}: zoom in for each`]);
     const idx = sentIndex(h);
     const args = idx >= 0 ? sliceArgs(data, lane, idx) : [];
     const table = el('table', { class: 'tl-args', 'data-testid': 'timeline-args' },
@@ -896,8 +939,17 @@ export function renderTimeline(container, data, stats) {
   nextBtn.addEventListener('click', () => { if (!match) setQuery(searchBox.value); step(1); });
   prevBtn.addEventListener('click', () => { if (!match) setQuery(searchBox.value); step(-1); });
 
+  function setData(d) {  // a new tile: same lanes, other slices
+    data = d; lanes = d.lanes;
+    colors = new Array(data.strings.length);
+    prefix = new Array(lanes.length).fill(null);
+    selected = null; cursor = null;
+    if (match) setQuery(searchBox.value);
+    layout();
+    schedule();
+  }
   resize();
-  const api = { view: () => ({ ...view }), panBy, zoomAt, draw, lanes: lanes.length, stats,
+  const api = { setData, view: () => ({ ...view }), panBy, zoomAt, draw, lanes: lanes.length, stats,
     select: (h) => { selected = h; draw(); }, hitTest, laneTop, flows: data.flows,
     laneNames: lanes.map((l) => l.name), laneSlices: lanes.map((l) => l.count),
     begin: data.begin, setView: (t0, t1) => { view.t0 = t0; view.t1 = t1; draw(); },
