@@ -76,6 +76,11 @@ class RestSource {
     }
     return this.cache.get(key);
   }
+  async events() {
+    const r = await fetch(`api/profiler/timeline/events?trace=${encodeURIComponent(this.trace)}`);
+    if (!r.ok) return null;
+    return decodeEvents(new Uint8Array(await r.arrayBuffer()));
+  }
   // A level-of-detail tile of [t0, t1) ns from the timeline's start, px pixels wide: the
   // dashboard's timeline holds one screen's marks, never the whole trace.
   async tile(t0, t1, px) {
