@@ -39,7 +39,6 @@ ALLOWED = {
     ("src/import/chrome_event_merge.cpp", "ChromeEventParser::merge_parts"): 213,
     ("src/import/rocprof_importer.cpp", "import_rocprofv3"): 205,
     ("src/import/xplane_importer.cpp", "XSpaceReader::import_plane"): 197,
-    ("src/analyze/memory.cpp", "analyze_memory"): 197,
     ("src/analyze/kernels.cpp", "analyze_kernels"): 192,
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/analyze/modeled_calls.cpp", "collect_modeled_calls"): 176,
