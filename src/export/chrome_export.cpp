@@ -194,16 +194,25 @@ std::string merged_track_name(const Trace& t, uint32_t track) {
   return merged_process_name(t, tr.process) + " / " + thread;
 }
 
-// Writes (w != null) or counts (w == null) the events of `t`: all of them, or for a merged rank
-// those in its window, with flow and async ids renumbered from *next_id (unique over the ranks).
-// Returns the number of events.
-uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint64_t* next_id) {
+// One trace's events written (w != null) or counted (w == null): all of them, or for a merged
+// rank those in its window, with flow and async ids renumbered from *next_id (unique over the
+// ranks). One method per table; each returns its events.
+struct EventsPass {
+  const Trace& t;
+  EventWriter* w;
+  const MergedRank* r;
+  uint64_t* next_id;
   Window cpu, gpu;  // GPU streams have the window of the GPU work the steps launched
-  if (r) {
-    cpu = Window{r->begin_ns, r->end_ns};
-    gpu = Window{r->gpu_begin_ns, r->gpu_end_ns};
-  }
-  auto window = [&](uint32_t track) -> const Window& { return t.is_gpu_track(track) ? gpu : cpu; };
+
+  const Window& window(uint32_t track) const { return t.is_gpu_track(track) ? gpu : cpu; }
+  uint64_t slices();
+  uint64_t instants();
+  uint64_t counters();
+  uint64_t flows();
+  uint64_t memory();
+};
+
+uint64_t EventsPass::slices() {
   uint64_t count = 0;
   std::vector<int64_t> async_id;  // merged: per track, assigned on first use
   if (r && w) async_id.assign(t.tracks.size(), -1);
@@ -258,6 +267,11 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
     w->args(s.args_begin[i], s.args_count[i]);
     w->end_event();
   }
+  return count;
+}
+
+uint64_t EventsPass::instants() {
+  uint64_t count = 0;
   const InstantTable& in = t.instants;
   for (size_t i = 0; i < in.size(); ++i) {
     if (!window(in.track[i]).point(in.ts[i])) continue;
@@ -272,6 +286,11 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
     w->args(in.args_begin[i], in.args_count[i]);
     w->end_event();
   }
+  return count;
+}
+
+uint64_t EventsPass::counters() {
+  uint64_t count = 0;
   // Counters are per process; write them on the process's first track. In a merged trace the
   // rank's processes share one, so a series is named "<process> / <name>" when the rank has
   // counters in more than one process.
@@ -332,6 +351,11 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
     ++count;
     if (w) write_counter(c.series[i], c.ts[i], c.value[i]);
   }
+  return count;
+}
+
+uint64_t EventsPass::flows() {
+  uint64_t count = 0;
   const FlowTable& f = t.flows;
   for (size_t i = 0; i < f.size(); ++i) {
     if (!window(f.src_track[i]).point(f.src_ts[i]) || !window(f.dst_track[i]).point(f.dst_ts[i]))
@@ -350,6 +374,11 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
       w->end_event();
     }
   }
+  return count;
+}
+
+uint64_t EventsPass::memory() {
+  uint64_t count = 0;
   const MemoryTable& m = t.memory;
   for (size_t i = 0; i < m.size(); ++i) {
     if (!window(m.track[i]).point(m.ts[i])) continue;
@@ -369,6 +398,23 @@ uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint6
     b += "}";
     w->end_event();
   }
+  return count;
+}
+
+// Writes (w != null) or counts (w == null) the events of `t`: all of them, or for a merged rank
+// those in its window, with flow and async ids renumbered from *next_id (unique over the ranks).
+// Returns the number of events.
+uint64_t write_events(const Trace& t, EventWriter* w, const MergedRank* r, uint64_t* next_id) {
+  EventsPass pass{t, w, r, next_id, {}, {}};
+  if (r) {
+    pass.cpu = Window{r->begin_ns, r->end_ns};
+    pass.gpu = Window{r->gpu_begin_ns, r->gpu_end_ns};
+  }
+  uint64_t count = pass.slices();  // in this order: async ids, then flow ids, from *next_id
+  count += pass.instants();
+  count += pass.counters();
+  count += pass.flows();
+  count += pass.memory();
   return count;
 }
 

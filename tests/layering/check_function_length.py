@@ -42,7 +42,6 @@ ALLOWED = {
     ("src/analyze/kernels.cpp", "analyze_kernels"): 192,
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/analyze/modeled_calls.cpp", "collect_modeled_calls"): 176,
-    ("src/export/chrome_export.cpp", "write_events"): 174,
     ("src/analyze/perf_model.cpp", "model_table"): 167,
     ("src/import/memory_snapshot_trace.cpp", "memory_snapshot_to_trace"): 161,
     ("src/analyze/leaks.cpp", "analyze_leaks"): 161,
