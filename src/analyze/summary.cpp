@@ -15,10 +15,9 @@ namespace {
 
 bool is_step_name(std::string_view name) { return step_number(name).has_value(); }
 
-}  // namespace
-
-SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
-  SummaryResult r;
+// What the trace holds: its span, events by kind and category, processes, threads, GPU streams,
+// steps, devices, and the importer's line.
+void add_trace_counts(const Trace& t, SummaryResult& r) {
   r.source = t.meta.source;
   r.format = t.meta.format;
   r.begin_ns = t.begin_ns();
@@ -74,6 +73,10 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
                   d.compute_major, d.compute_minor);
     r.devices.push_back(buf);
   }
+}
+
+// The top operations by o.sort, ProfilerStep#N of a category in one row.
+void add_top_ops(const Trace& t, const SummaryOptions& o, SummaryResult& r) {
   OpStatsOptions oo;
   oo.category = o.category;
   OpRows rows = op_rows(t, oo);
@@ -164,6 +167,14 @@ SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
     op.self_ns = g.self_ns;
     r.top_ops.push_back(std::move(op));
   }
+}
+
+}  // namespace
+
+SummaryResult summarize(const Trace& t, const SummaryOptions& o) {
+  SummaryResult r;
+  add_trace_counts(t, r);
+  add_top_ops(t, o, r);
   return r;
 }
 

@@ -46,7 +46,6 @@ ALLOWED = {
     ("src/import/memory_snapshot_trace.cpp", "memory_snapshot_to_trace"): 161,
     ("src/analyze/leaks.cpp", "analyze_leaks"): 161,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
-    ("src/analyze/summary.cpp", "summarize"): 149,
     ("src/analyze/gpu_events.cpp", "collect_gpu_events"): 148,
     ("src/record/demo_workload.cpp", "run_demo_workload"): 145,
     ("src/import/perfetto_importer.cpp", "PerfettoReader::run"): 142,
