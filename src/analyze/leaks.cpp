@@ -76,6 +76,63 @@ LeakResult analyze_leaks(const Trace& trace, const LeakOptions& options) {
   return analyze_leaks(trace, analyze_steps(trace), options);
 }
 
+namespace {
+
+// One device's allocated total at each step's end: its growth, Theil-Sen slope and Mann-Kendall
+// test, over the steps since a significant change point when there is one; d.leak the verdict.
+void judge_device(DeviceLeak& d, const std::vector<int64_t>& step_numbers,
+                  const LeakOptions& options) {
+  const auto& y_int = d.step_end_allocated;
+  if (y_int.empty()) return;
+  std::vector<double> x(y_int.size()), y(y_int.size());
+  for (size_t i = 0; i < y.size(); ++i) {
+    x[i] = static_cast<double>(i);
+    y[i] = static_cast<double>(y_int[i]);
+  }
+  d.growth_bytes = y_int.back() - y_int.front();
+  if (y.size() >= 2) d.slope_bytes_per_step = stats::theil_sen_slope(x, y);
+  stats::TestResult mk = stats::mann_kendall(y);
+  d.test_valid = mk.valid && y.size() >= kLeakMinSteps;
+  d.kendall_s = mk.statistic;
+  d.kendall_z = mk.z;
+  d.p_value = mk.valid ? mk.p_value : 1.0;
+  d.overall_slope_bytes_per_step = d.slope_bytes_per_step;
+  d.overall_p_value = d.p_value;
+  const double min_rate = std::max(options.min_bytes_per_step, 1e-9);
+  ChangePoint cp = find_change_point(y);
+  if (cp.p < options.alpha) {
+    const size_t k = cp.k;
+    std::span<const double> xs(x), ys(y);
+    double before = stats::theil_sen_slope(xs.first(k), ys.first(k));
+    double after = stats::theil_sen_slope(xs.subspan(k), ys.subspan(k));
+    bool grows_after = false;
+    if (y.size() - k >= kLeakMinSteps) {
+      stats::TestResult post = stats::mann_kendall(ys.subspan(k));
+      grows_after = post.valid && post.p_value < options.alpha && after >= min_rate;
+      if (grows_after || before >= min_rate) {
+        d.kendall_s = post.statistic;
+        d.kendall_z = post.z;
+        d.p_value = post.valid ? post.p_value : 1.0;
+        d.test_valid = post.valid;
+      }
+    } else {
+      grows_after = d.test_valid && d.p_value < options.alpha && after >= min_rate;
+    }
+    if (grows_after || (before >= min_rate && after < min_rate)) {
+      d.change_index = static_cast<int64_t>(k);
+      d.change_p_value = cp.p;
+      d.slope_before_bytes_per_step = before;
+      d.slope_bytes_per_step = after;
+      d.growth_start_step = k < step_numbers.size() ? step_numbers[k] : -1;
+      d.plateau = !grows_after;
+    }
+  }
+  d.leak = !d.plateau && d.test_valid && d.p_value < options.alpha && d.slope_bytes_per_step > 0 &&
+           d.slope_bytes_per_step >= options.min_bytes_per_step;
+}
+
+}  // namespace
+
 LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const LeakOptions& options) {
   LeakResult r;
   const MemoryTable& m = trace.memory;
@@ -176,54 +233,7 @@ LeakResult analyze_leaks(const Trace& trace, const StepsResult& steps, const Lea
 
   for (size_t di = 0; di < r.devices.size(); ++di) {
     DeviceLeak& d = r.devices[di];
-    const std::vector<int64_t>& step_numbers = dev_steps[di];
-    const auto& y_int = d.step_end_allocated;
-    if (y_int.empty()) continue;
-    std::vector<double> x(y_int.size()), y(y_int.size());
-    for (size_t i = 0; i < y.size(); ++i) {
-      x[i] = static_cast<double>(i);
-      y[i] = static_cast<double>(y_int[i]);
-    }
-    d.growth_bytes = y_int.back() - y_int.front();
-    if (y.size() >= 2) d.slope_bytes_per_step = stats::theil_sen_slope(x, y);
-    stats::TestResult mk = stats::mann_kendall(y);
-    d.test_valid = mk.valid && y.size() >= kLeakMinSteps;
-    d.kendall_s = mk.statistic;
-    d.kendall_z = mk.z;
-    d.p_value = mk.valid ? mk.p_value : 1.0;
-    d.overall_slope_bytes_per_step = d.slope_bytes_per_step;
-    d.overall_p_value = d.p_value;
-    const double min_rate = std::max(options.min_bytes_per_step, 1e-9);
-    ChangePoint cp = find_change_point(y);
-    if (cp.p < options.alpha) {
-      const size_t k = cp.k;
-      std::span<const double> xs(x), ys(y);
-      double before = stats::theil_sen_slope(xs.first(k), ys.first(k));
-      double after = stats::theil_sen_slope(xs.subspan(k), ys.subspan(k));
-      bool grows_after = false;
-      if (y.size() - k >= kLeakMinSteps) {
-        stats::TestResult post = stats::mann_kendall(ys.subspan(k));
-        grows_after = post.valid && post.p_value < options.alpha && after >= min_rate;
-        if (grows_after || before >= min_rate) {
-          d.kendall_s = post.statistic;
-          d.kendall_z = post.z;
-          d.p_value = post.valid ? post.p_value : 1.0;
-          d.test_valid = post.valid;
-        }
-      } else {
-        grows_after = d.test_valid && d.p_value < options.alpha && after >= min_rate;
-      }
-      if (grows_after || (before >= min_rate && after < min_rate)) {
-        d.change_index = static_cast<int64_t>(k);
-        d.change_p_value = cp.p;
-        d.slope_before_bytes_per_step = before;
-        d.slope_bytes_per_step = after;
-        d.growth_start_step = k < step_numbers.size() ? step_numbers[k] : -1;
-        d.plateau = !grows_after;
-      }
-    }
-    d.leak = !d.plateau && d.test_valid && d.p_value < options.alpha &&
-             d.slope_bytes_per_step > 0 && d.slope_bytes_per_step >= options.min_bytes_per_step;
+    judge_device(d, dev_steps[di], options);
     r.leak = r.leak || d.leak;
   }
 

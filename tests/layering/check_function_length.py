@@ -44,7 +44,6 @@ ALLOWED = {
     ("src/analyze/modeled_calls.cpp", "collect_modeled_calls"): 176,
     ("src/analyze/perf_model.cpp", "model_table"): 167,
     ("src/import/memory_snapshot_trace.cpp", "memory_snapshot_to_trace"): 161,
-    ("src/analyze/leaks.cpp", "analyze_leaks"): 161,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
     ("src/analyze/gpu_events.cpp", "collect_gpu_events"): 148,
     ("src/record/demo_workload.cpp", "run_demo_workload"): 145,
