@@ -44,8 +44,8 @@
     "top_ops", 1)                                                                                  \
   X(Ops, ops, OpsResult, OpsOptions, (kGraphs), kNothing, true, 0, 0, "", "ops", 1)                \
   X(Steps, steps, StepsResult, StepsOptions, (), kNothing, true, 2, 2, "Steps", "steps", 1)        \
-  X(Kernels, kernels, KernelsResult, KernelsOptions, (kGraphs), kGpuStreams, true, 4, 4, "Kernels", \
-    "kernels", 1)                                                                                  \
+  X(Kernels, kernels, KernelsResult, KernelsOptions, (kGraphs), kGpuStreams, true, 4, 4,           \
+    "Kernels", "kernels", 1)                                                                       \
   X(Gpu, gpu, GpuResult, GpuOptions, (kSteps), kGpuStreams, true, 3, 3, "GPU",                     \
     "idle_time_breakdown", 1)                                                                      \
   X(Memory, memory, MemoryResult, MemoryOptions, (), kNothing, true, 5, 5, "Memory", "ops", 1)     \
@@ -54,12 +54,13 @@
   X(Heap, heap, HeapResult, HeapOptions, (), kNothing, false, 0, 0, "", "peak_stacks", 1)          \
   /* GPU results only when the trace has GPU streams, ranks only for a rank set. */                \
   X(Bottlenecks, bottlenecks, BottleneckResult, NoOptions,                                         \
-    (kSteps, kMemory, kLeaks, kGpu, kKernels, kRanks, kRoofline), kNothing, true, 8, 12,           \
+    (kSteps, kMemory, kLeaks, kGpu, kKernels, kRanks, kRoofline, kGraphs), kNothing, true, 8, 12,  \
     "Bottlenecks", "findings", 1)                                                                  \
-  X(Flops, flops, FlopsResult, FlopsOptions, (kSteps), kNothing, true, 7, 7, "FLOPs", "ops", 1)    \
+  X(Flops, flops, FlopsResult, FlopsOptions, (kSteps, kGraphs), kNothing, true, 7, 7, "FLOPs",     \
+    "ops", 1)                                                                                      \
   X(Flame, flame, FlameGraph, FlameOptions, (), kNothing, true, 0, 0, "", "frames", 1)             \
   X(Timeline, timeline, TimelineResult, TimelineOptions, (), kNothing, true, 0, 0, "", "lanes", 1) \
-  X(Modules, modules, ModulesResult, ModulesOptions, (kGraphs), kModuleEvents, true, 9, 8,          \
+  X(Modules, modules, ModulesResult, ModulesOptions, (kGraphs), kModuleEvents, true, 9, 8,         \
     "Modules", "", 1)                                                                              \
   X(CriticalPath, critical_path, CriticalPathResult, CriticalPathOptions, (), kCriticalPathWindow, \
     true, 10, 9, "Critical path", "", 1)                                                           \
@@ -68,9 +69,9 @@
     "Compile", "", 1)                                                                              \
   X(MemorySnapshot, memory_snapshot, SnapshotResult, SnapshotOptions, (), kMemorySnapshot, true,   \
     12, 11, "CUDA memory snapshot", "fragmented_segments", 1)                                      \
-  X(Roofline, roofline, RooflineResult, RooflineOptions, (kSteps), kGpuStreams, true, 14, 13,      \
-    "Roofline", "shapes", 1)                                                                       \
-  X(Graphs, graphs, GraphsResult, GraphsOptions, (), kGpuStreams, false, 0, 0, "", "", 1)          \
+  X(Roofline, roofline, RooflineResult, RooflineOptions, (kSteps, kGraphs), kGpuStreams, true, 14, \
+    13, "Roofline", "shapes", 1)                                                                   \
+  X(Graphs, graphs, GraphsResult, GraphsOptions, (), kGpuStreams, true, 0, 0, "", "", 1)           \
   MLPROF_EXTRA_ANALYSES(X)
 
 // A test build adds rows here (tests/catalog/dummy_analysis.h); empty otherwise.

@@ -63,13 +63,16 @@ BottleneckResult compute_bottlenecks(AnalysisSet& s) {
     in.gpu = &s.gpu();
     in.kernels = &s.kernels();
     if (!s.unavailable(AnalysisId::kRoofline)) in.roofline = &s.roofline();
+    in.graphs = &s.graphs();
   }
   if (!s.unavailable(AnalysisId::kRanks)) in.ranks = &s.ranks();
   return find_bottlenecks(s.trace(), in);
 }
 
 FlopsResult compute_flops(AnalysisSet& s) {
-  return analyze_flops(s.trace(), s.steps(), s.options().flops);
+  // The roofline's calls (a graph replay charged to its captured ops), so the FLOPs agree.
+  return analyze_flops(s.trace(), s.steps(), s.options().flops,
+                       s.has_gpu() ? &s.graphs() : nullptr);
 }
 
 FlameGraph compute_flame(AnalysisSet& s) { return build_flame_graph(s.trace(), s.options().flame); }
@@ -83,12 +86,15 @@ ModulesResult compute_modules(AnalysisSet& s) {
 }
 
 CriticalPathResult compute_critical_path(AnalysisSet& s) {
-  return analyze_critical_path(s.trace(), s.options().critical_path);
+  return analyze_critical_path(s.trace(), with_step_annotation(s.options().critical_path,
+                                                               s.options().steps.step_annotation));
 }
 
 RanksResult compute_ranks(AnalysisSet& s) {
+  RanksOptions ro = s.options_.ranks;
+  if (ro.step_annotation.empty()) ro.step_annotation = s.options_.steps.step_annotation;
   RanksResult r = s.summaries_.empty()
-                      ? analyze_ranks(s.ranks_, s.options_.ranks)
+                      ? analyze_ranks(s.ranks_, ro)
                       : analyze_rank_summaries(std::exchange(s.summaries_, {}), s.options_.ranks);
   r.errors = s.rank_errors_;
   return r;

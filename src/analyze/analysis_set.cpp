@@ -219,7 +219,8 @@ std::optional<std::string> AnalysisSet::content_missing(AnalysisRequires content
     case R::kModuleEvents:
       return modules_unavailable(trace());
     case R::kCriticalPathWindow:
-      return critical_path_unavailable(trace(), options_.critical_path);
+      return critical_path_unavailable(
+          trace(), with_step_annotation(options_.critical_path, options_.steps.step_annotation));
     case R::kCompiledRegions:
       break;
   }

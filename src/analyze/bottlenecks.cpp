@@ -300,7 +300,8 @@ uint64_t graph_replay_kernels(const Trace& t) {
   return n;
 }
 
-void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
+void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, const StepsResult& st,
+              const GraphsResult* graphs) {
   const Trace& t = c.trace;
   const SliceTable& s = t.slices;
   // Tiny kernels straight from the trace (count and time).
@@ -334,9 +335,22 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
   double host_wait_share = idle_total > 0 ? static_cast<double>(host_wait) / idle_total : 0;
   bool idle_high = tb.idle_pct >= kGpuIdleMinPct;
   bool tiny_many = tiny_share >= kTinyKernelMinShare && tb.idle_pct >= kTinyKernelMinIdlePct;
-  if (tb.span_ns > 0 && (idle_high || tiny_many)) {
+  bool launch_bound = host_wait_share >= kHostWaitMinShareOfIdle || tiny_many;
+  // A graph capture pass records its launches and runs none of their kernels: its iterations are
+  // not steady state and their gaps are no launch overhead. Only the other iterations are
+  // priced; a trace that is all capture gets no launch finding.
+  std::vector<uint8_t> steady_steps;
+  bool all_capture = false;
+  if (launch_bound && st.capture_count > 0) {
+    steady_steps.assign(st.steps.size(), 0);
+    for (size_t k = 0; k < st.steps.size(); ++k) steady_steps[k] = st.steps[k].capture ? 0 : 1;
+    all_capture = std::find(steady_steps.begin(), steady_steps.end(), 1) == steady_steps.end();
+  }
+  // No iterations (one window, the capture pass of vLLM/SGLang capture_traces/): the window is
+  // the capture run when the trace captured a graph.
+  if (launch_bound && st.steps.empty() && graphs && graphs->captured_here > 0) all_capture = true;
+  if (tb.span_ns > 0 && (idle_high || tiny_many) && !all_capture) {
     Finding f;
-    bool launch_bound = host_wait_share >= kHostWaitMinShareOfIdle || tiny_many;
     f.kind = launch_bound ? "gpu_launch_overhead" : "gpu_idle";
     f.severity = severity_for_pct(tb.idle_pct);
     f.title =
@@ -381,9 +395,13 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels) {
                          : tb.idle_ns / 2,
                      tb.span_ns);
     ReplayChange ch;
-    if (launch_bound)
+    if (launch_bound && !steady_steps.empty()) {
+      ch.launch_overhead_steps = std::move(steady_steps);
+      f.evidence.push_back(
+          {"graph_capture_iterations_left_out", static_cast<double>(st.capture_count), "count"});
+    } else if (launch_bound) {
       ch.remove_launch_overhead = true;
-    else
+    } else
       ch.free_host = true;  // a bound: what any host-side change could give the GPU
     c.add(std::move(f), std::move(ch), !launch_bound);
   }
@@ -857,7 +875,8 @@ void rule_kernel_whatif(Context& c, const GpuResult& gpu, const KernelsResult& k
 // outside graph replays, batch sizes that ran eagerly beside captured ones, and prefills that
 // stall decodes. Each is priced by the replay over the step model's iterations where a change
 // can be replayed (`launch_overhead_steps`, `free_host_steps`).
-void rule_serving(Context& c, const StepsResult& st, bool launch_finding) {
+void rule_serving(Context& c, const StepsResult& st, bool launch_finding,
+                  const GraphsResult* graphs) {
   const Trace& t = c.trace;
   const SliceTable& s = t.slices;
   bool serving = st.source == StepSource::kVllm || st.source == StepSource::kSglang;
@@ -919,6 +938,17 @@ void rule_serving(Context& c, const StepsResult& st, bool launch_finding) {
       int64_t b = st.steps[k].serving->batch_size;
       if (graph_kernels[k] > 0) captured.push_back(b);
     }
+    // The batch sizes the capture pass captured a graph for (execution_details.json beside
+    // capture_traces/, read with --capture): a size that ran eagerly is found from one trace,
+    // without an iteration of another size replaying a graph.
+    std::vector<int64_t> from_captures;
+    if (graphs)
+      for (const GraphCapture& g : graphs->captures)
+        if (g.batch_size >= 0) from_captures.push_back(g.batch_size);
+    std::sort(from_captures.begin(), from_captures.end());
+    from_captures.erase(std::unique(from_captures.begin(), from_captures.end()),
+                        from_captures.end());
+    captured.insert(captured.end(), from_captures.begin(), from_captures.end());
     std::sort(captured.begin(), captured.end());
     captured.erase(std::unique(captured.begin(), captured.end()), captured.end());
     for (size_t k = 0; k < n && !captured.empty(); ++k) {
@@ -942,21 +972,45 @@ void rule_serving(Context& c, const StepsResult& st, bool launch_finding) {
       f.kind = "serving_batch_missed_graph";
       f.severity = Severity::kLow;
       f.title = std::to_string(eager_iters) + " decode iteration" + (eager_iters > 1 ? "s" : "") +
-                " at batch size " + list(missed) + " ran eagerly; iterations at batch size " +
-                list(captured) + " replayed a graph";
+                " at batch size " + list(missed) + " ran eagerly; graphs exist for batch size " +
+                list(captured);
       f.evidence = {{"eager_decode_iterations", static_cast<double>(eager_iters), "count"},
                     {"missed_batch_sizes", static_cast<double>(missed.size()), "count"},
-                    {"graph_batch_sizes", static_cast<double>(captured.size()), "count"}};
+                    {"graph_batch_sizes", static_cast<double>(captured.size()), "count"},
+                    {"captured_batch_sizes_from_capture_pass",
+                     static_cast<double>(from_captures.size()), "count"}};
       f.rule =
           "steady-state decode iterations that launched kernels one at a time while other "
-          "iterations of the trace replayed a CUDA/HIP graph (batch sizes from the "
-          "iteration annotations); priced as their launches replaying a graph";
+          "iterations of the trace replayed a CUDA/HIP graph, or while the capture pass "
+          "(--capture, execution_details.json) captured graphs for other batch sizes (batch "
+          "sizes from the iteration annotations); priced as their launches replaying a graph";
       advice::Advice a = advice::serving_batch_missed_graph(c.device, engine);
       f.recommendation = std::move(a.text);
-      f.why =
-          "batch sizes run eagerly: " + list(missed) + "; replayed from a graph: " + list(captured);
+      f.why = "batch sizes run eagerly: " + list(missed) + "; with a graph: " + list(captured) +
+              (from_captures.empty() ? std::string(" (replayed in this trace)")
+                                     : " (captured: " + list(from_captures) +
+                                           ", from the capture pass's execution_details.json)");
       ReplayChange ch;
       ch.launch_overhead_steps = mask;
+      // The launch overhead of these iterations is the missed graph's: gpu_launch_overhead
+      // keeps the other iterations' (none left: it goes), so no time is counted twice.
+      for (size_t i = 0; i < c.out.findings.size(); ++i) {
+        if (c.out.findings[i].kind != "gpu_launch_overhead" || !c.changes[i]) continue;
+        ReplayChange& lc = *c.changes[i];
+        std::vector<uint8_t> rest =
+            lc.remove_launch_overhead ? std::vector<uint8_t>(n, 1) : lc.launch_overhead_steps;
+        rest.resize(n, 0);
+        for (size_t k = 0; k < n; ++k)
+          if (mask[k]) rest[k] = 0;
+        lc.remove_launch_overhead = false;
+        lc.launch_overhead_steps = rest;
+        if (std::find(rest.begin(), rest.end(), 1) == rest.end()) {
+          c.out.findings.erase(c.out.findings.begin() + static_cast<std::ptrdiff_t>(i));
+          c.changes.erase(c.changes.begin() + static_cast<std::ptrdiff_t>(i));
+          c.generic.erase(c.generic.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+        break;
+      }
       c.add(std::move(f), std::move(ch));
     }
   }
@@ -1067,7 +1121,11 @@ void rule_serving(Context& c, const StepsResult& st, bool launch_finding) {
   // 3. Graph coverage: the share of GPU time inside graph replays.
   double coverage =
       gpu_ns > 0 ? pct(static_cast<double>(graph_ns), static_cast<double>(gpu_ns)) : 0;
-  if (gpu_ns > 0 && (graphs_replayed || serving) && eager_total > 0 && coverage < 90.0) {
+  // A capture pass (one window that captured a graph) launches eagerly to warm up and capture:
+  // not the steady state whose coverage matters.
+  const bool capture_pass = st.steps.empty() && graphs && graphs->captured_here > 0;
+  if (gpu_ns > 0 && (graphs_replayed || serving) && eager_total > 0 && coverage < 90.0 &&
+      !capture_pass) {
     if (launch_finding) {
       // gpu_launch_overhead already prices the launches: give it the coverage as evidence.
       for (Finding& f : c.out.findings)
@@ -1262,7 +1320,7 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     const GpuResult* gpu = in.gpu ? in.gpu : &own_gpu.emplace(analyze_gpu(trace));
     const KernelsResult* kernels =
         in.kernels ? in.kernels : &own_kernels.emplace(analyze_kernels(trace));
-    rule_gpu(c, *gpu, *kernels);
+    rule_gpu(c, *gpu, *kernels, *steps, in.graphs);
     std::optional<RooflineResult> own_roofline;
     const RooflineResult* roofline =
         in.roofline ? in.roofline : &own_roofline.emplace(analyze_roofline(trace, *steps));
@@ -1272,7 +1330,7 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
   {
     bool launch_finding = false;
     for (const Finding& f : out.findings) launch_finding |= f.kind == "gpu_launch_overhead";
-    rule_serving(c, *steps, launch_finding);
+    rule_serving(c, *steps, launch_finding, in.graphs);
   }
   if (in.ranks) {
     rule_ranks(c, *in.ranks);

@@ -142,11 +142,11 @@ void collect(const Trace& t, bool gpu, std::vector<Group>& groups) {
   }
 }
 
-TraceTotals totals_of(const Trace& t) {
+TraceTotals totals_of(const Trace& t, const StepsOptions& so) {
   TraceTotals r;
   r.source = t.meta.source;
   r.span_ns = t.span_ns();
-  StepsResult st = analyze_steps(t);
+  StepsResult st = analyze_steps(t, so);
   r.steps = st.steps.size();
   r.step_mean_ns = st.mean_ns;
   r.step_median_ns = st.median_ns;
@@ -159,9 +159,9 @@ TraceTotals totals_of(const Trace& t) {
   return r;
 }
 
-std::vector<double> step_durations(const Trace& t) {
+std::vector<double> step_durations(const Trace& t, const StepsOptions& so) {
   std::vector<double> d;
-  for (const StepInfo& s : analyze_steps(t).steps) d.push_back(static_cast<double>(s.dur_ns));
+  for (const StepInfo& s : analyze_steps(t, so).steps) d.push_back(static_cast<double>(s.dur_ns));
   return d;
 }
 
@@ -295,13 +295,13 @@ void diff_side(const Side& base, const Side& next, const Exposure& e, int64_t ba
 
 // Mean time per step on the critical path of each row, over at most kComparePathSteps steps
 // spread evenly over the trace (the whole trace as one window when it has no steps).
-void path_times(const Trace& t, CompareSummary& sum) {
+void path_times(const Trace& t, CompareSummary& sum, const std::string& step_annotation) {
   sum.path_measured = true;
   std::string& missing = sum.path_missing;
   std::vector<ComparePathRow>& rows = sum.path_rows;
   std::unordered_map<std::string, size_t> index;
   std::vector<CriticalPathOptions> windows;
-  StepMarkers markers = step_markers(t);
+  StepMarkers markers = step_markers(t, step_annotation);
   const std::vector<size_t>& steps = markers.slices;
   if (steps.empty()) {
     CriticalPathOptions o;
@@ -312,6 +312,7 @@ void path_times(const Trace& t, CompareSummary& sum) {
     for (size_t k = 0; k < n; ++k) {
       CriticalPathOptions o;
       o.step = markers.numbers[k * steps.size() / n];
+      o.step_annotation = step_annotation;
       windows.push_back(o);
     }
   }
@@ -443,19 +444,21 @@ void keep_top(std::vector<OpDiff>& rows, size_t top) {
 
 }  // namespace
 
-CompareSummary compare_summary(const Trace& t, bool attribute) {
+CompareSummary compare_summary(const Trace& t, bool attribute, const std::string& step_annotation) {
   CompareSummary s;
-  s.totals = totals_of(t);
-  s.step_durations = step_durations(t);
+  StepsOptions so;
+  so.step_annotation = step_annotation;
+  s.totals = totals_of(t, so);
+  s.step_durations = step_durations(t, so);
   collect(t, false, s.host);
   collect(t, true, s.gpu);
-  if (attribute) path_times(t, s);
+  if (attribute) path_times(t, s, step_annotation);
   return s;
 }
 
 CompareResult compare_traces(const Trace& base, const Trace& next, const CompareOptions& o) {
-  return compare_summaries(compare_summary(base, o.attribute), compare_summary(next, o.attribute),
-                           o);
+  return compare_summaries(compare_summary(base, o.attribute, o.step_annotation),
+                           compare_summary(next, o.attribute, o.step_annotation), o);
 }
 
 CompareResult compare_summaries(const CompareSummary& base, const CompareSummary& next,

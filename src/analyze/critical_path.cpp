@@ -189,7 +189,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   res.instance = o.instance;
   res.trace_begin_ns = t.begin_ns();
   // ---- the steps a caller may pick, and the step the window is (if any) ----
-  StepMarkers markers = step_markers(t);
+  StepMarkers markers = step_markers(t, o.step_annotation);
   const std::vector<size_t>& step_slices = markers.slices;
   res.steps_total = step_slices.size();
   for (size_t k = 0; k < step_slices.size() && k < kCriticalPathMaxListedSteps; ++k) {
@@ -655,7 +655,7 @@ std::optional<std::string> critical_path_unavailable(const Trace& t, const Criti
     return std::string(
         "no CPU ops, runtime calls or GPU events in this trace: the critical path needs a "
         "PyTorch profiler (Kineto) trace");
-  StepMarkers markers = step_markers(t);
+  StepMarkers markers = step_markers(t, o.step_annotation);
   if (o.step >= 0) {
     for (int64_t n : markers.numbers)
       if (n == o.step) return std::nullopt;

@@ -215,8 +215,8 @@ FlopsResult analyze_flops(const Trace& trace, const FlopsOptions& options) {
   return analyze_flops(trace, analyze_steps(trace), options);
 }
 
-FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
-                          const FlopsOptions& options) {
+FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps, const FlopsOptions& options,
+                          const GraphsResult* graphs) {
   // A view over the calls the roofline prices (modeled_calls.h): the same model, FLOPs and GPU
   // time per call, so an op's FLOPs and TFLOP/s here equal its row in `mlprof roofline`. The rate
   // is over the GPU time of the kernels the op launched, never its host time: a host call returns
@@ -224,7 +224,7 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
   // bf16 peak is 989).
   FlopsResult r;
   const SliceTable& s = trace.slices;
-  ModeledCalls mc = collect_modeled_calls(trace);
+  ModeledCalls mc = collect_modeled_calls(trace, graphs);
   r.calls_without_shapes = mc.calls_without_shapes;
   std::unordered_map<std::string, size_t> row_of;
   std::vector<OpFlops> rows;
@@ -246,7 +246,8 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
   for (const ModeledCall& c : mc.calls) {
     if (c.est.flops <= 0) continue;  // copies: bytes only
     const size_t i = static_cast<size_t>(c.slice);
-    std::string name(trace.str(s.name[i]));
+    const bool replayed = c.replay_launch >= 0;  // its op is in the capture's trace
+    std::string name(modeled_call_name(trace, c));
     auto [it, inserted] = row_of.emplace(name, rows.size());
     if (inserted) {
       OpFlops row;
@@ -260,13 +261,14 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
     if (mc.gpu && c.kernel_ns <= 0) continue;
     ++row.calls_counted;
     row.flops += c.est.flops;
-    row.total_ns += s.dur[i];
+    const int64_t host_ns = replayed ? 0 : s.dur[i];  // a replay has no host call of its own
+    row.total_ns += host_ns;
     row.gpu_ns += c.kernel_ns;
     r.total_flops += c.est.flops;
-    r.counted_op_ns += mc.gpu ? c.kernel_ns : s.dur[i];
+    r.counted_op_ns += mc.gpu ? c.kernel_ns : host_ns;
     if (perf_estimate_uses_matrix_units(c.est) && !c.est.dtype.empty())
       matrix_flops_by_dtype[c.est.dtype] += c.est.flops;
-    int64_t k = step_of(s.ts[i]);
+    int64_t k = step_of(modeled_call_ts(trace, c));
     if (k >= 0) {
       per_step[static_cast<size_t>(k)].flops += c.est.flops;
       flops_in_steps += c.est.flops;

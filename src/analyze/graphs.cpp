@@ -24,6 +24,7 @@ struct CapturedLaunch {
   // during capture, and no kernel runs then): it matches the replayed kernel at its position.
   std::string kernel, op, module;
   std::string op_category, module_path;  // module_path: every enclosing nn.Module, outer first
+  int32_t op_slice = -1;                 // the captured op's slice in the capture's trace
 };
 
 struct CapturedGraph {
@@ -65,6 +66,7 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
         cur->info.source = in.source;
         cur->info.batch_size = in.batch_size;
         cur->info.mode = in.mode;
+        cur->info.trace = in.trace;
         begin_ts = s.ts[i];
         cur->begin_ns = begin_ts;
         continue;
@@ -96,6 +98,7 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
       GpuEvent probe;
       probe.launch = static_cast<int32_t>(i);
       int32_t op = ops.op_of(probe);
+      l.op_slice = op;
       l.op = op >= 0 ? std::string(t.str(s.name[static_cast<size_t>(op)])) : std::string(n);
       l.op_category = t.str(s.cat[op >= 0 ? static_cast<size_t>(op) : i]);
       // Inductor wraps each Triton launch in a record_function named after its kernel.
@@ -287,6 +290,9 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
         rk.op = intern(c.op);
         rk.op_category = intern(c.op_category);
         rk.module = intern(c.module_path);
+        rk.launch = launch;
+        rk.capture = p.capture;
+        rk.captured_op = c.op_slice;
         r.replayed.push_back(rk);
       }
       r.matched_kernels += p.matched;

@@ -1,5 +1,7 @@
 #include "mlprof/analyze/modeled_calls.h"
 
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "mlprof/analyze/device_time.h"
@@ -40,38 +42,54 @@ std::vector<Shape> shapes_or_empty(std::string_view text) {
   return v ? std::move(*v) : std::vector<Shape>{};
 }
 
-}  // namespace
+// The modeled calls of one trace, and for each slice the call it is part of (-1 none) and why an
+// op has no call (1 no model, 2 no shapes, 3 shapes do not fit).
+struct CallIndex {
+  std::vector<ModeledCall> calls;
+  std::vector<int32_t> call_of;
+  std::vector<uint8_t> why;
+  uint64_t calls_without_shapes = 0;
+  // The innermost op that tried a model at or above `op`, else `op` itself, and why it has none.
+  std::pair<int32_t, uint8_t> unmodeled_at(const Trace& t, int32_t op) const {
+    for (int32_t q = op; q >= 0; q = t.slices.parent[static_cast<size_t>(q)])
+      if (why[static_cast<size_t>(q)] != 1) return {q, why[static_cast<size_t>(q)]};
+    return {op, 1};
+  }
+};
 
-ModeledCalls collect_modeled_calls(const Trace& trace) {
-  ModeledCalls r;
+// GPU work by category, not by track: a trimmed trace may put ops and kernels on one track.
+struct GpuWorkCategories {
+  const Trace& trace;
+  std::vector<int8_t> cat;
+  explicit GpuWorkCategories(const Trace& t) : trace(t), cat(t.strings.size(), -1) {}
+  bool operator()(size_t i) {
+    int8_t& g = cat[trace.slices.cat[i]];
+    if (g < 0) {
+      GpuWorkKind k = gpu_work_kind(trace.str(trace.slices.cat[i]), "");
+      g = (k == GpuWorkKind::kKernel || k == GpuWorkKind::kMemcpy || k == GpuWorkKind::kMemset) ? 1
+                                                                                                : 0;
+    }
+    return g == 1;
+  }
+};
+
+CallIndex index_calls(const Trace& trace) {
+  CallIndex r;
   const SliceTable& s = trace.slices;
   const size_t n = s.size();
-  r.gpu = has_gpu(trace);
   // Modeled calls: the outermost op with a model whose recorded arguments fit it (an op inside
   // it is part of it: aten::linear's addmm, aten::layer_norm's native_layer_norm).
   StringId dims_key = trace.strings.find("Input Dims");
   StringId type_key = trace.strings.find("Input type");
   StringId conc_key = trace.strings.find("Concrete Inputs");
   StringId strides_key = trace.strings.find("Input Strides");
-  StringId flop_key = trace.strings.find("kernel_flop");
-  StringId gb_key = trace.strings.find("kernel_num_gb");
-  StringId dtype_key = trace.strings.find("kernel_flop_dtype");  // Triton Proton's flops width
   std::vector<int8_t> modeled(trace.strings.size(), -1);
-  std::vector<int32_t> call_of(n, -1);
-  // Why an op with kernels has no call: 1 no model, 2 no shapes, 3 shapes do not fit.
-  std::vector<uint8_t> why(n, 1);
+  r.call_of.assign(n, -1);
+  r.why.assign(n, 1);
+  std::vector<int32_t>& call_of = r.call_of;
+  std::vector<uint8_t>& why = r.why;
   std::vector<ModeledCall>& calls = r.calls;
-  // GPU work by category, not by track: a trimmed trace may put ops and kernels on one track.
-  std::vector<int8_t> gpu_cat(trace.strings.size(), -1);
-  auto is_gpu_work = [&](size_t i) {
-    int8_t& g = gpu_cat[s.cat[i]];
-    if (g < 0) {
-      GpuWorkKind k = gpu_work_kind(trace.str(s.cat[i]), "");
-      g = (k == GpuWorkKind::kKernel || k == GpuWorkKind::kMemcpy || k == GpuWorkKind::kMemset) ? 1
-                                                                                                : 0;
-    }
-    return g == 1;
-  };
+  GpuWorkCategories is_gpu_work(trace);
   // Inside a modeled op recorded without shapes: counted once, at the outermost.
   std::vector<uint8_t> no_shapes(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -117,6 +135,99 @@ ModeledCalls collect_modeled_calls(const Trace& trace) {
     c.shapes = shapes_text(a.dims);
     calls.push_back(std::move(c));
   }
+  return r;
+}
+
+}  // namespace
+
+std::string_view modeled_call_name(const Trace& trace, const ModeledCall& c) {
+  const Trace& t = c.source ? *c.source : trace;
+  return t.str(t.slices.name[static_cast<size_t>(c.slice)]);
+}
+
+int64_t modeled_call_ts(const Trace& trace, const ModeledCall& c) {
+  return trace.slices.ts[static_cast<size_t>(c.replay_launch >= 0 ? c.replay_launch : c.slice)];
+}
+
+ModeledCalls collect_modeled_calls(const Trace& trace, const GraphsResult* graphs) {
+  ModeledCalls r;
+  const SliceTable& s = trace.slices;
+  const size_t n = s.size();
+  r.gpu = has_gpu(trace);
+  CallIndex own = index_calls(trace);
+  r.calls = std::move(own.calls);
+  r.calls_without_shapes = own.calls_without_shapes;
+  std::vector<ModeledCall>& calls = r.calls;
+  const std::vector<int32_t>& call_of = own.call_of;
+  GpuWorkCategories is_gpu_work(trace);
+  StringId flop_key = trace.strings.find("kernel_flop");
+  StringId gb_key = trace.strings.find("kernel_num_gb");
+  StringId dtype_key = trace.strings.find("kernel_flop_dtype");
+  // Replayed kernels: each capture trace's calls, indexed once; one call per (graph launch,
+  // capture, captured call).
+  std::map<const Trace*, CallIndex> capture_index;
+  std::map<std::tuple<int32_t, const Trace*, int32_t>, size_t> replay_call;
+  std::unordered_map<std::string, size_t> unmodeled_of;  // op name -> row
+  auto unmodeled = [&](const std::string& name, uint8_t w, int64_t dur) {
+    auto [it, inserted] = unmodeled_of.emplace(name, r.unmodeled.size());
+    if (inserted) {
+      RooflineUnmodeled u;
+      u.name = name;
+      u.reason = w == 2   ? "no shapes recorded"
+                 : w == 3 ? "shapes do not fit the model"
+                          : "no model";
+      r.unmodeled.push_back(std::move(u));
+    }
+    RooflineUnmodeled& u = r.unmodeled[it->second];
+    ++u.calls;
+    u.kernel_ns += dur;
+  };
+  auto add_kernel = [&](ModeledCall& c, uint32_t k, int64_t dur) {
+    if (c.kernels == 0)
+      c.kernel_name = s.name[k];
+    else if (c.kernel_name != s.name[k])
+      c.one_kernel_name = false;
+    ++c.kernels;
+    c.kernel_ns += dur;
+    c.kernel_slices.push_back(k);
+  };
+  // A replayed kernel to its captured op's call; false: not a matched replayed kernel.
+  auto replayed = [&](uint32_t k, int64_t dur) {
+    const ReplayedKernel* rk = graphs ? graphs->replayed_kernel(k) : nullptr;
+    if (rk == nullptr || rk->capture < 0) return false;
+    const GraphCapture& cap = graphs->captures[static_cast<size_t>(rk->capture)];
+    const Trace* ct = cap.trace ? cap.trace.get() : &trace;
+    auto ci_it = capture_index.find(ct);
+    if (ci_it == capture_index.end()) ci_it = capture_index.emplace(ct, index_calls(*ct)).first;
+    const CallIndex& ix = ci_it->second;
+    const int32_t op = rk->captured_op;
+    const int32_t ci = op >= 0 ? ix.call_of[static_cast<size_t>(op)] : -1;
+    if (ci < 0) {
+      if (op < 0) {
+        unmodeled(graphs->names[rk->op], 1, dur);
+      } else {
+        auto [at, w] = ix.unmodeled_at(*ct, op);
+        unmodeled(std::string(ct->str(ct->slices.name[static_cast<size_t>(at)])), w, dur);
+      }
+      return true;
+    }
+    auto [it, inserted] = replay_call.emplace(std::tuple{rk->launch, ct, ci}, calls.size());
+    if (inserted) {
+      const ModeledCall& captured = ix.calls[static_cast<size_t>(ci)];
+      ModeledCall c;
+      c.slice = captured.slice;
+      c.est = captured.est;
+      c.shapes = captured.shapes;
+      c.source = ct == &trace ? nullptr : ct;
+      c.replay_launch = rk->launch;
+      std::string_view path = graphs->names[rk->module];
+      size_t slash = path.rfind('/');
+      c.module = std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+      calls.push_back(std::move(c));
+    }
+    add_kernel(calls[it->second], k, dur);
+    return true;
+  };
 
   // Each compute kernel to its call.
   GpuEvents ev = collect_gpu_events(trace);
@@ -141,7 +252,6 @@ ModeledCalls collect_modeled_calls(const Trace& trace) {
     auto it = ext_op.find(*id);
     return it == ext_op.end() ? -1 : it->second;
   };
-  std::unordered_map<int32_t, size_t> unmodeled_of;  // op slice -> row
   for (const GpuEvent& e : ev.events) {
     if (e.kind != GpuWorkKind::kKernel || e.type == KernelType::kCommunication) continue;
     int64_t dur = e.dur();
@@ -175,45 +285,17 @@ ModeledCalls collect_modeled_calls(const Trace& trace) {
         continue;
       }
     }
+    if (replayed(k, dur)) continue;
     int32_t op = attribution.op_of(e);
     if (op < 0) op = op_by_ext(k);  // a kernel with no launch record: its own External id
     if (op < 0) continue;
     int32_t ci = call_of[static_cast<size_t>(op)];
     if (ci < 0) {
-      // The innermost op that tried a model, else the op itself.
-      int32_t q = op, named = -1;
-      while (q >= 0) {
-        if (why[static_cast<size_t>(q)] != 1) {
-          named = q;
-          break;
-        }
-        q = s.parent[static_cast<size_t>(q)];
-      }
-      int32_t at = named >= 0 ? named : op;
-      auto [it, inserted] =
-          unmodeled_of.emplace(s.name[static_cast<size_t>(at)], r.unmodeled.size());
-      if (inserted) {
-        RooflineUnmodeled u;
-        u.name = std::string(trace.str(s.name[static_cast<size_t>(at)]));
-        uint8_t w = named >= 0 ? why[static_cast<size_t>(named)] : 1;
-        u.reason = w == 2   ? "no shapes recorded"
-                   : w == 3 ? "shapes do not fit the model"
-                            : "no model";
-        r.unmodeled.push_back(std::move(u));
-      }
-      RooflineUnmodeled& u = r.unmodeled[it->second];
-      ++u.calls;
-      u.kernel_ns += dur;
+      auto [at, w] = own.unmodeled_at(trace, op);
+      unmodeled(std::string(trace.str(s.name[static_cast<size_t>(at)])), w, dur);
       continue;
     }
-    ModeledCall& c = calls[static_cast<size_t>(ci)];
-    if (c.kernels == 0)
-      c.kernel_name = s.name[k];
-    else if (c.kernel_name != s.name[k])
-      c.one_kernel_name = false;
-    ++c.kernels;
-    c.kernel_ns += dur;
-    c.kernel_slices.push_back(k);
+    add_kernel(calls[static_cast<size_t>(ci)], k, dur);
   }
 
   return r;

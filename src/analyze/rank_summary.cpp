@@ -73,14 +73,14 @@ std::string short_name(std::string_view n) {
   return std::string(n);
 }
 
-// Steps: ProfilerStep#N on CPU threads, by the rule `steps` uses (a duplicate marker inside the
-// previous step is not a step of its own), so both commands count the same steps. Returns their
-// total time.
-int64_t add_step_times(const Trace& t, RankSummary& sum) {
+// Steps: ProfilerStep#N on CPU threads (or --step-annotation's iterations), by the rule `steps`
+// uses (a duplicate marker inside the previous step is not a step of its own), so both commands
+// count the same steps. Returns their total time.
+int64_t add_step_times(const Trace& t, RankSummary& sum, const std::string& step_annotation) {
   RankStats& rs = sum.stats;
   const SliceTable& s = t.slices;
   int64_t step_total = 0;
-  StepMarkers markers = step_markers(t);
+  StepMarkers markers = step_markers(t, step_annotation);
   for (size_t k = 0; k < markers.slices.size(); ++k) {
     size_t i = markers.slices[k];
     ++rs.steps;
@@ -257,7 +257,7 @@ RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
   sum.base_time_ns = t.meta.base_time_ns;
   sum.begin_ns = t.begin_ns();
   sum.has_gpu = has_gpu(t);
-  int64_t step_total = add_step_times(t, sum);
+  int64_t step_total = add_step_times(t, sum, o.step_annotation);
   GpuEventsOptions eo;
   eo.hta_compatible = o.hta_compatible;
   GpuEvents ev = collect_gpu_events(t, eo);

@@ -125,7 +125,7 @@ std::vector<RooflineRow> sorted_rows(std::map<std::string, Group>& groups, const
 }  // namespace
 
 RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
-                                const RooflineOptions& options) {
+                                const RooflineOptions& options, const GraphsResult* graphs) {
   RooflineResult r;
   const SliceTable& s = trace.slices;
   const size_t n = s.size();
@@ -157,7 +157,7 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
   }
   const DevicePeaks* peaks = r.peaks_known ? &r.peaks : nullptr;
 
-  ModeledCalls mc = collect_modeled_calls(trace);
+  ModeledCalls mc = collect_modeled_calls(trace, graphs);
   std::vector<ModeledCall>& calls = mc.calls;
   r.gpu_kernel_ns = mc.gpu_kernel_ns;
   r.unmodeled = std::move(mc.unmodeled);
@@ -204,9 +204,9 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
     Point pt;
     if (peaks) pt = point(*peaks, c.est, c.kernel_ns);
     const Point* pp = peaks ? &pt : nullptr;
-    const size_t i = static_cast<size_t>(c.slice);
     bool is_kernel_call = c.est.family == PerfFamily::kKernelArgs;
-    std::string name(trace.str(s.name[i]));
+    // A replayed call's op is in its capture's trace (modeled_calls.h).
+    std::string name(modeled_call_name(trace, c));
     const std::string& shape_text = c.shapes;
     Group& gs = by_shape[name + '\x1f' + shape_text + '\x1f' + c.est.dtype];
     if (gs.row.calls == 0) {
@@ -227,7 +227,13 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
       gk.row.name = kn;
       add(gk, c.est, c.kernel_ns, pp);
     }
-    if (!is_kernel_call) {
+    if (c.replay_launch >= 0) {
+      if (!c.module.empty()) {
+        Group& gm = by_module[c.module];
+        gm.row.name = c.module;
+        add(gm, c.est, c.kernel_ns, pp);
+      }
+    } else if (!is_kernel_call) {
       int32_t m = module_of(c.slice);
       if (m >= 0) {
         std::string mn(trace.str(s.name[static_cast<size_t>(m)]).substr(11));
@@ -264,7 +270,7 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
             rk.family = c.est.family;
             rk.dtype = c.est.dtype;
             rk.compute_bound = pt.compute_bound;
-            rk.op = is_kernel_call ? -1 : c.slice;
+            rk.op = is_kernel_call || c.replay_launch >= 0 ? -1 : c.slice;
             r.kernel_roofline.push_back(std::move(rk));
           }
         }
@@ -272,7 +278,7 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
     }
     r.roofline_ns += roof;
     r.wasted_ns += wasted;
-    int64_t st = step_of(s.ts[i]);
+    int64_t st = step_of(modeled_call_ts(trace, c));
     if (st >= 0) {
       RooflineStep& x = per_step[static_cast<size_t>(st)];
       x.flops += c.est.flops;
@@ -314,7 +320,8 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
 
 namespace analysis_stage {
 RooflineResult compute_roofline(AnalysisSet& s) {
-  return analyze_roofline(s.trace(), s.steps(), s.options().roofline);
+  return analyze_roofline(s.trace(), s.steps(), s.options().roofline,
+                          s.has_gpu() ? &s.graphs() : nullptr);
 }
 }  // namespace analysis_stage
 

@@ -1,6 +1,7 @@
 #include <future>
 #include <iostream>
 #include <memory>
+#include <regex>
 
 #include "cli/baseline_store.h"
 #include "cli/command.h"
@@ -22,6 +23,7 @@ struct CompareArgs {
   bool python_with_ops = false;
   std::string against, store = kDefaultBaselineStore;  // compare --against NAME TRACE
   bool force = false;
+  std::string step_annotation;
 };
 
 // --fail-on-regression: exit 3 with one line when a pair's worst significant regression adds
@@ -122,6 +124,9 @@ MLPROF_REGISTER_COMMAND(
                      "the runs are not comparable)");
       sub.add_option("--store", a->store, "baseline directory (default .mlprof/baselines)");
       sub.add_flag("--force", a->force, "--against: compare even when the runs are not comparable");
+      sub.add_option("--step-annotation", a->step_annotation,
+                     "REGEX naming the slice that is one iteration, in both traces (default: "
+                     "ProfilerStep#N, else vLLM execute_*, else SGLang step[...])");
       return [a, top]() {
         CompareOptions o;
         o.alpha = a->alpha;
@@ -132,6 +137,17 @@ MLPROF_REGISTER_COMMAND(
         o.top = top->count() ? a->top : 0;
         size_t text_top = top->count() ? a->top : kCompareTextTop;
         o.python_with_ops = a->python_with_ops;
+        o.step_annotation = a->step_annotation;
+        if (!o.step_annotation.empty()) {
+          try {
+            std::regex check(o.step_annotation, std::regex::ECMAScript);
+          } catch (const std::regex_error& e) {
+            std::fprintf(stderr,
+                         "mlprof: --step-annotation '%s': not a valid regular expression (%s)\n",
+                         o.step_annotation.c_str(), e.what());
+            return kExitBadInput;
+          }
+        }
         if (!a->against.empty()) return compare_against(*a, o, text_top);
         if (a->paths.size() < 2) {
           std::fprintf(stderr, "mlprof compare: BASE NEW [MORE...] (or --against NAME NEW)\n");

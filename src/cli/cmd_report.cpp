@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.h"
+#include "cli/graph_captures.h"
 #include "render/report.h"
 
 namespace mlprof::cli {
@@ -14,6 +15,8 @@ struct ReportArgs {
   std::string out = "report.html";
   bool no_events = false;
   bool data_json = false;
+  std::string step_annotation;
+  std::vector<std::string> captures;
 };
 
 std::string base_name(const std::string& path) {
@@ -41,6 +44,9 @@ int run_report(const ReportArgs& a) {
   AnalysisOptions options;
   options.ops.top = kReportOpRows;
   options.critical_path.max_listed = kReportCriticalPathRows;
+  options.steps.step_annotation = a.step_annotation;
+  if (!a.captures.empty() && !load_graph_captures(main_path, a.captures, options.graphs))
+    return kExitBadInput;
   auto set = open_analysis(main_path, options);
   if (!set) return kExitBadInput;
   std::optional<Trace> base;
@@ -80,6 +86,12 @@ MLPROF_REGISTER_COMMAND(
       sub.add_option("-o,--output", a->out, "HTML file to write (default report.html)");
       sub.add_flag("--no-events", a->no_events, "leave the timeline's events out (smaller file)");
       sub.add_flag("--data-json", a->data_json, "print the report's data object instead");
+      sub.add_option("--step-annotation", a->step_annotation,
+                     "REGEX naming the slice that is one iteration (default: ProfilerStep#N, else "
+                     "vLLM execute_*, else SGLang step[...]; docs/serving.md)");
+      sub.add_option("--capture", a->captures,
+                     "CUDA/HIP graph capture pass (a trace file or a directory of them): graph "
+                     "replays charged to the captured ops and modules (docs/serving.md)");
       return [a]() { return run_report(*a); };
     });
 

@@ -136,6 +136,8 @@ std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOpti
       return nullptr;
     }
   }
+  if (options.ranks.step_annotation.empty())
+    options.ranks.step_annotation = options.steps.step_annotation;  // each rank's steps too
   std::optional<Input> in = open_input_or_report(path);
   if (!in) return nullptr;
   if (!in->rank_dir())  // a trace file, or a TORCH_TRACE directory's logs

@@ -89,7 +89,11 @@ bool load_graph_captures(const std::string& trace_path, const std::vector<std::s
   std::error_code ec;
   if (given.empty()) {
     fs::path dir = fs::path(trace_path).parent_path() / "capture_traces";
-    if (fs::is_regular_file(dir / "execution_details.json", ec)) return add_dir(dir, o);
+    if (fs::is_regular_file(dir / "execution_details.json", ec))
+      std::fprintf(stderr,
+                   "mlprof: note: %s is a graph capture pass beside the trace: add --capture %s "
+                   "to charge graph replays to the captured ops\n",
+                   dir.string().c_str(), dir.string().c_str());
     return true;
   }
   for (const std::string& g : given) {

@@ -44,7 +44,9 @@ std::string report_data_json(const ReportInput& in) {
   }
   if (in.base) {
     w.field("base", in.base_name);
-    w.key("compare").raw(compare_result_json(compare_analyses(AnalysisSet(*in.base), set)));
+    CompareOptions o;  // the report's step model (--step-annotation) on both sides
+    o.step_annotation = set.options().steps.step_annotation;
+    w.key("compare").raw(compare_result_json(compare_analyses(AnalysisSet(*in.base), set, o)));
   }
   w.end_object();
   return w.take();

@@ -33,8 +33,9 @@ def ns(us):
     return round(us * 1000)
 
 
-def captures(events):
-    """[[(kernel, op, module)]] per capture window."""
+def captures(events, gemms=False):
+    """[[(kernel, op, module)]] per capture window; gemms: (kernel, op, module, gemm) where gemm
+    is (event id, FLOPs) of the outermost GEMM op (gemm_flops) enclosing the launch, or None."""
     xs = [e for e in events if e.get("ph") == "X"]
     by_ext = {}
     for e in sorted(xs, key=lambda e: e["ts"]):
@@ -82,9 +83,76 @@ def captures(events):
                     mod = next((p["name"][len("nn.Module: "):] for p in encl
                                 if p["name"].startswith("nn.Module: ")), "")
                     kernel = a.get("kernel") or (op if op.startswith("triton_") else "")
-                    cur.append((kernel, op, mod))
+                    if gemms:
+                        g = next(((id(p), gemm_flops(p)) for p in reversed(encl)
+                                  if gemm_flops(p) is not None), None)
+                        cur.append((kernel, op, mod, g))
+                    else:
+                        cur.append((kernel, op, mod))
             stack.append(e)
     return out
+
+
+def gemm_flops(e):
+    """FLOPs of a GEMM op from its recorded shapes (2MNK, + MN for a bias), None if not a GEMM
+    with shapes: mm [M,K][K,N]; addmm [N][M,K][K,N]; bmm/baddbmm batched; matmul [..,M,K]
+    [..,K,N]; linear [..,K][N,K][N]."""
+    name = e.get("name", "")
+    if not name.startswith("aten::"):
+        return None
+    op = name[6:]
+    d = (e.get("args") or {}).get("Input Dims")
+    if op not in ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear") or not d:
+        return None
+    prod = lambda xs: eval("*".join(str(x) for x in xs) or "1")  # noqa: E731
+    try:
+        if op == "mm":
+            (m, k), (_, n) = d[0], d[1]
+            return 2 * m * n * k
+        if op == "addmm":
+            (m, k), (_, n) = d[1], d[2]
+            return 2 * m * n * k + m * n
+        if op == "bmm":
+            (b, m, k), (_, _, n) = d[0], d[1]
+            return b * 2 * m * n * k
+        if op == "baddbmm":
+            (b, m, k), (_, _, n) = d[1], d[2]
+            return b * (2 * m * n * k + m * n)
+        if op == "matmul":
+            a, w = d[0], d[1]
+            if len(a) < 2 or len(w) < 2:
+                return None
+            return 2 * prod(a[:-1]) * a[-1] * w[-1]
+        a, w = d[0], d[1]
+        rows = prod(a[:-1])
+        return 2 * rows * a[-1] * w[0] + (rows * w[0] if len(d) > 2 and d[2] else 0)
+    except (ValueError, TypeError, IndexError):
+        return None
+
+
+def replayed_gemm_flops(trace_events, capture_events):
+    """FLOPs of the captured GEMM ops the matched replays ran again: each replay runs each
+    captured GEMM op at least one of whose launches it matched once (capture-order match as in
+    attribute())."""
+    caps = captures(capture_events, gemms=True)
+    total, calls = 0, 0
+    for corr, ks in replays(trace_events):
+        names = [n for n, _ in ks]
+        best, best_n = None, -1
+        for cap in caps:
+            m = align(names, cap)
+            n = sum(1 for x in m if x >= 0)
+            if n > best_n:
+                best, best_n, best_cap = m, n, cap
+        if best is None or best_n < 0.9 * len(ks):
+            continue
+        seen = {}
+        for (name, d), k in zip(ks, best):
+            if k >= 0 and best_cap[k][3] is not None and d > 0:
+                seen[best_cap[k][3][0]] = best_cap[k][3][1]
+        total += sum(seen.values())
+        calls += len(seen)
+    return total, calls
 
 
 def replays(events):

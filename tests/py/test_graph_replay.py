@@ -3,7 +3,9 @@ against tests/py/graph_replay_reference.py on the shared serving and graph trace
 test data): replayed-kernel counts per launch, the capture-order match, and the GPU time of the
 replay re-attributed per captured op, module and kernel."""
 import glob
+import json
 import os
+import subprocess
 import sys
 from collections import defaultdict
 
@@ -35,9 +37,17 @@ for rel, caprel in CASES:
                  if not f.endswith("execution_details.json")]
     cap_events = [e for f in cap_files for e in ref.load(f)]
     want = ref.attribute(ref.load(trace), cap_events)
-    for args in ([trace], [trace, "--capture", capdir]):  # auto-discovered, then named
+    # capture_traces/ beside the trace is not loaded by itself (serve, the report and Python read
+    # one file; every surface shows the same numbers): a note names it.
+    plain = subprocess.run([MLPROF, "graphs", trace, "--json"], capture_output=True, text=True)
+    got = json.loads(plain.stdout)
+    check(all(r["capture"] == -1 and "--capture" in r["why"] for r in got["replays"]),
+          f"{rel}: without --capture every replay is unmatched, saying to give --capture")
+    check("--capture" in plain.stderr and "capture_traces" in plain.stderr,
+          f"{rel}: a note names the capture_traces/ beside the trace: {plain.stderr.strip()[:120]}")
+    for args in ([trace, "--capture", capdir],):
         got = mlprof_json(MLPROF, "graphs", *args)
-        tag = f"{rel} {' '.join(args[1:]) or '(auto)'}"
+        tag = f"{rel} {' '.join(args[1:])}"
         check(len(got["replays"]) == len(want["replays"]),
               f"{tag}: {len(got['replays'])} replays, want {len(want['replays'])}")
         for g, (corr, n, matched) in zip(got["replays"], want["replays"]):
@@ -177,7 +187,7 @@ if os.path.exists(h100c):
     check_charged("h100 capture", [h100c], ref.attribute(ev, ev), ref.gpu_work_ns(ev))
 
 
-def check_cost(tag, path, captured_here):
+def check_cost(tag, path, captured_here, capture=None):
     """The cost side: each replay's launch host time and launch delay (launch call start to its
     first GPU event), from the JSON directly; graphs captured during the profile."""
     ev = ref.load(path)
@@ -189,7 +199,8 @@ def check_cost(tag, path, captured_here):
         if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
             c = (e.get("args") or {}).get("correlation")
             first[c] = min(first.get(c, e["ts"]), e["ts"])
-    got = mlprof_json(MLPROF, "graphs", path)
+    got = mlprof_json(MLPROF, "graphs", path, *(["--capture", capture] if capture else []))
+    check(not capture or any(r["capture"] >= 0 for r in got["replays"]), f"{tag}: replays matched")
     for r in got["replays"]:
         l = launches[r["correlation"]]
         check(abs(r["launch_host_ns"] - (ref.ns(l["ts"] + l["dur"]) - ref.ns(l["ts"]))) <= 1,
@@ -203,8 +214,8 @@ def check_cost(tag, path, captured_here):
 
 
 for rel, caprel in CASES:
-    if shared_data.shared_path(rel):
-        check_cost(rel, shared_data.shared_path(rel), 0)
+    if shared_data.shared_path(rel) and shared_data.shared_path(caprel):
+        check_cost(rel, shared_data.shared_path(rel), 0, shared_data.shared_path(caprel))
 if os.path.exists(h100c):
     check_cost("h100 capture", h100c, 2)
 

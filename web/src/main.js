@@ -11,12 +11,12 @@ import { overview } from './overview.js';
 import { inputTabs } from './inputs.js';
 import { rankGroups } from './rank_groups.js';
 import { roofline } from './roofline.js';
-import { missing, operators, kernels, memory, gpu, modules, compile, criticalPath, criticalPathShown, ranks } from './views.js';
+import { missing, operators, kernels, memory, gpu, modules, graphs, compile, criticalPath, criticalPathShown, ranks } from './views.js';
 
 const TABS = [
   ['overview', 'Overview'], ['operators', 'Operators'], ['kernels', 'Kernels'],
   ['timeline', 'Timeline'], ['flame', 'Flame graph'], ['memory', 'Memory'],
-  ['gpu', 'GPU metrics'], ['roofline', 'Roofline'], ['modules', 'Modules'], ['compile', 'torch.compile'],
+  ['gpu', 'GPU metrics'], ['roofline', 'Roofline'], ['modules', 'Modules'], ['graphs', 'CUDA graphs'], ['compile', 'torch.compile'],
   ['critical_path', 'Critical path'], ['ranks', 'Ranks'], ['compare', 'Compare'],
 ];
 // Tabs shown only when their analysis has something to show.
@@ -25,6 +25,7 @@ const OPTIONAL = {
   modules: (r) => r && !unavailable(r),
   critical_path: async (r, src) => criticalPathShown(r, await src.get('summary')),
   roofline: (r) => r && !unavailable(r),
+  graphs: (r) => r && !unavailable(r) && ((r.replays || []).length > 0 || (r.captures || []).length > 0),
 };
 
 // ---- data sources -------------------------------------------------------------------------
@@ -200,7 +201,7 @@ async function compare(c, src) {
 
 // The dashboard's Ranks tab: the served directory's traces grouped by job, one job analysed.
 const ranksTab = (c, src) => (src instanceof RestSource ? rankGroups(c) : ranks(c, src));
-const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, roofline, modules, compile, critical_path: criticalPath, ranks: ranksTab, compare };
+const RENDER = { overview, operators, kernels, timeline, flame, memory, gpu, roofline, modules, graphs, compile, critical_path: criticalPath, ranks: ranksTab, compare };
 
 // ---- shell --------------------------------------------------------------------------------
 

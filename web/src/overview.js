@@ -294,6 +294,17 @@ export async function overview(c, src) {
       grid.append(card(`steps.${phaseKey}.${k}`, phaseKey, v, { label: `${names[k] || k} (all steps)`, title: phaseKey === 'gpu_class_total_ns' ? CLASS_DEF : PHASE_DEF }));
     }
     c.append(el('h4', {}, phaseKey === 'gpu_class_total_ns' ? 'Step time by GPU activity, all steps' : 'Step time by phase, all steps'), grid);
+    // Serving iterations (vLLM/SGLang annotations, --step-annotation): the step model's per-phase
+    // statistics, as `mlprof steps` prints them.
+    const phases = (steps.phases || []).filter((p) => p.phase !== 'unknown');
+    if (phases.length) {
+      const cols = ['phase', 'count', 'batch_mean', 'batch_min', 'batch_max', 'tokens', 'host_mean_ns', 'host_p50_ns', 'host_p90_ns',
+        'gpu_busy_mean_ns', 'gpu_idle_mean_ns'].filter((k) => phases.some((p) => k in p));
+      c.append(el('h4', { title: steps.steady_state && steps.steady_state.rule ? `Steady state: ${steps.steady_state.rule}` : '' }, 'Iterations by phase'),
+        dataTable(phases, { id: 'steps.phases', columns: cols,
+          labels: { count: 'iterations', batch_mean: 'batch mean', batch_min: 'batch min', batch_max: 'batch max', tokens: 'tokens (sum)',
+            host_mean_ns: 'host mean', host_p50_ns: 'host p50', host_p90_ns: 'host p90', gpu_busy_mean_ns: 'GPU busy mean', gpu_idle_mean_ns: 'GPU idle mean' } }));
+    }
     c.append(el('h4', {}, 'Steps'), dataTable(steps.steps, { id: 'steps.steps', columns: ['number', 'begin_ns', 'dur_ns', 'outlier'],
       labels: { begin_ns: 'start (since trace start)' } }));
   }

@@ -569,3 +569,23 @@ function drawCriticalPath(c, r, live) {
     el('p', { class: 'muted' }, 'HTA\'s critical path analysis (docs/pytorch-diagnostics.md says where mlprof differs): nodes at the start and end of every CPU op, ' +
       'runtime call and GPU event; edges for op spans and nesting, op order, kernel launch delay, kernel-kernel order on a stream, and synchronization.'));
 }
+
+// ---- CUDA graphs: replays charged to what the capture pass recorded ---------------------------
+
+// `mlprof graphs --json`: the share of GPU time in graph replays, how much of it the capture pass
+// attributes to captured ops, the cost side (graph launches against the eager launches they
+// replaced), then the by-op / by-module / by-kernel tables and every replay and capture.
+export async function graphs(c, src) {
+  const r = await src.get('graphs');
+  if (missing(c, r, 'CUDA graphs')) return;
+  const replays = r.replays || [];
+  const matched = replays.filter((p) => p.capture >= 0).length;
+  c.append(el('p', { 'data-testid': 'graphs-summary' },
+    `${fmtCount(replays.length)} graph replay${replays.length === 1 ? '' : 's'} ran ${fmtNs(r.replayed_gpu_ns)} of GPU work ` +
+    `(${fmtPct(r.gpu_ns ? 100 * r.replayed_gpu_ns / r.gpu_ns : 0)} of all GPU time); ${fmtCount(matched)} matched a capture, ` +
+    `${fmtNs(r.attributed_gpu_ns)} charged to the captured ops.` +
+    (r.eager_launch_host_ns ? ` The matched graph launches took ${fmtNs(r.launch_host_ns)} on the host; launching their kernels one by one took ${fmtNs(r.eager_launch_host_ns)} in the capture pass.` : '')));
+  const why = replays.find((p) => p.capture < 0 && p.why);
+  if (why) c.append(note(`Unmatched replays: ${why.why}`));
+  c.append(renderGeneric(r, 'graphs'));
+}

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mlprof/analyze/gpu.h"
+#include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/kernels.h"
 #include "mlprof/analyze/leaks.h"
 #include "mlprof/analyze/memory.h"
@@ -135,6 +136,9 @@ struct BottleneckInputs {
   // Kernels below their roofline (GPU traces with known peaks); computed here when null.
   const RooflineResult* roofline = nullptr;
   const StepModel* model = nullptr;  // the step graph; built here when null
+  // Graph captures and replays (captured batch sizes from execution_details.json, captures made
+  // in this trace); null: none read.
+  const GraphsResult* graphs = nullptr;
 };
 
 BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& inputs = {});

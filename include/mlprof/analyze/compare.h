@@ -43,6 +43,8 @@ struct CompareOptions {
   bool python_with_ops = false;
   // Attribute the step change to the rows on each step's critical path (CompareResult::causes).
   bool attribute = true;
+  // --step-annotation: the regex naming one iteration ("" ProfilerStep#N, else the engine's).
+  std::string step_annotation;
 };
 
 // The key rows are matched by across traces: the name with its run-specific tokens replaced,
@@ -172,7 +174,8 @@ struct CompareSummary {
   double path_ns = 0;  // mean length per step
   std::vector<ComparePathRow> path_rows;
 };
-CompareSummary compare_summary(const Trace& trace, bool attribute = true);
+CompareSummary compare_summary(const Trace& trace, bool attribute = true,
+                               const std::string& step_annotation = {});
 CompareResult compare_summaries(const CompareSummary& base, const CompareSummary& next,
                                 const CompareOptions& options = {});
 

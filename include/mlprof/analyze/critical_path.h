@@ -23,6 +23,9 @@ struct CriticalPathOptions {
   // >= 0: the window is the host step ProfilerStep#step (exact number, as `mlprof steps` counts
   // steps) instead of an annotation instance; `annotation` and `instance` are then ignored.
   int64_t step = -1;
+  // The iterations `step` numbers (steps.h step_markers): "" ProfilerStep#N, else the engine's
+  // annotation; a regex: the user's --step-annotation.
+  std::string step_annotation;
   // HTA adds a zero-weight launch -> kernel edge for every kernel whose launch delay is not
   // on the graph (its tests set CRITICAL_PATH_ADD_ZERO_WEIGHT_LAUNCH_EDGE=1).
   bool zero_weight_launch_edges = true;
@@ -32,6 +35,12 @@ struct CriticalPathOptions {
   // in path order, and the syncs on the path first; the result says how many there were.
   size_t max_listed = SIZE_MAX;
 };
+
+// The options with the set's --step-annotation where they name none (one step model for all).
+inline CriticalPathOptions with_step_annotation(CriticalPathOptions o, const std::string& a) {
+  if (o.step_annotation.empty()) o.step_annotation = a;
+  return o;
+}
 
 enum class CpEdgeType : uint8_t {
   kOperatorKernel,     // span of an op / kernel, or between nested ops

@@ -75,7 +75,9 @@ struct FlopsResult {
 };
 
 FlopsResult analyze_flops(const Trace& trace, const FlopsOptions& options = {});
+struct GraphsResult;
+// graphs: as analyze_roofline's (the same calls).
 FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps,
-                          const FlopsOptions& options = {});
+                          const FlopsOptions& options = {}, const GraphsResult* graphs = nullptr);
 
 }  // namespace mlprof

@@ -47,6 +47,9 @@ struct GraphCapture {  // one Begin/EndCapture window
   // Captured during the profiled trace itself, again: the index of an earlier capture of this
   // trace with the same kernel sequence (a graph re-captured while profiling), else -1.
   int32_t recapture_of = -1;
+  // The trace the capture was read from (null: the analyzed trace itself), so an analysis can
+  // read what the capture recorded about a captured op (its shapes, for the roofline).
+  std::shared_ptr<const Trace> trace;
 };
 
 struct GraphReplay {
@@ -84,7 +87,10 @@ struct ReplayedKernel {
   int32_t launch_op = -1;  // the op the graph launch is charged to (OpAttribution), -1 none
   // Indexes into GraphsResult::names (0: "" none).
   uint32_t op = 0, op_category = 0;
-  uint32_t module = 0;  // the captured launch's nn.Module path, outer first ("A_0/B_0")
+  uint32_t module = 0;       // the captured launch's nn.Module path, outer first ("A_0/B_0")
+  int32_t launch = -1;       // the graph launch call's slice in the analyzed trace
+  int32_t capture = -1;      // index into GraphsResult::captures
+  int32_t captured_op = -1;  // the captured op's slice in that capture's trace, -1 none
 };
 
 struct GraphsResult {

@@ -7,12 +7,16 @@
 //   Its GPU time is that of the compute kernels it launched (launch correlation, else the
 //   kernel's own External id for trimmed traces); communication kernels, memcpy and memset are
 //   not its work.
+//   A kernel replayed by a CUDA/HIP graph (graphs.h) is charged to the op the capture pass
+//   recorded for it, priced with that op's shapes from the capture: one call per replay of the
+//   captured op, as if the graph had run eagerly (issue 27).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/perf_model.h"
 #include "mlprof/trace.h"
 
@@ -27,7 +31,17 @@ struct ModeledCall {
   StringId kernel_name = 0;  // the first kernel's
   bool one_kernel_name = true;
   std::vector<uint32_t> kernel_slices;
+  // A captured op's call in a graph replay: `slice` is in `source` (the capture's trace), the
+  // graph launch `replay_launch` (a slice of the analyzed trace) places it in time, and `module`
+  // is its innermost captured nn.Module. Null / -1 / "" for an op of the analyzed trace.
+  const Trace* source = nullptr;
+  int32_t replay_launch = -1;
+  std::string module;
 };
+
+// The name of a call's op, and when it ran, whichever trace holds it.
+std::string_view modeled_call_name(const Trace& trace, const ModeledCall& c);
+int64_t modeled_call_ts(const Trace& trace, const ModeledCall& c);
 
 struct RooflineUnmodeled {  // ops whose kernels have no model, by kernel time
   std::string name;
@@ -44,6 +58,7 @@ struct ModeledCalls {
   bool gpu = false;  // the trace has GPU work: a call's time is its kernel_ns
 };
 
-ModeledCalls collect_modeled_calls(const Trace& trace);
+// graphs: charge matched replayed kernels to their captured ops (null: to the graph launch's op).
+ModeledCalls collect_modeled_calls(const Trace& trace, const GraphsResult* graphs = nullptr);
 
 }  // namespace mlprof

@@ -31,6 +31,8 @@ struct RanksOptions {
   int64_t straggler_min_late_ns = 20'000;
   size_t top_calls = 20;  // late collective calls listed (the worst first)
   size_t top_names = 5;   // top ops / kernels kept per rank
+  // --step-annotation: the regex naming one iteration ("" ProfilerStep#N, else the engine's).
+  std::string step_annotation;
 };
 
 // ---- per rank: the summary one worker reduces a trace to ---------------------------------------

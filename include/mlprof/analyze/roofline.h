@@ -97,7 +97,11 @@ struct RooflineResult {
   std::vector<RooflineKernel> kernel_roofline;
 };
 
+struct GraphsResult;
+// graphs: matched graph replays charged to their captured ops (modeled_calls.h); null: to the
+// graph launch's op.
 RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
-                                const RooflineOptions& options = {});
+                                const RooflineOptions& options = {},
+                                const GraphsResult* graphs = nullptr);
 
 }  // namespace mlprof
