@@ -208,7 +208,7 @@ std::string gunzip(const std::string& in) {
 TEST(Timeline, EventEncodingRoundTrips) {
   Trace t = two_threads_and_gpu();
   TimelineResult r = analyze_timeline(t);
-  Reader rd{gunzip(encode_timeline_events(t, r))};
+  Reader rd{gunzip(encode_timeline_events(t, r).value())};
   ASSERT_EQ(rd.buf.substr(0, 4), "MLTL");
   rd.p = 4;
   EXPECT_EQ(rd.u(), 3u);
@@ -294,7 +294,7 @@ TEST(Timeline, EventEncodingArgsAndRoundingOverlap) {
   Trace t = std::move(b).finish();
   ASSERT_EQ(t.slices.depth[1], 1);  // the trace's nesting sees the overlap
   TimelineResult r = analyze_timeline(t);
-  Reader rd{gunzip(encode_timeline_events(t, r))};
+  Reader rd{gunzip(encode_timeline_events(t, r).value())};
   rd.p = 4;
   ASSERT_EQ(rd.u(), 3u);
   rd.z();

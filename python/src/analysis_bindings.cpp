@@ -24,7 +24,7 @@ AnalysisId id_of(const std::string& name) {
     std::string known;
     for (const AnalysisInfo& a : analysis_table())
       known += (known.empty() ? "" : ", ") + std::string(a.name);
-    raise(ErrorKind::kAnalysis, "unknown analysis '" + name + "' (one of: " + known + ")");
+    raise(StatusCode::kInvalidArgument, "unknown analysis '" + name + "' (one of: " + known + ")");
   }
   return *id;
 }
@@ -52,10 +52,10 @@ AnalysisOptions options_of(AnalysisId id, const py::dict& kw) {
       v.kind = OptionValue::kNumber;
       v.number = h.cast<double>();
     } else {
-      raise(ErrorKind::kAnalysis, std::string(analysis_info(id).name) + ": " + key +
-                                      " must be a number, string or boolean");
+      raise(StatusCode::kInvalidArgument, std::string(analysis_info(id).name) + ": " + key +
+                                              " must be a number, string or boolean");
     }
-    if (auto why = set_analysis_option(o, id, key, v)) raise(ErrorKind::kAnalysis, *why);
+    if (auto why = set_analysis_option(o, id, key, v)) raise(StatusCode::kInvalidArgument, *why);
   }
   return o;
 }
@@ -81,7 +81,7 @@ void write_file(const std::string& path, const std::string& text) {
   }
   if (ok && std::rename(tmp.c_str(), path.c_str()) == 0) return;
   std::remove(tmp.c_str());
-  raise(ErrorKind::kError, path + ": cannot write");
+  raise(StatusCode::kIo, path + ": cannot write");
 }
 
 }  // namespace
@@ -144,7 +144,7 @@ void bind_analysis(py::module_& m) {
   m.def(
       "report_html",
       [](TraceHandle& h, const std::string& path, const std::string& name, bool events) {
-        std::string html;
+        Result<std::string> html = std::string();
         {
           py::gil_scoped_release release;
           ReportInput in;
@@ -153,7 +153,8 @@ void bind_analysis(py::module_& m) {
           in.include_events = events;
           html = render_report_html(in);
         }
-        write_file(path, html);
+        if (!html) raise(html.status());
+        write_file(path, *html);
       },
       py::arg("trace"), py::arg("path"), py::arg("name"), py::arg("events") = true);
   m.def(
@@ -161,7 +162,7 @@ void bind_analysis(py::module_& m) {
       [](TraceHandle& h, const std::string& format, const std::string& title, const py::dict& kw) {
         if (format != "html" && format != "json" && format != "collapsed" &&
             format != "speedscope" && format != "text")
-          raise(ErrorKind::kAnalysis,
+          raise(StatusCode::kInvalidArgument,
                 "flame: format must be html, json, collapsed, speedscope or text (got '" + format +
                     "')");
         return with_set(h, AnalysisId::kFlame, kw, [&](AnalysisSet& s) -> std::string {
@@ -178,13 +179,21 @@ void bind_analysis(py::module_& m) {
       "timeline",
       [](TraceHandle& h, const std::string& format, const std::string& title) {
         if (format != "html" && format != "json" && format != "text")
-          raise(ErrorKind::kAnalysis,
+          raise(StatusCode::kInvalidArgument,
                 "timeline: format must be html, json or text (got '" + format + "')");
-        py::gil_scoped_release release;
-        AnalysisSet& s = *h.set;
-        if (format == "html") return render_timeline_html(s.trace(), s.timeline(), title);
-        if (format == "text") return render_timeline_text(s.timeline());
-        return analysis_json(s, AnalysisId::kTimeline);
+        Result<std::string> out = std::string();
+        {
+          py::gil_scoped_release release;
+          AnalysisSet& s = *h.set;
+          if (format == "html")
+            out = render_timeline_html(s.trace(), s.timeline(), title);
+          else if (format == "text")
+            out = render_timeline_text(s.timeline());
+          else
+            out = analysis_json(s, AnalysisId::kTimeline);
+        }
+        if (!out) raise(out.status());
+        return std::move(out.value());
       },
       py::arg("trace"), py::arg("format"), py::arg("title"));
   m.def("write_file", &write_file, py::arg("path"), py::arg("text"));

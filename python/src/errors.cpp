@@ -30,11 +30,12 @@ void add_errors(pybind11::module_& m) {
       add(m, "AnalysisError", g_error, "An analysis could not run on this trace (bad options).");
 }
 
-void raise(ErrorKind kind, const std::string& message) {
-  PyObject* type = kind == ErrorKind::kLoad       ? g_load_error
-                   : kind == ErrorKind::kSession  ? g_session_error
-                   : kind == ErrorKind::kAnalysis ? g_analysis_error
-                                                  : g_error;
+void raise(StatusCode code, const std::string& message) {
+  std::string_view name = error_mapping(code).python_exception;
+  PyObject* type = name == "LoadError"       ? g_load_error
+                   : name == "SessionError"  ? g_session_error
+                   : name == "AnalysisError" ? g_analysis_error
+                                             : g_error;
   PyErr_SetString(type, message.c_str());
   throw pybind11::error_already_set();
 }

@@ -6,12 +6,14 @@
 
 #include <string>
 
+#include "mlprof/status.h"
+
 namespace mlprof::python {
 
-enum class ErrorKind { kError, kLoad, kSession, kAnalysis };
-
 void add_errors(pybind11::module_& m);
-// Throws the Python exception of this kind (error_already_set) with `message`.
-[[noreturn]] void raise(ErrorKind kind, const std::string& message);
+// Throws the Python exception of `code` (status.h's one mapping; error_already_set) with
+// `message`.
+[[noreturn]] void raise(StatusCode code, const std::string& message);
+[[noreturn]] inline void raise(const Status& s) { raise(s.code(), s.message()); }
 
 }  // namespace mlprof::python

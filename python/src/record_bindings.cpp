@@ -32,7 +32,7 @@ class PySession {
 
   void start() {
     Status s = session_->start();
-    if (!s) raise(ErrorKind::kSession, s.message());
+    if (!s) raise(StatusCode::kFailedPrecondition, s.message());
   }
   std::shared_ptr<TraceHandle> stop() {
     auto handle = std::make_shared<TraceHandle>();
@@ -53,7 +53,7 @@ class PySession {
   }
   void set_options(size_t buffer_mb, uint32_t sample, uint32_t rss_interval_ms) {
     if (session_->running())
-      raise(ErrorKind::kSession, "cannot change a running session's options");
+      raise(StatusCode::kFailedPrecondition, "cannot change a running session's options");
     SessionOptions o;
     o.buffer_mb = buffer_mb;
     o.sample = sample;

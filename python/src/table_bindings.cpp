@@ -198,7 +198,7 @@ void bind_tables(py::module_& m) {
         std::optional<AnalysisId> id = analysis_id(name);
         if (!id ||
             (*id != AnalysisId::kOps && *id != AnalysisId::kKernels && *id != AnalysisId::kSteps))
-          raise(ErrorKind::kAnalysis,
+          raise(StatusCode::kInvalidArgument,
                 "table_columns: one of ops, kernels, steps (got '" + name + "')");
         AnalysisSet& set = set_for(h, *id, kw);
         if (auto why = set.unavailable(*id)) return py::str(*why);

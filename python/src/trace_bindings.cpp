@@ -60,7 +60,7 @@ Handle load_path(const std::string& path, unsigned threads) {
       }
     }
   }
-  if (!h->set) raise(ErrorKind::kLoad, error);
+  if (!h->set) raise(StatusCode::kBadInput, error);
   return h;
 }
 
@@ -213,7 +213,7 @@ void bind_trace(py::module_& m) {
                py::gil_scoped_release release;
                s = save(h.trace(), path);
              }
-             if (!s) raise(ErrorKind::kError, s.message());
+             if (!s) raise(StatusCode::kIo, s.message());
            })
       .def("slices", [](py::object self) { return slice_columns(self.cast<TraceHandle&>(), self); })
       .def("instants",

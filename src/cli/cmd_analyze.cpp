@@ -103,7 +103,9 @@ MLPROF_REGISTER_COMMAND(
           ReportInput in;
           in.set = set.get();
           in.name = std::filesystem::path(set->trace().meta.source).filename().string();
-          if (!write_file_atomic(a->html, render_report_html(in))) return kExitFailure;
+          Result<std::string> html = render_report_html(in);
+          if (!html) return report_failure("mlprof analyze", html.status());
+          if (!write_file_atomic(a->html, *html)) return kExitFailure;
         }
         return kExitOk;
       };

@@ -68,7 +68,9 @@ int run_report(const ReportArgs& a) {
   std::string html;
   {
     Progress progress("analyzing and writing the report");
-    html = render_report_html(in);
+    Result<std::string> page = render_report_html(in);
+    if (!page) return report_failure("mlprof report", page.status());
+    html = std::move(page.value());
   }
   if (!write_file_atomic(a.out, html)) return kExitFailure;
   std::fprintf(stderr, "mlprof report: wrote %s (%.1f MiB)\n", a.out.c_str(),

@@ -30,8 +30,9 @@ MLPROF_REGISTER_COMMAND(
         if (!a->out.empty()) {
           size_t slash = a->path.find_last_of('/');
           std::string title = slash == std::string::npos ? a->path : a->path.substr(slash + 1);
-          if (!write_file_atomic(a->out, render_timeline_html(set->trace(), r, title)))
-            return kExitFailure;
+          Result<std::string> html = render_timeline_html(set->trace(), r, title);
+          if (!html) return report_failure("mlprof timeline", html.status());
+          if (!write_file_atomic(a->out, *html)) return kExitFailure;
           std::fprintf(stderr, "mlprof timeline: wrote %s (%zu lanes, %llu slices)\n",
                        a->out.c_str(), r.lanes.size(), static_cast<unsigned long long>(r.slices));
           if (!a->json) return kExitOk;

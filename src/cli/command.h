@@ -12,17 +12,23 @@
 #include "cli/progress.h"
 #include "mlprof/analysis_set.h"
 #include "mlprof/import.h"
+#include "mlprof/status.h"
 #include "mlprof/trace.h"
 #include "render/analysis_output.h"
 
 namespace mlprof::cli {
 
-// Exit codes shared by every command.
+// Exit codes shared by every command; those of a failed Status come from status.h's one mapping.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;        // the command ran but could not finish
-inline constexpr int kExitBadInput = 2;       // unreadable or invalid input, bad usage
+// The command ran but could not finish (a write failed).
+inline constexpr int kExitFailure = error_mapping(StatusCode::kIo).exit_code;
+// Unreadable or invalid input, bad usage.
+inline constexpr int kExitBadInput = error_mapping(StatusCode::kBadInput).exit_code;
 inline constexpr int kExitRegression = 3;     // compare --fail-on-regression tripped
 inline constexpr int kExitNotComparable = 4;  // compare --against: the runs cannot be compared
+
+// Prints "PREFIX: message" of a failed status on stderr; returns its exit code.
+int report_failure(const char* prefix, const Status& s);
 
 // A command adds its options to `sub` and returns the function that runs it.
 using CommandSetup = std::function<std::function<int()>(CLI::App& sub)>;

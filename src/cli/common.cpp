@@ -205,6 +205,11 @@ int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOpt
   return output_analysis(*set, id, a, text);
 }
 
+int report_failure(const char* prefix, const Status& s) {
+  std::fprintf(stderr, "%s: %s\n", prefix, s.message().c_str());
+  return error_mapping(s.code()).exit_code;
+}
+
 bool write_file_atomic(const std::string& path, const std::string& text) {
   if (Status s = write_output_file(path, text); !s) {
     std::fprintf(stderr, "mlprof: %s\n", s.message().c_str());

@@ -506,7 +506,7 @@ void write_chrome_json(const Trace& t, std::ostream& out) {
 
 Status save_chrome_json(const Trace& trace, const std::string& path) {
   Result<OutputFile> out = OutputFile::open(path);
-  if (!out) return out.status();
+  MLPROF_RETURN_IF_ERROR(out);
   write_chrome_json(trace, out->stream());
   return out->commit();  // an error leaves `path` as it was
 }

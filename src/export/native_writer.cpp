@@ -241,7 +241,7 @@ Status save_native(const Trace& trace, const std::string& path) {
 
   // A temporary file renamed into place: a crash never leaves half a file under `path`.
   Result<OutputFile> out = OutputFile::open(path);
-  if (!out) return out.status();
+  MLPROF_RETURN_IF_ERROR(out);
   FILE* f = out->stdio();
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, kZstdLevel);

@@ -429,7 +429,7 @@ PerfettoExportStats write_perfetto(const Trace& trace, std::ostream& out) {
 
 Status save_perfetto(const Trace& trace, const std::string& path, PerfettoExportStats* stats) {
   Result<OutputFile> out = OutputFile::open(path);
-  if (!out) return out.status();
+  MLPROF_RETURN_IF_ERROR(out);
   PerfettoExportStats st = write_perfetto(trace, out->stream());
   if (stats) *stats = st;
   return out->commit();

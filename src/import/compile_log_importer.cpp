@@ -527,7 +527,7 @@ Result<CompileLog> parse(import::ByteSource& src, const std::string& name) {
       }
     }
   }
-  if (!src.status()) return src.status();
+  MLPROF_RETURN_IF_ERROR(src.status());
   if (too_long) return Status::error(name + ": last line longer than 256 MiB");
   if (!line.empty()) parser.line(line);  // no final newline
   parser.finish();
@@ -542,7 +542,7 @@ Result<CompileLog> parse(import::ByteSource& src, const std::string& name) {
 
 Result<CompileLog> load_compile_log(const std::string& path) {
   auto opened = import::open_byte_source(path);
-  if (!opened) return opened.status();
+  MLPROF_RETURN_IF_ERROR(opened);
   return parse(*opened.value(), path);
 }
 

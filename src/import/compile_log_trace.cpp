@@ -42,7 +42,7 @@ Result<Trace> load_compile_logs(const std::vector<std::string>& paths, const std
   std::vector<CompileLog> logs;
   for (const std::string& p : paths) {
     Result<CompileLog> log = load_compile_log(p);
-    if (!log) return log.status();
+    MLPROF_RETURN_IF_ERROR(log);
     logs.push_back(std::move(log.value()));
   }
   return import::compile_logs_trace(std::move(logs), source);

@@ -48,17 +48,17 @@ Result<Trace> load_sqlite(OpenedInput& in) {
     db = SqliteDb::open_file(in.path);
   } else {  // a gzip'ed .rpd: SQLite needs it whole, in memory
     std::string bytes;
-    if (Status s = read_whole(in, bytes); !s) return s;
+    MLPROF_RETURN_IF_ERROR(read_whole(in, bytes));
     db = SqliteDb::open_bytes(std::move(bytes), in.path);
   }
-  if (!db) return db.status();
+  MLPROF_RETURN_IF_ERROR(db);
   return import_sqlite_trace(**db, in.options);
 }
 
 // Under --strict the first import problem of a reader that counts them is the error.
 Result<Trace> strict(Result<Trace> t, const ImportOptions& options) {
   if (t && options.strict) {
-    if (Status s = strict_error(*t); !s) return s;
+    MLPROF_RETURN_IF_ERROR(strict_error(*t));
   }
   return t;
 }
@@ -69,7 +69,7 @@ bool sniff_rocprofv3(const InputHead& h) { return looks_like_rocprofv3(h.text); 
 
 Result<Trace> load_rocprofv3(OpenedInput& in) {
   std::string bytes;
-  if (Status s = read_whole(in, bytes); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_whole(in, bytes));
   return strict(import_rocprofv3(std::move(bytes), in.path), in.options);
 }
 
@@ -84,7 +84,7 @@ bool sniff_proton(const InputHead& h) { return looks_like_proton(h.text); }
 
 Result<Trace> load_proton(OpenedInput& in) {
   std::string bytes;
-  if (Status s = read_whole(in, bytes); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_whole(in, bytes));
   return import_proton(std::move(bytes), in.path);
 }
 
@@ -98,7 +98,7 @@ bool sniff_perfetto(const InputHead& h) {
 
 Result<Trace> load_perfetto(OpenedInput& in) {
   std::string bytes;
-  if (Status s = read_whole(in, bytes); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_whole(in, bytes));
   return strict(import_perfetto(bytes, in.path), in.options);
 }
 
@@ -110,7 +110,7 @@ bool sniff_xspace(const InputHead& h) {
 
 Result<Trace> load_xspace(OpenedInput& in) {
   std::string bytes;
-  if (Status s = read_whole(in, bytes); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_whole(in, bytes));
   return strict(import_xspace(bytes, in.path), in.options);
 }
 
@@ -121,7 +121,7 @@ bool sniff_snapshot(const InputHead& h) { return looks_like_memory_snapshot(h.te
 Result<Trace> load_snapshot(OpenedInput& in) {
   bool pickle = !in.head.text.empty() && static_cast<unsigned char>(in.head.text[0]) == 0x80;
   Result<MemorySnapshot> snap = import_memory_snapshot(in.bytes, in.path, pickle);
-  if (!snap) return snap.status();
+  MLPROF_RETURN_IF_ERROR(snap);
   Trace t = memory_snapshot_to_trace(snap.value());
   t.memory_snapshot = std::make_shared<const MemorySnapshot>(std::move(snap.value()));
   return t;
@@ -134,7 +134,7 @@ bool sniff_compile_log(const InputHead& h) { return looks_like_compile_log(h.tex
 Result<Trace> load_compile_log_file(OpenedInput& in) {
   Result<CompileLog> log =
       import_compile_log(in.bytes, in.options.name.empty() ? in.path : in.options.name);
-  if (!log) return log.status();
+  MLPROF_RETURN_IF_ERROR(log);
   std::vector<CompileLog> logs;
   logs.push_back(std::move(log.value()));
   return compile_logs_trace(std::move(logs), in.path);

@@ -22,11 +22,11 @@ class JsonValueReader {
 
   Result<PyVal> run() {
     PyVal v;
-    if (Status s = value(v, 0); !s) return s;
+    MLPROF_RETURN_IF_ERROR(value(v, 0));
     skip_ws();
     int c = peek();
     if (c >= 0) return fail("data after the JSON value");
-    if (!src_.status()) return src_.status();
+    MLPROF_RETURN_IF_ERROR(src_.status());
     return v;
   }
 
@@ -54,7 +54,7 @@ class JsonValueReader {
     return Status::error(name_ + ": byte " + std::to_string(offset_) + ": " + what);
   }
   Status eof() const {
-    if (!src_.status()) return src_.status();
+    MLPROF_RETURN_IF_ERROR(src_.status());
     return fail("truncated JSON (the data ends inside a value)");
   }
   Status expect(const char* word) {
@@ -123,11 +123,11 @@ class JsonValueReader {
       key.kind = PyKind::kStr;
       key.obj = std::make_shared<PyObj>();
       key.obj->kind = PyKind::kStr;
-      if (Status s = string(key.obj->str); !s) return s;
+      MLPROF_RETURN_IF_ERROR(string(key.obj->str));
       skip_ws();
       if (get() != ':') return fail("expected ':' after a key");
       PyVal v;
-      if (Status s = value(v, depth + 1); !s) return s;
+      MLPROF_RETURN_IF_ERROR(value(v, depth + 1));
       if (Status s = asm_.set_item(*out.obj, std::move(key), std::move(v)); !s)
         return fail(s.message());
       skip_ws();
@@ -148,7 +148,7 @@ class JsonValueReader {
     if (peek() == ']') return get(), Status::ok();
     for (;;) {
       PyVal v;
-      if (Status s = value(v, depth + 1); !s) return s;
+      MLPROF_RETURN_IF_ERROR(value(v, depth + 1));
       if (Status s = asm_.append(*out.obj, std::move(v)); !s) return fail(s.message());
       skip_ws();
       int c = get();
@@ -223,12 +223,12 @@ class JsonValueReader {
           break;
         case 'u': {
           uint32_t cp;
-          if (Status st = hex4(cp); !st) return st;
+          MLPROF_RETURN_IF_ERROR(hex4(cp));
           if (cp >= 0xd800 && cp < 0xdc00 && peek() == '\\') {
             get();
             if (get() != 'u') return fail("bad surrogate pair");
             uint32_t lo;
-            if (Status st = hex4(lo); !st) return st;
+            MLPROF_RETURN_IF_ERROR(hex4(lo));
             if (lo >= 0xdc00 && lo < 0xe000) cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
           }
           put_utf8(s, cp);

@@ -395,7 +395,7 @@ Result<Trace> import_chrome_stream(ByteSource& src, const std::string& name,
           ? import_chrome_split_inline(src, name, chunk_bytes, parsers, fast_path, events)
           : import_chrome_parallel(src, name, chunk_bytes, parsers, fast_path, events);
   if (t && options.strict) {
-    if (Status s = import::strict_error(*t); !s) return s;
+    MLPROF_RETURN_IF_ERROR(import::strict_error(*t));
   }
   return t;
 }
@@ -491,7 +491,7 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
                          why + ")");
   };
   auto opened = import::open_byte_source(path);
-  if (!opened) return opened.status();
+  MLPROF_RETURN_IF_ERROR(opened);
   return named_native(
       load_by_content(path, std::move(opened.value()), std::move(raw), limit, options));
 }

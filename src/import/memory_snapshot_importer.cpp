@@ -101,12 +101,12 @@ class SnapshotAssembler : public PyAssembler {
     if (item.type() == PyKind::kDict) {
       PyObj& d = *item.obj;
       if (py_get(d, "action")) {
-        if (Status s = add_entry(list.serial, d); !s) return s;
+        MLPROF_RETURN_IF_ERROR(add_entry(list.serial, d));
         consume(d);
         return Status::ok();
       }
       if (py_get(d, "total_size") && py_get(d, "blocks")) {
-        if (Status s = add_segment(d); !s) return s;
+        MLPROF_RETURN_IF_ERROR(add_segment(d));
         consume(d);
         return Status::ok();
       }
@@ -338,8 +338,8 @@ Result<MemorySnapshot> import_memory_snapshot(ByteSource& src, const std::string
   SnapshotAssembler assembler(snap);
   Result<PyVal> top =
       pickle ? read_pickle(src, name, assembler) : read_json_values(src, name, assembler);
-  if (!top) return top.status();
-  if (Status s = assembler.finish(top.value(), name); !s) return s;
+  MLPROF_RETURN_IF_ERROR(top);
+  MLPROF_RETURN_IF_ERROR(assembler.finish(top.value(), name));
   return snap;
 }
 
@@ -407,7 +407,7 @@ bool is_memory_snapshot_file(const std::string& path) {
 
 Result<MemorySnapshot> load_memory_snapshot(const std::string& path) {
   auto opened = import::open_byte_source(path);
-  if (!opened) return opened.status();
+  MLPROF_RETURN_IF_ERROR(opened);
   return load_from(std::move(opened.value()), path);
 }
 

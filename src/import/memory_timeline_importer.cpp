@@ -27,7 +27,7 @@ Result<Trace> import_memory_timeline(ByteSource& src, const std::string& name) {
     text.append(buf, n);
     if (text.size() > kMaxBytes) return Status::error(name + ": memory timeline larger than 4 GiB");
   }
-  if (!src.status()) return src.status();
+  MLPROF_RETURN_IF_ERROR(src.status());
   simdjson::padded_string ps(text);
   simdjson::ondemand::parser parser;
   simdjson::ondemand::document doc;

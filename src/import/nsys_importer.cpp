@@ -142,7 +142,7 @@ uint32_t NsysReader::gpu_track(int64_t device, int64_t stream) {
 
 Status NsysReader::read_strings() {
   SqliteQuery q(db_, "StringIds", {"id", "value"});
-  if (!q.status()) return q.status();
+  MLPROF_RETURN_IF_ERROR(q.status());
   while (q.next()) strings_.emplace(q.i64(0), std::string(q.text(1)));
   return q.status();
 }
@@ -219,7 +219,7 @@ Status NsysReader::read_runtime() {
   SqliteQuery q(
       db_, table,
       {"start", "end", "globalTid", "correlationId", "nameId", "?eventClass", "?returnValue"});
-  if (!q.status()) return q.status();
+  MLPROF_RETURN_IF_ERROR(q.status());
   note_missing(q, table);
   StringId k_runtime = b_.intern("cuda_runtime"), k_driver = b_.intern("cuda_driver"),
            k_ret = b_.intern("return value");
@@ -273,7 +273,7 @@ Status NsysReader::read_gpu(const char* table, int kind) {
       cols.emplace_back("?syncType");
   }
   SqliteQuery q(db_, table, cols);
-  if (!q.status()) return q.status();
+  MLPROF_RETURN_IF_ERROR(q.status());
   note_missing(q, table);
   StringId cat = b_.intern(kind == 0   ? "kernel"
                            : kind == 1 ? "gpu_memcpy"
@@ -358,7 +358,7 @@ Status NsysReader::read_nvtx() {
       db_, table,
       {"start", "?end", "eventType", "?text", "?textId", "?globalTid", "?domainId", "?rangeId"},
       "ORDER BY eventType <> 75");  // domain names first
-  if (!q.status()) return q.status();
+  MLPROF_RETURN_IF_ERROR(q.status());
   note_missing(q, table);
   StringId k_op = b_.intern("cpu_op"), k_ann = b_.intern("user_annotation"),
            k_op_id = b_.intern("op_id"), k_seq = b_.intern("Sequence number"),
@@ -445,7 +445,7 @@ Status NsysReader::read_nvtx() {
 }
 
 Result<Trace> NsysReader::run() {
-  if (Status s = read_strings(); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_strings());
   read_processes();
   // Several processes with CUDA activity number their correlation ids independently.
   if (db_.has_table("CUPTI_ACTIVITY_KIND_RUNTIME")) {
@@ -459,12 +459,12 @@ Result<Trace> NsysReader::run() {
   }
   k_corr_ = b_.intern("correlation");
   read_metadata();
-  if (Status s = read_runtime(); !s) return s;
-  if (Status s = read_gpu("CUPTI_ACTIVITY_KIND_KERNEL", 0); !s) return s;
-  if (Status s = read_gpu("CUPTI_ACTIVITY_KIND_MEMCPY", 1); !s) return s;
-  if (Status s = read_gpu("CUPTI_ACTIVITY_KIND_MEMSET", 2); !s) return s;
-  if (Status s = read_gpu("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 3); !s) return s;
-  if (Status s = read_nvtx(); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_runtime());
+  MLPROF_RETURN_IF_ERROR(read_gpu("CUPTI_ACTIVITY_KIND_KERNEL", 0));
+  MLPROF_RETURN_IF_ERROR(read_gpu("CUPTI_ACTIVITY_KIND_MEMCPY", 1));
+  MLPROF_RETURN_IF_ERROR(read_gpu("CUPTI_ACTIVITY_KIND_MEMSET", 2));
+  MLPROF_RETURN_IF_ERROR(read_gpu("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 3));
+  MLPROF_RETURN_IF_ERROR(read_nvtx());
   if (unlinked_)
     report_.note(std::to_string(unlinked_) +
                  " kernels/copies without their API call in the file (no launch flow)");

@@ -25,12 +25,12 @@ Result<Input> open_input(const std::string& path, const ImportOptions& options,
     std::vector<std::string> logs = compile_log_files(path);
     if (logs.empty()) return none;
     Result<Trace> t = load_compile_logs(logs, path);
-    if (!t) return t.status();
+    MLPROF_RETURN_IF_ERROR(t);
     in.trace = std::move(t.value());
     return in;
   }
   Result<Trace> t = load_trace(path, options);
-  if (!t) return t.status();
+  MLPROF_RETURN_IF_ERROR(t);
   in.trace = std::move(t.value());
   return in;
 }

@@ -233,16 +233,16 @@ class PickleVm {
           return std::move(stack_.back());
         }
         case '}':
-          if (Status s = push(make_obj(PyKind::kDict)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(make_obj(PyKind::kDict)));
           break;
         case ']': {
           PyVal v = make_obj(PyKind::kList);
           v.obj->serial = list_serial++;
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case ')':
-          if (Status s = push(make_obj(PyKind::kTuple)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(make_obj(PyKind::kTuple)));
           break;
         case '(':
           if (marks_.size() >= kMaxMarks) return fail(at, "MARKs nested too deep");
@@ -260,11 +260,11 @@ class PickleVm {
         }
         case '2':  // DUP
           if (stack_.empty()) return fail(at, "DUP on an empty stack");
-          if (Status s = push(PyVal(stack_.back())); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(PyVal(stack_.back())));
           break;
         case 0x94:  // MEMOIZE
           if (stack_.empty()) return fail(at, "MEMOIZE on an empty stack");
-          if (Status st = memo_put(memo_.size(), at); !st) return st;
+          MLPROF_RETURN_IF_ERROR(memo_put(memo_.size(), at));
           break;
         case 'q':
         case 'r':
@@ -272,7 +272,7 @@ class PickleVm {
           uint64_t idx;
           if (!index_arg(op, idx)) return truncated(at);
           if (stack_.empty()) return fail(at, "PUT on an empty stack");
-          if (Status st = memo_put(idx, at); !st) return st;
+          MLPROF_RETURN_IF_ERROR(memo_put(idx, at));
           break;
         }
         case 'h':
@@ -284,18 +284,18 @@ class PickleVm {
           if (!memo_.get(idx, v))
             return fail(at, "memo index " + std::to_string(idx) +
                                 " not available (never stored, or a record already read)");
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 'N':
-          if (Status s = push(PyVal()); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(PyVal()));
           break;
         case 0x88:
         case 0x89: {  // NEWTRUE, NEWFALSE
           PyVal v;
           v.kind = PyKind::kBool;
           v.b = op == 0x88;
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 'K':
@@ -309,7 +309,7 @@ class PickleVm {
           uint64_t raw = le(b, n);
           v.i = op == 'J' ? static_cast<int32_t>(static_cast<uint32_t>(raw))
                           : static_cast<int64_t>(raw);
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 0x8a:
@@ -342,7 +342,7 @@ class PickleVm {
             if (n < 8 && (b[n - 1] & 0x80)) raw |= ~0ull << (8 * n);  // sign extend
             v.i = static_cast<int64_t>(raw);
           }
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 'G': {  // BINFLOAT, big-endian
@@ -353,7 +353,7 @@ class PickleVm {
           PyVal v;
           v.kind = PyKind::kFloat;
           std::memcpy(&v.d, &raw, 8);
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 'I':
@@ -376,7 +376,7 @@ class PickleVm {
             v.i = std::strtoll(t.c_str(), &end, 10);
           }
           if (t.empty() || end != t.data() + t.size()) return fail(at, "bad number text");
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 0x8c:
@@ -400,7 +400,7 @@ class PickleVm {
             done += k;
           }
           PyVal v = make_string(std::move(text));
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 'a': {  // APPEND
@@ -409,7 +409,7 @@ class PickleVm {
           stack_.pop_back();
           PyVal& list = stack_.back();
           if (list.type() != PyKind::kList) return fail(at, "APPEND to a non-list");
-          if (Status s = adopt(*list.obj, item, at); !s) return s;
+          MLPROF_RETURN_IF_ERROR(adopt(*list.obj, item, at));
           if (Status s = asm_.append(*list.obj, std::move(item)); !s) return fail(at, s.message());
           break;
         }
@@ -419,7 +419,7 @@ class PickleVm {
           PyVal& list = stack_[m - 1];
           if (list.type() != PyKind::kList) return fail(at, "APPENDS to a non-list");
           for (size_t k = m; k < stack_.size(); ++k) {
-            if (Status s = adopt(*list.obj, stack_[k], at); !s) return s;
+            MLPROF_RETURN_IF_ERROR(adopt(*list.obj, stack_[k], at));
             if (Status s = asm_.append(*list.obj, std::move(stack_[k])); !s)
               return fail(at, s.message());
           }
@@ -434,8 +434,8 @@ class PickleVm {
           stack_.pop_back();
           PyVal& dict = stack_.back();
           if (dict.type() != PyKind::kDict) return fail(at, "SETITEM on a non-dict");
-          if (Status s = adopt(*dict.obj, key, at); !s) return s;
-          if (Status s = adopt(*dict.obj, value, at); !s) return s;
+          MLPROF_RETURN_IF_ERROR(adopt(*dict.obj, key, at));
+          MLPROF_RETURN_IF_ERROR(adopt(*dict.obj, value, at));
           if (Status s = asm_.set_item(*dict.obj, std::move(key), std::move(value)); !s)
             return fail(at, s.message());
           break;
@@ -447,8 +447,8 @@ class PickleVm {
           PyVal& dict = stack_[m - 1];
           if (dict.type() != PyKind::kDict) return fail(at, "SETITEMS on a non-dict");
           for (size_t k = m; k < stack_.size(); k += 2) {
-            if (Status s = adopt(*dict.obj, stack_[k], at); !s) return s;
-            if (Status s = adopt(*dict.obj, stack_[k + 1], at); !s) return s;
+            MLPROF_RETURN_IF_ERROR(adopt(*dict.obj, stack_[k], at));
+            MLPROF_RETURN_IF_ERROR(adopt(*dict.obj, stack_[k + 1], at));
             if (Status s = asm_.set_item(*dict.obj, std::move(stack_[k]), std::move(stack_[k + 1]));
                 !s)
               return fail(at, s.message());
@@ -480,7 +480,7 @@ class PickleVm {
             if (!s) return fail(at, s.message());
           }
           stack_.resize(m);
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         case 0x85:
@@ -490,11 +490,11 @@ class PickleVm {
           if (stack_.size() < n) return fail(at, "TUPLE" + std::to_string(n) + " on a short stack");
           PyVal v = make_obj(PyKind::kTuple);
           for (size_t k = stack_.size() - n; k < stack_.size(); ++k) {
-            if (Status s = adopt(*v.obj, stack_[k], at); !s) return s;
+            MLPROF_RETURN_IF_ERROR(adopt(*v.obj, stack_[k], at));
             v.obj->items.push_back(std::move(stack_[k]));
           }
           stack_.resize(stack_.size() - n);
-          if (Status s = push(std::move(v)); !s) return s;
+          MLPROF_RETURN_IF_ERROR(push(std::move(v)));
           break;
         }
         default: {
@@ -590,7 +590,7 @@ class PickleVm {
     return Status::error(name_ + ": byte " + std::to_string(at) + ": " + what);
   }
   Status truncated(uint64_t at) const {
-    if (!src_.status()) return src_.status();
+    MLPROF_RETURN_IF_ERROR(src_.status());
     return fail(at, "truncated pickle (the data ends before STOP)");
   }
 

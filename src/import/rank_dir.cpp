@@ -40,7 +40,7 @@ Result<std::vector<Trace>> load_rank_dir(const std::string& dir, unsigned thread
                                          std::vector<std::string>& errors,
                                          const ImportOptions& options) {
   auto listed = list_rank_files(dir);
-  if (!listed) return listed.status();
+  MLPROF_RETURN_IF_ERROR(listed);
   return load_rank_files(listed.value(), dir, threads, errors, options);
 }
 

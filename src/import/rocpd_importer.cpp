@@ -90,7 +90,7 @@ Status RocpdReader::read_ids() {
   if (std::string t = table("rocpd_string"); !t.empty()) {
     SqliteQuery q(db_, t, {"id", "string"});
     while (q.next()) strings_.emplace(q.i64(0), std::string(q.text(1)));
-    if (!q.status()) return q.status();
+    MLPROF_RETURN_IF_ERROR(q.status());
   }
   if (std::string t = table("rocpd_info_process"); !t.empty()) {
     SqliteQuery q(db_, t, {"id", "pid", "?command"});
@@ -101,22 +101,22 @@ Status RocpdReader::read_ids() {
         if (b_.trace().processes[p].name == 0) b_.trace().processes[p].name = b_.intern(q.text(2));
       }
     }
-    if (!q.status()) return q.status();
+    MLPROF_RETURN_IF_ERROR(q.status());
   }
   if (std::string t = table("rocpd_info_thread"); !t.empty()) {
     SqliteQuery q(db_, t, {"id", "tid"});
     while (q.next()) tid_of_[q.i64(0)] = q.i64(1);
-    if (!q.status()) return q.status();
+    MLPROF_RETURN_IF_ERROR(q.status());
   }
   if (std::string t = table("rocpd_info_kernel_symbol"); !t.empty()) {
     SqliteQuery q(db_, t, {"id", "?display_name", "?kernel_name"});
     while (q.next()) kernel_name_[q.i64(0)] = std::string(q.text(q.null(1) ? 2 : 1));
-    if (!q.status()) return q.status();
+    MLPROF_RETURN_IF_ERROR(q.status());
   }
   if (std::string t = table("rocpd_event"); !t.empty()) {
     SqliteQuery q(db_, t, {"id", "?category_id", "?correlation_id"});
     while (q.next()) events_[q.i64(0)] = Event{q.i64(1), q.null(2) ? -1 : q.i64(2)};
-    if (!q.status()) return q.status();
+    MLPROF_RETURN_IF_ERROR(q.status());
   }
   return Status::ok();
 }
@@ -338,12 +338,12 @@ Status RocpdReader::read_allocations() {
 Result<Trace> RocpdReader::run() {
   k_corr_ = b_.intern("correlation");
   k_flow_ = b_.intern("ac2g");
-  if (Status s = read_ids(); !s) return s;
-  if (Status s = read_agents(); !s) return s;
-  if (Status s = read_regions(); !s) return s;
-  if (Status s = read_dispatches(); !s) return s;
-  if (Status s = read_copies(); !s) return s;
-  if (Status s = read_allocations(); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_ids());
+  MLPROF_RETURN_IF_ERROR(read_agents());
+  MLPROF_RETURN_IF_ERROR(read_regions());
+  MLPROF_RETURN_IF_ERROR(read_dispatches());
+  MLPROF_RETURN_IF_ERROR(read_copies());
+  MLPROF_RETURN_IF_ERROR(read_allocations());
   if (unlinked_)
     report_.note(std::to_string(unlinked_) +
                  " kernels/copies without their API call (no launch flow; rocprofv3 "

@@ -53,14 +53,14 @@ uint32_t RpdReader::gpu_track(int64_t gpu, int64_t queue) {
 
 Status RpdReader::read_strings() {
   SqliteQuery q(db_, "rocpd_string", {"id", "string"});
-  if (!q.status()) return q.status();
+  MLPROF_RETURN_IF_ERROR(q.status());
   while (q.next()) strings_.emplace(q.i64(0), std::string(q.text(1)));
   return q.status();
 }
 
 Status RpdReader::read_api() {
   SqliteQuery q(db_, "rocpd_api", {"id", "pid", "tid", "start", "end", "apiName_id", "?args_id"});
-  if (!q.status()) return q.status();
+  MLPROF_RETURN_IF_ERROR(q.status());
   for (const std::string& c : q.missing()) report_.missing("rocpd_api." + c);
   StringId k_runtime = b_.intern("cuda_runtime"), k_ann = b_.intern("user_annotation"),
            k_op = b_.intern("cpu_op"), k_corr = b_.intern("correlation"),
@@ -207,7 +207,7 @@ Status RpdReader::read_monitor() {
   if (!db_.has_table("rocpd_monitor")) return Status::ok();
   SqliteQuery q(db_, "rocpd_monitor", {"deviceId", "monitorType", "start", "value", "?deviceType"},
                 "ORDER BY start");
-  if (!q.status()) return q.status();
+  MLPROF_RETURN_IF_ERROR(q.status());
   while (q.next()) {
     report_.read("monitor samples");
     char* endp = nullptr;
@@ -227,10 +227,10 @@ Status RpdReader::read_monitor() {
 }
 
 Result<Trace> RpdReader::run() {
-  if (Status s = read_strings(); !s) return s;
-  if (Status s = read_api(); !s) return s;
-  if (Status s = read_ops(); !s) return s;
-  if (Status s = read_monitor(); !s) return s;
+  MLPROF_RETURN_IF_ERROR(read_strings());
+  MLPROF_RETURN_IF_ERROR(read_api());
+  MLPROF_RETURN_IF_ERROR(read_ops());
+  MLPROF_RETURN_IF_ERROR(read_monitor());
   if (db_.has_table("rocpd_metadata")) {
     SqliteQuery q(db_, "rocpd_metadata", {"tag", "value"});
     while (q.next())

@@ -56,7 +56,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open_file(const std::string& path) {
   std::error_code ec;
   uint64_t bytes = std::filesystem::file_size(path, ec);
   db->bound_work(ec ? 0 : bytes);
-  if (Status s = db->load_tables(); !s) return s;
+  MLPROF_RETURN_IF_ERROR(db->load_tables());
   return db;
 }
 
@@ -71,7 +71,7 @@ Result<std::unique_ptr<SqliteDb>> SqliteDb::open_bytes(std::string bytes, const 
   if (sqlite3_deserialize(db->db_, "main", data, n, n, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
     return db->error("cannot read the SQLite database image");
   db->bound_work(db->image_.size());
-  if (Status s = db->load_tables(); !s) return s;
+  MLPROF_RETURN_IF_ERROR(db->load_tables());
   return db;
 }
 

@@ -25,7 +25,7 @@ Result<Trace> import_sqlite_trace(SqliteDb& db, const ImportOptions& options) {
         "rocpd_kernel_dispatch/rocpd_region and rocpd_string)");
   }
   if (t && options.strict) {
-    if (Status s = strict_error(*t); !s) return s;
+    MLPROF_RETURN_IF_ERROR(strict_error(*t));
   }
   return t;
 }

@@ -449,7 +449,7 @@ Result<Trace> XSpaceReader::run() {
     Plane p;
     if (!read_plane(planes[i], p)) return fail(error_);
     report_.read("planes");
-    if (Status s = import_plane(p, i); !s) return s;
+    MLPROF_RETURN_IF_ERROR(import_plane(p, i));
   }
   StringId k_flow = b_.intern("ac2g");
   uint64_t unlinked = 0;

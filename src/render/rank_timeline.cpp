@@ -44,8 +44,8 @@ uint64_t slices_in(const RankView& v) {
 
 }  // namespace
 
-std::string encode_rank_timeline(AnalysisSet& set, const RankLoader& load,
-                                 RankTimelineWindow& window) {
+Result<std::string> encode_rank_timeline(AnalysisSet& set, const RankLoader& load,
+                                         RankTimelineWindow& window) {
   std::vector<const Trace*> traces = set.rank_traces();
   std::vector<Trace> loaded;  // a set of summaries: the other ranks, reloaded here
   if (traces.empty()) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "mlprof/analysis_set.h"
+#include "mlprof/status.h"
 #include "mlprof/trace.h"
 
 namespace mlprof {
@@ -23,7 +24,7 @@ struct EncodedLane {
   int64_t shift = 0;
   int64_t begin_ns = 0, end_ns = 0;
 };
-std::string encode_lane_events(const std::vector<EncodedLane>& lanes);
+Result<std::string> encode_lane_events(const std::vector<EncodedLane>& lanes);
 
 // What the window holds, for the page's data (the Timeline tab says it).
 struct RankTimelineWindow {
@@ -40,7 +41,7 @@ inline constexpr size_t kRankTimelineMaxSteps = 3;
 
 // The encoded events of a rank set's timeline (gzip bytes), and what its window holds.
 // A set made from summaries (no rank traces in memory) loads the other ranks with `load`.
-std::string encode_rank_timeline(AnalysisSet& set, const RankLoader& load,
-                                 RankTimelineWindow& window);
+Result<std::string> encode_rank_timeline(AnalysisSet& set, const RankLoader& load,
+                                         RankTimelineWindow& window);
 
 }  // namespace mlprof

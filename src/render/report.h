@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mlprof/analysis_set.h"
+#include "mlprof/status.h"
 #include "mlprof/trace.h"
 
 namespace mlprof {
@@ -38,6 +39,6 @@ struct ReportInput {
 std::string report_data_json(const ReportInput& in);
 
 // One self-contained HTML file: data, JS and CSS inline; no network request when opened.
-std::string render_report_html(const ReportInput& in);
+Result<std::string> render_report_html(const ReportInput& in);
 
 }  // namespace mlprof

@@ -52,13 +52,15 @@ std::string report_data_json(const ReportInput& in) {
   return w.take();
 }
 
-std::string render_report_html(const ReportInput& in) {
+Result<std::string> render_report_html(const ReportInput& in) {
   std::string events;
   std::string data = report_data_json(in);
   if (in.include_events && in.set->is_rank_set()) {
     // Every rank's lanes over a window of steps; the window goes into the data object.
     RankTimelineWindow window;
-    events = base64_encode(encode_rank_timeline(*in.set, in.load_rank, window));
+    Result<std::string> encoded = encode_rank_timeline(*in.set, in.load_rank, window);
+    MLPROF_RETURN_IF_ERROR(encoded);
+    events = base64_encode(*encoded);
     JsonWriter w;
     w.begin_object();
     w.key("ranks").begin_array();
@@ -74,7 +76,9 @@ std::string render_report_html(const ReportInput& in) {
     data.pop_back();  // the closing brace of the data object
     data += ",\"timeline_ranks\":" + w.take() + "}";
   } else if (in.include_events) {
-    events = base64_encode(encode_timeline_events(in.set->trace(), in.set->timeline()));
+    Result<std::string> encoded = encode_timeline_events(in.set->trace(), in.set->timeline());
+    MLPROF_RETURN_IF_ERROR(encoded);
+    events = base64_encode(*encoded);
   }
   return render_web_page(WebPage{"report", in.name, std::move(data), std::move(events)});
 }

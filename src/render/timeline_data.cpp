@@ -4,7 +4,6 @@
 #include <cctype>
 #include <climits>
 #include <optional>
-#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -28,10 +27,11 @@ void put_zigzag(std::string& out, int64_t v) {
 }
 
 // gzip (not zlib or raw deflate) because browsers' DecompressionStream('gzip') reads it.
-std::string gzip(const std::string& in) {
+// zlib fails only when it cannot allocate its state: an internal error, not the trace's fault.
+Result<std::string> gzip(const std::string& in) {
   z_stream zs{};
   if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
-    throw std::runtime_error("deflateInit2 failed");
+    return Status::error(StatusCode::kInternal, "cannot compress the timeline events (zlib init)");
   std::string out;
   out.resize(deflateBound(&zs, in.size()) + 32);
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
@@ -41,7 +41,8 @@ std::string gzip(const std::string& in) {
   int rc = deflate(&zs, Z_FINISH);
   out.resize(zs.total_out);
   deflateEnd(&zs);
-  if (rc != Z_STREAM_END) throw std::runtime_error("deflate failed");
+  if (rc != Z_STREAM_END)
+    return Status::error(StatusCode::kInternal, "cannot compress the timeline events (deflate)");
   return out;
 }
 
@@ -90,7 +91,7 @@ namespace {
 // The encoder behind both entry points: lanes from one or several traces, each slice's time
 // shifted by its lane's `shift` (the time that becomes 0 in the browser) and kept when it
 // overlaps the lane's [begin, end) window.
-std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_begin) {
+Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_begin) {
   std::string out = "MLTL";
   put_varint(out, 3);
   put_zigzag(out, header_begin);
@@ -325,7 +326,7 @@ std::string encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_b
 
 }  // namespace
 
-std::string encode_timeline_events(const Trace& trace, const TimelineResult& r) {
+Result<std::string> encode_timeline_events(const Trace& trace, const TimelineResult& r) {
   std::vector<EncodedLane> lanes;
   lanes.reserve(r.lanes.size());
   for (const TimelineLane& l : r.lanes)
@@ -334,7 +335,7 @@ std::string encode_timeline_events(const Trace& trace, const TimelineResult& r) 
   return encode_lanes(lanes, r.begin_ns);
 }
 
-std::string encode_lane_events(const std::vector<EncodedLane>& lanes) {
+Result<std::string> encode_lane_events(const std::vector<EncodedLane>& lanes) {
   return encode_lanes(lanes, 0);
 }
 

@@ -93,8 +93,10 @@ std::string render_timeline_text(const TimelineResult& r, size_t width) {
   return out;
 }
 
-std::string render_timeline_html(const Trace& trace, const TimelineResult& r,
-                                 std::string_view title) {
+Result<std::string> render_timeline_html(const Trace& trace, const TimelineResult& r,
+                                         std::string_view title) {
+  Result<std::string> events = encode_timeline_events(trace, r);
+  MLPROF_RETURN_IF_ERROR(events);
   JsonWriter w;
   w.begin_object();
   w.field("kind", "timeline");
@@ -102,8 +104,7 @@ std::string render_timeline_html(const Trace& trace, const TimelineResult& r,
   w.key("analyses").begin_object().key("timeline");
   write_timeline_json(w, r);
   w.end_object().end_object();
-  return render_web_page(WebPage{"timeline", std::string(title), w.take(),
-                                 base64_encode(encode_timeline_events(trace, r))});
+  return render_web_page(WebPage{"timeline", std::string(title), w.take(), base64_encode(*events)});
 }
 
 }  // namespace mlprof

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "mlprof/analyze/timeline.h"
+#include "mlprof/status.h"
 #include "mlprof/trace.h"
 #include "trace/json_writer.h"
 
@@ -24,7 +25,7 @@ std::string render_timeline_text(const TimelineResult& r, size_t width = 100);
 // column per id key). Lane order = r.lanes order. Rows (depth) are for drawing: a slice that
 // overlaps its predecessor by <= 1 µs of rounding is its sibling, not its child.
 // A 1M-slice trace encodes to a few bytes per slice, against ~110 bytes per event in JSON.
-std::string encode_timeline_events(const Trace& trace, const TimelineResult& r);
+Result<std::string> encode_timeline_events(const Trace& trace, const TimelineResult& r);
 
 std::string base64_encode(std::string_view bytes);
 
@@ -35,7 +36,7 @@ std::string base64_encode(std::string_view bytes);
 uint16_t timeline_display_depths(const SliceTable& s, const std::vector<uint32_t>& kept,
                                  std::vector<uint16_t>& depth);
 
-std::string render_timeline_html(const Trace& trace, const TimelineResult& r,
-                                 std::string_view title);
+Result<std::string> render_timeline_html(const Trace& trace, const TimelineResult& r,
+                                         std::string_view title);
 
 }  // namespace mlprof

@@ -57,6 +57,7 @@ std::string error_json(std::string_view message) {
   return w.take();
 }
 
+// HTTP's own refusals of a request (405 method, 413 body, 414 URI) give their status here.
 Reply error_reply(int status, std::string_view message) {
   Reply r;
   r.status = status;
@@ -64,31 +65,14 @@ Reply error_reply(int status, std::string_view message) {
   return r;
 }
 
-int status_of(LookupError e) {
-  switch (e) {
-    case LookupError::kNone:
-      return 200;
-    case LookupError::kBadName:
-      return 400;
-    case LookupError::kOutside:
-      return 403;
-    case LookupError::kNotFound:
-      return 404;
-    case LookupError::kLoadFailed:
-      return 422;  // the file is there but is not a valid trace
-    case LookupError::kIncomplete:
-      return 503;  // probably still being written: retry
-    case LookupError::kAbandoned:
-      return 503;  // nobody reads it: the client has gone, or the server is stopping
-    case LookupError::kTooLarge:
-      return 413;  // past --max-input-mb: the message names the limit
-  }
-  return 500;
+// The HTTP status of an mlprof error comes from status.h's one mapping.
+Reply error_reply(StatusCode code, std::string_view message) {
+  return error_reply(error_mapping(code).http_status, message);
 }
 
 Reply reply_of(Lookup l, const char* type) {
   if (l.error != LookupError::kNone) {
-    Reply r = error_reply(status_of(l.error), l.message);
+    Reply r = error_reply(status_code(l.error), l.message);
     if (l.error == LookupError::kIncomplete) r.headers.emplace_back("Retry-After", "2");
     return r;
   }
@@ -304,7 +288,8 @@ struct Server::Impl {
         try {
           return self->route(c, ex, url, method);
         } catch (const std::exception& e) {
-          return send_reply(c, error_reply(500, std::string("internal error: ") + e.what()));
+          return send_reply(
+              c, error_reply(StatusCode::kInternal, std::string("internal error: ") + e.what()));
         }
       }
       if (!ex->suspended) return MHD_YES;
@@ -404,10 +389,11 @@ struct Server::Impl {
     }
     const char* host = header(c, "Host");
     if (!hosts.allows(host != nullptr ? host : "")) {
-      return send_reply(c, error_reply(403, "Host '" + std::string(host) +
-                                                "' is not served (DNS rebinding?): mlprof serve "
-                                                "answers loopback names and its --host; add "
-                                                "names with --allow-host"));
+      return send_reply(c, error_reply(StatusCode::kPermissionDenied,
+                                       "Host '" + std::string(host) +
+                                           "' is not served (DNS rebinding?): mlprof serve "
+                                           "answers loopback names and its --host; add "
+                                           "names with --allow-host"));
     }
     if (path == "/") {
       Reply r;
@@ -419,7 +405,8 @@ struct Server::Impl {
       return dispatch(c, ex, lister, [this](const StillWanted&) { return traces_reply(); });
     if (path == "/api/profiler/progress") {  // answered here: never queued behind the load
       const char* trace = query(c, "trace");
-      if (trace == nullptr) return send_reply(c, error_reply(400, "missing ?trace=NAME"));
+      if (trace == nullptr)
+        return send_reply(c, error_reply(StatusCode::kInvalidArgument, "missing ?trace=NAME"));
       return send_reply(c, reply_of(store.progress(trace), kJson));
     }
     if (path == "/api/status") {
@@ -440,7 +427,8 @@ struct Server::Impl {
       const char* base = query(c, "base");
       const char* next = query(c, "new");
       if (base == nullptr || next == nullptr)
-        return send_reply(c, error_reply(400, "compare needs ?base=A&new=B"));
+        return send_reply(c,
+                          error_reply(StatusCode::kInvalidArgument, "compare needs ?base=A&new=B"));
       job = [this, b = std::string(base), n = std::string(next)](const StillWanted& wanted) {
         return reply_of(store.compare(b, n, wanted), kJson);
       };
@@ -455,7 +443,8 @@ struct Server::Impl {
         char* end = nullptr;
         long long v = std::strtoll(g, &end, 10);
         if (*g == '\0' || *end != '\0' || v < 0 || v > 1'000'000)
-          return send_reply(c, error_reply(400, "group must be a job group's number (0, 1, ...)"));
+          return send_reply(c, error_reply(StatusCode::kInvalidArgument,
+                                           "group must be a job group's number (0, 1, ...)"));
         group = v;
       }
       job = [this, group](const StillWanted& wanted) {
@@ -463,11 +452,12 @@ struct Server::Impl {
       };
     } else if (path == "/api/profiler/timeline/tiles") {
       const char* trace = query(c, "trace");
-      if (trace == nullptr) return send_reply(c, error_reply(400, "missing ?trace=NAME"));
+      if (trace == nullptr)
+        return send_reply(c, error_reply(StatusCode::kInvalidArgument, "missing ?trace=NAME"));
       int64_t t0 = 0, t1 = 0, px = 0;
       if (!whole_number(query(c, "t0"), t0) || !whole_number(query(c, "t1"), t1) ||
           !whole_number(query(c, "px"), px) || t1 <= t0 || px < 1 || px > kMaxTilePixels)
-        return send_reply(c, error_reply(400,
+        return send_reply(c, error_reply(StatusCode::kInvalidArgument,
                                          "tiles need ?t0=NS&t1=NS (whole ns from the "
                                          "timeline's start, t0 < t1) and ?px=N (1 to " +
                                              std::to_string(kMaxTilePixels) + ")"));
@@ -478,15 +468,17 @@ struct Server::Impl {
       std::string name = path.substr(std::string_view("/api/profiler/").size());
       bool events = name == "timeline/events";
       if (!events && !is_trace_analysis(name))
-        return send_reply(c, error_reply(404, "no endpoint /api/profiler/" + name));
+        return send_reply(c,
+                          error_reply(StatusCode::kNotFound, "no endpoint /api/profiler/" + name));
       const char* trace = query(c, "trace");
-      if (trace == nullptr) return send_reply(c, error_reply(400, "missing ?trace=NAME"));
+      if (trace == nullptr)
+        return send_reply(c, error_reply(StatusCode::kInvalidArgument, "missing ?trace=NAME"));
       if (name == "critical_path") {  // ?step=N or ?annotation=NAME[&instance=K]: that window
         std::optional<CriticalPathWindow> window;
         std::string error;
         if (!parse_critical_path_window(query(c, "step"), query(c, "annotation"),
                                         query(c, "instance"), window, error))
-          return send_reply(c, error_reply(400, error));
+          return send_reply(c, error_reply(StatusCode::kInvalidArgument, error));
         if (window)
           return dispatch(c, ex, workers,
                           [this, t = std::string(trace), w = *window](const StillWanted& wanted) {
@@ -504,7 +496,7 @@ struct Server::Impl {
                         events ? "application/octet-stream" : kJson);
       };
     } else {
-      return send_reply(c, error_reply(404, "no such page: " + path));
+      return send_reply(c, error_reply(StatusCode::kNotFound, "no such page: " + path));
     }
     return dispatch(c, ex, workers, std::move(job));
   }
@@ -547,13 +539,13 @@ struct Server::Impl {
       try {
         ex->reply = job(wanted);
       } catch (const std::exception& e) {
-        ex->reply = error_reply(500, std::string("internal error: ") + e.what());
+        ex->reply = error_reply(StatusCode::kInternal, std::string("internal error: ") + e.what());
       }
       --busy;
       MHD_resume_connection(c);  // the last use of `ex` here: MHD may free it from now on
     });
     if (!queued) {
-      ex->reply = error_reply(503, "the server is stopping");
+      ex->reply = error_reply(StatusCode::kUnavailable, "the server is stopping");
       MHD_resume_connection(c);
     }
     return MHD_YES;

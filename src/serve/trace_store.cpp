@@ -81,7 +81,7 @@ int64_t test_delay_ms() {
 // The one place serve computes a single-trace analysis: from the trace's analysis stage, so
 // results one analysis needs from another are computed once per trace (concurrent requests
 // for the same trace wait for each other's shared inputs).
-std::string compute_analysis(AnalysisSet& set, const std::string& analysis) {
+Result<std::string> compute_analysis(AnalysisSet& set, const std::string& analysis) {
   if (analysis == "events") return encode_timeline_events(set.trace(), set.timeline());
   if (auto id = analysis_id(analysis)) return analysis_json(set, *id);
   JsonWriter w;
@@ -90,6 +90,30 @@ std::string compute_analysis(AnalysisSet& set, const std::string& analysis) {
 }
 
 }  // namespace
+
+StatusCode status_code(LookupError e) {
+  switch (e) {
+    case LookupError::kNone:
+      return StatusCode::kOk;
+    case LookupError::kBadName:
+      return StatusCode::kInvalidArgument;
+    case LookupError::kOutside:
+      return StatusCode::kPermissionDenied;
+    case LookupError::kNotFound:
+      return StatusCode::kNotFound;
+    case LookupError::kLoadFailed:
+      return StatusCode::kBadInput;  // the file is there but is not a valid trace
+    case LookupError::kIncomplete:
+      return StatusCode::kUnavailable;  // probably still being written: retry
+    case LookupError::kAbandoned:
+      return StatusCode::kUnavailable;  // the client has gone, or the server is stopping
+    case LookupError::kTooLarge:
+      return StatusCode::kTooLarge;  // past --max-input-mb: the message names the limit
+    case LookupError::kInternal:
+      return StatusCode::kInternal;
+  }
+  return StatusCode::kInternal;
+}
 
 bool parse_critical_path_window(const char* step, const char* annotation, const char* instance,
                                 std::optional<CriticalPathWindow>& window, std::string& error) {
@@ -338,7 +362,7 @@ Result<Trace> TraceStore::load(const OpenFile& f, LoadProgress* progress) {
     if (hint != std::string::npos)
       message.replace(hint, std::string::npos, " (mlprof serve --max-input-mb N raises it)");
   }
-  return Status::error(message);
+  return Status::error(r.code(), message);
 }
 
 void TraceStore::keep(const std::string& key, SharedTrace t) {
@@ -390,7 +414,12 @@ Lookup TraceStore::get(const std::string& name, const std::string& analysis,
                        const StillWanted& wanted) {
   return cached(
       name, analysis,
-      [&](AnalysisSet& set) { return found(shared(compute_analysis(set, analysis))); }, wanted);
+      [&](AnalysisSet& set) {
+        Result<std::string> r = compute_analysis(set, analysis);
+        if (!r) return Lookup{LookupError::kInternal, r.error(), nullptr};
+        return found(shared(std::move(r.value())));
+      },
+      wanted);
 }
 
 Lookup TraceStore::hta(const std::string& name, const std::string& analysis,

@@ -44,7 +44,10 @@ enum class LookupError {
   kIncomplete,
   kAbandoned,  // the client went away before the result was ready
   kTooLarge,   // the file inflates past the input limit (TraceStoreOptions::max_input_bytes)
+  kInternal,   // mlprof's own fault (an encoder that failed)
 };
+// What each becomes at the door (status.h's one mapping gives the HTTP status).
+StatusCode status_code(LookupError e);
 
 // The trace files of the directory, and whether the scan stopped at TraceStoreOptions::max_files
 // (the files past it are not listed: which ones depends on the directory's order).

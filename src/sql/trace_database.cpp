@@ -200,7 +200,7 @@ const char* kExportIndexes[] = {
 Status TraceDatabase::export_sqlite(const std::string& path) {
   // SQLite opens the file by name: a named temporary file, renamed into place at the end.
   Result<OutputFile> file = OutputFile::open(path, OutputFile::Options{.need_name = true});
-  if (!file) return file.status();
+  MLPROF_RETURN_IF_ERROR(file);
   if (file->special())
     return Status::error(path + ": a SQLite database needs a regular file, not a device or FIFO");
   const std::string& tmp = file->write_path();

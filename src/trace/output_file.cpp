@@ -195,7 +195,7 @@ class FdStreamBuf : public std::streambuf {
 
 Result<OutputFile> OutputFile::open(const std::string& path, Options options) {
   Target t;
-  if (Status s = resolve(path, t); !s) return s;
+  MLPROF_RETURN_IF_ERROR(resolve(path, t));
   OutputFile f;
   f.path_ = path;
   f.target_ = t.path;
@@ -380,14 +380,14 @@ Status OutputFile::commit() {
 
 Status write_output_file(const std::string& path, std::string_view bytes) {
   Result<OutputFile> f = OutputFile::open(path);
-  if (!f) return f.status();
-  if (Status s = f->write(bytes); !s) return s;
+  MLPROF_RETURN_IF_ERROR(f);
+  MLPROF_RETURN_IF_ERROR(f->write(bytes));
   return f->commit();
 }
 
 Status check_output_path(const std::string& path) {
   Target t;
-  if (Status s = resolve(path, t); !s) return s;
+  MLPROF_RETURN_IF_ERROR(resolve(path, t));
   if (t.special) return Status::ok();
   std::string dir = dir_of(t.path);
   struct stat st {};
