@@ -17,21 +17,19 @@ import sys
 
 LIMIT = 120
 
-# Files another helper is rewriting this session (issue 24 split them out of this pass); their
+# Files another piece of work is rewriting at the moment (none now); their
 # functions are reported, never failed. Take a file off when its owner has landed.
-OWNED = {
-    "src/analyze/critical_path.cpp": "issue 25/27 critical-path work (another helper)",
-    "src/analyze/step_replay.cpp": "issue 25 step replay (another helper)",
-    "src/analyze/bottlenecks.cpp": "issue 25/27 findings (another helper)",
-    "src/analyze/graphs.cpp": "issue 27 graph attribution (another helper)",
-    "src/analyze/step_model.cpp": "issue 27 serving steps (another helper)",
-    "src/analyze/roofline.cpp": "issue 26 roofline (another helper)",
-    "src/render/timeline_data.cpp": "issue 24 item 5 (errors; another helper)",
-    "src/serve/": "serve (another helper)",
-}
+OWNED = {}
 
 # (file, function) -> its length when listed. Not split yet; shrink this list.
 ALLOWED = {
+    ("src/analyze/critical_path.cpp", "analyze_critical_path"): 461,
+    ("src/analyze/step_replay.cpp", "StepModel::StepModel"): 428,
+    ("src/analyze/bottlenecks.cpp", "rule_serving"): 327,
+    ("src/analyze/bottlenecks.cpp", "rule_gpu"): 257,
+    ("src/render/timeline_data.cpp", "encode_lanes"): 232,
+    ("src/analyze/roofline.cpp", "analyze_roofline"): 192,
+    ("src/analyze/graphs.cpp", "analyze_graphs"): 157,
     ("src/analyze/modules.cpp", "analyze_modules"): 364,
     ("src/analyze/compile.cpp", "analyze_compile"): 314,
     ("src/import/capture/gpu_capture.cpp", "add_gpu_captures"): 275,
