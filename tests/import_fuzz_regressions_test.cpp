@@ -85,7 +85,8 @@ std::filesystem::path regressions(const char* target) {
 TEST(ImportFuzzRegressions, EveryWayAgreesOnTheFoundInputs) {
   size_t n = 0;
   for (const auto& e : std::filesystem::directory_iterator(regressions("import"))) {
-    every_way(slurp(e.path()), e.path().filename().string());
+    // every_way checks the paths agree itself; whether this input imports does not matter here.
+    (void)every_way(slurp(e.path()), e.path().filename().string());
     ++n;
   }
   EXPECT_GE(n, 4u);
