@@ -130,6 +130,18 @@ def gemm_flops(e):
         return None
 
 
+def best_capture(names, caps):
+    """(alignment, matched count, capture) of the capture whose kernel sequence matches the most
+    of a replay's kernel names; (None, -1, None) when there is no capture."""
+    best, best_n, best_cap = None, -1, None
+    for cap in caps:
+        m = align(names, cap)
+        n = sum(1 for x in m if x >= 0)
+        if n > best_n:
+            best, best_n, best_cap = m, n, cap
+    return best, best_n, best_cap
+
+
 def replayed_gemm_flops(trace_events, capture_events):
     """FLOPs of the captured GEMM ops the matched replays ran again: each replay runs each
     captured GEMM op at least one of whose launches it matched once (capture-order match as in
@@ -137,13 +149,7 @@ def replayed_gemm_flops(trace_events, capture_events):
     caps = captures(capture_events, gemms=True)
     total, calls = 0, 0
     for corr, ks in replays(trace_events):
-        names = [n for n, _ in ks]
-        best, best_n = None, -1
-        for cap in caps:
-            m = align(names, cap)
-            n = sum(1 for x in m if x >= 0)
-            if n > best_n:
-                best, best_n, best_cap = m, n, cap
+        best, best_n, best_cap = best_capture([n for n, _ in ks], caps)
         if best is None or best_n < 0.9 * len(ks):
             continue
         seen = {}
@@ -192,13 +198,7 @@ def attribute(trace_events, capture_events):
     res = {"replays": [], "ops": defaultdict(int), "modules": defaultdict(int),
            "kernels": defaultdict(int)}
     for corr, ks in replays(trace_events):
-        names = [n for n, _ in ks]
-        best, best_n = None, -1
-        for cap in caps:
-            m = align(names, cap)
-            n = sum(1 for x in m if x >= 0)
-            if n > best_n:
-                best, best_n, best_cap = m, n, cap
+        best, best_n, best_cap = best_capture([n for n, _ in ks], caps)
         if best is None or best_n < 0.9 * len(ks):
             res["replays"].append((corr, len(ks), 0))
             continue
