@@ -184,6 +184,14 @@ TEST(Advice, HotspotByOpKind) {
   EXPECT_TRUE(has(plain.text, "(torch.compile)")) << plain.text;
   advice::Advice sync = advice::hotspot("cudaDeviceSynchronize", 1, 1, 30, 0, nv);
   EXPECT_TRUE(has(sync.text, "waits for the GPU")) << sync.text;
+  // A graph launch already replays captured work: neither fusing nor compiling applies.
+  for (const char* launch : {"hipGraphLaunch", "cudaGraphLaunch", "cudaGraphLaunch_v10000"}) {
+    advice::Advice g = advice::hotspot(launch, 506'770, 1, 21, 0, launch[0] == 'h' ? mi : nv);
+    EXPECT_FALSE(has(g.text, "fuse")) << g.text;
+    EXPECT_FALSE(has(g.text, "(torch.compile)")) << g.text;
+    EXPECT_TRUE(has(g.text, "replays a captured graph")) << g.text;
+    EXPECT_TRUE(has(g.why, "captured CUDA/HIP graph")) << g.why;
+  }
 }
 
 TEST(Advice, VendorWording) {

@@ -43,6 +43,7 @@ OpKind op_kind(std::string_view n) {
   if (analyze_detail::is_host_sync_call_name(n) || analyze_detail::is_device_read_op_name(n) ||
       n == "cudaStreamWaitEvent")
     return OpKind::kSync;
+  if (is_graph_launch_call_name(n)) return OpKind::kGraphLaunch;
   if (is_launch_call_name(n)) return OpKind::kLaunch;
   if (n == "aten::copy_" || n == "aten::to" || n == "aten::_to_copy" || n == "aten::_copy_from" ||
       n == "aten::_copy_from_and_resize") {
@@ -95,6 +96,14 @@ Advice hotspot(std::string_view op, int64_t self_ns, uint64_t calls, double shar
           "It waits for the GPU rather than doing work: its time is the GPU's queue draining. "
           "Remove the wait (see the synchronization finding) or speed up the GPU work before it.";
       a.why += "; " + o + " blocks the host until the device catches up";
+      return a;
+    case OpKind::kGraphLaunch:
+      // Fusing or compiling does not apply: the work is already captured, one launch per replay.
+      a.text =
+          "It already replays a captured graph, one launch for all its kernels: look at the "
+          "replayed kernels instead (`mlprof graphs --capture DIR`, the CUDA graphs tab), and "
+          "replay fewer, larger graphs (fewer piecewise splits, larger captured batch sizes).";
+      a.why += "; " + o + " launches a captured CUDA/HIP graph";
       return a;
     case OpKind::kLaunch:
       a.text = mtia(d) ? "Launch fewer, larger jobs: batch small operations so that each "

@@ -22,6 +22,7 @@ enum class OpKind : uint8_t {
   kCompiledRegion,  // CompiledFunction(Backward), Torch-Compiled Region, ## Call CompiledFxGraph
   kBlockingCopy,    // cudaMemcpy, hipMemcpy, hipMemcpyWithStream, ... (the host waits)
   kSync,            // cudaDeviceSynchronize, aten::item, ... (the host waits for the GPU)
+  kGraphLaunch,     // cudaGraphLaunch, hipGraphLaunch: already one launch per captured graph
   kLaunch,          // cudaLaunchKernel, hipLaunchKernel, ...
   kCopyOp,          // aten::copy_, aten::to, aten::_to_copy
   kCollective,      // nccl:all_reduce, c10d::allreduce_, record_param_comms
