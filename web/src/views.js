@@ -587,5 +587,11 @@ export async function graphs(c, src) {
     (r.eager_launch_host_ns ? ` The matched graph launches took ${fmtNs(r.launch_host_ns)} on the host; launching their kernels one by one took ${fmtNs(r.eager_launch_host_ns)} in the capture pass.` : '')));
   const why = replays.find((p) => p.capture < 0 && p.why);
   if (why) c.append(note(`Unmatched replays: ${why.why}`));
-  c.append(renderGeneric(r, 'graphs'));
+  // -1 is the JSON's "none" for an index (no capture matched, not a re-capture): show it empty.
+  const none = (v) => (v < 0 ? null : v);
+  c.append(renderGeneric({
+    ...r,
+    captures: (r.captures || []).map((x) => ({ ...x, recapture_of: none(x.recapture_of) })),
+    replays: replays.map((x) => ({ ...x, capture: none(x.capture) })),
+  }, 'graphs'));
 }
