@@ -139,10 +139,10 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
       "in order, by name, to the launches of a Stream{Begin,End}Capture window (args.kernel, or "
       "the Inductor kernel's record_function; a launch naming no kernel matches by position) and "
       "charged to the op that made each captured launch (External id, else the enclosing slice) "
-      "and its innermost nn.Module. ops, kernels and modules charge the same way. Cost: "
-      "launch_host_ns is the graph launch call's host time, launch_delay_ns from its start to "
-      "its first GPU event, eager_launch_host_ns the host time of the matched capture's launch "
-      "calls (what launching its kernels one by one took)");
+      "and its innermost nn.Module. ops, kernels and modules charge the same way. Cost: the "
+      "launch host time is the graph launch call's own host time, the launch delay runs from "
+      "its start to its first GPU event, and the eager launch host time is the host time of the "
+      "matched capture's launch calls (what launching its kernels one by one took)");
   w.key("captures").begin_array();
   for (const GraphCapture& c : r.captures)
     w.begin_object()
