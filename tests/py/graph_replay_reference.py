@@ -12,8 +12,10 @@ call (cudaLaunchKernel*, cuLaunchKernel*, hipLaunchKernel, ...) is a captured la
 name, which matches the replayed kernel at its position only; an Inductor launch takes its name
 from the enclosing op (Inductor's record_function is named after the Triton kernel).
 """
+import glob
 import gzip
 import json
+import os
 from collections import defaultdict
 
 RUNTIME = ("cuda_runtime", "cuda_driver")
@@ -27,6 +29,14 @@ def load(path):
     with op(path, "rt") as f:
         d = json.load(f)
     return d["traceEvents"] if isinstance(d, dict) else d
+
+
+def load_capture_dir(capdir):
+    """Every event of a capture_traces/ directory's trace files (execution_details.json is the
+    engine's plan, not a trace)."""
+    files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
+             if not f.endswith("execution_details.json")]
+    return [e for f in files for e in load(f)]
 
 
 def ns(us):

@@ -2,7 +2,6 @@
 against tests/py/graph_replay_reference.py on the shared serving and graph traces (TraceLens
 test data): replayed-kernel counts per launch, the capture-order match, and the GPU time of the
 replay re-attributed per captured op, module and kernel."""
-import glob
 import json
 import os
 import subprocess
@@ -33,9 +32,7 @@ for rel, caprel in CASES:
     capdir = shared_data.shared_path(caprel)
     if trace is None or capdir is None:
         continue
-    cap_files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
-                 if not f.endswith("execution_details.json")]
-    cap_events = [e for f in cap_files for e in ref.load(f)]
+    cap_events = ref.load_capture_dir(capdir)
     want = ref.attribute(ref.load(trace), cap_events)
     # capture_traces/ beside the trace is not loaded by itself (serve, the report and Python read
     # one file; every surface shows the same numbers): a note names it.
@@ -172,10 +169,8 @@ for rel, caprel in CASES + [("traces/compile/kineto/vllm_prefilldecode_piecewise
     capdir = shared_data.shared_path(caprel)
     if trace is None or capdir is None:
         continue
-    cap_files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
-                 if not f.endswith("execution_details.json")]
     ev = ref.load(trace)
-    want = ref.attribute(ev, [e for f in cap_files for e in ref.load(f)])
+    want = ref.attribute(ev, ref.load_capture_dir(capdir))
     check_charged(rel, [trace, "--capture", capdir], want, ref.gpu_work_ns(ev))
     # Without --capture, ops keeps the replay on the graph launch (as serve and the report do).
     plain = mlprof_json(MLPROF, "ops", "--top", "0", trace)["ops"]

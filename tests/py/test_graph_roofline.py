@@ -4,7 +4,6 @@ Checked against tests/py/graph_replay_reference.py (capture-order match straight
 Kineto JSON, FLOPs 2MNK (+MN bias) from the capture's Input Dims) on the shared serving and
 graph traces: the GEMM FLOPs and calls that --capture adds equal the reference's, the graph
 launch's op no longer holds the replayed kernels, no kernel time is lost, and flops agrees."""
-import glob
 import os
 import sys
 
@@ -35,9 +34,7 @@ for rel, caprel in CASES:
     capdir = shared_data.shared_path(caprel)
     if trace is None or capdir is None:
         continue
-    cap_files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
-                 if not f.endswith("execution_details.json")]
-    want_flops, want_calls = ref.replayed_gemm_flops(ref.load(trace), [e for f in cap_files for e in ref.load(f)])
+    want_flops, want_calls = ref.replayed_gemm_flops(ref.load(trace), ref.load_capture_dir(capdir))
     plain = mlprof_json(MLPROF, "roofline", "--top", "0", trace)
     got = mlprof_json(MLPROF, "roofline", "--top", "0", trace, "--capture", capdir)
     tag = os.path.basename(os.path.dirname(trace))
