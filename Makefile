@@ -85,7 +85,7 @@ package: deps
 	  -DMLPROF_BUILD_BENCH=OFF -DMLPROF_BUILD_PYTHON=OFF >/dev/null
 	cmake --build build-package -j $(JOBS)
 	cd build-package && cpack -G DEB
-	bash tests/packaging/check_deb.sh build-package
+	bash tests/packaging/check_deb.sh build-package build-package --portable
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -19,9 +19,25 @@ foreach(stage trace import export analyze record)
   set_target_properties(mlprof_${stage} PROPERTIES EXPORT_NAME ${stage})
 endforeach()
 
-install(TARGETS mlprof RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
-# Libraries outside the linker's default path (Debian's OpenMPI, CUDA's CUPTI) stay found.
-set_target_properties(mlprof PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+# The installed mlprof (cmake --install, the .deb) does not link MPI: OpenMPI would add ~50
+# packages to the .deb's Depends for `mpirun -np N mlprof ranks` alone (build/mlprof keeps it).
+# When build/mlprof links MPI, mlprof_installed is its objects with src/cli/mpi_ranks.cpp
+# compiled again without MPI: one compile and a link, not a second build (build/installed/mlprof).
+if(MLPROF_MPI_LINKED)
+  add_executable(mlprof_installed ${PROJECT_SOURCE_DIR}/src/cli/mpi_ranks.cpp
+                 "$<FILTER:$<TARGET_OBJECTS:mlprof>,EXCLUDE,/mpi_ranks\\.cpp\\.o$>")
+  mlprof_stage_root(mlprof_installed PRIVATE cli)
+  target_link_libraries(mlprof_installed PRIVATE
+                        "$<FILTER:$<TARGET_PROPERTY:mlprof,LINK_LIBRARIES>,EXCLUDE,^MPI::>")
+  set_target_properties(mlprof_installed PROPERTIES OUTPUT_NAME mlprof
+                        RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/installed)
+  set(mlprof_installed_bin mlprof_installed)
+else()
+  set(mlprof_installed_bin mlprof)
+endif()
+install(TARGETS ${mlprof_installed_bin} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
+# Libraries outside the linker's default path (CUDA's CUPTI) stay found.
+set_target_properties(${mlprof_installed_bin} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS mlprof_preload LIBRARY DESTINATION ${MLPROF_CAPTURE_LIBDIR} COMPONENT runtime)
 if(TARGET mlprof_cupti)
   set_target_properties(mlprof_cupti PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
@@ -89,12 +105,15 @@ if(Python3_Interpreter_FOUND AND NOT CMAKE_CROSSCOMPILING)
   install(FILES ${mlprof_cli_docs}/mlprof.bash DESTINATION
           ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME mlprof COMPONENT runtime)
   # Debian's zsh reads vendor-completions; elsewhere (and under /usr/local) site-functions.
-  if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-    set(mlprof_zsh_dir ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
-  else()
-    set(mlprof_zsh_dir ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
-  endif()
-  install(FILES ${mlprof_cli_docs}/_mlprof DESTINATION ${mlprof_zsh_dir} COMPONENT runtime)
+  # Decided at install time: the .deb is cpack'd from a build configured for /usr/local.
+  install(CODE "
+    set(mlprof_zsh_dir site-functions)
+    if(CMAKE_INSTALL_PREFIX MATCHES \"^/usr/?$\")
+      set(mlprof_zsh_dir vendor-completions)
+    endif()
+    file(INSTALL \"${mlprof_cli_docs}/_mlprof\"
+         DESTINATION \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_DATADIR}/zsh/\${mlprof_zsh_dir}\")"
+    COMPONENT runtime)
 else()
   message(STATUS "mlprof: no Python 3 interpreter: no man page or shell completions installed")
 endif()

@@ -12,6 +12,11 @@ set(CPACK_PACKAGE_VENDOR "mlprof")
 set(CPACK_PACKAGE_CONTACT "mlprof maintainers <mlprof@example.invalid>")
 # Each package's description: its component's, first line the summary (CPackDeb formats it).
 set(CPACK_STRIP_FILES ON)
+# Install with DESTDIR and the prefix /usr itself (not <staging>/usr), so that install-time
+# choices by prefix (the zsh completion's directory, cmake/install.cmake) see /usr.
+set(CPACK_SET_DESTDIR ON)
+set(CPACK_INSTALL_PREFIX /usr)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # mlprof_0.1.0_amd64.deb, mlprof-dev_0.1.0_amd64.deb
