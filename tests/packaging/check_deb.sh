@@ -58,12 +58,15 @@ diff -u "$TMP/depends.expected" "$TMP/depends" || fail "Depends differs from the
 # The same set from the ELF files themselves: each NEEDED library's Debian package.
 dpkg-deb -x "$run" "$TMP/root"
 for elf in "$TMP/root/usr/bin/mlprof" "$TMP/root"/usr/lib/mlprof/*.so; do
-  objdump -p "$elf" | awk '$1 == "NEEDED" {print $2}'
+  ldd "$elf" > "$TMP/ldd"  # where each library is found (ldconfig is not on a user's PATH)
+  objdump -p "$elf" | awk '$1 == "NEEDED" {print $2}' | while read -r so; do
+    awk -v so="$so" '$1 == so && $3 ~ /^\// {print $3}' "$TMP/ldd"
+  done
 done | sort -u > "$TMP/needed"
-while read -r so; do
-  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !n++ {print $NF}')
-  [ -n "$path" ] || continue  # not a system library (CUDA's libcupti): no package to depend on
-  pkg=$(dpkg -S "$(readlink -f "$path")" 2> /dev/null || dpkg -S "$path" 2> /dev/null) || continue
+while read -r path; do
+  # dpkg knows a library by the path it shipped it under (/lib or /usr/lib, before usrmerge).
+  pkg=$(dpkg -S "$path" 2> /dev/null || dpkg -S "$(readlink -f "$path")" 2> /dev/null \
+        || dpkg -S "${path#/usr}" 2> /dev/null) || continue  # CUDA's libcupti: no package
   echo "${pkg%%:*}"
 done < "$TMP/needed" | sort -u > "$TMP/linked"
 diff -u "$TMP/linked" "$TMP/depends" || fail "Depends differs from the packages of the libraries the ELF files link (- linked, + Depends)"
