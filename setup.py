@@ -67,9 +67,15 @@ class CMakeBuild(build_ext):
         jobs = os.environ.get("MLPROF_BUILD_JOBS", "2")
         # MLPROF_SKIP_BUILD=1 (with MLPROF_BUILD_DIR): take what is built as it is (ctest
         # pip_venv, which must not relink a binary other tests are running).
+        # The binary installs ship: build/installed/mlprof (without MPI) when build/mlprof links
+        # MPI (cmake/install.cmake), so the wheel does not need OpenMPI's libraries.
+        targets_file = os.path.join(build_dir, "CMakeFiles", "TargetDirectories.txt")
+        installed = (os.path.exists(targets_file)
+                     and "/mlprof_installed.dir" in open(targets_file).read())
         if not (reuse and os.environ.get("MLPROF_SKIP_BUILD") == "1"):
             subprocess.run(["cmake", "--build", build_dir, "--target", "mlprof_python_ext",
-                            "mlprof", "-j", jobs], check=True)
+                            "mlprof_installed" if installed else "mlprof", "-j", jobs],
+                           check=True)
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         built = os.path.join(build_dir, "python", "mlprof", "_core" + suffix)
         if not os.path.exists(built):
@@ -83,7 +89,8 @@ class CMakeBuild(build_ext):
         bin_dir = os.path.join(os.path.dirname(target), "_bin")
         os.makedirs(bin_dir, exist_ok=True)
         for name in BUNDLED:
-            src = os.path.join(build_dir, name)
+            src = os.path.join(build_dir, "installed" if installed and name == "mlprof" else "",
+                               name)
             if not os.path.exists(src):
                 if name == "libmlprof_cupti.so":
                     continue  # built only against a CUDA toolkit

@@ -32,6 +32,10 @@ if missing or not any(n.startswith("mlprof/_core") for n in names):
 if not any(n.endswith("entry_points.txt") for n in names):
     sys.exit("wheel has no entry points (the mlprof command)")
 PY
+# The bundled binary is the installed one: no MPI library (build/mlprof links it when found).
+"$V/python" -c 'import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read("mlprof/_bin/mlprof"))' \
+  "$whl" > "$TMP/bundled"
+if objdump -p "$TMP/bundled" | awk '$1 == "NEEDED" {print $2}' | grep -q mpi; then fail "the wheel's mlprof links MPI"; fi
 "$V/pip" install --no-index --no-deps -q "$whl" > "$TMP/install.log" 2>&1 || { cat "$TMP/install.log"; fail "pip install"; }
 
 cd "$TMP"  # not the source tree: import what pip installed
