@@ -47,9 +47,11 @@ bool detailed_group(Cursor& c, int64_t& q, int64_t& k) {
          c.lit("sqsk") && c.num(qk) && c.lit(")");
 }
 
-// "(<a>_<b>...)": the older annotation's numbers; the first is returned.
-bool plain_group(Cursor& c, int64_t& first) {
-  if (!c.lit("(") || !c.num(first)) return false;
+// "(<tokens>)": vLLM's default annotation holds one number per side, the scheduled tokens of
+// that side's requests. A build that added "_<sum of squared query lengths>" (the B200 GPT-OSS
+// trace: "(888_788544)", 888^2 = 788544) is read too; the extra numbers are not used.
+bool plain_group(Cursor& c, int64_t& tokens) {
+  if (!c.lit("(") || !c.num(tokens)) return false;
   int64_t more = 0;
   while (c.lit("_"))
     if (!c.num(more)) return false;
@@ -69,13 +71,18 @@ std::optional<ServingIteration> parse_vllm_iteration(std::string_view name) {
   Cursor c{name};
   ServingIteration it;
   if (!c.lit("execute_")) return std::nullopt;
-  if (c.lit("context_")) {  // older: execute_context_<nc>(<tokens>_...)_generation_<ng>(...)
-    int64_t gen_first = 0;
+  if (c.lit("context_")) {
+    // vLLM's default (vllm/v1/worker/gpu_worker.py, Worker.annotate_profile; counts from
+    // compute_iteration_details in vllm/v1/utils.py):
+    // execute_context_<ctx requests>(<ctx tokens>)_generation_<gen requests>(<gen tokens>), a
+    // side's tokens being its requests' scheduled tokens (a decode schedules 1 + its speculative
+    // tokens). The detailed form below is the same counts with
+    // profiler_config.detailed_trace_annotation.
     if (!c.num(it.context_requests) || !plain_group(c, it.context_tokens) ||
-        !c.lit("_generation_") || !c.num(it.generation_requests) || !plain_group(c, gen_first) ||
-        !c.done())
+        !c.lit("_generation_") || !c.num(it.generation_requests) ||
+        !plain_group(c, it.generation_tokens) || !c.done())
       return std::nullopt;
-    it.generation_tokens = it.generation_requests;  // one query token per decoding request
+    it.num_tokens = it.context_tokens + it.generation_tokens;  // the detailed form's N
   } else {
     if (!c.num(it.num_tokens) || !c.lit("_context_") || !c.num(it.context_requests) ||
         !detailed_group(c, it.context_tokens, it.context_kv) || !c.lit("_generation_") ||

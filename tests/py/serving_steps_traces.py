@@ -3,13 +3,15 @@
 The public serving traces hold one engine iteration each; this writes a Kineto-shaped trace of
 many: graph-capture iterations (one CUDA graph per decode batch size: two at start-up, one more
 captured mid-run the first time batch 32 is seen), warm-up prefills (3x slower), then prefill,
-decode and mixed iterations. Decode iterations replay their batch size's graph (cudaGraphLaunch:
+decode and mixed iterations (a mixed iteration's decoding requests schedule 2 tokens each, as
+with one speculative token, so generation tokens differ from requests). Decode iterations replay their batch size's graph (cudaGraphLaunch:
 several kernels share its correlation); prefill and mixed launch kernels eagerly.
 
 `write(path, style)` writes the trace and returns the truths per iteration (in time order):
 phase, batch, context/generation requests and tokens, host ns, GPU busy ns, capture, warm-up.
-style: "vllm" (execute_<N>_context_...(sq..sk..sqsq..sqsk..)_generation_...), "vllm_old"
-(execute_context_<nc>(<tokens>_<squares>)_generation_<ng>(<kv>)) or "sglang"
+style: "vllm" (execute_<N>_context_...(sq..sk..sqsq..sqsk..)_generation_..., vLLM's
+detailed_trace_annotation), "vllm_old" (vLLM's default execute_context_<nc>(<context tokens>)
+_generation_<ng>(<generation tokens>)) or "sglang"
 (step[EXTEND bs=.. toks=..] / step[DECODE bs=..] / step[MIXED bs=..]).
 
 Usage: serving_steps_traces.py OUT.json [style]  (prints the truths as JSON)
@@ -78,12 +80,15 @@ def write(path, style="vllm", seed=7):
         if kind == "warmup":
             host *= 3
         phase = ("mixed" if nc and ng else "prefill" if nc else "decode" if ng else "unknown")
-        n_tokens = ctx_tokens + ng
+        gen_q = 2 if kind == "mixed" else 1  # query tokens per decoding request
+        gen_tokens = gen_q * ng
+        n_tokens = ctx_tokens + gen_tokens
         if style == "vllm":
             name = (f"execute_{n_tokens}_context_{nc}(sq{ctx_tokens}sk{ctx_tokens}sqsq{ctx_sq}"
-                    f"sqsk{ctx_sq})_generation_{ng}(sq{ng}sk{sk_gen}sqsq{ng}sqsk{sk_gen})")
+                    f"sqsk{ctx_sq})_generation_{ng}(sq{gen_tokens}sk{sk_gen}sqsq{gen_q * gen_q * ng}"
+                    f"sqsk{gen_q * sk_gen})")
         elif style == "vllm_old":
-            name = f"execute_context_{nc}({ctx_tokens}_{ctx_sq})_generation_{ng}({sk_gen})"
+            name = f"execute_context_{nc}({ctx_tokens})_generation_{ng}({gen_tokens})"
         else:
             mode = {"prefill": "EXTEND", "decode": "DECODE", "mixed": "MIXED"}.get(phase, "IDLE")
             name = f"step[{mode} bs={nc + ng}" + (f" toks={n_tokens}" if nc else "") + "]"
@@ -126,7 +131,7 @@ def write(path, style="vllm", seed=7):
         gpu_end = max(gpu_end, begin + host)
         truths.append({"phase": phase, "batch": nc + ng, "context_requests": nc,
                        "generation_requests": ng, "context_tokens": ctx_tokens,
-                       "generation_tokens": ng, "host_ns": host, "gpu_busy_ns": busy,
+                       "generation_tokens": gen_tokens, "host_ns": host, "gpu_busy_ns": busy,
                        "gpu_window_ns": gpu_end - begin, "capture": kind == "capture",
                        "warmup": kind == "warmup", "name": name})
         ts = gpu_end + 50_000  # the next iteration starts after this one's GPU work

@@ -26,6 +26,8 @@ MLPROF = sys.argv[1]
 
 VLLM = re.compile(r"^execute_(\d+)_context_(\d+)\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)"
                   r"_generation_(\d+)\(sq(\d+)sk(\d+)sqsq(\d+)sqsk(\d+)\)$")
+# vLLM's default annotation (vllm/v1/worker/gpu_worker.py, Worker.annotate_profile): per side the
+# requests, then their scheduled tokens; the B200 trace's build added "_<sum of squares>".
 VLLM_OLD = re.compile(r"^execute_context_(\d+)\((\d+)(?:_\d+)*\)_generation_(\d+)\((\d+)(?:_\d+)*\)$")
 SGLANG = re.compile(r"^step\[([A-Z_]+)((?: \w+=\d+)*)\]$")
 
@@ -47,10 +49,10 @@ def parse(name):
                 "generation_kv_tokens": v[8]}
     m = VLLM_OLD.match(name)
     if m:
-        nc, ct, ng = int(m.group(1)), int(m.group(2)), int(m.group(3))
-        return {"phase": phase(nc, ng), "batch_size": nc + ng, "num_tokens": None,
+        nc, ct, ng, gt = (int(g) for g in m.groups())
+        return {"phase": phase(nc, ng), "batch_size": nc + ng, "num_tokens": ct + gt,
                 "context_requests": nc, "generation_requests": ng, "context_tokens": ct,
-                "generation_tokens": ng, "context_kv_tokens": None, "generation_kv_tokens": None}
+                "generation_tokens": gt, "context_kv_tokens": None, "generation_kv_tokens": None}
     m = SGLANG.match(name)
     if m:
         mode = m.group(1)
@@ -112,6 +114,13 @@ for style, source in (("vllm", "vllm"), ("vllm_old", "vllm"), ("sglang", "sglang
         if style != "sglang" or t["phase"] != "mixed":
             check(st["serving"]["phase"] == t["phase"] and st["serving"]["batch_size"] == t["batch"],
                   f"{label}: planted phase {t['phase']} batch {t['batch']}")
+        if style != "sglang":  # the planted token sums (mixed: 2 per decoding request)
+            sv = st["serving"]
+            check(sv["context_tokens"] == t["context_tokens"] and
+                  sv["generation_tokens"] == t["generation_tokens"] and
+                  sv["num_tokens"] == t["context_tokens"] + t["generation_tokens"],
+                  f"{label}: planted tokens {t['context_tokens']}+{t['generation_tokens']} vs "
+                  f"{sv['context_tokens']}+{sv['generation_tokens']} ({sv['num_tokens']})")
     steady = [t for t in truths if not t["capture"] and not t["warmup"]]
     ss = got["steady_state"]
     check(ss["count"] == len(steady) and ss["warmup"] == 2 and ss["capture"] == 3,
@@ -135,6 +144,9 @@ for style, source in (("vllm", "vllm"), ("vllm_old", "vllm"), ("sglang", "sglang
         check(abs(p["batch_mean"] - statistics.fmean(batch)) < 1e-9 and
               p["batch_min"] == min(batch) and p["batch_max"] == max(batch),
               f"{style} {ph}: batch {p.get('batch_mean')} vs {statistics.fmean(batch)}")
+        if style != "sglang":
+            toks = sum(t["context_tokens"] + t["generation_tokens"] for t in rows)
+            check(p["tokens"] == toks, f"{style} {ph}: tokens {p['tokens']} vs {toks}")
     # Text: the source, the steady-state line and the phase table.
     text = subprocess.run([MLPROF, "steps", path], capture_output=True, text=True, check=True).stdout
     check("Steady state: " + str(len(steady)) + " of " + str(len(truths)) in text,

@@ -56,7 +56,7 @@ std::optional<int64_t> step_number(std::string_view name);
 
 // Where a trace's iterations come from (the step model), chosen from what the trace has, in this
 // order: a user-named annotation (--step-annotation REGEX), ProfilerStep#N, vLLM's execution
-// annotations (execute_<N>_context_<nc>(...)_generation_<ng>(...), older
+// annotations (execute_<N>_context_<nc>(...)_generation_<ng>(...), the default
 // execute_context_<nc>(...)), SGLang's step[MODE bs=.. ...]; with none of these, the TensorBoard
 // plugin's rule: one window spanning the CPU ops, extended to the GPU work they launched
 // (kTraceSpan).
@@ -76,9 +76,10 @@ struct ServingIteration {
   int64_t context_tokens = -1, generation_tokens = -1;  // query tokens (sum of sq)
   int64_t context_kv = -1, generation_kv = -1;          // key tokens attended (sum of sk)
 };
-// vLLM: "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)" and
-// the older "execute_context_1(888_788544)_generation_0(0)" (context tokens first in its
-// parentheses); SGLang: "step[DECODE bs=32]", "step[EXTEND bs=15 toks=15360]".
+// vLLM: "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)" (its
+// detailed_trace_annotation) and the default "execute_context_2(6144)_generation_3(3)" (requests,
+// then their scheduled tokens, per side; num_tokens = their sum); SGLang: "step[DECODE bs=32]",
+// "step[EXTEND bs=15 toks=15360]".
 std::optional<ServingIteration> parse_vllm_iteration(std::string_view name);
 std::optional<ServingIteration> parse_sglang_iteration(std::string_view name);
 
