@@ -6,6 +6,9 @@
 
 #include <string>
 
+#include "mlprof/analysis_set.h"
+#include "mlprof/analyze/critical_path.h"
+#include "mlprof/analyze/dependency_graph.h"
 #include "mlprof/import.h"
 #include "shared_data.h"
 
@@ -103,6 +106,49 @@ TEST(StepReplay, FasterKernelsAndLaunches) {
   // go; the kernel starts right after the loading, 15 us earlier than recorded, and the sync
   // returns 15 us earlier per step.
   EXPECT_EQ(replay_saving(m.replay(), m.replay(l)).saving_ns, 30'000);
+}
+
+// One graph for the critical path and the replay (dependency_graph.h): its vertices and links
+// counted by hand on two_steps(), and both consumers give what they give on their own.
+TEST(StepReplay, OneDependencyGraphForCriticalPathAndReplay) {
+  Trace t = two_steps();
+  DependencyGraph g(t);
+  // Host calls: aten::mm, cudaLaunchKernel, cudaDeviceSynchronize per step (the DataLoader and
+  // ProfilerStep ranges are user annotations, not calls).
+  ASSERT_EQ(g.host_calls().size(), 6u);
+  EXPECT_FALSE(g.host_calls()[0].runtime);  // aten::mm
+  EXPECT_TRUE(g.host_calls()[1].runtime);   // the launch
+  EXPECT_EQ(g.host_calls()[1].corr, 10);
+  EXPECT_EQ(g.host_calls()[0].corr, kNoCorrelation);
+  // GPU events: one kernel per step on stream 7, linked by correlation 10 and 11.
+  ASSERT_EQ(g.gpu_events().size(), 2u);
+  EXPECT_EQ(g.gpu_events()[0].corr, 10);
+  EXPECT_EQ(g.gpu_events()[1].corr, 11);
+  EXPECT_EQ(g.gpu_events()[0].stream, 7);
+  EXPECT_FALSE(g.has_sync_events());
+  ASSERT_EQ(g.gpu_ops().events.size(), 2u);
+  EXPECT_EQ(g.markers().slices.size(), 2u);
+  // The replay read from the graph is the replay built alone; it is built once.
+  const StepModel& m = g.replay();
+  EXPECT_EQ(&m, &g.replay());
+  EXPECT_EQ(m.replay().step_ns, StepModel(t).replay().step_ns);
+  // The critical path walks the same graph, for any window.
+  for (int64_t step : {0, 1}) {
+    CriticalPathOptions o;
+    o.step = step;
+    CriticalPathResult a = analyze_critical_path(t, o, &g), b = analyze_critical_path(t, o);
+    EXPECT_EQ(a.path_ns, b.path_ns);
+    EXPECT_EQ(a.nodes, b.nodes);
+    EXPECT_EQ(a.edges, b.edges);
+    // Step 0 (1000..1630 us): the kernel's 500 us bound it, after 10 us of aten::mm before
+    // the launch and the 5 us launch delay.
+    EXPECT_GE(a.path_ns, 515'000);
+  }
+  // An AnalysisSet builds the graph once; critical_path and bottlenecks read it.
+  AnalysisSet set(t);
+  EXPECT_EQ(&set.dependency_graph(), &set.dependency_graph());
+  EXPECT_EQ(set.critical_path().path_ns, analyze_critical_path(t).path_ns);
+  EXPECT_TRUE(set.bottlenecks().replayed);
 }
 
 TEST(StepReplay, SharedTracesReplayExactly) {

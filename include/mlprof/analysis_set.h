@@ -25,6 +25,7 @@
 #include "mlprof/analyze/bottlenecks.h"
 #include "mlprof/analyze/compile.h"
 #include "mlprof/analyze/critical_path.h"
+#include "mlprof/analyze/dependency_graph.h"
 #include "mlprof/analyze/flame.h"
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/gpu.h"
@@ -154,8 +155,11 @@ class AnalysisSet {
 #define MLPROF_X(Id, name, Result, ...) const Result& name();
   MLPROF_ANALYSES(MLPROF_X)
 #undef MLPROF_X
+  // The trace's dependency graph (dependency_graph.h), built on first use for the steps'
+  // --step-annotation and kept: the critical path and the bottleneck replay both read it.
+  const DependencyGraph& dependency_graph() const;
   // The critical path of another window (serve's ?step=N / ?annotation=NAME): computed on each
-  // call, not kept (the caller caches what it sends).
+  // call from the set's dependency graph, not kept (the caller caches what it sends).
   CriticalPathResult critical_path_for(const CriticalPathOptions& options) const;
   // The GPU and kernel results under Holistic Trace Analysis' definitions (--hta-compatible),
   // beside the set's own (the report's and dashboard's HTA toggle): computed on each call, not

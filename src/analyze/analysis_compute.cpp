@@ -66,6 +66,8 @@ BottleneckResult compute_bottlenecks(AnalysisSet& s) {
     in.graphs = &s.graphs();
   }
   if (!s.unavailable(AnalysisId::kRanks)) in.ranks = &s.ranks();
+  // The set's dependency graph: its replay prices the findings (the critical path reads it too).
+  in.graph = &s.dependency_graph();
   return find_bottlenecks(s.trace(), in);
 }
 
@@ -86,8 +88,9 @@ ModulesResult compute_modules(AnalysisSet& s) {
 }
 
 CriticalPathResult compute_critical_path(AnalysisSet& s) {
-  return analyze_critical_path(s.trace(), with_step_annotation(s.options().critical_path,
-                                                               s.options().steps.step_annotation));
+  return analyze_critical_path(
+      s.trace(), with_step_annotation(s.options().critical_path, s.options().steps.step_annotation),
+      &s.dependency_graph());
 }
 
 RanksResult compute_ranks(AnalysisSet& s) {

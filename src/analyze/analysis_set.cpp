@@ -65,6 +65,8 @@ struct AnalysisSet::Slots {
   // Why an analysis lacks its content (AnalysisInfo::requires_), looked up once.
   std::array<std::once_flag, kAnalysisCount> content_once;
   std::array<std::optional<std::string>, kAnalysisCount> content_missing;
+  std::once_flag graph_once;
+  std::unique_ptr<DependencyGraph> graph;
 };
 
 template <typename T, typename F>
@@ -250,8 +252,21 @@ void AnalysisSet::provide_heap(HeapResult heap) {
   get(AnalysisId::kHeap, slots_->heap, [&] { return std::move(heap); });
 }
 
+const DependencyGraph& AnalysisSet::dependency_graph() const {
+  std::call_once(slots_->graph_once, [&] {
+    static const bool timing = std::getenv("MLPROF_TIMING") != nullptr;
+    auto t0 = std::chrono::steady_clock::now();
+    slots_->graph = std::make_unique<DependencyGraph>(trace(), options_.steps.step_annotation);
+    if (timing)
+      std::fprintf(
+          stderr, "dependency graph: %.1f ms\n",
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  });
+  return *slots_->graph;
+}
+
 CriticalPathResult AnalysisSet::critical_path_for(const CriticalPathOptions& options) const {
-  return analyze_critical_path(trace(), options);
+  return analyze_critical_path(trace(), options, &dependency_graph());
 }
 
 GpuResult AnalysisSet::gpu_hta() {

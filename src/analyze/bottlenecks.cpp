@@ -1349,7 +1349,13 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
   rule_memory(c, memory, leaks);
   std::optional<StepModel> own_model;
   const StepModel* model = in.model;
-  if (!model && !c.changes.empty()) model = &own_model.emplace(trace, steps->step_annotation);
+  if (!model && !c.changes.empty()) {
+    if (in.graph && &in.graph->trace() == &trace &&
+        in.graph->step_annotation() == steps->step_annotation)
+      model = &in.graph->replay();
+    else
+      model = &own_model.emplace(trace, steps->step_annotation);
+  }
   price_findings(c, model);
   std::stable_sort(out.findings.begin(), out.findings.end(),
                    [](const Finding& a, const Finding& b) {

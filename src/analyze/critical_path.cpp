@@ -5,6 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "mlprof/analyze/dependency_graph.h"
 #include "mlprof/analyze/steps.h"
 #include "trace/units.h"
 
@@ -182,14 +183,19 @@ std::vector<std::string> recommend(const CriticalPathResult& r,
 
 }  // namespace
 
-CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptions& o) {
+CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptions& o,
+                                         const DependencyGraph* graph) {
   CriticalPathResult res;
+  // The trace's graph (its events, launch and sync links, step windows), else one built here.
+  std::optional<DependencyGraph> own_graph;
+  if (graph == nullptr || &graph->trace() != &t || graph->step_annotation() != o.step_annotation)
+    graph = &own_graph.emplace(t, o.step_annotation);
   const SliceTable& s = t.slices;
   res.annotation = o.annotation;
   res.instance = o.instance;
   res.trace_begin_ns = t.begin_ns();
   // ---- the steps a caller may pick, and the step the window is (if any) ----
-  StepMarkers markers = step_markers(t, o.step_annotation);
+  const StepMarkers& markers = graph->markers();
   const std::vector<size_t>& step_slices = markers.slices;
   res.steps_total = step_slices.size();
   for (size_t k = 0; k < step_slices.size() && k < kCriticalPathMaxListedSteps; ++k) {
@@ -235,35 +241,17 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   }
   res.window_begin_ns = wb == INT64_MIN ? t.begin_ns() : wb;
   res.window_end_ns = we == INT64_MAX ? t.end_ns() : we;
-  StringId cpu_op = t.strings.find("cpu_op"), rt = t.strings.find("cuda_runtime"),
-           drv = t.strings.find("cuda_driver"), sync_cat = t.strings.find("cuda_sync");
-  StringId k_corr = t.strings.find("correlation");
-  auto corr_of = [&](size_t i) -> int64_t {
-    if (k_corr == StringPool::kNotFound) return -1;
-    const Arg* a = t.find_arg(s.args_begin[i], s.args_count[i], k_corr);
-    auto v = a ? a->as_int() : std::nullopt;
-    return v ? *v : -1;
-  };
   // ---- events: CPU ops and runtime calls in the window; GPU events whose launch is ----
   std::vector<Ev> evs;
-  std::unordered_map<int64_t, int32_t> runtime_by_corr;         // correlation -> evs index
-  std::unordered_map<int64_t, uint32_t> runtime_slice_by_corr;  // all of the trace
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (t.is_gpu_track(s.track[i])) continue;
-    StringId c = s.cat[i];
-    if (c != cpu_op && c != rt && c != drv) continue;
-    if (c != cpu_op) {
-      int64_t corr = corr_of(i);
-      if (corr >= 0) runtime_slice_by_corr[corr] = static_cast<uint32_t>(i);
-    }
+  std::vector<int64_t> ev_corr;                          // per event: its correlation, -1 none
+  std::unordered_map<int64_t, int32_t> runtime_by_corr;  // correlation -> evs index
+  for (const DepHostCall& h : graph->host_calls()) {
+    size_t i = h.slice;
     int64_t ts = us_start(s.ts[i]), end = us_end(s.end(i));
     if (ts < wb || ts > we || end <= ts) continue;
-    Ev e{static_cast<uint32_t>(i), false, ts, end};
-    if (c != cpu_op) {
-      int64_t corr = corr_of(i);
-      if (corr >= 0) runtime_by_corr[corr] = static_cast<int32_t>(evs.size());
-    }
-    evs.push_back(e);
+    if (h.runtime && h.corr >= 0) runtime_by_corr[h.corr] = static_cast<int32_t>(evs.size());
+    evs.push_back(Ev{static_cast<uint32_t>(i), false, ts, end});
+    ev_corr.push_back(h.corr == kNoCorrelation ? -1 : h.corr);
   }
   struct GpuItem {
     int32_t ev;
@@ -274,31 +262,17 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     int32_t device;
   };
   std::vector<GpuItem> gpu;
-  for (size_t i = 0; i < s.size(); ++i) {
-    // cuda_sync events count as GPU events wherever Kineto put them (Event Sync and Context
-    // Sync come with tid -1, not on a stream track).
-    bool sync = s.cat[i] == sync_cat;
-    if (sync) res.has_sync_events = true;
-    if (!t.is_gpu_track(s.track[i]) && !sync) continue;
-    std::string_view cat = t.str(s.cat[i]);
-    if (cat == "gpu_user_annotation") continue;
-    int64_t corr = corr_of(i);
-    auto it = runtime_by_corr.find(corr);
-    if (corr < 0 || it == runtime_by_corr.end()) continue;
+  res.has_sync_events = graph->has_sync_events();
+  for (const DepGpuEvent& g : graph->gpu_events()) {
+    auto it = runtime_by_corr.find(g.corr);
+    if (g.corr < 0 || it == runtime_by_corr.end()) continue;
+    size_t i = g.slice;
     int64_t ts = us_start(s.ts[i]);
     int64_t end = std::max(ts, us_end(s.end(i)));
-    const Track& tr = t.tracks[s.track[i]];
-    int64_t stream = tr.stream;
-    int32_t device = tr.device;
-    if (sync) {
-      if (const Arg* a = t.slice_arg(i, "stream"))
-        if (auto v = a->as_int()) stream = *v;
-      if (const Arg* a = t.slice_arg(i, "device"))
-        if (auto v = a->as_int()) device = static_cast<int32_t>(*v);
-    }
-    gpu.push_back(
-        {static_cast<int32_t>(evs.size()), it->second, sync ? end : ts, sync, stream, device});
+    gpu.push_back({static_cast<int32_t>(evs.size()), it->second, g.sync ? end : ts, g.sync,
+                   g.stream, g.device});
     evs.push_back(Ev{static_cast<uint32_t>(i), true, ts, end});
+    ev_corr.push_back(g.corr);
   }
   if (evs.empty()) {
     res.message = "no CPU ops, runtime calls or GPU events in the window";
@@ -431,11 +405,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
       }
       return found;
     };
-    StringId record_name = t.strings.find("cudaEventRecord");
-    std::unordered_map<int64_t, uint32_t> record_by_corr;
-    if (record_name != StringPool::kNotFound)
-      for (size_t i = 0; i < s.size(); ++i)
-        if (s.name[i] == record_name) record_by_corr[corr_of(i)] = static_cast<uint32_t>(i);
+    const std::unordered_map<int64_t, uint32_t>& record_by_corr = graph->event_records();
     std::vector<size_t> order(gpu.size());
     for (size_t g = 0; g < order.size(); ++g) order[g] = g;
     std::stable_sort(order.begin(), order.end(),
@@ -570,9 +540,9 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     if (e.type != CpEdgeType::kSyncDependency) continue;
     const Ev& a = evs[nodes[e.u].ev];
     const Ev& b = evs[nodes[e.v].ev];
-    res.syncs.push_back(CriticalPathSync{std::string(t.str(s.name[a.slice])),
-                                         std::string(t.str(s.name[b.slice])), corr_of(a.slice),
-                                         corr_of(b.slice), b.gpu, edge_on_path[k]});
+    res.syncs.push_back(
+        CriticalPathSync{std::string(t.str(s.name[a.slice])), std::string(t.str(s.name[b.slice])),
+                         ev_corr[nodes[e.u].ev], ev_corr[nodes[e.v].ev], b.gpu, edge_on_path[k]});
   }
   std::vector<bool> on_path_ev(evs.size(), false);
   std::map<std::pair<std::string, std::string>, CriticalPathEvent> by_event;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "analyze/name_rules.h"
+#include "mlprof/analyze/dependency_graph.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/kernel_class.h"
 #include "mlprof/analyze/steps.h"
@@ -146,8 +147,11 @@ size_t StepModel::nodes() const { return impl_->ts.size(); }
 size_t StepModel::edges() const { return impl_->in.size(); }
 
 StepModel::StepModel(const Trace& t, std::string_view step_annotation)
-    : impl_(std::make_unique<Impl>()) {
+    : StepModel(DependencyGraph(t, step_annotation)) {}
+
+StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
+  const Trace& t = g.trace();
   const SliceTable& s = t.slices;
   StringId sync_cat = t.strings.find("cuda_sync");
   StringId gpu_ann = t.strings.find("gpu_user_annotation");
@@ -165,7 +169,7 @@ StepModel::StepModel(const Trace& t, std::string_view step_annotation)
     by_track[s.track[i]].push_back(static_cast<uint32_t>(i));
   }
   if (by_track.empty()) return;
-  GpuEvents ge = collect_gpu_events(t);
+  const GpuEvents& ge = g.gpu_ops();
   // Slices that launch GPU work, and their ancestors: what a CUDA graph captures.
   std::vector<uint8_t> launching(s.size(), 0);
   for (const GpuEvent& e : ge.events)
@@ -174,8 +178,8 @@ StepModel::StepModel(const Trace& t, std::string_view step_annotation)
       launching[static_cast<size_t>(i)] = 1;
   // The windows: the step model's iterations (ProfilerStep#N, an engine's iteration annotation,
   // --step-annotation), else one window on the step thread (the TensorBoard plugin's rule).
-  StepMarkers markers = step_markers(t, step_annotation);
-  std::vector<size_t> steps = std::move(markers.slices);
+  const StepMarkers& markers = g.markers();
+  const std::vector<size_t>& steps = markers.slices;
   m.source = steps.empty() ? StepSource::kTraceSpan : markers.source;
   uint32_t main_track = 0;
   if (!steps.empty()) {
@@ -419,19 +423,7 @@ StepModel::StepModel(const Trace& t, std::string_view step_annotation)
     }
   }
   // ---- host waits: syncs wait for the streams' last ops, blocking copies for their own ----
-  std::unordered_map<int64_t, int64_t> sync_stream;  // correlation -> stream waited on
-  if (sync_cat != StringPool::kNotFound) {
-    StringId k_corr = t.strings.find("correlation");
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (s.cat[i] != sync_cat || k_corr == StringPool::kNotFound) continue;
-      const Arg* c = t.find_arg(s.args_begin[i], s.args_count[i], k_corr);
-      auto cv = c ? c->as_int() : std::nullopt;
-      if (!cv) continue;
-      std::string_view n = t.str(s.name[i]);
-      const Arg* st = t.slice_arg(i, n == "Event Sync" ? "wait_on_stream" : "stream");
-      if (auto v = st ? st->as_int() : std::nullopt) sync_stream[*cv] = *v;
-    }
-  }
+  const std::unordered_map<int64_t, int64_t>& sync_stream = g.sync_streams();  // corr -> stream
   StringId k_corr = t.strings.find("correlation");
   std::vector<int8_t> call_memo(t.strings.size(), -1);  // 0 none, 1 device, 2 stream/event, 3 copy
   for (const HostThread& th : threads) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "mlprof/analyze/dependency_graph.h"
 #include "mlprof/analyze/gpu.h"
 #include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/kernels.h"
@@ -135,7 +136,10 @@ struct BottleneckInputs {
   const RanksResult* ranks = nullptr;  // only for a directory of ranks
   // Kernels below their roofline (GPU traces with known peaks); computed here when null.
   const RooflineResult* roofline = nullptr;
-  const StepModel* model = nullptr;  // the step graph; built here when null
+  const StepModel* model = nullptr;  // the step graph; else the graph's replay, else built here
+  // The trace's dependency graph (its replay is built on first use, only when a finding needs
+  // pricing); null: none.
+  const DependencyGraph* graph = nullptr;
   // Graph captures and replays (captured batch sizes from execution_details.json, captures made
   // in this trace); null: none read.
   const GraphsResult* graphs = nullptr;

@@ -17,6 +17,8 @@
 
 namespace mlprof {
 
+class DependencyGraph;
+
 struct CriticalPathOptions {
   std::string annotation = "ProfilerStep";  // substring of an annotation's name; "" = all
   size_t instance = 0;                      // which occurrence (by start time)
@@ -113,8 +115,11 @@ struct CriticalPathResult {
   std::vector<std::string> recommendations;
 };
 
+// `graph`: the trace's dependency graph (dependency_graph.h) when the caller has one built for
+// this trace and options.step_annotation; else one is built here.
 CriticalPathResult analyze_critical_path(const Trace& trace,
-                                         const CriticalPathOptions& options = {});
+                                         const CriticalPathOptions& options = {},
+                                         const DependencyGraph* graph = nullptr);
 
 // Why there is no critical path for `options`' window, or nullopt when there is one to compute:
 // a trace without CPU ops, runtime calls or GPU events (a memory snapshot, a compile log), or

@@ -1,9 +1,9 @@
-// What-if replay of a trace's steps: a dependency graph of every step (host threads in order,
-// launch -> GPU op, stream order, cross-stream waits, host waits on the GPU), built once, and
-// replayed with a change applied to measure the new step time. `bottlenecks` prices its
-// findings with it: a finding's saving is the replayed step-time difference, so a host sync
-// behind a busy GPU saves ~0. docs/analysis.md "Replay model" explains the rules and where
-// they can be wrong.
+// What-if replay of a trace's steps: the replay's edge set of the trace's dependency graph
+// (dependency_graph.h: host threads in order, launch -> GPU op, stream order, cross-stream waits,
+// host waits on the GPU), built once per trace with the graph, and replayed with a change applied
+// to measure the new step time. `bottlenecks` prices its findings with it: a finding's saving is
+// the replayed step-time difference, so a host sync behind a busy GPU saves ~0. docs/analysis.md
+// "Replay model" explains the rules and where they can be wrong.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,8 @@
 #include "mlprof/trace.h"
 
 namespace mlprof {
+
+class DependencyGraph;
 
 // One change to the step; several may be set at once (the combined replay ORs them).
 struct ReplayChange {
@@ -64,6 +66,8 @@ class StepModel {
   // user-named annotation); a trace with none has one window, the step thread's span extended to
   // the GPU work launched in it. A trace without host slices gives an empty model (usable() false).
   explicit StepModel(const Trace& trace, std::string_view step_annotation = {});
+  // The same, from the vertices and links of a graph already built (its trace and step windows).
+  explicit StepModel(const DependencyGraph& graph);
   ~StepModel();
   StepModel(StepModel&&) noexcept;
   StepModel& operator=(StepModel&&) noexcept;
