@@ -23,8 +23,8 @@ OWNED = {}
 
 # (file, function) -> its length when listed. Not split yet; shrink this list.
 ALLOWED = {
-    ("src/analyze/critical_path.cpp", "analyze_critical_path"): 461,
-    ("src/analyze/step_replay.cpp", "StepModel::StepModel"): 428,
+    ("src/analyze/critical_path.cpp", "analyze_critical_path"): 429,
+    ("src/analyze/step_replay.cpp", "StepModel::StepModel"): 417,
     ("src/analyze/bottlenecks.cpp", "rule_serving"): 327,
     ("src/analyze/bottlenecks.cpp", "rule_gpu"): 257,
     ("src/render/timeline_data.cpp", "encode_lanes"): 232,
