@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analyze/iteration_markers.h"
 #include "analyze/name_rules.h"
 #include "mlprof/analyze/critical_path.h"
 #include "mlprof/analyze/memory.h"
@@ -107,20 +108,20 @@ struct Side {
   }
 };
 
-void collect(const Trace& t, bool gpu, std::vector<Group>& groups) {
+void collect(const Trace& t, bool gpu, const std::string& step_annotation,
+             std::vector<Group>& groups) {
   std::unordered_map<std::string, size_t> index;
   const SliceTable& s = t.slices;
   std::unordered_map<uint64_t, size_t> by_ids;
   StringId annotation = t.strings.find("gpu_user_annotation");
   StringId whole_trace = t.strings.find(kProfilerSpanCategory);
-  // Step markers have one name per step; the step-time comparison covers them.
-  std::vector<int8_t> is_step(t.strings.size(), -1);
+  // Iteration markers (the step model's: ProfilerStep#N, vLLM/SGLang iterations,
+  // --step-annotation) often have one name per iteration; the step-time comparison covers them.
+  IterationMarkerNames markers(t, step_annotation);
   for (size_t i = 0; i < s.size(); ++i) {
     if (t.is_gpu_track(s.track[i]) != gpu) continue;
     if ((gpu && s.cat[i] == annotation) || s.cat[i] == whole_trace) continue;
-    int8_t& st = is_step[s.name[i]];
-    if (st < 0) st = step_number(t.str(s.name[i])) ? 1 : 0;
-    if (st == 1) continue;
+    if (markers.is_marker(s.name[i])) continue;
     uint64_t ids = (static_cast<uint64_t>(s.name[i]) << 32) | s.cat[i];
     auto [it, inserted] = by_ids.emplace(ids, 0);
     if (inserted) {
@@ -450,8 +451,8 @@ CompareSummary compare_summary(const Trace& t, bool attribute, const std::string
   so.step_annotation = step_annotation;
   s.totals = totals_of(t, so);
   s.step_durations = step_durations(t, so);
-  collect(t, false, s.host);
-  collect(t, true, s.gpu);
+  collect(t, false, step_annotation, s.host);
+  collect(t, true, step_annotation, s.gpu);
   if (attribute) path_times(t, s, step_annotation);
   return s;
 }
@@ -520,7 +521,7 @@ MultiCompareResult compare_many(const std::vector<const Trace*>& traces, const C
   for (size_t k = 0; k < n; ++k) {
     for (bool gpu : {false, true}) {
       std::vector<Group> groups;
-      collect(*traces[k], gpu, groups);
+      collect(*traces[k], gpu, o.step_annotation, groups);
       for (const Group& g : groups) {
         auto [it, inserted] = index.emplace(row_key(g.name, g.category), r.rows.size());
         if (inserted) {

@@ -2,8 +2,10 @@
 // annotation, a user-named one), and what a serving engine's annotation says about its batch.
 #include <algorithm>
 #include <charconv>
+#include <memory>
 #include <regex>
 
+#include "analyze/iteration_markers.h"
 #include "mlprof/analyze/steps.h"
 
 namespace mlprof {
@@ -138,38 +140,56 @@ std::optional<ServingIteration> parse_sglang_iteration(std::string_view name) {
   return it;
 }
 
+namespace {
+constexpr uint8_t kUnset = 0x80;
+uint8_t source_bit(StepSource src) {
+  return static_cast<uint8_t>(1u << static_cast<unsigned>(src));
+}
+}  // namespace
+
+IterationMarkerNames::IterationMarkerNames(const Trace& trace, std::string_view step_annotation)
+    : trace_(trace), kind_(trace.strings.size(), kUnset) {
+  if (step_annotation.empty()) return;
+  try {
+    auto re =
+        std::make_shared<const std::regex>(std::string(step_annotation), std::regex::ECMAScript);
+    user_ = [re](std::string_view n) { return std::regex_search(n.begin(), n.end(), *re); };
+  } catch (const std::regex_error& e) {
+    error_ = "--step-annotation '" + std::string(step_annotation) +
+             "' is not a valid regular expression (" + e.what() + ")";
+  }
+}
+
+uint8_t IterationMarkerNames::sources(StringId name) {
+  if (name >= kind_.size()) return 0;
+  uint8_t& k = kind_[name];
+  if (k == kUnset) {
+    std::string_view n = trace_.str(name);
+    k = 0;
+    if (user_ && user_(n)) k |= source_bit(StepSource::kAnnotation);
+    if (step_number(n)) k |= source_bit(StepSource::kProfilerStep);
+    if (n.starts_with("execute_") && parse_vllm_iteration(n)) k |= source_bit(StepSource::kVllm);
+    if (n.starts_with("step[") && parse_sglang_iteration(n)) k |= source_bit(StepSource::kSglang);
+  }
+  return k;
+}
+
 StepMarkers step_markers(const Trace& trace, std::string_view step_annotation) {
   StepMarkers out;
   const SliceTable& s = trace.slices;
-  std::optional<std::regex> user;
-  if (!step_annotation.empty()) {
-    try {
-      user.emplace(std::string(step_annotation), std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      out.error = "--step-annotation '" + std::string(step_annotation) +
-                  "' is not a valid regular expression (" + e.what() + ")";
-      return out;
-    }
+  IterationMarkerNames names(trace, step_annotation);
+  if (!names.error().empty()) {
+    out.error = names.error();
+    return out;
   }
-  // Per name: the sources it belongs to (bit per StepSource), computed once per StringId.
-  constexpr uint8_t kUnset = 0x80;
-  std::vector<uint8_t> kind(trace.strings.size(), kUnset);
-  auto bit = [](StepSource src) { return static_cast<uint8_t>(1u << static_cast<unsigned>(src)); };
   std::array<std::vector<size_t>, 6> found;
   for (size_t i = 0; i < s.size(); ++i) {
     if (trace.is_gpu_track(s.track[i])) continue;  // Kineto mirrors annotations on GPU streams
-    uint8_t& k = kind[s.name[i]];
-    if (k == kUnset) {
-      std::string_view n = trace.str(s.name[i]);
-      k = 0;
-      if (user && std::regex_search(n.begin(), n.end(), *user)) k |= bit(StepSource::kAnnotation);
-      if (step_number(n)) k |= bit(StepSource::kProfilerStep);
-      if (n.starts_with("execute_") && parse_vllm_iteration(n)) k |= bit(StepSource::kVllm);
-      if (n.starts_with("step[") && parse_sglang_iteration(n)) k |= bit(StepSource::kSglang);
-    }
+    uint8_t k = names.sources(s.name[i]);
+    if (k == 0) continue;
     for (StepSource src : {StepSource::kAnnotation, StepSource::kProfilerStep, StepSource::kVllm,
                            StepSource::kSglang})
-      if (k & bit(src)) found[static_cast<size_t>(src)].push_back(i);
+      if (k & source_bit(src)) found[static_cast<size_t>(src)].push_back(i);
   }
   std::vector<size_t>* chosen = nullptr;
   for (StepSource src : {StepSource::kAnnotation, StepSource::kProfilerStep, StepSource::kVllm,
