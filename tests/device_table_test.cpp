@@ -95,6 +95,15 @@ TEST(MatrixKernels, ByLibraryFamily) {
       {"volta_h884gemm_64x64_ldg8_nn", true, true, "fp16"},
       {"ampere_s16816gemm_64x64_ldg8_stages_64x5_tn", true, true, "tf32"},
       {"sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32", true, true, "bf16"},
+      // cuBLAS's fp32 FFMA xmma kernel runs on the CUDA cores (51 TFLOP/s on an H100: the fp32
+      // vector rate); its TF32 sibling on the tensor cores (tests/data/h100/advice/tf32_*).
+      {"sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x128x8_stage3_warpsize4x2x1_ffma_aligna4_"
+       "alignc4_execute_kernel__5x_cublas",
+       false, true, "fp32"},
+      {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x256x32_warpgroupsize2x1x1_execute_"
+       "segment_k_off_kernel__5x_cublas",
+       true, true, "tf32"},
+      {"void cutlass::Kernel<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>", false, true, "fp32"},
       {"nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT", true, true, ""},
       {"bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32", true, true, "fp4"},
       {"bmm_Bfloat16_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3", true, true, "fp4"},

@@ -10,6 +10,7 @@
 
 #include "analyze/advice.h"
 #include "analyze/name_rules.h"
+#include "mlprof/analyze/device_peaks.h"
 #include "mlprof/analyze/device_table.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/kernel_class.h"
@@ -45,6 +46,9 @@ struct Context {
   int64_t basis_ns;
   DeviceCaps device;      // what the advice may recommend (device_table.h)
   bool compiled = false;  // the trace has torch.compile regions
+  // The device's datasheet peaks (device_peaks.h; --peaks rows through the roofline), for
+  // pricing a kernel moved to other units; nullopt when the device is not in the table.
+  std::optional<DevicePeaks> peaks;
   // A time measured over the GPU's span (first to last GPU event), as the same share of the basis:
   // with steps as the basis the GPU span also covers the work between and around the steps.
   int64_t over_basis(int64_t ns, int64_t gpu_span_ns) const {
@@ -300,6 +304,137 @@ uint64_t graph_replay_kernels(const Trace& t) {
   return n;
 }
 
+// The host link's bandwidth for pinned copies, GB/s (1e9 B/s = bytes per ns), and where it comes
+// from: the median of this trace's own pinned host<->device copies of at least 1 MiB, else the
+// PCIe generation of the GPU's architecture at 85% of the PCI-SIG rate per direction (x16: Gen3
+// 15.75, Gen4 31.5, Gen5 63.0 GB/s; an H100 SXM measured 54.6 GB/s, 87%). 0: unknown (MTIA,
+// unlisted GPUs), and the copies are priced at half their time.
+double pinned_copy_gbs(const Context& c, std::string& source) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  StringId bytes_key = t.strings.find("bytes");
+  std::vector<double> rates;
+  if (bytes_key != StringPool::kNotFound) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (!t.is_gpu_track(s.track[i]) || s.dur[i] <= 0) continue;
+      std::string_view n = t.str(s.name[i]);
+      if (!n.starts_with("Memcpy") || n.find("Pinned") == std::string_view::npos) continue;
+      const Arg* a = t.find_arg(s.args_begin[i], s.args_count[i], bytes_key);
+      double bytes = a == nullptr ? 0 : a->as_double().value_or(0);
+      if (bytes >= 1024.0 * 1024.0) rates.push_back(bytes / static_cast<double>(s.dur[i]));
+    }
+  }
+  if (!rates.empty()) {
+    std::nth_element(rates.begin(), rates.begin() + static_cast<ptrdiff_t>(rates.size() / 2),
+                     rates.end());
+    source = "the median of this trace's " + std::to_string(rates.size()) + " pinned copies";
+    return rates[rates.size() / 2];
+  }
+  const DeviceCaps& d = c.device;
+  int gen = 0;
+  if (d.vendor == DeviceVendor::kNvidia) {
+    int sm = d.sm();
+    gen = sm >= 90 ? 5 : sm >= 80 ? 4 : sm >= 60 ? 3 : 0;
+  } else if (d.vendor == DeviceVendor::kAmd) {
+    gen = d.arch == "gfx942" || d.arch == "gfx950" ? 5 : d.arch.starts_with("gfx9") ? 4 : 0;
+  }
+  static constexpr double kPcieX16Gbs[] = {0, 0, 0, 15.75, 31.5, 63.0};
+  if (gen == 0) return 0;
+  source = "PCIe Gen" + std::to_string(gen) + " x16 at 85% (" + d.arch + ")";
+  return kPcieX16Gbs[gen] * 0.85;
+}
+
+// How much faster GEMM/conv kernels run on the matrix units than on the vector ALUs: the ratio of
+// the device's dense peaks (device_peaks.h) for the type they would use (fp32 -> TF32 where the
+// device has it, else fp16 through autocast; fp16/bf16 stay) to the fp32 vector peak they run
+// at now, weighted by each type's kernel time. Measured on an H100 (scripts/gpu/advice_truth.py):
+// fp32 FFMA GEMMs -> TF32 7.07x, the peaks say 7.39x. A device without peaks in the table keeps
+// the conservative 2x (kTensorCoreSavingsFraction). Small, memory-bound GEMMs gain less.
+double tensor_core_speedup(const Context& c, const std::map<std::string, int64_t>& ns_by_dtype) {
+  double fallback = 1 / (1 - kTensorCoreSavingsFraction);
+  if (!c.peaks) return fallback;
+  const DevicePeaks& p = *c.peaks;
+  double vector = peak_tflops(p, "fp32", false);
+  if (vector <= 0) return fallback;
+  double total = 0, new_total = 0;
+  for (const auto& [dtype, ns] : ns_by_dtype) {
+    std::string target = dtype;
+    if (dtype == "fp32" || dtype == "fp64")
+      target = c.device.has(kMatTf32) ? "tf32" : (c.device.has(kMatBf16) ? "bf16" : "fp16");
+    double matrix = target == "tf32" ? p.tf32 : peak_tflops(p, target, true);
+    double k = matrix > vector ? std::min(matrix / vector, kTensorCoreMaxSpeedup) : fallback;
+    total += static_cast<double>(ns);
+    new_total += static_cast<double>(ns) / k;
+  }
+  if (total <= 0 || new_total <= 0) return fallback;
+  return std::max(fallback, total / new_total);
+}
+
+// Pageable host-to-device copies.
+void rule_pageable_copies(Context& c, const GpuResult& gpu) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  int64_t pageable_ns = gpu.pageable_memcpy_ns;
+  int64_t pageable_count = gpu.pageable_memcpy_count;
+  if (pageable_count == 0) {
+    for (size_t i = 0; i < s.size(); ++i)
+      if (t.is_gpu_track(s.track[i]) && is_pageable_memcpy(t.str(s.name[i]))) {
+        ++pageable_count;
+        pageable_ns += s.dur[i];
+      }
+  }
+  double pageable_pct = pct(static_cast<double>(pageable_ns), static_cast<double>(c.basis_ns));
+  if (pageable_count > 0 && pageable_pct >= kPageableMinPct) {
+    Finding f;
+    f.kind = "pageable_memcpy";
+    f.severity = severity_for_pct(pageable_pct);
+    f.title = std::to_string(pageable_count) + " copies from pageable host memory";
+    f.evidence = {{"pageable_copies", static_cast<double>(pageable_count), "count"},
+                  {"pageable_copy_ns", static_cast<double>(pageable_ns), "ns"},
+                  {"pageable_copy_bytes", static_cast<double>(gpu.pageable_memcpy_bytes), "bytes"},
+                  {"pageable_pct", pageable_pct, "%"}};
+    f.rule = "pageable memcpy time >= 1% of the time";
+    f.ops = {"Memcpy HtoD (Pageable -> Device)"};
+    advice::Advice a = advice::pageable_copies(c.device, pageable_count, pageable_ns);
+    f.recommendation = std::move(a.text);
+    f.why = std::move(a.why);
+    f.est_savings_ns =
+        static_cast<int64_t>(static_cast<double>(pageable_ns) * kPageableSavingsFraction);
+    ReplayChange ch;
+    ch.pinned_async_copies = true;
+    // Each copy priced at the host link's pinned bandwidth where it is known (measured on this
+    // trace's pinned copies, else the link of the GPU's generation): on an H100 a 256 MiB
+    // pageable copy took 37.7 ms (7.1 GB/s), pinned 4.9 ms (54.6 GB/s), not half.
+    std::string link_source;
+    double gbs = pinned_copy_gbs(c, link_source);
+    if (gbs > 0) {
+      StringId bytes_key = t.strings.find("bytes");
+      int64_t saving = 0;
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (!t.is_gpu_track(s.track[i]) || s.dur[i] <= 0 || !is_pageable_memcpy(t.str(s.name[i])))
+          continue;
+        const Arg* a = bytes_key == StringPool::kNotFound
+                           ? nullptr
+                           : t.find_arg(s.args_begin[i], s.args_count[i], bytes_key);
+        double bytes = a == nullptr ? 0 : a->as_double().value_or(0);
+        if (bytes <= 0) {
+          saving += static_cast<int64_t>(static_cast<double>(s.dur[i]) * kPageableSavingsFraction);
+          continue;
+        }
+        int64_t target = std::min<int64_t>(s.dur[i], static_cast<int64_t>(bytes / gbs));
+        ch.kernel_target_ns.emplace_back(static_cast<uint32_t>(i), target);
+        saving += s.dur[i] - target;
+      }
+      f.est_savings_ns = saving;
+      f.evidence.push_back({"pinned_copy_gbs", gbs, "GB/s"});
+      char rate[32];
+      std::snprintf(rate, sizeof rate, "%.1f GB/s", gbs);
+      f.why += std::string("; pinned copies priced at ") + rate + " (" + link_source + ")";
+    }
+    c.add(std::move(f), std::move(ch));
+  }
+}
+
 void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, const StepsResult& st,
               const GraphsResult* graphs) {
   const Trace& t = c.trace;
@@ -309,6 +444,7 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, co
   int64_t gemm_ns_no_tc = 0;
   std::vector<int8_t> kind_memo(t.strings.size(), -1);
   std::unordered_map<StringId, int64_t> no_tc_by_name;  // GEMM/conv kernels off matrix units
+  std::map<std::string, int64_t> no_tc_by_dtype;        // their time by the name's dtype marker
   for (size_t i = 0; i < s.size(); ++i) {
     if (!t.is_gpu_track(s.track[i])) continue;
     GpuWorkKind k = gpu_work_kind(t.str(s.cat[i]), t.str(s.name[i]));
@@ -324,6 +460,10 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, co
       gemm_ns_no_tc += s.dur[i];
       no_tc_by_name[s.name[i]] += s.dur[i];
     }
+  }
+  for (const auto& [name, ns] : no_tc_by_name) {
+    std::string_view d = classify_matrix_kernel(t.str(name)).dtype;
+    no_tc_by_dtype[d.empty() ? std::string("fp32") : std::string(d)] += ns;
   }
   const TemporalBreakdown& tb = gpu.temporal;
   int64_t host_wait = 0, idle_total = 0;
@@ -405,37 +545,7 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, co
       ch.free_host = true;  // a bound: what any host-side change could give the GPU
     c.add(std::move(f), std::move(ch), !launch_bound);
   }
-  // Pageable host-to-device copies.
-  int64_t pageable_ns = gpu.pageable_memcpy_ns;
-  int64_t pageable_count = gpu.pageable_memcpy_count;
-  if (pageable_count == 0) {
-    for (size_t i = 0; i < s.size(); ++i)
-      if (t.is_gpu_track(s.track[i]) && is_pageable_memcpy(t.str(s.name[i]))) {
-        ++pageable_count;
-        pageable_ns += s.dur[i];
-      }
-  }
-  double pageable_pct = pct(static_cast<double>(pageable_ns), static_cast<double>(c.basis_ns));
-  if (pageable_count > 0 && pageable_pct >= kPageableMinPct) {
-    Finding f;
-    f.kind = "pageable_memcpy";
-    f.severity = severity_for_pct(pageable_pct);
-    f.title = std::to_string(pageable_count) + " copies from pageable host memory";
-    f.evidence = {{"pageable_copies", static_cast<double>(pageable_count), "count"},
-                  {"pageable_copy_ns", static_cast<double>(pageable_ns), "ns"},
-                  {"pageable_copy_bytes", static_cast<double>(gpu.pageable_memcpy_bytes), "bytes"},
-                  {"pageable_pct", pageable_pct, "%"}};
-    f.rule = "pageable memcpy time >= 1% of the time";
-    f.ops = {"Memcpy HtoD (Pageable -> Device)"};
-    advice::Advice a = advice::pageable_copies(c.device, pageable_count, pageable_ns);
-    f.recommendation = std::move(a.text);
-    f.why = std::move(a.why);
-    f.est_savings_ns =
-        static_cast<int64_t>(static_cast<double>(pageable_ns) * kPageableSavingsFraction);
-    ReplayChange ch;
-    ch.pinned_async_copies = true;
-    c.add(std::move(f), std::move(ch));
-  }
+  rule_pageable_copies(c, gpu);
   // Tensor cores: where the device has matrix units and mlprof can tell their kernels by name
   // (NVIDIA sm_70+, AMD CDNA/RDNA3+; not MTIA: device_table.h). AMD's computeMajor is no CUDA
   // compute capability; its matrix kernels are judged by their own families (Tensile "_MI",
@@ -517,12 +627,15 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, co
       advice::Advice a = advice::tensor_cores(dev, facts);
       f.recommendation = std::move(a.text);
       f.why = std::move(a.why);
+      double speedup = tensor_core_speedup(c, no_tc_by_dtype);
+      if (speedup > 1 / (1 - kTensorCoreSavingsFraction))
+        f.evidence.push_back({"modeled_kernel_speedup", speedup, "x"});
       f.est_savings_ns =
-          static_cast<int64_t>(static_cast<double>(gemm_ns_no_tc) * kTensorCoreSavingsFraction);
+          static_cast<int64_t>(static_cast<double>(gemm_ns_no_tc) * (1 - 1 / speedup));
       ReplayChange ch;
       ch.faster_kernels.assign(kind_memo.size(), 0);
       for (size_t k = 0; k < kind_memo.size(); ++k) ch.faster_kernels[k] = kind_memo[k] == 1;
-      ch.kernel_speedup = 1 / (1 - kTensorCoreSavingsFraction);
+      ch.kernel_speedup = speedup;
       c.add(std::move(f), std::move(ch));
     }
   }
@@ -1306,7 +1419,11 @@ BottleneckResult find_bottlenecks(const Trace& trace, const BottleneckInputs& in
     out.basis_ns = trace.span_ns();
     out.basis = "span";
   }
-  Context c{trace, out, out.basis_ns, trace_device_caps(trace), false, {}, {}};
+  Context c{trace, out, out.basis_ns, trace_device_caps(trace), false, std::nullopt, {}, {}};
+  if (in.roofline && in.roofline->peaks_known)
+    c.peaks = in.roofline->peaks;
+  else
+    c.peaks = find_device_peaks(c.device.name);
   for (StringId k = 0; k < trace.strings.size() && !c.compiled; ++k)
     c.compiled = advice::is_compiled_region_name(trace.strings.get(k));
   rule_hotspots(c);

@@ -155,6 +155,16 @@ MatrixKernel classify_matrix_kernel(std::string_view n) {
   if (starts_with(l, "igemm_") && contains(l, "gtcx")) return yes("MIOpen igemm xdlops (MFMA)");
   if (contains(l, "wmma")) return yes("WMMA");
   // NVIDIA libraries.
+  // cuBLAS/cuDNN name the math of an xmma kernel too: "..._ffma_..." (fp32 fused multiply-add)
+  // runs on the CUDA cores, as CUTLASS's "simt" kernels do. Measured on an H100
+  // (scripts/gpu/advice_truth.py, tf32): sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma_... ran at
+  // 51 TFLOP/s, the fp32 vector rate (66.9 peak); with TF32 allowed, sm90_xmma_gemm_f32f32_tf32f32
+  // ran 7.1x faster. The TensorBoard plugin's "xmma" entry predates these names.
+  if (contains(l, "_ffma") || contains(l, "ffma_") || contains(l, "_simt") ||
+      contains(l, "simt_")) {
+    if (k.gemm_like) k.family = "GEMM/conv on CUDA cores (FFMA/SIMT)";
+    return k;
+  }
   if (starts_with(l, "nvjet")) return yes("nvjet (cuBLAS 12)");
   if (contains(l, "xmma")) return yes("xmma (cuBLASLt/cuDNN)");
   if (contains(l, "tensorop")) return yes("CUTLASS tensorop");

@@ -19,8 +19,11 @@ truth.json, one entry per trace:
   more. The compare pair: base/test files and the regressed op, its calls and mean.
 
 The assumptions the truths share with mlprof's replay model (docs/analysis.md "Replay model"):
-a copy from pinned memory runs 2x faster than from pageable memory; tensor cores make the
-GEMM kernels they apply to 2x faster; overlapped communication costs the step nothing;
+a copy from pinned memory runs at the host link's bandwidth (85% of the PCI-SIG x16 rate of the
+GPU's PCIe generation; an H100 measured 54.6 of 63 GB/s); tensor cores make the GEMM kernels they
+apply to faster by the ratio of the datasheet peaks (an H100 measured 7.07x for fp32 -> TF32
+where the peaks say 7.39x: tests/py/test_h100_advice_truth.py); overlapped communication costs
+the step nothing;
 a CUDA graph replays captured ATen ops with no host cost (dispatch, launch) and no launch delay.
 """
 import json
@@ -255,8 +258,9 @@ def exposed_comm():
 
 def pageable_copies():
     """A 4 ms host-to-device copy from pageable memory (the host call blocks for it), then 6 ms
-    of kernels and a sync. Pinned and async, the copy takes 2 ms and the host goes on: the step
-    is the GPU's 2 + 6 ms, the truth is half the copy."""
+    of kernels and a sync, on an A100 (PCIe Gen4 x16: 31.5 GB/s per direction, PCI-SIG). Pinned
+    and async, the 64 MiB copy runs at 85% of that and the host goes on: the truth is the copy
+    minus 64 MiB / 26.8 GB/s."""
     tr, total = Trace(), 0
     copy = 4_000
 
@@ -276,12 +280,15 @@ def pageable_copies():
     for n in range(STEPS):
         total += tr.step(n, body)
     return tr, {"kind": "pageable_memcpy", "planted": "4 ms blocking pageable HtoD copy per step",
-                "true_saving_us": STEPS * copy // 2, "step_total_us": total}
+                "true_saving_us": STEPS * (copy - (64 << 20) / (31.5 * 0.85 * 1e3)),
+                "step_total_us": total}
 
 
 def old_device_fp32_gemm():
     """A V100 (sm_70): 5 fp32 SGEMMs of 1 ms (no tensor cores) per step and a sync. Tensor cores
-    (fp16 autocast on sm_70: no bf16, no TF32 below sm_80) halve them: the truth is 2.5 ms/step."""
+    (fp16 autocast on sm_70: no bf16, no TF32 below sm_80) run them at the ratio of the V100
+    SXM2 datasheet's peaks, 125 fp16 tensor / 15.7 fp32 TFLOP/s: the truth is 5 x (1 ms - 1 ms /
+    7.96) per step."""
     tr, total = Trace(major=7), 0
 
     def body():
@@ -291,7 +298,7 @@ def old_device_fp32_gemm():
     for n in range(STEPS):
         total += tr.step(n, body)
     return tr, {"kind": "low_tensor_core_use", "planted": "fp32 SGEMM on a V100 (sm_70)",
-                "true_saving_us": STEPS * 5 * 1_000 // 2, "step_total_us": total,
+                "true_saving_us": STEPS * 5 * 1_000 * (1 - 15.7 / 125), "step_total_us": total,
                 "compute_capability": "7.0"}
 
 

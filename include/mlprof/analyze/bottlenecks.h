@@ -44,17 +44,21 @@ inline constexpr double kTinyKernelMinIdlePct = 10.0;
 // Host time blocked in synchronizing calls: over 5% of the steps is worth removing (ours: no
 // published rule; a sync per step of a few percent is normal for loss logging).
 inline constexpr double kSyncStallMinPct = 5.0;
-// Pageable host-to-device copies: any that add up to 1% of the time; pinned copies run about
-// twice as fast (NVIDIA, "How to Optimize Data Transfers in CUDA C/C++"), hence savings = 1/2.
+// Pageable host-to-device copies: any that add up to 1% of the time. Priced at the host link's
+// pinned bandwidth (bottlenecks.cpp, pinned_copy_gbs); where that is unknown pinned copies are
+// taken as about twice as fast (NVIDIA, "How to Optimize Data Transfers in CUDA C/C++").
 inline constexpr double kPageableMinPct = 1.0;
 inline constexpr double kPageableSavingsFraction = 0.5;
 // TensorBoard plugin: compute capability >= 7.0, tensor-core-eligible ops present, and (we relax
 // "no tensor-core kernels" to) under 10% of computation-kernel time on tensor cores.
 inline constexpr double kTensorCoreMaxShare = 0.10;
 inline constexpr int kTensorCoreMinComputeMajor = 7;
-// Moving fp32 GEMMs to TF32/bf16 tensor cores: A100's peak rises 8x (19.5 -> 156 TFLOP/s); we
-// claim a conservative 2x on GEMM/conv kernel time, so savings = 1/2 of it.
+// Moving fp32 GEMMs to TF32/bf16 tensor cores: on a device without peaks in the table we claim a
+// conservative 2x on GEMM/conv kernel time (A100's peak rises 8x, 19.5 -> 156 TFLOP/s).
 inline constexpr double kTensorCoreSavingsFraction = 0.5;
+// Where the device's peaks are known the speedup is their ratio (bottlenecks.cpp,
+// tensor_core_speedup), at most this (B200: tf32 1100 / fp32 ~80 would claim 14x).
+inline constexpr double kTensorCoreMaxSpeedup = 8.0;
 // Kernels below their roofline (roofline.h): a family's kernels are a finding when bringing
 // them to kRooflineTargetFraction of their roofline (a tuned cuBLAS GEMM or a bandwidth-bound
 // copy reaches 80-90% of peak; 100% is not attainable) frees >= kRooflineMinPct of the time.
