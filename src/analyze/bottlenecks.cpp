@@ -307,7 +307,7 @@ uint64_t graph_replay_kernels(const Trace& t) {
 // The host link's bandwidth for pinned copies, GB/s (1e9 B/s = bytes per ns), and where it comes
 // from: the median of this trace's own pinned host<->device copies of at least 1 MiB, else the
 // PCIe generation of the GPU's architecture at 85% of the PCI-SIG rate per direction (x16: Gen3
-// 15.75, Gen4 31.5, Gen5 63.0 GB/s; an H100 SXM measured 54.6 GB/s, 87%). 0: unknown (MTIA,
+// 15.75, Gen4 31.5, Gen5 63.0 GB/s; an H100 SXM measured 55.2 GB/s, 88%). 0: unknown (MTIA,
 // unlisted GPUs), and the copies are priced at half their time.
 double pinned_copy_gbs(const Context& c, std::string& source) {
   const Trace& t = c.trace;
@@ -348,7 +348,7 @@ double pinned_copy_gbs(const Context& c, std::string& source) {
 // the device's dense peaks (device_peaks.h) for the type they would use (fp32 -> TF32 where the
 // device has it, else fp16 through autocast; fp16/bf16 stay) to the fp32 vector peak they run
 // at now, weighted by each type's kernel time. Measured on an H100 (scripts/gpu/advice_truth.py):
-// fp32 FFMA GEMMs -> TF32 7.07x, the peaks say 7.39x. A device without peaks in the table keeps
+// fp32 FFMA GEMMs -> TF32 6.97x, the peaks say 7.39x. A device without peaks in the table keeps
 // the conservative 2x (kTensorCoreSavingsFraction). Small, memory-bound GEMMs gain less.
 double tensor_core_speedup(const Context& c, const std::map<std::string, int64_t>& ns_by_dtype) {
   double fallback = 1 / (1 - kTensorCoreSavingsFraction);
@@ -359,7 +359,7 @@ double tensor_core_speedup(const Context& c, const std::map<std::string, int64_t
   double total = 0, new_total = 0;
   for (const auto& [dtype, ns] : ns_by_dtype) {
     std::string target = dtype;
-    if (dtype == "fp32" || dtype == "fp64")
+    if (dtype == "fp32")
       target = c.device.has(kMatTf32) ? "tf32" : (c.device.has(kMatBf16) ? "bf16" : "fp16");
     double matrix = target == "tf32" ? p.tf32 : peak_tflops(p, target, true);
     double k = matrix > vector ? std::min(matrix / vector, kTensorCoreMaxSpeedup) : fallback;
@@ -404,7 +404,7 @@ void rule_pageable_copies(Context& c, const GpuResult& gpu) {
     ch.pinned_async_copies = true;
     // Each copy priced at the host link's pinned bandwidth where it is known (measured on this
     // trace's pinned copies, else the link of the GPU's generation): on an H100 a 256 MiB
-    // pageable copy took 37.7 ms (7.1 GB/s), pinned 4.9 ms (54.6 GB/s), not half.
+    // pageable copy took 28-29 ms (9.1-9.6 GB/s), pinned 4.9 ms (55.2 GB/s), not half.
     std::string link_source;
     double gbs = pinned_copy_gbs(c, link_source);
     if (gbs > 0) {

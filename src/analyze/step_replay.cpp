@@ -85,8 +85,8 @@ constexpr int64_t kDefaultLaunchDelayNs = 5'000;
 enum EdgeKind : uint8_t { kFixed, kHostSeg, kWaitDep, kGpuDur, kLaunch };
 // kSegAnnotation: no op is open (only a step/user annotation or a Python frame, or nothing).
 // kSegGlue: such a segment between two launching ones: the Python between two launches, which a
-// captured CUDA graph does not run either (on an H100, 600 tiny kernels: 4.2 ms of the 16.3 ms
-// step was this glue; the graph replay took 0.97 ms: scripts/gpu/advice_truth.py, launch).
+// captured CUDA graph does not run either (on an H100, 600 tiny kernels: 1.9 ms of a 7.6-7.9 ms
+// step was this glue; the graph replay's step took 0.64 ms: tests/data/h100/advice/launch_*).
 enum SegFlag : uint8_t {
   kSegDataLoading = 1,
   kSegLaunch = 2,

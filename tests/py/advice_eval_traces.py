@@ -20,8 +20,8 @@ truth.json, one entry per trace:
 
 The assumptions the truths share with mlprof's replay model (docs/analysis.md "Replay model"):
 a copy from pinned memory runs at the host link's bandwidth (85% of the PCI-SIG x16 rate of the
-GPU's PCIe generation; an H100 measured 54.6 of 63 GB/s); tensor cores make the GEMM kernels they
-apply to faster by the ratio of the datasheet peaks (an H100 measured 7.07x for fp32 -> TF32
+GPU's PCIe generation; an H100 measured 55.2 of 63 GB/s); tensor cores make the GEMM kernels they
+apply to faster by the ratio of the datasheet peaks (an H100 measured 6.97x for fp32 -> TF32
 where the peaks say 7.39x: tests/py/test_h100_advice_truth.py); overlapped communication costs
 the step nothing;
 a CUDA graph replays captured ATen ops with no host cost (dispatch, launch) and no launch delay.

@@ -57,7 +57,9 @@ inline constexpr int kTensorCoreMinComputeMajor = 7;
 // conservative 2x on GEMM/conv kernel time (A100's peak rises 8x, 19.5 -> 156 TFLOP/s).
 inline constexpr double kTensorCoreSavingsFraction = 0.5;
 // Where the device's peaks are known the speedup is their ratio (bottlenecks.cpp,
-// tensor_core_speedup), at most this (B200: tf32 1100 / fp32 ~80 would claim 14x).
+// tensor_core_speedup), at most this. The table's ratios are 7.4-8x on NVIDIA datacenter GPUs
+// (H100 7.39x, A100 8.0x) but 16x on MI350X/MI355X, and a datasheet ratio is an upper bound that
+// small GEMMs do not reach.
 inline constexpr double kTensorCoreMaxSpeedup = 8.0;
 // Kernels below their roofline (roofline.h): a family's kernels are a finding when bringing
 // them to kRooflineTargetFraction of their roofline (a tuned cuBLAS GEMM or a bandwidth-bound
