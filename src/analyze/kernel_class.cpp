@@ -159,7 +159,8 @@ MatrixKernel classify_matrix_kernel(std::string_view n) {
   // runs on the CUDA cores, as CUTLASS's "simt" kernels do. Measured on an H100
   // (tests/data/h100/advice/tf32_*): sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma_... ran at
   // 51.7 TFLOP/s, the fp32 vector rate (66.9 peak); with TF32 allowed, sm90_xmma_gemm_f32f32_
-  // tf32f32 ran 6.97x faster (21.29 -> 3.05 ms per 8192^3 GEMM). The TensorBoard plugin's "xmma" entry predates these names.
+  // tf32f32 ran 6.97x faster (21.29 -> 3.05 ms per 8192^3 GEMM). The TensorBoard plugin's "xmma"
+  // entry predates these names.
   if (contains(l, "_ffma") || contains(l, "ffma_") || contains(l, "_simt") ||
       contains(l, "simt_")) {
     if (k.gemm_like) k.family = "GEMM/conv on CUDA cores (FFMA/SIMT)";
