@@ -194,8 +194,61 @@ std::string fmt_s(double s) {
   return buf;
 }
 
+enum RegionClass { kTorchCompiled, kFxGraph, kCompiledFunction, kClasses };
+using Enclosing = std::vector<std::array<int32_t, kClasses>>;  // per slice: region per class
+
+// Each GPU event inside or outside the compiled regions its launch ran in, and per region its
+// GPU events, Triton kernels, busy time and distinct kernels.
+void attribute_gpu_events(const Trace& t, const Enclosing& enclosing, CompileResult& res) {
+  GpuEvents ev = collect_gpu_events(t);
+  std::vector<std::vector<Interval>> busy(res.runtime.regions.size());
+  std::vector<std::set<StringId>> distinct(res.runtime.regions.size());
+  for (const GpuEvent& g : ev.events) {
+    std::string_view kname = t.str(t.slices.name[g.slice]);
+    bool triton = kname.starts_with("triton_");
+    if (triton) ++res.runtime.triton_total;
+    bool inside = false;
+    if (g.launch >= 0) {
+      for (int32_t reg : enclosing[g.launch]) {
+        if (reg < 0) continue;
+        inside = true;
+        CompiledRegion& cr = res.runtime.regions[reg];
+        ++cr.gpu_events;
+        if (triton) ++cr.triton_kernels;
+        busy[reg].emplace_back(g.ts, g.end);
+        distinct[reg].insert(t.slices.name[g.slice]);
+      }
+    }
+    if (inside) {
+      ++res.runtime.kernels_in_compiled;
+      if (triton) ++res.runtime.triton_in_compiled;
+      res.runtime.gpu_ns_in_compiled += g.dur();
+    } else {
+      ++res.runtime.kernels_outside;
+      res.runtime.gpu_ns_outside += g.dur();
+    }
+  }
+  for (size_t k = 0; k < busy.size(); ++k) {
+    merge_intervals(busy[k]);
+    res.runtime.regions[k].gpu_busy_ns = total_length(busy[k]);
+    res.runtime.regions[k].distinct_kernels = static_cast<uint32_t>(distinct[k].size());
+  }
+}
+
+// Join FX graphs to compile ids through the logs' FX graph cache keys.
+void join_fx_compile_ids(const std::vector<CompileLog>& logs, CompileResult& res) {
+  std::unordered_map<std::string, std::string> id_by_key;
+  for (const CompileLog& log : logs)
+    for (const auto& [kind, key, cid] : log.cache_events)
+      if (!key.empty() && cid != "None") id_by_key.emplace(key, cid);
+  for (CompiledRegion& reg : res.runtime.regions)
+    if (reg.kind == "CompiledFxGraph") {
+      auto it = id_by_key.find(reg.fx_key);
+      if (it != id_by_key.end()) reg.compile_id = it->second;
+    }
+}
+
 void analyze_runtime(const Trace& t, const std::vector<CompileLog>& logs, CompileResult& res) {
-  enum RegionClass { kTorchCompiled, kFxGraph, kCompiledFunction, kClasses };
   size_t n = t.slices.size();
   std::vector<int32_t> cls_of(n, -1);
   std::unordered_map<StringId, int32_t> region_by_name;  // slice name -> regions index
@@ -277,49 +330,8 @@ void analyze_runtime(const Trace& t, const std::vector<CompileLog>& logs, Compil
       (inside ? res.runtime.cpu_ops_in_compiled : res.runtime.cpu_ops_outside)++;
     }
   }
-  GpuEvents ev = collect_gpu_events(t);
-  std::vector<std::vector<Interval>> busy(res.runtime.regions.size());
-  std::vector<std::set<StringId>> distinct(res.runtime.regions.size());
-  for (const GpuEvent& g : ev.events) {
-    std::string_view kname = t.str(t.slices.name[g.slice]);
-    bool triton = kname.starts_with("triton_");
-    if (triton) ++res.runtime.triton_total;
-    bool inside = false;
-    if (g.launch >= 0) {
-      for (int32_t reg : enclosing[g.launch]) {
-        if (reg < 0) continue;
-        inside = true;
-        CompiledRegion& cr = res.runtime.regions[reg];
-        ++cr.gpu_events;
-        if (triton) ++cr.triton_kernels;
-        busy[reg].emplace_back(g.ts, g.end);
-        distinct[reg].insert(t.slices.name[g.slice]);
-      }
-    }
-    if (inside) {
-      ++res.runtime.kernels_in_compiled;
-      if (triton) ++res.runtime.triton_in_compiled;
-      res.runtime.gpu_ns_in_compiled += g.dur();
-    } else {
-      ++res.runtime.kernels_outside;
-      res.runtime.gpu_ns_outside += g.dur();
-    }
-  }
-  for (size_t k = 0; k < busy.size(); ++k) {
-    merge_intervals(busy[k]);
-    res.runtime.regions[k].gpu_busy_ns = total_length(busy[k]);
-    res.runtime.regions[k].distinct_kernels = static_cast<uint32_t>(distinct[k].size());
-  }
-  // Join FX graphs to compile ids through the logs' FX graph cache keys.
-  std::unordered_map<std::string, std::string> id_by_key;
-  for (const CompileLog& log : logs)
-    for (const auto& [kind, key, cid] : log.cache_events)
-      if (!key.empty() && cid != "None") id_by_key.emplace(key, cid);
-  for (CompiledRegion& reg : res.runtime.regions)
-    if (reg.kind == "CompiledFxGraph") {
-      auto it = id_by_key.find(reg.fx_key);
-      if (it != id_by_key.end()) reg.compile_id = it->second;
-    }
+  attribute_gpu_events(t, enclosing, res);
+  join_fx_compile_ids(logs, res);
   std::sort(
       res.runtime.regions.begin(), res.runtime.regions.end(), [](const auto& a, const auto& b) {
         return a.gpu_busy_ns != b.gpu_busy_ns ? a.gpu_busy_ns > b.gpu_busy_ns : a.name < b.name;
@@ -376,109 +388,147 @@ bool has_compiled_regions(const Trace& t) {
   return false;
 }
 
-CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* trace,
-                              const CompileOptions& o) {
-  CompileResult res;
-  std::vector<std::pair<int32_t, std::string>> ids_by_rank, cache_by_rank, exec_by_rank;
+namespace {
+
+using RankSequences = std::vector<std::pair<int32_t, std::string>>;
+
+bool is_autotune(const std::string& n) {
+  return n.find("autotun") != std::string::npos || n.find("benchmark") != std::string::npos;
+}
+
+// One rank's counts: compile ids, frames, recompiles, restarts, failures, autotuning, cache.
+RankCompileSummary summarize_rank(const CompileLog& log, size_t li, CancelPoint& cancel) {
+  RankCompileSummary s;
+  s.source = log.source;
+  s.rank = log.rank >= 0 ? log.rank : static_cast<int32_t>(li);
+  s.md5_mismatches = log.md5_mismatches;
+  s.json_failures = log.json_failures + log.payload_json_failures;
+  s.unrecognized_lines = log.unrecognized_lines;
+  s.blank_lines = log.blank_lines;
+  s.crlf = log.crlf;
+  std::set<std::pair<int64_t, int64_t>> frames;
+  for (const CompileRecord& c : log.compiles) {
+    cancel.tick();
+    ++s.compile_ids;
+    frames.insert({c.id.autograd, c.id.frame});
+    if (c.id.compile > 0 && c.id.attempt == 0) ++s.recompiles;
+    s.restarts += static_cast<uint32_t>(c.restart_reasons.size());
+    if (!c.fail_type.empty()) ++s.failures;
+    if (c.has_metrics && !std::isnan(c.compile_s)) s.compile_s += c.compile_s;
+    if (!s.id_sequence.empty()) s.id_sequence += ' ';
+    s.id_sequence += c.id.text();
+  }
+  s.frames = static_cast<uint32_t>(frames.size());
+  for (const CompileRecord& c : log.compiles) {
+    s.autotune_us += c.autotune_us;
+    s.autotune_events += c.autotune_events;
+    for (const auto& [name, us] : c.phases_us)
+      if (is_autotune(name)) s.autotune_us += us;
+  }
+  for (const auto& [name, us] : log.global_phases_us)
+    if (is_autotune(name)) s.autotune_us += us;
+  s.autotune_events += log.global_autotune_events;
+  for (const auto& [kind, key, cid] : log.cache_events) {
+    if (is_hit(kind))
+      ++s.cache_hits;
+    else if (is_miss(kind))
+      ++s.cache_misses;
+    else
+      ++s.cache_bypasses;
+    if (!s.cache_sequence.empty()) s.cache_sequence += ' ';
+    s.cache_sequence += kind.substr(std::string_view("fx_graph_cache_").size());
+  }
+  return s;
+}
+
+// Graph breaks, recompiles and failures over all ranks (deduplicated).
+struct CompileGroups {
   std::map<std::pair<std::string, std::string>, size_t> break_index;
   std::map<std::pair<std::string, std::string>, size_t> recompile_index;
-  for (size_t li = 0; li < logs.size(); ++li) {
-    const CompileLog& log = logs[li];
-    RankCompileSummary s;
-    s.source = log.source;
-    s.rank = log.rank >= 0 ? log.rank : static_cast<int32_t>(li);
-    s.md5_mismatches = log.md5_mismatches;
-    s.json_failures = log.json_failures + log.payload_json_failures;
-    s.unrecognized_lines = log.unrecognized_lines;
-    s.blank_lines = log.blank_lines;
-    s.crlf = log.crlf;
-    LogIndex index(log);
-    CancelPoint cancel;
-    std::set<std::pair<int64_t, int64_t>> frames;
-    for (const CompileRecord& c : log.compiles) {
-      cancel.tick();
-      ++s.compile_ids;
-      frames.insert({c.id.autograd, c.id.frame});
-      if (c.id.compile > 0 && c.id.attempt == 0) ++s.recompiles;
-      s.restarts += static_cast<uint32_t>(c.restart_reasons.size());
-      if (!c.fail_type.empty()) ++s.failures;
-      if (c.has_metrics && !std::isnan(c.compile_s)) s.compile_s += c.compile_s;
-      if (!s.id_sequence.empty()) s.id_sequence += ' ';
-      s.id_sequence += c.id.text();
-    }
-    s.frames = static_cast<uint32_t>(frames.size());
-    auto is_autotune = [](const std::string& n) {
-      return n.find("autotun") != std::string::npos || n.find("benchmark") != std::string::npos;
-    };
-    for (const CompileRecord& c : log.compiles) {
-      s.autotune_us += c.autotune_us;
-      s.autotune_events += c.autotune_events;
-      for (const auto& [name, us] : c.phases_us)
-        if (is_autotune(name)) s.autotune_us += us;
-    }
-    for (const auto& [name, us] : log.global_phases_us)
-      if (is_autotune(name)) s.autotune_us += us;
-    s.autotune_events += log.global_autotune_events;
-    for (const auto& [kind, key, cid] : log.cache_events) {
-      if (is_hit(kind))
-        ++s.cache_hits;
-      else if (is_miss(kind))
-        ++s.cache_misses;
-      else
-        ++s.cache_bypasses;
-      if (!s.cache_sequence.empty()) s.cache_sequence += ' ';
-      s.cache_sequence += kind.substr(std::string_view("fx_graph_cache_").size());
-    }
-    ids_by_rank.emplace_back(s.rank, s.id_sequence);
-    cache_by_rank.emplace_back(s.rank, s.cache_sequence);
-    if (!log.graph_execution_order.empty()) {
-      std::string order;
-      for (const std::string& x : log.graph_execution_order)
-        order += (order.empty() ? "" : ",") + x;
-      exec_by_rank.emplace_back(s.rank, order);
-    }
-    res.ranks.push_back(std::move(s));
+};
 
-    // Graph breaks, recompiles and failures over all ranks (deduplicated).
-    std::map<size_t, uint32_t> recompiles_here;  // group -> this rank's recompiles
-    for (const CompileRecord& c : log.compiles) {
-      cancel.tick();
-      std::string frame = index.frame_of(c, log);
-      auto add_break = [&](const std::string& reason) {
-        auto [it, fresh] = break_index.try_emplace({reason, frame}, res.graph_breaks.size());
-        if (fresh) res.graph_breaks.push_back(GraphBreak{reason, frame, 0, {}, {}});
-        GraphBreak& g = res.graph_breaks[it->second];
-        ++g.count;
-        if (g.ids.size() < 8) g.ids.push_back(c.id.text());
-        const std::string* user = &c.user_frame;
-        if (user->empty())
-          if (const CompileRecord* x = index.caller(c, log)) user = &x->user_frame;
-        if (!user->empty() && g.user_frames.size() < 8 &&
-            std::find(g.user_frames.begin(), g.user_frames.end(), *user) == g.user_frames.end())
-          g.user_frames.push_back(*user);
-      };
-      for (const std::string& reason : c.restart_reasons) add_break(reason);
-      for (const std::string& reason : c.graph_break_reasons) add_break(reason);
-      if (c.id.compile > 0 && c.id.attempt == 0) {
-        std::string reason = c.recompile_reasons.empty() ? "(no reason logged)"
-                                                         : normalize_reason(c.recompile_reasons[0]);
-        auto [it, fresh] = recompile_index.try_emplace({frame, reason}, res.recompiles.size());
-        if (fresh) res.recompiles.push_back(RecompileGroup{frame, reason, 0, 0, 0});
-        ++res.recompiles[it->second].count;
-        ++recompiles_here[it->second];
-      }
-      if (!c.fail_type.empty() && (o.rank < 0 || o.rank == res.ranks.back().rank))
-        res.failures.push_back(CompileFailure{c.id.text(), c.fail_type, c.fail_reason,
-                                              c.fail_user_frame.empty() ? frame : c.fail_user_frame,
-                                              res.ranks.back().rank});
+// Adds one rank's (the last in res.ranks) graph breaks, recompiles and failures to res.
+void group_rank_events(const CompileLog& log, const LogIndex& index, const CompileOptions& o,
+                       CancelPoint& cancel, CompileGroups& groups, CompileResult& res) {
+  std::map<size_t, uint32_t> recompiles_here;  // group -> this rank's recompiles
+  for (const CompileRecord& c : log.compiles) {
+    cancel.tick();
+    std::string frame = index.frame_of(c, log);
+    auto add_break = [&](const std::string& reason) {
+      auto [it, fresh] = groups.break_index.try_emplace({reason, frame}, res.graph_breaks.size());
+      if (fresh) res.graph_breaks.push_back(GraphBreak{reason, frame, 0, {}, {}});
+      GraphBreak& g = res.graph_breaks[it->second];
+      ++g.count;
+      if (g.ids.size() < 8) g.ids.push_back(c.id.text());
+      const std::string* user = &c.user_frame;
+      if (user->empty())
+        if (const CompileRecord* x = index.caller(c, log)) user = &x->user_frame;
+      if (!user->empty() && g.user_frames.size() < 8 &&
+          std::find(g.user_frames.begin(), g.user_frames.end(), *user) == g.user_frames.end())
+        g.user_frames.push_back(*user);
+    };
+    for (const std::string& reason : c.restart_reasons) add_break(reason);
+    for (const std::string& reason : c.graph_break_reasons) add_break(reason);
+    if (c.id.compile > 0 && c.id.attempt == 0) {
+      std::string reason = c.recompile_reasons.empty() ? "(no reason logged)"
+                                                       : normalize_reason(c.recompile_reasons[0]);
+      auto [it, fresh] = groups.recompile_index.try_emplace({frame, reason}, res.recompiles.size());
+      if (fresh) res.recompiles.push_back(RecompileGroup{frame, reason, 0, 0, 0});
+      ++res.recompiles[it->second].count;
+      ++recompiles_here[it->second];
     }
-    for (const auto& [g, n] : recompiles_here) {
-      RecompileGroup& rg = res.recompiles[g];
-      rg.max_per_rank = std::max(rg.max_per_rank, n);
-      ++rg.ranks;
-    }
+    if (!c.fail_type.empty() && (o.rank < 0 || o.rank == res.ranks.back().rank))
+      res.failures.push_back(CompileFailure{c.id.text(), c.fail_type, c.fail_reason,
+                                            c.fail_user_frame.empty() ? frame : c.fail_user_frame,
+                                            res.ranks.back().rank});
   }
-  // Compile-id rows of every rank (or --rank's); global phases of the first shown rank.
+  for (const auto& [g, n] : recompiles_here) {
+    RecompileGroup& rg = res.recompiles[g];
+    rg.max_per_rank = std::max(rg.max_per_rank, n);
+    ++rg.ranks;
+  }
+}
+
+// One compile id's row.
+CompileRow compile_row(const CompileRecord& c, const CompileLog& log, const LogIndex& index,
+                       int32_t rank) {
+  CompileRow row;
+  row.rank = rank;
+  row.id = c.id.text();
+  row.frame = index.frame_of(c, log);
+  row.user_frame = c.user_frame;
+  // A restart (attempt > 0) has no dynamo_start of its own: the caller is its first
+  // attempt's (comp_metrics.log's [0/0_1] had none).
+  if (row.user_frame.empty())
+    if (const CompileRecord* x = index.caller(c, log)) row.user_frame = x->user_frame;
+  row.status = index.restarted_later(c)     ? "restarted"
+               : !c.fail_type.empty()       ? "failed"
+               : !c.restart_reasons.empty() ? "restarted"
+               : c.has_metrics              ? "ok"
+                                            : "no metrics";
+  row.compile_s = c.compile_s;
+  row.backend_s = c.backend_s;
+  row.inductor_s = c.inductor_s;
+  row.code_gen_s = c.code_gen_s;
+  row.graph_ops = c.graph_op_count;
+  row.starts = c.dynamo_starts;
+  row.phases_us = c.phases_us;
+  row.time_split_s = time_split(c);
+  if (!c.recompile_reasons.empty()) row.recompile_reason = c.recompile_reasons[0];
+  std::unordered_set<std::string_view> keys;
+  for (const auto& [kind, key] : c.cache_events) {
+    if (is_hit(kind)) ++row.cache_hits;
+    if (is_miss(kind)) ++row.cache_misses;
+    if (keys.insert(key).second) row.cache_keys.push_back(key);
+  }
+  row.kernels = static_cast<uint32_t>(c.kernels.size());
+  row.autotune = c.autotune_events;
+  return row;
+}
+
+// Compile-id rows of every rank (or --rank's); global phases of the first shown rank.
+void add_compile_rows(const std::vector<CompileLog>& logs, const CompileOptions& o,
+                      CompileResult& res) {
   bool phases_set = false;
   for (size_t li = 0; li < logs.size(); ++li) {
     const CompileLog& log = logs[li];
@@ -489,101 +539,61 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     CancelPoint cancel;
     for (const CompileRecord& c : log.compiles) {
       cancel.tick();
-      CompileRow row;
-      row.rank = rank;
-      row.id = c.id.text();
-      row.frame = index.frame_of(c, log);
-      row.user_frame = c.user_frame;
-      // A restart (attempt > 0) has no dynamo_start of its own: the caller is its first
-      // attempt's (comp_metrics.log's [0/0_1] had none).
-      if (row.user_frame.empty())
-        if (const CompileRecord* x = index.caller(c, log)) row.user_frame = x->user_frame;
-      row.status = index.restarted_later(c)     ? "restarted"
-                   : !c.fail_type.empty()       ? "failed"
-                   : !c.restart_reasons.empty() ? "restarted"
-                   : c.has_metrics              ? "ok"
-                                                : "no metrics";
-      row.compile_s = c.compile_s;
-      row.backend_s = c.backend_s;
-      row.inductor_s = c.inductor_s;
-      row.code_gen_s = c.code_gen_s;
-      row.graph_ops = c.graph_op_count;
-      row.starts = c.dynamo_starts;
-      row.phases_us = c.phases_us;
-      row.time_split_s = time_split(c);
-      if (!c.recompile_reasons.empty()) row.recompile_reason = c.recompile_reasons[0];
-      std::unordered_set<std::string_view> keys;
-      for (const auto& [kind, key] : c.cache_events) {
-        if (is_hit(kind)) ++row.cache_hits;
-        if (is_miss(kind)) ++row.cache_misses;
-        if (keys.insert(key).second) row.cache_keys.push_back(key);
-      }
-      row.kernels = static_cast<uint32_t>(c.kernels.size());
-      row.autotune = c.autotune_events;
-      res.compiles.push_back(std::move(row));
+      res.compiles.push_back(compile_row(c, log, index, rank));
     }
   }
-  if (logs.size() > 1) {
-    add_divergence(res, "compile ids", ids_by_rank);
-    add_divergence(res, "FX graph cache hit/miss", cache_by_rank);
-    if (exec_by_rank.size() > 1) add_divergence(res, "graph execution order", exec_by_rank);
-    // Per graph, over the ranks whose logs carry the artifact at all: the collective schedule
-    // and the tensor meta (a rank without the graph's artifact is "(not logged)").
-    for (int kind = 0; kind < 2; ++kind) {
-      auto has = [&](const CompileRecord& c) {
-        return kind == 0 ? c.has_collective_schedule : c.has_tensor_meta;
-      };
-      std::vector<size_t> carrying;
-      std::vector<std::string> graphs;
-      std::unordered_set<std::string> graph_seen;
-      for (size_t li = 0; li < logs.size(); ++li) {
-        bool any = false;
-        for (const CompileRecord& c : logs[li].compiles)
-          if (has(c)) {
-            any = true;
-            if (graph_seen.insert(c.id.text()).second) graphs.push_back(c.id.text());
-          }
-        if (any) carrying.push_back(li);
-      }
-      if (carrying.size() < 2) continue;
-      // Per carrying log, each graph's records in log order (looked up, not scanned per graph).
-      std::vector<std::unordered_map<std::string, std::vector<size_t>>> records_of(carrying.size());
-      for (size_t k = 0; k < carrying.size(); ++k) {
-        const auto& compiles = logs[carrying[k]].compiles;
-        for (size_t j = 0; j < compiles.size(); ++j)
-          if (graph_seen.count(compiles[j].id.text()))
-            records_of[k][compiles[j].id.text()].push_back(j);
-      }
-      CancelPoint cancel;
-      for (const std::string& g : graphs) {
-        cancel.tick();
-        std::vector<std::pair<int32_t, const std::vector<std::string>*>> per_rank;
-        for (size_t k = 0; k < carrying.size(); ++k) {
-          size_t li = carrying[k];
-          // Ranks that never compiled the graph are the compile-id divergence, not this one.
-          auto found = records_of[k].find(g);
-          if (found == records_of[k].end()) continue;
-          const std::vector<std::string>* items = nullptr;
-          for (size_t j : found->second) {
-            const CompileRecord& c = logs[li].compiles[j];
-            if (has(c)) items = kind == 0 ? &c.collective_schedule : &c.tensor_meta;
-          }
-          per_rank.emplace_back(res.ranks[li].rank, items);
-        }
-        add_list_divergence(res, kind == 0 ? "collective schedule" : "inductor tensor meta", g,
-                            per_rank);
-      }
-    }
-  }
-  std::sort(res.graph_breaks.begin(), res.graph_breaks.end(),
-            [](const auto& a, const auto& b) { return a.count > b.count; });
-  std::sort(res.recompiles.begin(), res.recompiles.end(),
-            [](const auto& a, const auto& b) { return a.count > b.count; });
-  if (res.graph_breaks.size() > o.top) res.graph_breaks.resize(o.top);
-  if (res.recompiles.size() > o.top) res.recompiles.resize(o.top);
-  if (trace) analyze_runtime(*trace, logs, res);
+}
 
-  // Recommendations for the usual causes.
+// Per graph, over the ranks whose logs carry the artifact at all: the collective schedule
+// (kind 0) or the tensor meta (kind 1); a rank without the graph's artifact is "(not logged)".
+void add_artifact_divergences(const std::vector<CompileLog>& logs, int kind, CompileResult& res) {
+  auto has = [&](const CompileRecord& c) {
+    return kind == 0 ? c.has_collective_schedule : c.has_tensor_meta;
+  };
+  std::vector<size_t> carrying;
+  std::vector<std::string> graphs;
+  std::unordered_set<std::string> graph_seen;
+  for (size_t li = 0; li < logs.size(); ++li) {
+    bool any = false;
+    for (const CompileRecord& c : logs[li].compiles)
+      if (has(c)) {
+        any = true;
+        if (graph_seen.insert(c.id.text()).second) graphs.push_back(c.id.text());
+      }
+    if (any) carrying.push_back(li);
+  }
+  if (carrying.size() < 2) return;
+  // Per carrying log, each graph's records in log order (looked up, not scanned per graph).
+  std::vector<std::unordered_map<std::string, std::vector<size_t>>> records_of(carrying.size());
+  for (size_t k = 0; k < carrying.size(); ++k) {
+    const auto& compiles = logs[carrying[k]].compiles;
+    for (size_t j = 0; j < compiles.size(); ++j)
+      if (graph_seen.count(compiles[j].id.text()))
+        records_of[k][compiles[j].id.text()].push_back(j);
+  }
+  CancelPoint cancel;
+  for (const std::string& g : graphs) {
+    cancel.tick();
+    std::vector<std::pair<int32_t, const std::vector<std::string>*>> per_rank;
+    for (size_t k = 0; k < carrying.size(); ++k) {
+      size_t li = carrying[k];
+      // Ranks that never compiled the graph are the compile-id divergence, not this one.
+      auto found = records_of[k].find(g);
+      if (found == records_of[k].end()) continue;
+      const std::vector<std::string>* items = nullptr;
+      for (size_t j : found->second) {
+        const CompileRecord& c = logs[li].compiles[j];
+        if (has(c)) items = kind == 0 ? &c.collective_schedule : &c.tensor_meta;
+      }
+      per_rank.emplace_back(res.ranks[li].rank, items);
+    }
+    add_list_divergence(res, kind == 0 ? "collective schedule" : "inductor tensor meta", g,
+                        per_rank);
+  }
+}
+
+// Recommendations for the usual causes: graph breaks and recompiles.
+void recommend_breaks_and_recompiles(CompileResult& res) {
   for (const GraphBreak& g : res.graph_breaks)
     res.recommendations.push_back(
         "graph break x" + std::to_string(g.count) + " in " + g.frame + ": " + g.reason +
@@ -609,7 +619,10 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     res.recommendations.push_back(std::to_string(rg.count) + " recompiles of " + rg.frame + where +
                                   ": " + rg.reason + why + limit);
   }
-  // One bullet per distinct failure, naming the ranks it happened on.
+}
+
+// One bullet per distinct failure, naming the ranks it happened on.
+void recommend_failures(CompileResult& res) {
   std::vector<std::pair<const CompileFailure*, std::vector<int32_t>>> failure_groups;
   std::map<std::tuple<std::string_view, std::string_view, std::string_view>, size_t> failure_index;
   for (const CompileFailure& f : res.failures) {
@@ -630,6 +643,10 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
     res.recommendations.push_back("compile " + f->id + on + " failed (" + f->type + ": " +
                                   one_line(f->reason) + "): that frame runs eagerly");
   }
+}
+
+// A cold FX graph cache on the first rank, and ranks that compiled differently.
+void recommend_cache_and_divergences(CompileResult& res) {
   if (!res.ranks.empty()) {
     const RankCompileSummary& s = res.ranks[0];
     if (s.cache_misses > 0 && s.cache_hits == 0)
@@ -665,30 +682,76 @@ CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* 
       res.recommendations.push_back("ranks diverge in " + d.what + " (" + groups +
                                     "): ranks that compile differently can hang in collectives");
   }
-  if (res.runtime.present && res.runtime.kernels_in_compiled + res.runtime.kernels_outside > 0) {
-    double share =
-        static_cast<double>(res.runtime.gpu_ns_in_compiled) /
-        std::max<int64_t>(1, res.runtime.gpu_ns_in_compiled + res.runtime.gpu_ns_outside);
-    if (res.runtime.regions.empty())
-      res.recommendations.push_back("no compiled regions in the trace: the model ran eagerly");
-    else if (res.runtime.kernels_in_compiled == 0 && res.runtime.graph_captures > 0)
-      // A graph-capture pass (vLLM's capture_traces): the compiled graphs ran under stream
-      // capture, their kernels were recorded into CUDA graphs, not executed.
-      res.recommendations.push_back(
-          "the compiled regions launched no GPU work and the trace has " +
-          std::to_string(res.runtime.graph_captures) +
-          " CUDA graph capture/instantiate calls: this is a graph-capture pass, whose kernels "
-          "are recorded, not run -- profile the replay (the graph execution) for GPU time");
-    else if (res.runtime.kernels_in_compiled == 0)
-      res.recommendations.push_back(
-          "the compiled regions launched no GPU work: the kernels in this trace all ran outside "
-          "them (compiled code on the CPU, or a profile of the eager part only)");
-    else if (share < 0.5)
-      res.recommendations.push_back(
-          format_percent(1 - share) +
-          " of GPU time is launched outside compiled regions: compile the modules that run "
-          "those kernels too");
+}
+
+// How much GPU work the compiled regions of the trace launched.
+void recommend_runtime(CompileResult& res) {
+  if (!res.runtime.present || res.runtime.kernels_in_compiled + res.runtime.kernels_outside == 0)
+    return;
+  double share = static_cast<double>(res.runtime.gpu_ns_in_compiled) /
+                 std::max<int64_t>(1, res.runtime.gpu_ns_in_compiled + res.runtime.gpu_ns_outside);
+  if (res.runtime.regions.empty())
+    res.recommendations.push_back("no compiled regions in the trace: the model ran eagerly");
+  else if (res.runtime.kernels_in_compiled == 0 && res.runtime.graph_captures > 0)
+    // A graph-capture pass (vLLM's capture_traces): the compiled graphs ran under stream
+    // capture, their kernels were recorded into CUDA graphs, not executed.
+    res.recommendations.push_back(
+        "the compiled regions launched no GPU work and the trace has " +
+        std::to_string(res.runtime.graph_captures) +
+        " CUDA graph capture/instantiate calls: this is a graph-capture pass, whose kernels "
+        "are recorded, not run -- profile the replay (the graph execution) for GPU time");
+  else if (res.runtime.kernels_in_compiled == 0)
+    res.recommendations.push_back(
+        "the compiled regions launched no GPU work: the kernels in this trace all ran outside "
+        "them (compiled code on the CPU, or a profile of the eager part only)");
+  else if (share < 0.5)
+    res.recommendations.push_back(
+        format_percent(1 - share) +
+        " of GPU time is launched outside compiled regions: compile the modules that run "
+        "those kernels too");
+}
+
+}  // namespace
+
+CompileResult analyze_compile(const std::vector<CompileLog>& logs, const Trace* trace,
+                              const CompileOptions& o) {
+  CompileResult res;
+  RankSequences ids_by_rank, cache_by_rank, exec_by_rank;
+  CompileGroups groups;
+  for (size_t li = 0; li < logs.size(); ++li) {
+    const CompileLog& log = logs[li];
+    LogIndex index(log);
+    CancelPoint cancel;
+    RankCompileSummary s = summarize_rank(log, li, cancel);
+    ids_by_rank.emplace_back(s.rank, s.id_sequence);
+    cache_by_rank.emplace_back(s.rank, s.cache_sequence);
+    if (!log.graph_execution_order.empty()) {
+      std::string order;
+      for (const std::string& x : log.graph_execution_order)
+        order += (order.empty() ? "" : ",") + x;
+      exec_by_rank.emplace_back(s.rank, order);
+    }
+    res.ranks.push_back(std::move(s));
+    group_rank_events(log, index, o, cancel, groups, res);
   }
+  add_compile_rows(logs, o, res);
+  if (logs.size() > 1) {
+    add_divergence(res, "compile ids", ids_by_rank);
+    add_divergence(res, "FX graph cache hit/miss", cache_by_rank);
+    if (exec_by_rank.size() > 1) add_divergence(res, "graph execution order", exec_by_rank);
+    for (int kind = 0; kind < 2; ++kind) add_artifact_divergences(logs, kind, res);
+  }
+  std::sort(res.graph_breaks.begin(), res.graph_breaks.end(),
+            [](const auto& a, const auto& b) { return a.count > b.count; });
+  std::sort(res.recompiles.begin(), res.recompiles.end(),
+            [](const auto& a, const auto& b) { return a.count > b.count; });
+  if (res.graph_breaks.size() > o.top) res.graph_breaks.resize(o.top);
+  if (res.recompiles.size() > o.top) res.recompiles.resize(o.top);
+  if (trace) analyze_runtime(*trace, logs, res);
+  recommend_breaks_and_recompiles(res);
+  recommend_failures(res);
+  recommend_cache_and_divergences(res);
+  recommend_runtime(res);
   return res;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -181,21 +182,47 @@ std::vector<std::string> recommend(const CriticalPathResult& r,
   return out;
 }
 
-}  // namespace
+// One GPU event of the window: its launch and what orders it.
+struct GpuItem {
+  int32_t ev;
+  int32_t runtime;  // evs index of its launch
+  int64_t sort_by;
+  bool sync;
+  int64_t stream;
+  int32_t device;
+};
 
-CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptions& o,
-                                         const DependencyGraph* graph) {
-  CriticalPathResult res;
-  // The trace's graph (its events, launch and sync links, step windows), else one built here.
-  std::optional<DependencyGraph> own_graph;
-  if (graph == nullptr || &graph->trace() != &t || graph->step_annotation() != o.step_annotation)
-    graph = &own_graph.emplace(t, o.step_annotation);
+struct Node {
+  int64_t ts;
+  uint32_t ev;
+  bool start;
+};
+
+// The window's events, their start/end nodes and the edges between them (HTA's graph).
+struct CpGraph {
+  std::vector<Ev> evs;
+  std::vector<int64_t> ev_corr;  // per event: its correlation, -1 none
+  std::vector<GpuItem> gpu;
+  std::vector<Node> nodes;
+  std::vector<Edge> edges;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> edge_index;
+
+  void add_edge(uint32_t u, uint32_t v, CpEdgeType type, bool zero, int32_t ev) {
+    if (u == v) return;
+    int64_t w = (type == CpEdgeType::kDependency || type == CpEdgeType::kSyncDependency || zero)
+                    ? 0
+                    : nodes[v].ts - nodes[u].ts;
+    auto [it, fresh] = edge_index.try_emplace({u, v}, edges.size());
+    if (fresh)
+      edges.push_back({u, v, type, w, ev});
+    else
+      edges[it->second] = {u, v, type, w, ev};  // networkx keeps the last edge added
+  }
+};
+
+// ---- the steps a caller may pick, and the step the window is (if any) ----
+void list_steps(const Trace& t, const StepMarkers& markers, CriticalPathResult& res) {
   const SliceTable& s = t.slices;
-  res.annotation = o.annotation;
-  res.instance = o.instance;
-  res.trace_begin_ns = t.begin_ns();
-  // ---- the steps a caller may pick, and the step the window is (if any) ----
-  const StepMarkers& markers = graph->markers();
   const std::vector<size_t>& step_slices = markers.slices;
   res.steps_total = step_slices.size();
   for (size_t k = 0; k < step_slices.size() && k < kCriticalPathMaxListedSteps; ++k) {
@@ -203,8 +230,15 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     std::string_view name = t.str(s.name[i]);
     res.steps.push_back({markers.numbers[k], std::string(name), s.ts[i], s.dur[i]});
   }
-  // ---- the window: the chosen step, or the chosen instance of the annotation ----
-  int64_t wb = INT64_MIN, we = INT64_MAX;
+}
+
+// ---- the window: the chosen step, or the chosen instance of the annotation ----
+// False (with res.window_missing and res.message set) when the chosen one is not in the trace.
+bool choose_window(const Trace& t, const StepMarkers& markers, const CriticalPathOptions& o,
+                   CriticalPathResult& res, int64_t& wb, int64_t& we) {
+  const SliceTable& s = t.slices;
+  const std::vector<size_t>& step_slices = markers.slices;
+  wb = INT64_MIN, we = INT64_MAX;
   if (o.step >= 0) {
     auto nit = std::find(markers.numbers.begin(), markers.numbers.end(), o.step);
     auto it = step_slices.begin() + (nit - markers.numbers.begin());
@@ -215,7 +249,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
                            : "step #" + std::to_string(o.step);
       res.instance = 0;
       res.message = missing_step(t, markers, o.step);
-      return res;
+      return false;
     }
     wb = us_start(s.ts[*it]);
     we = us_end(s.end(*it));
@@ -232,7 +266,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
     if (o.instance >= inst.size()) {
       res.window_missing = true;
       res.message = missing_instance(t, markers, o, inst.size());
-      return res;
+      return false;
     }
     wb = std::get<0>(inst[o.instance]);
     we = std::get<1>(inst[o.instance]);
@@ -241,50 +275,39 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   }
   res.window_begin_ns = wb == INT64_MIN ? t.begin_ns() : wb;
   res.window_end_ns = we == INT64_MAX ? t.end_ns() : we;
-  // ---- events: CPU ops and runtime calls in the window; GPU events whose launch is ----
-  std::vector<Ev> evs;
-  std::vector<int64_t> ev_corr;                          // per event: its correlation, -1 none
+  return true;
+}
+
+// ---- events: CPU ops and runtime calls in the window; GPU events whose launch is ----
+void collect_window_events(const Trace& t, const DependencyGraph& graph, int64_t wb, int64_t we,
+                           CpGraph& g) {
+  const SliceTable& s = t.slices;
   std::unordered_map<int64_t, int32_t> runtime_by_corr;  // correlation -> evs index
-  for (const DepHostCall& h : graph->host_calls()) {
+  for (const DepHostCall& h : graph.host_calls()) {
     size_t i = h.slice;
     int64_t ts = us_start(s.ts[i]), end = us_end(s.end(i));
     if (ts < wb || ts > we || end <= ts) continue;
-    if (h.runtime && h.corr >= 0) runtime_by_corr[h.corr] = static_cast<int32_t>(evs.size());
-    evs.push_back(Ev{static_cast<uint32_t>(i), false, ts, end});
-    ev_corr.push_back(h.corr == kNoCorrelation ? -1 : h.corr);
+    if (h.runtime && h.corr >= 0) runtime_by_corr[h.corr] = static_cast<int32_t>(g.evs.size());
+    g.evs.push_back(Ev{static_cast<uint32_t>(i), false, ts, end});
+    g.ev_corr.push_back(h.corr == kNoCorrelation ? -1 : h.corr);
   }
-  struct GpuItem {
-    int32_t ev;
-    int32_t runtime;  // evs index of its launch
-    int64_t sort_by;
-    bool sync;
-    int64_t stream;
-    int32_t device;
-  };
-  std::vector<GpuItem> gpu;
-  res.has_sync_events = graph->has_sync_events();
-  for (const DepGpuEvent& g : graph->gpu_events()) {
-    auto it = runtime_by_corr.find(g.corr);
-    if (g.corr < 0 || it == runtime_by_corr.end()) continue;
-    size_t i = g.slice;
+  for (const DepGpuEvent& e : graph.gpu_events()) {
+    auto it = runtime_by_corr.find(e.corr);
+    if (e.corr < 0 || it == runtime_by_corr.end()) continue;
+    size_t i = e.slice;
     int64_t ts = us_start(s.ts[i]);
     int64_t end = std::max(ts, us_end(s.end(i)));
-    gpu.push_back({static_cast<int32_t>(evs.size()), it->second, g.sync ? end : ts, g.sync,
-                   g.stream, g.device});
-    evs.push_back(Ev{static_cast<uint32_t>(i), true, ts, end});
-    ev_corr.push_back(g.corr);
+    g.gpu.push_back({static_cast<int32_t>(g.evs.size()), it->second, e.sync ? end : ts, e.sync,
+                     e.stream, e.device});
+    g.evs.push_back(Ev{static_cast<uint32_t>(i), true, ts, end});
+    g.ev_corr.push_back(e.corr);
   }
-  if (evs.empty()) {
-    res.message = "no CPU ops, runtime calls or GPU events in the window";
-    return res;
-  }
-  // ---- nodes: a start and an end per event, in time order ----
-  struct Node {
-    int64_t ts;
-    uint32_t ev;
-    bool start;
-  };
-  std::vector<Node> nodes;
+}
+
+// ---- nodes: a start and an end per event, in time order ----
+void build_nodes(CpGraph& g) {
+  std::vector<Ev>& evs = g.evs;
+  std::vector<Node>& nodes = g.nodes;
   nodes.reserve(2 * evs.size());
   for (uint32_t k = 0; k < evs.size(); ++k) {
     nodes.push_back({evs[k].ts, k, true});
@@ -294,19 +317,13 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
                    [](const Node& a, const Node& b) { return a.ts < b.ts; });
   for (uint32_t n = 0; n < nodes.size(); ++n)
     (nodes[n].start ? evs[nodes[n].ev].start_node : evs[nodes[n].ev].end_node) = n;
-  std::vector<Edge> edges;
-  std::map<std::pair<uint32_t, uint32_t>, size_t> edge_index;
-  auto add_edge = [&](uint32_t u, uint32_t v, CpEdgeType type, bool zero, int32_t ev) {
-    if (u == v) return;
-    int64_t w = (type == CpEdgeType::kDependency || type == CpEdgeType::kSyncDependency || zero)
-                    ? 0
-                    : nodes[v].ts - nodes[u].ts;
-    auto [it, fresh] = edge_index.try_emplace({u, v}, edges.size());
-    if (fresh)
-      edges.push_back({u, v, type, w, ev});
-    else
-      edges[it->second] = {u, v, type, w, ev};  // networkx keeps the last edge added
-  };
+}
+
+// ---- CPU: per thread, walk the call stack of node events ----
+void add_cpu_edges(const Trace& t, CpGraph& g) {
+  const SliceTable& s = t.slices;
+  const std::vector<Ev>& evs = g.evs;
+  const std::vector<Node>& nodes = g.nodes;
   static const char* const kBlocking[] = {"cudaDeviceSynchronize",
                                           "cudaStreamSynchronize",
                                           "cudaEventQuery",
@@ -319,183 +336,207 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
       if (n == b) return true;
     return false;
   };
-  // ---- CPU: per thread, walk the call stack of node events ----
-  {
-    std::map<uint32_t, std::vector<uint32_t>> by_track;
-    for (uint32_t k = 0; k < evs.size(); ++k)
-      if (!evs[k].gpu) by_track[s.track[evs[k].slice]].push_back(k);
-    for (auto& [track, ks] : by_track) {
-      std::stable_sort(ks.begin(), ks.end(), [&](uint32_t a, uint32_t b) {
-        return evs[a].ts != evs[b].ts ? evs[a].ts < evs[b].ts : evs[a].end > evs[b].end;
-      });
-      std::vector<uint32_t> stack;
-      int32_t last_node = -1, last_top = -1, last_parent = -1;
-      auto attribute = [&](uint32_t u, uint32_t v, int32_t parent) -> int32_t {
-        if (nodes[u].start) return static_cast<int32_t>(nodes[u].ev);
-        if (!nodes[v].start) return static_cast<int32_t>(nodes[v].ev);
-        return parent;
-      };
-      auto exit_top = [&]() {
-        uint32_t ev = stack.back();
-        stack.pop_back();
-        uint32_t end = evs[ev].end_node;
-        if (last_node >= 0) {
-          int32_t attr = attribute(static_cast<uint32_t>(last_node), end, last_parent);
-          add_edge(static_cast<uint32_t>(last_node), end, CpEdgeType::kOperatorKernel, blocking(ev),
+  std::map<uint32_t, std::vector<uint32_t>> by_track;
+  for (uint32_t k = 0; k < evs.size(); ++k)
+    if (!evs[k].gpu) by_track[s.track[evs[k].slice]].push_back(k);
+  for (auto& [track, ks] : by_track) {
+    std::stable_sort(ks.begin(), ks.end(), [&](uint32_t a, uint32_t b) {
+      return evs[a].ts != evs[b].ts ? evs[a].ts < evs[b].ts : evs[a].end > evs[b].end;
+    });
+    std::vector<uint32_t> stack;
+    int32_t last_node = -1, last_top = -1, last_parent = -1;
+    auto attribute = [&](uint32_t u, uint32_t v, int32_t parent) -> int32_t {
+      if (nodes[u].start) return static_cast<int32_t>(nodes[u].ev);
+      if (!nodes[v].start) return static_cast<int32_t>(nodes[v].ev);
+      return parent;
+    };
+    auto exit_top = [&]() {
+      uint32_t ev = stack.back();
+      stack.pop_back();
+      uint32_t end = evs[ev].end_node;
+      if (last_node >= 0) {
+        int32_t attr = attribute(static_cast<uint32_t>(last_node), end, last_parent);
+        g.add_edge(static_cast<uint32_t>(last_node), end, CpEdgeType::kOperatorKernel, blocking(ev),
                    attr);
-        }
-        if (stack.empty()) {
-          last_node = -1;
-          last_top = static_cast<int32_t>(end);
-        } else {
-          last_node = static_cast<int32_t>(end);
-          last_parent = static_cast<int32_t>(stack.back());
-        }
-      };
-      for (uint32_t ev : ks) {
-        while (!stack.empty() && evs[stack.back()].end <= evs[ev].ts) exit_top();
-        uint32_t start = evs[ev].start_node;
-        if (stack.empty() && last_top >= 0)
-          add_edge(static_cast<uint32_t>(last_top), start, CpEdgeType::kDependency, false, -1);
-        int32_t parent = stack.empty() ? -1 : static_cast<int32_t>(stack.back());
-        if (last_node >= 0) {
-          int32_t attr = attribute(static_cast<uint32_t>(last_node), start, last_parent);
-          add_edge(static_cast<uint32_t>(last_node), start, CpEdgeType::kOperatorKernel, false,
-                   attr);
-        }
-        last_node = static_cast<int32_t>(start);
-        last_parent = parent;
-        stack.push_back(ev);
       }
-      while (!stack.empty()) exit_top();
+      if (stack.empty()) {
+        last_node = -1;
+        last_top = static_cast<int32_t>(end);
+      } else {
+        last_node = static_cast<int32_t>(end);
+        last_parent = static_cast<int32_t>(stack.back());
+      }
+    };
+    for (uint32_t ev : ks) {
+      while (!stack.empty() && evs[stack.back()].end <= evs[ev].ts) exit_top();
+      uint32_t start = evs[ev].start_node;
+      if (stack.empty() && last_top >= 0)
+        g.add_edge(static_cast<uint32_t>(last_top), start, CpEdgeType::kDependency, false, -1);
+      int32_t parent = stack.empty() ? -1 : static_cast<int32_t>(stack.back());
+      if (last_node >= 0) {
+        int32_t attr = attribute(static_cast<uint32_t>(last_node), start, last_parent);
+        g.add_edge(static_cast<uint32_t>(last_node), start, CpEdgeType::kOperatorKernel, false,
+                   attr);
+      }
+      last_node = static_cast<int32_t>(start);
+      last_parent = parent;
+      stack.push_back(ev);
+    }
+    while (!stack.empty()) exit_top();
+  }
+}
+
+// Queue length per stream (HTA TraceCounters): +1 at each launch, -1 at each GPU event's
+// start, over the whole trace's launches whose GPU event is in the window.
+void stream_queue_lengths(const CpGraph& g, std::vector<int64_t>& q_at_launch,
+                          std::vector<int64_t>& q_at_kernel) {
+  const std::vector<GpuItem>& gpu = g.gpu;
+  const std::vector<Ev>& evs = g.evs;
+  std::map<std::pair<int32_t, int64_t>, std::vector<std::tuple<int64_t, int, size_t>>> q;
+  for (size_t k = 0; k < gpu.size(); ++k) {
+    if (gpu[k].sync) continue;
+    q[{gpu[k].device, gpu[k].stream}].emplace_back(evs[gpu[k].runtime].ts, +1, k);
+    q[{gpu[k].device, gpu[k].stream}].emplace_back(evs[gpu[k].ev].ts, -1, k);
+  }
+  q_at_launch.assign(gpu.size(), 0);
+  q_at_kernel.assign(gpu.size(), 0);
+  for (auto& [key, v] : q) {
+    std::stable_sort(v.begin(), v.end(),
+                     [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+    int64_t len = 0;
+    for (auto& [ts, d, k] : v) {
+      len += d;
+      (d > 0 ? q_at_launch : q_at_kernel)[k] = len;
     }
   }
-  // ---- GPU: launches, stream order, synchronization ----
-  {
-    // Queue length per stream (HTA TraceCounters): +1 at each launch, -1 at each GPU event's
-    // start, over the whole trace's launches whose GPU event is in the window.
-    std::map<std::pair<int32_t, int64_t>, std::vector<std::tuple<int64_t, int, size_t>>> q;
-    for (size_t g = 0; g < gpu.size(); ++g) {
-      if (gpu[g].sync) continue;
-      q[{gpu[g].device, gpu[g].stream}].emplace_back(evs[gpu[g].runtime].ts, +1, g);
-      q[{gpu[g].device, gpu[g].stream}].emplace_back(evs[gpu[g].ev].ts, -1, g);
+}
+
+// What the GPU edges phase keeps while it walks the GPU events in order.
+struct GpuWalk {
+  std::vector<size_t> launch_order;  // launches in time order, for event-record lookups
+  std::map<std::pair<int32_t, int64_t>, int32_t> last_on_stream;  // -> end node
+  std::unordered_map<int32_t, int32_t> kernel_sync;               // dest gpu item -> src gpu item
+
+  int32_t previous_launch(const CpGraph& g, int32_t device, int64_t stream, int64_t ts) const {
+    int32_t found = -1;
+    for (size_t k : launch_order) {
+      if (g.evs[g.gpu[k].runtime].ts > ts) break;
+      if (g.gpu[k].device == device && g.gpu[k].stream == stream) found = static_cast<int32_t>(k);
     }
-    std::vector<int64_t> q_at_launch(gpu.size(), 0), q_at_kernel(gpu.size(), 0);
-    for (auto& [key, v] : q) {
-      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
-        return std::get<0>(a) < std::get<0>(b);
-      });
-      int64_t len = 0;
-      for (auto& [ts, d, g] : v) {
-        len += d;
-        (d > 0 ? q_at_launch : q_at_kernel)[g] = len;
+    return found;
+  }
+};
+
+// A synchronization event (stream, context or event sync, stream wait): the edges it adds now
+// (to its runtime call's end), or the launch it makes wait (walk.kernel_sync).
+void add_sync_event_edges(const Trace& t, const DependencyGraph& graph, const GpuItem& it,
+                          CpGraph& g, GpuWalk& walk) {
+  const SliceTable& s = t.slices;
+  const std::vector<Ev>& evs = g.evs;
+  const std::vector<GpuItem>& gpu = g.gpu;
+  uint32_t ev = static_cast<uint32_t>(it.ev);
+  std::string_view name = t.str(s.name[evs[ev].slice]);
+  uint32_t runtime_end = evs[it.runtime].end_node;
+  if (name == "Stream Sync" || name == "Context Sync") {
+    for (auto& [key, node] : walk.last_on_stream)
+      if (name == "Context Sync" || (key.first == it.device && key.second == it.stream))
+        g.add_edge(static_cast<uint32_t>(node), runtime_end, CpEdgeType::kSyncDependency, false,
+                   -1);
+  } else if (name == "Event Sync" || name == "Stream Wait Event") {
+    const std::unordered_map<int64_t, uint32_t>& record_by_corr = graph.event_records();
+    const Arg* rec = t.slice_arg(evs[ev].slice, "wait_on_cuda_event_record_corr_id");
+    const Arg* ws = t.slice_arg(evs[ev].slice, "wait_on_stream");
+    // Plain values, not optionals: GCC 12 read the optional's value as maybe uninitialized.
+    bool has_rc = false;
+    int64_t rc = -1;
+    if (rec)
+      if (auto v = rec->as_int()) {
+        has_rc = true;
+        rc = *v;
       }
-    }
-    // Launches in time order per (device, stream) for event-record lookups.
-    std::vector<size_t> launch_order;
-    for (size_t g = 0; g < gpu.size(); ++g)
-      if (!gpu[g].sync) launch_order.push_back(g);
-    std::sort(launch_order.begin(), launch_order.end(),
-              [&](size_t a, size_t b) { return evs[gpu[a].runtime].ts < evs[gpu[b].runtime].ts; });
-    auto previous_launch = [&](int32_t device, int64_t stream, int64_t ts) -> int32_t {
-      int32_t found = -1;
-      for (size_t g : launch_order) {
-        if (evs[gpu[g].runtime].ts > ts) break;
-        if (gpu[g].device == device && gpu[g].stream == stream) found = static_cast<int32_t>(g);
-      }
-      return found;
-    };
-    const std::unordered_map<int64_t, uint32_t>& record_by_corr = graph->event_records();
-    std::vector<size_t> order(gpu.size());
-    for (size_t g = 0; g < order.size(); ++g) order[g] = g;
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return gpu[a].sort_by < gpu[b].sort_by; });
-    std::map<std::pair<int32_t, int64_t>, int32_t> last_on_stream;  // -> end node
-    std::unordered_map<int32_t, int32_t> kernel_sync;               // dest gpu item -> src gpu item
-    for (size_t g : order) {
-      const GpuItem& it = gpu[g];
-      uint32_t ev = static_cast<uint32_t>(it.ev);
-      if (it.sync) {
-        std::string_view name = t.str(s.name[evs[ev].slice]);
-        uint32_t runtime_end = evs[it.runtime].end_node;
-        if (name == "Stream Sync" || name == "Context Sync") {
-          for (auto& [key, node] : last_on_stream)
-            if (name == "Context Sync" || (key.first == it.device && key.second == it.stream))
-              add_edge(static_cast<uint32_t>(node), runtime_end, CpEdgeType::kSyncDependency, false,
-                       -1);
-        } else if (name == "Event Sync" || name == "Stream Wait Event") {
-          const Arg* rec = t.slice_arg(evs[ev].slice, "wait_on_cuda_event_record_corr_id");
-          const Arg* ws = t.slice_arg(evs[ev].slice, "wait_on_stream");
-          // Plain values, not optionals: GCC 12 read the optional's value as maybe uninitialized.
-          bool has_rc = false;
-          int64_t rc = -1;
-          if (rec)
-            if (auto v = rec->as_int()) {
-              has_rc = true;
-              rc = *v;
-            }
-          auto wstream = ws ? ws->as_int() : std::nullopt;
-          auto r = has_rc ? record_by_corr.find(rc) : record_by_corr.end();
-          if (!has_rc || !wstream || r == record_by_corr.end()) continue;
-          int32_t src = previous_launch(it.device, *wstream, us_start(s.ts[r->second]));
-          if (src < 0) continue;
-          if (name == "Event Sync") {
-            add_edge(evs[gpu[src].ev].end_node, runtime_end, CpEdgeType::kSyncDependency, false,
-                     -1);
-          } else {
-            // The next launch on this thread and stream after cudaStreamWaitEvent waits on src.
-            uint32_t wait_call = evs[it.runtime].slice;
-            int32_t dest = -1;
-            for (size_t d : launch_order)
-              if (evs[gpu[d].runtime].ts >= evs[it.runtime].ts && gpu[d].stream == it.stream &&
-                  s.track[evs[gpu[d].runtime].slice] == s.track[wait_call]) {
-                dest = static_cast<int32_t>(d);
-                break;
-              }
-            if (dest >= 0) kernel_sync[dest] = src;
-          }
+    auto wstream = ws ? ws->as_int() : std::nullopt;
+    auto r = has_rc ? record_by_corr.find(rc) : record_by_corr.end();
+    if (!has_rc || !wstream || r == record_by_corr.end()) return;
+    int32_t src = walk.previous_launch(g, it.device, *wstream, us_start(s.ts[r->second]));
+    if (src < 0) return;
+    if (name == "Event Sync") {
+      g.add_edge(evs[gpu[src].ev].end_node, runtime_end, CpEdgeType::kSyncDependency, false, -1);
+    } else {
+      // The next launch on this thread and stream after cudaStreamWaitEvent waits on src.
+      uint32_t wait_call = evs[it.runtime].slice;
+      int32_t dest = -1;
+      for (size_t d : walk.launch_order)
+        if (evs[gpu[d].runtime].ts >= evs[it.runtime].ts && gpu[d].stream == it.stream &&
+            s.track[evs[gpu[d].runtime].slice] == s.track[wait_call]) {
+          dest = static_cast<int32_t>(d);
+          break;
         }
-        continue;
-      }
-      add_edge(evs[ev].start_node, evs[ev].end_node, CpEdgeType::kOperatorKernel, false,
+      if (dest >= 0) walk.kernel_sync[dest] = src;
+    }
+  }
+}
+
+// ---- GPU: launches, stream order, synchronization ----
+void add_gpu_edges(const Trace& t, const DependencyGraph& graph, const CriticalPathOptions& o,
+                   CpGraph& g) {
+  const std::vector<Ev>& evs = g.evs;
+  const std::vector<GpuItem>& gpu = g.gpu;
+  const std::vector<Node>& nodes = g.nodes;
+  std::vector<int64_t> q_at_launch, q_at_kernel;
+  stream_queue_lengths(g, q_at_launch, q_at_kernel);
+  GpuWalk walk;
+  for (size_t k = 0; k < gpu.size(); ++k)
+    if (!gpu[k].sync) walk.launch_order.push_back(k);
+  std::sort(walk.launch_order.begin(), walk.launch_order.end(),
+            [&](size_t a, size_t b) { return evs[gpu[a].runtime].ts < evs[gpu[b].runtime].ts; });
+  std::vector<size_t> order(gpu.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return gpu[a].sort_by < gpu[b].sort_by; });
+  for (size_t k : order) {
+    const GpuItem& it = gpu[k];
+    uint32_t ev = static_cast<uint32_t>(it.ev);
+    if (it.sync) {
+      add_sync_event_edges(t, graph, it, g, walk);
+      continue;
+    }
+    g.add_edge(evs[ev].start_node, evs[ev].end_node, CpEdgeType::kOperatorKernel, false,
                static_cast<int32_t>(ev));
-      std::pair<int32_t, int64_t> key{it.device, it.stream};
-      auto last = last_on_stream.find(key);
-      int32_t sync_end = -1;
-      if (auto ks = kernel_sync.find(static_cast<int32_t>(g)); ks != kernel_sync.end()) {
-        sync_end = static_cast<int32_t>(evs[gpu[ks->second].ev].end_node);
-        add_edge(static_cast<uint32_t>(sync_end), evs[ev].start_node, CpEdgeType::kSyncDependency,
+    std::pair<int32_t, int64_t> key{it.device, it.stream};
+    auto last = walk.last_on_stream.find(key);
+    int32_t sync_end = -1;
+    if (auto ks = walk.kernel_sync.find(static_cast<int32_t>(k)); ks != walk.kernel_sync.end()) {
+      sync_end = static_cast<int32_t>(evs[gpu[ks->second].ev].end_node);
+      g.add_edge(static_cast<uint32_t>(sync_end), evs[ev].start_node, CpEdgeType::kSyncDependency,
                  false, -1);
-        kernel_sync.erase(ks);
-      }
-      int64_t launch_ts = evs[it.runtime].ts;
-      bool launch_added = false;
-      if (q_at_launch[g] == 1 && q_at_kernel[g] == 0 &&
-          (last == last_on_stream.end() || nodes[last->second].ts < launch_ts) &&
-          (sync_end < 0 || nodes[sync_end].ts < launch_ts)) {
-        add_edge(evs[it.runtime].start_node, evs[ev].start_node, CpEdgeType::kKernelLaunchDelay,
+      walk.kernel_sync.erase(ks);
+    }
+    int64_t launch_ts = evs[it.runtime].ts;
+    bool launch_added = false;
+    if (q_at_launch[k] == 1 && q_at_kernel[k] == 0 &&
+        (last == walk.last_on_stream.end() || nodes[last->second].ts < launch_ts) &&
+        (sync_end < 0 || nodes[sync_end].ts < launch_ts)) {
+      g.add_edge(evs[it.runtime].start_node, evs[ev].start_node, CpEdgeType::kKernelLaunchDelay,
                  false, -1);
-        launch_added = true;
-      } else if (last != last_on_stream.end() &&
-                 (sync_end < 0 || nodes[sync_end].ts < nodes[last->second].ts)) {
-        add_edge(static_cast<uint32_t>(last->second), evs[ev].start_node,
+      launch_added = true;
+    } else if (last != walk.last_on_stream.end() &&
+               (sync_end < 0 || nodes[sync_end].ts < nodes[last->second].ts)) {
+      g.add_edge(static_cast<uint32_t>(last->second), evs[ev].start_node,
                  CpEdgeType::kKernelKernelDelay, false,
                  static_cast<int32_t>(nodes[last->second].ev));
-      }
-      if (o.zero_weight_launch_edges && !launch_added)
-        add_edge(evs[it.runtime].start_node, evs[ev].start_node, CpEdgeType::kKernelLaunchDelay,
-                 true, -1);
-      last_on_stream[key] = static_cast<int32_t>(evs[ev].end_node);
     }
+    if (o.zero_weight_launch_edges && !launch_added)
+      g.add_edge(evs[it.runtime].start_node, evs[ev].start_node, CpEdgeType::kKernelLaunchDelay,
+                 true, -1);
+    walk.last_on_stream[key] = static_cast<int32_t>(evs[ev].end_node);
   }
-  res.nodes = nodes.size();
-  res.edges = edges.size();
-  for (Edge& e : edges) {
-    if (e.weight < 0 && e.weight >= -1000) e.weight = 0;  // HTA: ignore -1 us (ns rounding)
-    ++res.edges_by_type[static_cast<int>(e.type)];
-  }
-  // ---- longest path in the DAG (Kahn order, then dynamic programming) ----
-  size_t n = nodes.size();
+}
+
+// ---- longest path in the DAG (Kahn order, then dynamic programming) ----
+// The path's edges in order, and its length in path_ns; nullopt when the graph has a cycle.
+std::optional<std::vector<uint32_t>> longest_path(const CpGraph& g, int64_t& path_ns) {
+  const std::vector<Edge>& edges = g.edges;
+  size_t n = g.nodes.size();
   std::vector<std::vector<uint32_t>> out(n);
   std::vector<uint32_t> indeg(n, 0);
   for (uint32_t k = 0; k < edges.size(); ++k) {
@@ -509,10 +550,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   for (size_t h = 0; h < topo.size(); ++h)
     for (uint32_t k : out[topo[h]])
       if (--indeg[edges[k].v] == 0) topo.push_back(edges[k].v);
-  if (topo.size() != n) {
-    res.message = "the dependency graph has a cycle (negative edge weights or overlapping events)";
-    return res;
-  }
+  if (topo.size() != n) return std::nullopt;
   std::vector<int64_t> dist(n, 0);
   std::vector<int32_t> via(n, -1);  // edge that reached the node's best distance
   for (uint32_t u : topo)
@@ -530,21 +568,33 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   for (uint32_t v = best; via[v] >= 0; v = edges[via[v]].u)
     path_edges.push_back(static_cast<uint32_t>(via[v]));
   std::reverse(path_edges.begin(), path_edges.end());
-  res.path_ns = dist[best];
-  res.path_edges = path_edges.size();
-  res.path_nodes = path_edges.empty() ? 1 : path_edges.size() + 1;
-  std::vector<bool> edge_on_path(edges.size(), false);
-  for (uint32_t k : path_edges) edge_on_path[k] = true;
-  for (uint32_t k = 0; k < edges.size(); ++k) {
-    const Edge& e = edges[k];
+  path_ns = dist[best];
+  return path_edges;
+}
+
+// The synchronization edges of the graph, each marked whether the path takes it.
+void list_syncs(const Trace& t, const CpGraph& g, const std::vector<bool>& edge_on_path,
+                CriticalPathResult& res) {
+  const SliceTable& s = t.slices;
+  for (uint32_t k = 0; k < g.edges.size(); ++k) {
+    const Edge& e = g.edges[k];
     if (e.type != CpEdgeType::kSyncDependency) continue;
-    const Ev& a = evs[nodes[e.u].ev];
-    const Ev& b = evs[nodes[e.v].ev];
-    res.syncs.push_back(
-        CriticalPathSync{std::string(t.str(s.name[a.slice])), std::string(t.str(s.name[b.slice])),
-                         ev_corr[nodes[e.u].ev], ev_corr[nodes[e.v].ev], b.gpu, edge_on_path[k]});
+    const Ev& a = g.evs[g.nodes[e.u].ev];
+    const Ev& b = g.evs[g.nodes[e.v].ev];
+    res.syncs.push_back(CriticalPathSync{
+        std::string(t.str(s.name[a.slice])), std::string(t.str(s.name[b.slice])),
+        g.ev_corr[g.nodes[e.u].ev], g.ev_corr[g.nodes[e.v].ev], b.gpu, edge_on_path[k]});
   }
-  std::vector<bool> on_path_ev(evs.size(), false);
+}
+
+// Each path edge's bound (CPU, GPU compute or communication, launch or kernel-kernel overhead),
+// the totals per bound, the weighted edges in path order, and the time per event.
+void attribute_path(const Trace& t, const CpGraph& g, const std::vector<uint32_t>& path_edges,
+                    CriticalPathResult& res) {
+  const SliceTable& s = t.slices;
+  const std::vector<Edge>& edges = g.edges;
+  const std::vector<Node>& nodes = g.nodes;
+  std::vector<bool> on_path_ev(g.evs.size(), false);
   std::map<std::pair<std::string, std::string>, CriticalPathEvent> by_event;
   auto mark = [&](uint32_t node) { on_path_ev[nodes[node].ev] = true; };
   if (!path_edges.empty()) mark(edges[path_edges[0]].u);
@@ -560,7 +610,7 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
       bound = "gpu_kernel_launch_overhead";
       res.launch_overhead_ns += e.weight;
     } else if (e.type == CpEdgeType::kOperatorKernel && e.ev >= 0) {
-      const Ev& ev = evs[e.ev];
+      const Ev& ev = g.evs[e.ev];
       name = std::string(t.str(s.name[ev.slice]));
       category = std::string(t.str(s.cat[ev.slice]));
       if (!ev.gpu) {
@@ -592,7 +642,10 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
   for (auto& [k, v] : by_event) res.top_events.push_back(v);
   std::sort(res.top_events.begin(), res.top_events.end(),
             [](const auto& a, const auto& b) { return a.ns > b.ns; });
-  res.recommendations = recommend(res, res.top_events);
+}
+
+// The listed events, path edges and syncs cut to the options' sizes.
+void trim_lists(const CriticalPathOptions& o, CriticalPathResult& res) {
   if (res.top_events.size() > o.top) res.top_events.resize(o.top);
   if (res.path.size() > o.max_listed) {
     // The longest edges (earlier first among equals), back in path order.
@@ -611,6 +664,55 @@ CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptio
                           [](const CriticalPathSync& y) { return y.on_path; });
     res.syncs.resize(o.max_listed);
   }
+}
+
+}  // namespace
+
+CriticalPathResult analyze_critical_path(const Trace& t, const CriticalPathOptions& o,
+                                         const DependencyGraph* graph) {
+  CriticalPathResult res;
+  // The trace's graph (its events, launch and sync links, step windows), else one built here.
+  std::optional<DependencyGraph> own_graph;
+  if (graph == nullptr || &graph->trace() != &t || graph->step_annotation() != o.step_annotation)
+    graph = &own_graph.emplace(t, o.step_annotation);
+  res.annotation = o.annotation;
+  res.instance = o.instance;
+  res.trace_begin_ns = t.begin_ns();
+  const StepMarkers& markers = graph->markers();
+  list_steps(t, markers, res);
+  int64_t wb = INT64_MIN, we = INT64_MAX;
+  if (!choose_window(t, markers, o, res, wb, we)) return res;
+  CpGraph g;
+  res.has_sync_events = graph->has_sync_events();
+  collect_window_events(t, *graph, wb, we, g);
+  if (g.evs.empty()) {
+    res.message = "no CPU ops, runtime calls or GPU events in the window";
+    return res;
+  }
+  build_nodes(g);
+  add_cpu_edges(t, g);
+  add_gpu_edges(t, *graph, o, g);
+  res.nodes = g.nodes.size();
+  res.edges = g.edges.size();
+  for (Edge& e : g.edges) {
+    if (e.weight < 0 && e.weight >= -1000) e.weight = 0;  // HTA: ignore -1 us (ns rounding)
+    ++res.edges_by_type[static_cast<int>(e.type)];
+  }
+  int64_t path_ns = 0;
+  std::optional<std::vector<uint32_t>> path_edges = longest_path(g, path_ns);
+  if (!path_edges) {
+    res.message = "the dependency graph has a cycle (negative edge weights or overlapping events)";
+    return res;
+  }
+  res.path_ns = path_ns;
+  res.path_edges = path_edges->size();
+  res.path_nodes = path_edges->empty() ? 1 : path_edges->size() + 1;
+  std::vector<bool> edge_on_path(g.edges.size(), false);
+  for (uint32_t k : *path_edges) edge_on_path[k] = true;
+  list_syncs(t, g, edge_on_path, res);
+  attribute_path(t, g, *path_edges, res);
+  res.recommendations = recommend(res, res.top_events);
+  trim_lists(o, res);
   return res;
 }
 
