@@ -12,14 +12,20 @@ from ._results import Result, columns_frame, table
 _OP_SORTS = ("total", "self", "mean", "count")
 
 
-def load(source, threads=0):
+def load(source, threads=0, capture=None):
     """Loads a trace: a path (any file `mlprof analyze` reads: .json, .json.gz, .mlprof, PyTorch
     memory timeline, CUDA memory snapshot, torch.compile log), a directory of rank traces or a
     TORCH_TRACE directory, or a finished torch.profiler.profile object. The GIL is released while the
     C++ importer runs. Raises mlprof.LoadError (mlprof.TraceNotFoundError for a missing path)
-    with the CLI's one-line message."""
+    with the CLI's one-line message.
+
+    capture: a CUDA/HIP graph capture pass (a capture_traces/ directory or a capture trace file,
+    or a list of them), as the CLI's `--capture`: every analysis (ops, modules, kernels, graphs,
+    ...) charges the kernels of matched graph replays to the ops that launched them in the
+    capture (docs/serving.md). A capture_traces/ beside the trace is not loaded unasked."""
+    captures = _capture_paths(capture)
     if hasattr(source, "export_chrome_trace") and not isinstance(source, (str, bytes, os.PathLike)):
-        return _load_torch_profile(source, threads)
+        return _load_torch_profile(source, threads, captures)
     path = os.fspath(source)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
@@ -27,15 +33,31 @@ def load(source, threads=0):
         from ._errors import TraceNotFoundError
 
         raise TraceNotFoundError(f"{path}: cannot open: No such file or directory")
-    return Trace(_core.load(path, threads))
+    return Trace(_core.load(path, threads, captures))
 
 
-def _load_torch_profile(prof, threads):
+def _capture_paths(capture):
+    if capture is None:
+        return []
+    items = [capture] if isinstance(capture, (str, bytes, os.PathLike)) else list(capture)
+    paths = []
+    for c in items:
+        p = os.fspath(c)
+        p = os.fsdecode(p) if isinstance(p, bytes) else p
+        if not os.path.exists(p):
+            from ._errors import TraceNotFoundError
+
+            raise TraceNotFoundError(f"{p}: cannot open: No such file or directory")
+        paths.append(p)
+    return paths
+
+
+def _load_torch_profile(prof, threads, captures=()):
     fd, path = tempfile.mkstemp(suffix=".json", prefix="mlprof-torch-")
     os.close(fd)
     try:
         prof.export_chrome_trace(path)
-        t = Trace(_core.load(path, threads))
+        t = Trace(_core.load(path, threads, list(captures)))
     finally:
         os.unlink(path)
     return t

@@ -95,6 +95,7 @@ AnalysisSet& set_for(TraceHandle& h, AnalysisId id, const py::dict& kw) {
   for (const auto& [k, v] : items) key += "|" + k + "=" + v;
   if (auto it = h.option_sets.find(key); it != h.option_sets.end()) return *it->second;
   AnalysisOptions o = options_of(id, kw);  // raises on a bad option: nothing is cached
+  o.graphs.captures = h.captures;
   std::unique_ptr<AnalysisSet> set =
       h.set->is_rank_set()
           ? std::make_unique<AnalysisSet>(h.set->rank_traces(), std::move(o), h.rank_errors)

@@ -22,6 +22,8 @@ struct TraceHandle {
   std::unique_ptr<AnalysisSet> set;
   std::map<std::string, std::unique_ptr<AnalysisSet>> option_sets;  // touched with the GIL held
   std::vector<std::string> rank_errors;  // files of the directory that could not be read
+  // load(capture=...): graph capture passes every set joins to the replays (GraphsOptions).
+  std::vector<GraphCaptureInput> captures;
   const Trace& trace() const { return set->trace(); }
 };
 

@@ -9,6 +9,7 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "import/graph_capture_files.h"
 #include "mlprof/analysis_compare.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/import.h"
@@ -32,28 +33,52 @@ py::array column(const std::vector<T>& v, const py::object& owner) {
   return a;
 }
 
+// The capture passes of load(capture=...) as the graphs analysis takes them (read by
+// load_capture_traces, as the CLI's and serve's --capture).
+Result<std::vector<GraphCaptureInput>> load_captures(const std::vector<std::string>& paths,
+                                                     unsigned threads) {
+  ImportOptions o;
+  o.threads = threads;
+  MLPROF_ASSIGN_OR_RETURN(std::vector<CaptureTrace> loaded, load_capture_traces(paths, o));
+  std::vector<GraphCaptureInput> out;
+  for (CaptureTrace& c : loaded) {
+    GraphCaptureInput in;
+    in.source = std::move(c.source);
+    in.batch_size = c.batch_size;
+    in.mode = std::move(c.mode);
+    in.trace = std::make_shared<const Trace>(std::move(c.trace));
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
 // A path as `mlprof analyze PATH` opens it (open_input): a trace file of any format, a TORCH_TRACE
 // directory, or a directory of rank traces (every rank loaded, for the tables and per-option sets).
-Handle load_path(const std::string& path, unsigned threads) {
+// `captures`: graph capture passes (`--capture`) joined to the replays of every analysis.
+Handle load_path(const std::string& path, unsigned threads,
+                 const std::vector<std::string>& captures) {
   auto h = std::make_shared<TraceHandle>();
   std::string error;
   {
     py::gil_scoped_release release;
+    AnalysisOptions options;
+    Result<std::vector<GraphCaptureInput>> c = load_captures(captures, threads);
+    if (c) h->captures = options.graphs.captures = std::move(c.value());
     ImportOptions o;
     o.threads = threads;
-    Result<Input> in = open_input(path, o);
+    Result<Input> in = c ? open_input(path, o) : Result<Input>(c.status());
     if (!in) {
       error = in.error();
     } else if (!in->rank_dir()) {
-      h->set = std::make_unique<AnalysisSet>(std::move(*in->trace));
+      h->set = std::make_unique<AnalysisSet>(std::move(*in->trace), options);
     } else {
       std::vector<std::string> errors;
       Result<std::vector<Trace>> loaded =
           load_rank_files(in->rank_files, path, threads, errors, ImportOptions{});
       if (loaded) {
         h->rank_errors = errors;
-        h->set = std::make_unique<AnalysisSet>(std::move(loaded.value()), AnalysisOptions{},
-                                               std::move(errors));
+        h->set =
+            std::make_unique<AnalysisSet>(std::move(loaded.value()), options, std::move(errors));
       } else {
         error = loaded.error();
         if (!errors.empty()) error += " (" + errors.front() + ")";
@@ -266,7 +291,8 @@ void bind_trace(py::module_& m) {
       py::arg("base"), py::arg("next"), py::arg("alpha") = kCompareAlpha,
       py::arg("min_effect_pct") = kCompareMinEffectPct, py::arg("welch") = false,
       "`mlprof compare BASE NEW`: (the --json output, the text), from one comparison.");
-  m.def("load", &load_path, py::arg("path"), py::arg("threads") = 0);
+  m.def("load", &load_path, py::arg("path"), py::arg("threads") = 0,
+        py::arg("captures") = std::vector<std::string>{});
 }
 
 }  // namespace mlprof::python

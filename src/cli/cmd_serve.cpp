@@ -5,17 +5,23 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/graph_captures.h"
 #include "serve/server.h"
 
 namespace mlprof::cli {
 namespace {
 
-int run_serve(serve::ServeOptions o) {
+int run_serve(serve::ServeOptions o, const std::vector<std::string>& captures) {
   struct stat st {};
   if (::stat(o.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     std::fprintf(stderr, "mlprof serve: %s: not a directory\n", o.dir.c_str());
     return kExitBadInput;
   }
+  // Loaded once, joined to every trace's replays (a capture_traces/ in the directory is named in
+  // a note, as the other commands do, and not loaded unasked).
+  GraphsOptions graphs;
+  if (!load_graph_captures(o.dir + "/.", captures, graphs)) return kExitBadInput;
+  o.graph_captures = std::move(graphs.captures);
   // Ctrl-C and SIGTERM stop the server cleanly: a thread waits for them (no work in a handler).
   sigset_t set;
   sigemptyset(&set);
@@ -51,7 +57,13 @@ int run_serve(serve::ServeOptions o) {
 MLPROF_REGISTER_COMMAND("serve", "Dashboard and REST API (/api/...) for the traces in a directory",
                         [](CLI::App& sub) -> std::function<int()> {
                           auto o = std::make_shared<serve::ServeOptions>();
+                          auto captures = std::make_shared<std::vector<std::string>>();
                           sub.add_option("dir", o->dir, "directory of traces (default .)");
+                          sub.add_option("--capture", *captures,
+                                         "graph capture pass (a capture_traces/ DIR or a FILE, "
+                                         "repeatable) joined to every trace's CUDA/HIP graph "
+                                         "replays")
+                              ->allow_extra_args(false);
                           sub.add_option("--port", o->port, "TCP port (0 = any free port)")
                               ->check(CLI::Range(0, 65535));
                           sub.add_option("--host", o->host,
@@ -86,7 +98,7 @@ MLPROF_REGISTER_COMMAND("serve", "Dashboard and REST API (/api/...) for the trac
                           sub.add_option("--tiles-above", o->tiles_above,
                                          "the Timeline tab draws level-of-detail tiles for traces "
                                          "with more slices than this (default 200000; 0 = always)");
-                          return [o]() { return run_serve(*o); };
+                          return [o, captures]() { return run_serve(*o, *captures); };
                         });
 
 }  // namespace

@@ -159,8 +159,8 @@ void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {
   sub.add_option("--threads", a.threads, "rank traces loaded at once (0 = all cores)");
   sub.add_option("--capture", a.captures,
                  "CUDA/HIP graph capture pass: a trace file or a directory of them "
-                 "(execution_details.json names batch size and mode); default: capture_traces/ "
-                 "beside the trace (docs/serving.md)");
+                 "(execution_details.json names batch size and mode; a capture_traces/ beside "
+                 "the trace is named in a note, not loaded unasked) (docs/serving.md)");
   sub.add_option("--step-annotation", a.step_annotation,
                  "REGEX naming the slice that is one iteration (default: ProfilerStep#N, else "
                  "vLLM execute_*, else SGLang step[...]; docs/serving.md)");

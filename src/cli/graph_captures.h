@@ -1,19 +1,24 @@
 // The capture passes joined to a trace's graph replays: --capture DIR|FILE (a capture_traces/
 // directory: vLLM/SGLang/TraceLens layout, execution_details.json naming each file's batch size
-// and graph mode).
+// and graph mode), read by load_capture_traces (import/graph_capture_files.h), as Python reads
+// them; serve takes them from here.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "import/graph_capture_files.h"
 #include "mlprof/analyze/graphs.h"
 
 namespace mlprof::cli {
 
+// Loaded capture traces as the graphs analysis takes them.
+std::vector<GraphCaptureInput> graph_capture_inputs(std::vector<CaptureTrace>&& loaded);
+
 // Loads the capture traces into `o.captures`. False (after a one-line error) when a named
-// capture cannot be read. None given: nothing is loaded (serve, the report and Python read one
-// file, and every surface shows the same numbers); a capture_traces/ beside the trace is named
-// in a note on stderr.
+// capture cannot be read. None given: nothing is loaded (a capture pass is joined only when asked
+// for: `serve --capture` and Python's load(capture=...) ask the same way); a capture_traces/
+// beside the trace is named in a note on stderr.
 bool load_graph_captures(const std::string& trace_path, const std::vector<std::string>& given,
                          GraphsOptions& o);
 

@@ -220,7 +220,8 @@ struct Server::Impl {
       : options(std::move(o)),
         store(options.dir,
               TraceStoreOptions{.cache_bytes = options.cache_bytes,
-                                .max_input_bytes = default_max_input(options.max_input_bytes)}),
+                                .max_input_bytes = default_max_input(options.max_input_bytes),
+                                .graph_captures = options.graph_captures}),
         hosts(options.host, options.allow_hosts),
         workers(worker_count(options.workers)) {
     JsonWriter w;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "mlprof/analyze/graphs.h"
+
 namespace mlprof::serve {
 
 // serve's own default input limit: one request parses one trace (two for compare) of at most
@@ -40,6 +42,9 @@ struct ServeOptions {
   // trace with more slices than this, instead of receiving every slice.
   uint64_t tiles_above = 200'000;
   std::vector<std::string> allow_hosts;  // Host names answered besides loopback and --host
+  // `--capture DIR|FILE`: graph capture passes joined to every trace's graph replays (each tab,
+  // the CUDA graphs one included, charges a matched replay's kernels to the captured ops).
+  std::vector<GraphCaptureInput> graph_captures;
 };
 
 class Server {

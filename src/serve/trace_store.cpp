@@ -403,6 +403,7 @@ std::optional<Result<TraceStore::SharedTrace>> TraceStore::trace_of(const OpenFi
         AnalysisOptions options;
         options.ops.top = kReportOpRows;  // as the report
         if (options_.analysis) options = *options_.analysis;
+        if (!options_.graph_captures.empty()) options.graphs.captures = options_.graph_captures;
         auto t = std::make_shared<AnalysisSet>(std::move(r.value()), options);
         keep(key, t);
         return Result<SharedTrace>(t);
@@ -687,6 +688,7 @@ OpenedTrace TraceStore::rank_set(const StillWanted& wanted) {
   };
   AnalysisOptions options;
   if (options_.analysis) options = *options_.analysis;
+  if (!options_.graph_captures.empty()) options.graphs.captures = options_.graph_captures;
   std::vector<std::string> errors;
   std::vector<RankSummary> summaries =
       reduce_rank_files(names, load_one, 1, options.ranks, errors, [&] { return still(wanted); });

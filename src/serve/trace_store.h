@@ -91,6 +91,8 @@ struct TraceStoreOptions {
   // The options of a kept trace's analysis stage; unset: the report's (ops cut to kReportOpRows).
   // `mlprof mcp` keeps the CLI's defaults, so its JSON is `mlprof NAME --json`'s.
   std::optional<AnalysisOptions> analysis = std::nullopt;
+  // Graph capture passes joined to every trace's replays (serve --capture; GraphsOptions).
+  std::vector<GraphCaptureInput> graph_captures = {};
 };
 
 // A trace of the directory opened and parsed (or kept from an earlier request), with its
