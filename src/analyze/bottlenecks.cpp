@@ -435,16 +435,26 @@ void rule_pageable_copies(Context& c, const GpuResult& gpu) {
   }
 }
 
-void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, const StepsResult& st,
-              const GraphsResult* graphs) {
-  const Trace& t = c.trace;
-  const SliceTable& s = t.slices;
-  // Tiny kernels straight from the trace (count and time).
+// Tiny kernels straight from the trace (count and time), and the GEMM/conv kernels that ran off
+// the matrix units.
+struct KernelScan {
   uint64_t kernel_count = 0, tiny = 0;
   int64_t gemm_ns_no_tc = 0;
-  std::vector<int8_t> kind_memo(t.strings.size(), -1);
+  std::vector<int8_t> kind_memo;                        // per name: 1 a GEMM/conv off matrix units
   std::unordered_map<StringId, int64_t> no_tc_by_name;  // GEMM/conv kernels off matrix units
   std::map<std::string, int64_t> no_tc_by_dtype;        // their time by the name's dtype marker
+};
+
+KernelScan scan_kernels(const Trace& t) {
+  const SliceTable& s = t.slices;
+  KernelScan r;
+  uint64_t& kernel_count = r.kernel_count;
+  uint64_t& tiny = r.tiny;
+  int64_t& gemm_ns_no_tc = r.gemm_ns_no_tc;
+  std::vector<int8_t>& kind_memo = r.kind_memo;
+  std::map<std::string, int64_t>& no_tc_by_dtype = r.no_tc_by_dtype;
+  std::unordered_map<StringId, int64_t>& no_tc_by_name = r.no_tc_by_name;
+  kind_memo.assign(t.strings.size(), -1);
   for (size_t i = 0; i < s.size(); ++i) {
     if (!t.is_gpu_track(s.track[i])) continue;
     GpuWorkKind k = gpu_work_kind(t.str(s.cat[i]), t.str(s.name[i]));
@@ -465,87 +475,17 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, co
     std::string_view d = classify_matrix_kernel(t.str(name)).dtype;
     no_tc_by_dtype[d.empty() ? std::string("fp32") : std::string(d)] += ns;
   }
-  const TemporalBreakdown& tb = gpu.temporal;
-  int64_t host_wait = 0, idle_total = 0;
-  for (const StreamIdle& si : gpu.idle) {
-    host_wait += si.host_wait.time_ns;
-    idle_total += si.idle_ns();
-  }
-  double tiny_share = kernel_count ? static_cast<double>(tiny) / kernel_count : 0;
-  double host_wait_share = idle_total > 0 ? static_cast<double>(host_wait) / idle_total : 0;
-  bool idle_high = tb.idle_pct >= kGpuIdleMinPct;
-  bool tiny_many = tiny_share >= kTinyKernelMinShare && tb.idle_pct >= kTinyKernelMinIdlePct;
-  bool launch_bound = host_wait_share >= kHostWaitMinShareOfIdle || tiny_many;
-  // A graph capture pass records its launches and runs none of their kernels: its iterations are
-  // not steady state and their gaps are no launch overhead. Only the other iterations are
-  // priced; a trace that is all capture gets no launch finding.
-  std::vector<uint8_t> steady_steps;
-  bool all_capture = false;
-  if (launch_bound && st.capture_count > 0) {
-    steady_steps.assign(st.steps.size(), 0);
-    for (size_t k = 0; k < st.steps.size(); ++k) steady_steps[k] = st.steps[k].capture ? 0 : 1;
-    all_capture = std::find(steady_steps.begin(), steady_steps.end(), 1) == steady_steps.end();
-  }
-  // No iterations (one window, the capture pass of vLLM/SGLang capture_traces/): the window is
-  // the capture run when the trace captured a graph.
-  if (launch_bound && st.steps.empty() && graphs && graphs->captured_here > 0) all_capture = true;
-  if (tb.span_ns > 0 && (idle_high || tiny_many) && !all_capture) {
-    Finding f;
-    f.kind = launch_bound ? "gpu_launch_overhead" : "gpu_idle";
-    f.severity = severity_for_pct(tb.idle_pct);
-    f.title =
-        "GPU idle " + format_percent(tb.idle_pct / 100) +
-        (launch_bound ? " of its span, waiting on kernel launches from the host" : " of its span");
-    f.evidence = {
-        {"gpu_idle_pct", tb.idle_pct, "%"},
-        {"gpu_idle_ns", static_cast<double>(tb.idle_ns), "ns"},
-        // The device's idle time that waits on the host: HTA's host-wait share of
-        // the per-stream idle applied to the device-wide idle (the per-stream sum
-        // counts a gap once per stream, and read 2.0 s beside 732 ms of idle).
-        {"gpu_idle_waiting_on_host_ns", static_cast<double>(tb.idle_ns) * host_wait_share, "ns"},
-        {"host_wait_share_of_idle", host_wait_share, "ratio"},
-        {"kernels", static_cast<double>(kernel_count), "count"},
-        {"tiny_kernels_under_10us", static_cast<double>(tiny), "count"},
-        {"tiny_kernel_share", tiny_share, "ratio"},
-        {"short_kernels_with_long_launch", static_cast<double>(gpu.launches.short_kernels),
-         "count"}};
-    f.rule =
-        "GPU idle >= 50% (TensorBoard plugin: utilization < 50%), or >= 50% of kernels "
-        "under 10 us with idle >= 10%; launch-bound when host wait (HTA) >= 50% of idle";
-    for (const LaunchRecord& lr : gpu.launches.flagged) {
-      if (f.ops.size() >= 5) break;
-      if (std::find(f.ops.begin(), f.ops.end(), lr.kernel) == f.ops.end())
-        f.ops.push_back(lr.kernel);
-    }
-    uint64_t graph_kernels = launch_bound ? graph_replay_kernels(t) : 0;
-    double graph_share =
-        kernel_count ? std::min(1.0, static_cast<double>(graph_kernels) / kernel_count) : 0;
-    if (graph_kernels)
-      f.evidence.push_back(
-          {"kernels_from_graph_replays", static_cast<double>(graph_kernels), "count"});
-    advice::Advice a = advice::gpu_idle(c.device, launch_bound, c.compiled, tb.idle_pct,
-                                        host_wait_share, tiny_share, graph_share);
-    f.recommendation = std::move(a.text);
-    f.why = std::move(a.why);
-    // Per-stream idle gaps overlap across streams, so take host wait's share of the device-wide
-    // idle time rather than the per-stream sum.
-    f.est_savings_ns =
-        c.over_basis(launch_bound && host_wait > 0
-                         ? static_cast<int64_t>(static_cast<double>(tb.idle_ns) * host_wait_share)
-                         : tb.idle_ns / 2,
-                     tb.span_ns);
-    ReplayChange ch;
-    if (launch_bound && !steady_steps.empty()) {
-      ch.launch_overhead_steps = std::move(steady_steps);
-      f.evidence.push_back(
-          {"graph_capture_iterations_left_out", static_cast<double>(st.capture_count), "count"});
-    } else if (launch_bound) {
-      ch.remove_launch_overhead = true;
-    } else
-      ch.free_host = true;  // a bound: what any host-side change could give the GPU
-    c.add(std::move(f), std::move(ch), !launch_bound);
-  }
-  rule_pageable_copies(c, gpu);
+  return r;
+}
+
+// Tensor cores: GEMM/conv kernels that ran off the matrix units of a device that has them.
+void rule_tensor_cores(Context& c, const KernelsResult& kernels, const KernelScan& scan) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  const int64_t gemm_ns_no_tc = scan.gemm_ns_no_tc;
+  const std::vector<int8_t>& kind_memo = scan.kind_memo;
+  const std::unordered_map<StringId, int64_t>& no_tc_by_name = scan.no_tc_by_name;
+  const std::map<std::string, int64_t>& no_tc_by_dtype = scan.no_tc_by_dtype;
   // Tensor cores: where the device has matrix units and mlprof can tell their kernels by name
   // (NVIDIA sm_70+, AMD CDNA/RDNA3+; not MTIA: device_table.h). AMD's computeMajor is no CUDA
   // compute capability; its matrix kernels are judged by their own families (Tensile "_MI",
@@ -639,7 +579,11 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, co
       c.add(std::move(f), std::move(ch));
     }
   }
-  // Communication not overlapped with compute.
+}
+
+// Communication not overlapped with compute.
+void rule_communication(Context& c, const GpuResult& gpu) {
+  const TemporalBreakdown& tb = gpu.temporal;
   double comm_pct = tb.communication_pct;
   double overlap = gpu.comm_comp_overlap_pct;
   if (tb.communication_ns > 0 && comm_pct >= kCommMinPct && !std::isnan(overlap) &&
@@ -670,6 +614,95 @@ void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, co
     ch.overlap_communication = true;
     c.add(std::move(f), std::move(ch));
   }
+}
+
+void rule_gpu(Context& c, const GpuResult& gpu, const KernelsResult& kernels, const StepsResult& st,
+              const GraphsResult* graphs) {
+  KernelScan scan = scan_kernels(c.trace);
+  const uint64_t kernel_count = scan.kernel_count, tiny = scan.tiny;
+  const TemporalBreakdown& tb = gpu.temporal;
+  int64_t host_wait = 0, idle_total = 0;
+  for (const StreamIdle& si : gpu.idle) {
+    host_wait += si.host_wait.time_ns;
+    idle_total += si.idle_ns();
+  }
+  double tiny_share = kernel_count ? static_cast<double>(tiny) / kernel_count : 0;
+  double host_wait_share = idle_total > 0 ? static_cast<double>(host_wait) / idle_total : 0;
+  bool idle_high = tb.idle_pct >= kGpuIdleMinPct;
+  bool tiny_many = tiny_share >= kTinyKernelMinShare && tb.idle_pct >= kTinyKernelMinIdlePct;
+  bool launch_bound = host_wait_share >= kHostWaitMinShareOfIdle || tiny_many;
+  // A graph capture pass records its launches and runs none of their kernels: its iterations are
+  // not steady state and their gaps are no launch overhead. Only the other iterations are
+  // priced; a trace that is all capture gets no launch finding.
+  std::vector<uint8_t> steady_steps;
+  bool all_capture = false;
+  if (launch_bound && st.capture_count > 0) {
+    steady_steps.assign(st.steps.size(), 0);
+    for (size_t k = 0; k < st.steps.size(); ++k) steady_steps[k] = st.steps[k].capture ? 0 : 1;
+    all_capture = std::find(steady_steps.begin(), steady_steps.end(), 1) == steady_steps.end();
+  }
+  // No iterations (one window, the capture pass of vLLM/SGLang capture_traces/): the window is
+  // the capture run when the trace captured a graph.
+  if (launch_bound && st.steps.empty() && graphs && graphs->captured_here > 0) all_capture = true;
+  if (tb.span_ns > 0 && (idle_high || tiny_many) && !all_capture) {
+    Finding f;
+    f.kind = launch_bound ? "gpu_launch_overhead" : "gpu_idle";
+    f.severity = severity_for_pct(tb.idle_pct);
+    f.title =
+        "GPU idle " + format_percent(tb.idle_pct / 100) +
+        (launch_bound ? " of its span, waiting on kernel launches from the host" : " of its span");
+    f.evidence = {
+        {"gpu_idle_pct", tb.idle_pct, "%"},
+        {"gpu_idle_ns", static_cast<double>(tb.idle_ns), "ns"},
+        // The device's idle time that waits on the host: HTA's host-wait share of
+        // the per-stream idle applied to the device-wide idle (the per-stream sum
+        // counts a gap once per stream, and read 2.0 s beside 732 ms of idle).
+        {"gpu_idle_waiting_on_host_ns", static_cast<double>(tb.idle_ns) * host_wait_share, "ns"},
+        {"host_wait_share_of_idle", host_wait_share, "ratio"},
+        {"kernels", static_cast<double>(kernel_count), "count"},
+        {"tiny_kernels_under_10us", static_cast<double>(tiny), "count"},
+        {"tiny_kernel_share", tiny_share, "ratio"},
+        {"short_kernels_with_long_launch", static_cast<double>(gpu.launches.short_kernels),
+         "count"}};
+    f.rule =
+        "GPU idle >= 50% (TensorBoard plugin: utilization < 50%), or >= 50% of kernels "
+        "under 10 us with idle >= 10%; launch-bound when host wait (HTA) >= 50% of idle";
+    for (const LaunchRecord& lr : gpu.launches.flagged) {
+      if (f.ops.size() >= 5) break;
+      if (std::find(f.ops.begin(), f.ops.end(), lr.kernel) == f.ops.end())
+        f.ops.push_back(lr.kernel);
+    }
+    uint64_t graph_kernels = launch_bound ? graph_replay_kernels(c.trace) : 0;
+    double graph_share =
+        kernel_count ? std::min(1.0, static_cast<double>(graph_kernels) / kernel_count) : 0;
+    if (graph_kernels)
+      f.evidence.push_back(
+          {"kernels_from_graph_replays", static_cast<double>(graph_kernels), "count"});
+    advice::Advice a = advice::gpu_idle(c.device, launch_bound, c.compiled, tb.idle_pct,
+                                        host_wait_share, tiny_share, graph_share);
+    f.recommendation = std::move(a.text);
+    f.why = std::move(a.why);
+    // Per-stream idle gaps overlap across streams, so take host wait's share of the device-wide
+    // idle time rather than the per-stream sum.
+    f.est_savings_ns =
+        c.over_basis(launch_bound && host_wait > 0
+                         ? static_cast<int64_t>(static_cast<double>(tb.idle_ns) * host_wait_share)
+                         : tb.idle_ns / 2,
+                     tb.span_ns);
+    ReplayChange ch;
+    if (launch_bound && !steady_steps.empty()) {
+      ch.launch_overhead_steps = std::move(steady_steps);
+      f.evidence.push_back(
+          {"graph_capture_iterations_left_out", static_cast<double>(st.capture_count), "count"});
+    } else if (launch_bound) {
+      ch.remove_launch_overhead = true;
+    } else
+      ch.free_host = true;  // a bound: what any host-side change could give the GPU
+    c.add(std::move(f), std::move(ch), !launch_bound);
+  }
+  rule_pageable_copies(c, gpu);
+  rule_tensor_cores(c, kernels, scan);
+  rule_communication(c, gpu);
 }
 
 // Kernels below their roofline, one finding per family and bound (memory-bound GEMMs are not
@@ -983,255 +1016,275 @@ void rule_kernel_whatif(Context& c, const GpuResult& gpu, const KernelsResult& k
   c.add(std::move(f), std::move(ch));
 }
 
-// Serving engines (vLLM/SGLang iterations, or any step model whose iterations have a phase) and
-// graph-replayed work: decode iterations whose host work outlasts their GPU work, GPU time
-// outside graph replays, batch sizes that ran eagerly beside captured ones, and prefills that
-// stall decodes. Each is priced by the replay over the step model's iterations where a change
-// can be replayed (`launch_overhead_steps`, `free_host_steps`).
-void rule_serving(Context& c, const StepsResult& st, bool launch_finding,
-                  const GraphsResult* graphs) {
-  const Trace& t = c.trace;
-  const SliceTable& s = t.slices;
-  bool serving = st.source == StepSource::kVllm || st.source == StepSource::kSglang;
-  for (const StepInfo& x : st.steps)
-    serving |= x.serving && x.serving->phase != IterationPhase::kUnknown;
-  std::string_view engine = st.source == StepSource::kVllm     ? "vllm"
-                            : st.source == StepSource::kSglang ? "sglang"
-                                                               : "";
-  // GPU work per iteration (by its launch's time), inside graph replays or launched eagerly.
-  size_t n = st.steps.size();
+// GPU work per serving iteration (by its launch's time), inside graph replays or launched
+// eagerly, and what the serving rules ask of each iteration.
+struct ServingWork {
+  const StepsResult& st;
+  size_t n = 0;
   std::vector<int64_t> begins;
-  for (const StepInfo& x : st.steps) begins.push_back(x.begin_ns);
-  auto step_of = [&](int64_t ts) -> int64_t {
+  std::vector<uint64_t> graph_kernels, eager_kernels;
+  int64_t gpu_ns = 0, graph_ns = 0;
+  uint64_t eager_total = 0, graph_total = 0;
+
+  ServingWork(const Trace& t, const StepsResult& steps) : st(steps), n(steps.steps.size()) {
+    const SliceTable& s = t.slices;
+    for (const StepInfo& x : st.steps) begins.push_back(x.begin_ns);
+    graph_kernels.assign(n, 0);
+    eager_kernels.assign(n, 0);
+    std::vector<int8_t> is_graph(t.strings.size(), -1);
+    for (const GpuEvent& e : collect_gpu_events(t).events) {
+      if (e.kind != GpuWorkKind::kKernel && e.kind != GpuWorkKind::kMemcpy &&
+          e.kind != GpuWorkKind::kMemset)
+        continue;
+      gpu_ns += e.dur();
+      bool graph = false;
+      if (e.launch >= 0) {
+        int8_t& g = is_graph[s.name[static_cast<size_t>(e.launch)]];
+        if (g < 0) g = is_graph_launch_call_name(t.str(s.name[static_cast<size_t>(e.launch)]));
+        graph = g == 1;
+      }
+      int64_t k = e.launch >= 0 ? step_of(e.launch_ts) : -1;
+      if (graph) {
+        graph_ns += e.dur();
+        ++graph_total;
+        if (k >= 0) ++graph_kernels[static_cast<size_t>(k)];
+      } else if (e.launch >= 0) {
+        ++eager_total;
+        if (k >= 0) ++eager_kernels[static_cast<size_t>(k)];
+      }
+    }
+  }
+  // The iteration that holds `ts`, or -1.
+  int64_t step_of(int64_t ts) const {
     auto p = std::upper_bound(begins.begin(), begins.end(), ts);
     if (p == begins.begin()) return -1;
     size_t k = static_cast<size_t>(p - begins.begin() - 1);
     return ts <= st.steps[k].begin_ns + st.steps[k].dur_ns ? static_cast<int64_t>(k) : -1;
-  };
-  std::vector<uint64_t> graph_kernels(n, 0), eager_kernels(n, 0);
-  int64_t gpu_ns = 0, graph_ns = 0;
-  uint64_t eager_total = 0, graph_total = 0;
-  std::vector<int8_t> is_graph(t.strings.size(), -1);
-  for (const GpuEvent& e : collect_gpu_events(t).events) {
-    if (e.kind != GpuWorkKind::kKernel && e.kind != GpuWorkKind::kMemcpy &&
-        e.kind != GpuWorkKind::kMemset)
-      continue;
-    gpu_ns += e.dur();
-    bool graph = false;
-    if (e.launch >= 0) {
-      int8_t& g = is_graph[s.name[static_cast<size_t>(e.launch)]];
-      if (g < 0) g = is_graph_launch_call_name(t.str(s.name[static_cast<size_t>(e.launch)]));
-      graph = g == 1;
-    }
-    int64_t k = e.launch >= 0 ? step_of(e.launch_ts) : -1;
-    if (graph) {
-      graph_ns += e.dur();
-      ++graph_total;
-      if (k >= 0) ++graph_kernels[static_cast<size_t>(k)];
-    } else if (e.launch >= 0) {
-      ++eager_total;
-      if (k >= 0) ++eager_kernels[static_cast<size_t>(k)];
-    }
   }
-  if (!serving && graph_ns == 0) return;
-  bool graphs_replayed = graph_total > 0;
-  auto steady = [&](size_t k) { return !st.steps[k].warmup && !st.steps[k].capture; };
-  auto phase = [&](size_t k) {
+  bool steady(size_t k) const { return !st.steps[k].warmup && !st.steps[k].capture; }
+  IterationPhase phase(size_t k) const {
     return st.steps[k].serving ? st.steps[k].serving->phase : IterationPhase::kUnknown;
+  }
+};
+
+// 1. Batch sizes that ran eagerly while iterations of other sizes replayed a graph. Returns the
+// eager decode iterations at an uncaptured size.
+std::vector<uint8_t> rule_serving_batch_missed_graph(Context& c, const ServingWork& w,
+                                                     const GraphsResult* graphs,
+                                                     std::string_view engine) {
+  const StepsResult& st = w.st;
+  const size_t n = w.n;
+  const std::vector<uint64_t>& graph_kernels = w.graph_kernels;
+  const std::vector<uint64_t>& eager_kernels = w.eager_kernels;
+  auto steady = [&](size_t k) { return w.steady(k); };
+  auto phase = [&](size_t k) { return w.phase(k); };
+  std::vector<uint8_t> missed_mask(n, 0);
+  std::vector<int64_t> captured, missed;
+  std::vector<uint8_t>& mask = missed_mask;
+  size_t eager_iters = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (!steady(k) || !st.steps[k].serving || st.steps[k].serving->batch_size < 0) continue;
+    int64_t b = st.steps[k].serving->batch_size;
+    if (graph_kernels[k] > 0) captured.push_back(b);
+  }
+  // The batch sizes the capture pass captured a graph for (execution_details.json beside
+  // capture_traces/, read with --capture): a size that ran eagerly is found from one trace,
+  // without an iteration of another size replaying a graph.
+  std::vector<int64_t> from_captures;
+  if (graphs)
+    for (const GraphCapture& g : graphs->captures)
+      if (g.batch_size >= 0) from_captures.push_back(g.batch_size);
+  std::sort(from_captures.begin(), from_captures.end());
+  from_captures.erase(std::unique(from_captures.begin(), from_captures.end()), from_captures.end());
+  captured.insert(captured.end(), from_captures.begin(), from_captures.end());
+  std::sort(captured.begin(), captured.end());
+  captured.erase(std::unique(captured.begin(), captured.end()), captured.end());
+  for (size_t k = 0; k < n && !captured.empty(); ++k) {
+    if (!steady(k) || !st.steps[k].serving || st.steps[k].serving->batch_size < 0) continue;
+    if (graph_kernels[k] > 0 || eager_kernels[k] == 0) continue;
+    if (phase(k) != IterationPhase::kDecode) continue;  // prefills run eagerly on purpose
+    mask[k] = 1;
+    ++eager_iters;
+    missed.push_back(st.steps[k].serving->batch_size);
+  }
+  std::sort(missed.begin(), missed.end());
+  missed.erase(std::unique(missed.begin(), missed.end()), missed.end());
+  if (eager_iters > 0) {
+    auto list = [](const std::vector<int64_t>& v) {
+      std::string r;
+      for (size_t i = 0; i < v.size() && i < 12; ++i) r += (i ? ", " : "") + std::to_string(v[i]);
+      if (v.size() > 12) r += ", ...";
+      return r;
+    };
+    Finding f;
+    f.kind = "serving_batch_missed_graph";
+    f.severity = Severity::kLow;
+    f.title = std::to_string(eager_iters) + " decode iteration" + (eager_iters > 1 ? "s" : "") +
+              " at batch size " + list(missed) + " ran eagerly; graphs exist for batch size " +
+              list(captured);
+    f.evidence = {{"eager_decode_iterations", static_cast<double>(eager_iters), "count"},
+                  {"missed_batch_sizes", static_cast<double>(missed.size()), "count"},
+                  {"graph_batch_sizes", static_cast<double>(captured.size()), "count"},
+                  {"captured_batch_sizes_from_capture_pass",
+                   static_cast<double>(from_captures.size()), "count"}};
+    f.rule =
+        "steady-state decode iterations that launched kernels one at a time while other "
+        "iterations of the trace replayed a CUDA/HIP graph, or while the capture pass "
+        "(--capture, execution_details.json) captured graphs for other batch sizes (batch "
+        "sizes from the iteration annotations); priced as their launches replaying a graph";
+    advice::Advice a = advice::serving_batch_missed_graph(c.device, engine);
+    f.recommendation = std::move(a.text);
+    f.why = "batch sizes run eagerly: " + list(missed) + "; with a graph: " + list(captured) +
+            (from_captures.empty() ? std::string(" (replayed in this trace)")
+                                   : " (captured: " + list(from_captures) +
+                                         ", from the capture pass's execution_details.json)");
+    ReplayChange ch;
+    ch.launch_overhead_steps = mask;
+    // The launch overhead of these iterations is the missed graph's: gpu_launch_overhead
+    // keeps the other iterations' (none left: it goes), so no time is counted twice.
+    for (size_t i = 0; i < c.out.findings.size(); ++i) {
+      if (c.out.findings[i].kind != "gpu_launch_overhead" || !c.changes[i]) continue;
+      ReplayChange& lc = *c.changes[i];
+      std::vector<uint8_t> rest =
+          lc.remove_launch_overhead ? std::vector<uint8_t>(n, 1) : lc.launch_overhead_steps;
+      rest.resize(n, 0);
+      for (size_t k = 0; k < n; ++k)
+        if (mask[k]) rest[k] = 0;
+      lc.remove_launch_overhead = false;
+      lc.launch_overhead_steps = rest;
+      if (std::find(rest.begin(), rest.end(), 1) == rest.end()) {
+        c.out.findings.erase(c.out.findings.begin() + static_cast<std::ptrdiff_t>(i));
+        c.changes.erase(c.changes.begin() + static_cast<std::ptrdiff_t>(i));
+        c.generic.erase(c.generic.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+      break;
+    }
+    c.add(std::move(f), std::move(ch));
+  }
+  return missed_mask;
+}
+
+// 2. Decode iterations whose host work (outside waits for the GPU) outlasts their GPU work.
+void rule_serving_host_bound_decode(Context& c, const ServingWork& w,
+                                    const std::vector<uint8_t>& missed_mask,
+                                    std::string_view engine, bool graphs_replayed) {
+  const Trace& t = c.trace;
+  const SliceTable& s = t.slices;
+  const StepsResult& st = w.st;
+  const size_t n = w.n;
+  auto steady = [&](size_t k) { return w.steady(k); };
+  auto phase = [&](size_t k) { return w.phase(k); };
+  auto step_of = [&](int64_t ts) { return w.step_of(ts); };
+  std::vector<uint8_t> mask(n, 0);
+  int64_t host = 0, wait = 0, busy = 0;
+  size_t count = 0;
+  std::unordered_map<StringId, int64_t> self_by_name;
+  std::vector<int8_t> waits(t.strings.size(), -1);
+  auto candidate = [&](size_t k) {
+    // An eager iteration at an uncaptured size is serving_batch_missed_graph's: its host time
+    // is the launches a graph replay removes.
+    return steady(k) && phase(k) == IterationPhase::kDecode && st.steps[k].gpu_busy_ns >= 0 &&
+           !missed_mask[k];
   };
-
-  // 1. Batch sizes that ran eagerly while iterations of other sizes replayed a graph.
-  std::vector<uint8_t> missed_mask(n, 0);  // eager decode iterations at an uncaptured size
-  {
-    std::vector<int64_t> captured, missed;
-    std::vector<uint8_t>& mask = missed_mask;
-    size_t eager_iters = 0;
-    for (size_t k = 0; k < n; ++k) {
-      if (!steady(k) || !st.steps[k].serving || st.steps[k].serving->batch_size < 0) continue;
-      int64_t b = st.steps[k].serving->batch_size;
-      if (graph_kernels[k] > 0) captured.push_back(b);
+  // One pass over the host slices: per decode iteration, the time in waits for the GPU
+  // (the whole call: what it waits for is the GPU's work) and the self time of the rest.
+  std::vector<int64_t> waited(n, 0);
+  std::vector<std::unordered_map<StringId, int64_t>> selfs(n);
+  auto is_wait = [&](size_t i) {
+    int8_t& wv = waits[s.name[i]];
+    if (wv < 0) {
+      std::string_view nm = t.str(s.name[i]);
+      wv = analyze_detail::is_host_sync_call_name(nm) ||
+                   analyze_detail::is_blocking_copy_call_name(nm) ||
+                   analyze_detail::is_device_read_op_name(nm)
+               ? 1
+               : 0;
     }
-    // The batch sizes the capture pass captured a graph for (execution_details.json beside
-    // capture_traces/, read with --capture): a size that ran eagerly is found from one trace,
-    // without an iteration of another size replaying a graph.
-    std::vector<int64_t> from_captures;
-    if (graphs)
-      for (const GraphCapture& g : graphs->captures)
-        if (g.batch_size >= 0) from_captures.push_back(g.batch_size);
-    std::sort(from_captures.begin(), from_captures.end());
-    from_captures.erase(std::unique(from_captures.begin(), from_captures.end()),
-                        from_captures.end());
-    captured.insert(captured.end(), from_captures.begin(), from_captures.end());
-    std::sort(captured.begin(), captured.end());
-    captured.erase(std::unique(captured.begin(), captured.end()), captured.end());
-    for (size_t k = 0; k < n && !captured.empty(); ++k) {
-      if (!steady(k) || !st.steps[k].serving || st.steps[k].serving->batch_size < 0) continue;
-      if (graph_kernels[k] > 0 || eager_kernels[k] == 0) continue;
-      if (phase(k) != IterationPhase::kDecode) continue;  // prefills run eagerly on purpose
-      mask[k] = 1;
-      ++eager_iters;
-      missed.push_back(st.steps[k].serving->batch_size);
-    }
-    std::sort(missed.begin(), missed.end());
-    missed.erase(std::unique(missed.begin(), missed.end()), missed.end());
-    if (eager_iters > 0) {
-      auto list = [](const std::vector<int64_t>& v) {
-        std::string r;
-        for (size_t i = 0; i < v.size() && i < 12; ++i) r += (i ? ", " : "") + std::to_string(v[i]);
-        if (v.size() > 12) r += ", ...";
-        return r;
-      };
-      Finding f;
-      f.kind = "serving_batch_missed_graph";
-      f.severity = Severity::kLow;
-      f.title = std::to_string(eager_iters) + " decode iteration" + (eager_iters > 1 ? "s" : "") +
-                " at batch size " + list(missed) + " ran eagerly; graphs exist for batch size " +
-                list(captured);
-      f.evidence = {{"eager_decode_iterations", static_cast<double>(eager_iters), "count"},
-                    {"missed_batch_sizes", static_cast<double>(missed.size()), "count"},
-                    {"graph_batch_sizes", static_cast<double>(captured.size()), "count"},
-                    {"captured_batch_sizes_from_capture_pass",
-                     static_cast<double>(from_captures.size()), "count"}};
-      f.rule =
-          "steady-state decode iterations that launched kernels one at a time while other "
-          "iterations of the trace replayed a CUDA/HIP graph, or while the capture pass "
-          "(--capture, execution_details.json) captured graphs for other batch sizes (batch "
-          "sizes from the iteration annotations); priced as their launches replaying a graph";
-      advice::Advice a = advice::serving_batch_missed_graph(c.device, engine);
-      f.recommendation = std::move(a.text);
-      f.why = "batch sizes run eagerly: " + list(missed) + "; with a graph: " + list(captured) +
-              (from_captures.empty() ? std::string(" (replayed in this trace)")
-                                     : " (captured: " + list(from_captures) +
-                                           ", from the capture pass's execution_details.json)");
-      ReplayChange ch;
-      ch.launch_overhead_steps = mask;
-      // The launch overhead of these iterations is the missed graph's: gpu_launch_overhead
-      // keeps the other iterations' (none left: it goes), so no time is counted twice.
-      for (size_t i = 0; i < c.out.findings.size(); ++i) {
-        if (c.out.findings[i].kind != "gpu_launch_overhead" || !c.changes[i]) continue;
-        ReplayChange& lc = *c.changes[i];
-        std::vector<uint8_t> rest =
-            lc.remove_launch_overhead ? std::vector<uint8_t>(n, 1) : lc.launch_overhead_steps;
-        rest.resize(n, 0);
-        for (size_t k = 0; k < n; ++k)
-          if (mask[k]) rest[k] = 0;
-        lc.remove_launch_overhead = false;
-        lc.launch_overhead_steps = rest;
-        if (std::find(rest.begin(), rest.end(), 1) == rest.end()) {
-          c.out.findings.erase(c.out.findings.begin() + static_cast<std::ptrdiff_t>(i));
-          c.changes.erase(c.changes.begin() + static_cast<std::ptrdiff_t>(i));
-          c.generic.erase(c.generic.begin() + static_cast<std::ptrdiff_t>(i));
-        }
-        break;
-      }
-      c.add(std::move(f), std::move(ch));
+    return wv == 1;
+  };
+  StepMarkers markers = step_markers(t, st.step_annotation);
+  std::vector<uint32_t> step_track(n, UINT32_MAX);
+  for (size_t k = 0; k < n && k < markers.slices.size(); ++k)
+    step_track[k] = s.track[markers.slices[k]];
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i]) || s.dur[i] < 0) continue;
+    int64_t k = step_of(s.ts[i]);
+    if (k < 0 || !candidate(static_cast<size_t>(k))) continue;
+    const StepInfo& x = st.steps[static_cast<size_t>(k)];
+    if (s.end(i) > x.begin_ns + x.dur_ns || s.track[i] != step_track[static_cast<size_t>(k)])
+      continue;
+    if (is_wait(i)) {
+      // The outermost wait only (aten::item holds the copy that waits).
+      bool nested = false;
+      for (int32_t p = s.parent[i]; p >= 0 && !nested; p = s.parent[static_cast<size_t>(p)])
+        nested = is_wait(static_cast<size_t>(p));
+      if (!nested) waited[static_cast<size_t>(k)] += s.dur[i];
+    } else if (s.ts[i] != x.begin_ns || s.dur[i] != x.dur_ns) {  // not the marker itself
+      selfs[static_cast<size_t>(k)][s.name[i]] += s.self[i];
     }
   }
-
-  // 2. Decode iterations whose host work (outside waits for the GPU) outlasts their GPU work.
-  if (serving && st.has_gpu) {
-    std::vector<uint8_t> mask(n, 0);
-    int64_t host = 0, wait = 0, busy = 0;
-    size_t count = 0;
-    std::unordered_map<StringId, int64_t> self_by_name;
-    std::vector<int8_t> waits(t.strings.size(), -1);
-    auto candidate = [&](size_t k) {
-      // An eager iteration at an uncaptured size is serving_batch_missed_graph's: its host time
-      // is the launches a graph replay removes.
-      return steady(k) && phase(k) == IterationPhase::kDecode && st.steps[k].gpu_busy_ns >= 0 &&
-             !missed_mask[k];
-    };
-    // One pass over the host slices: per decode iteration, the time in waits for the GPU
-    // (the whole call: what it waits for is the GPU's work) and the self time of the rest.
-    std::vector<int64_t> waited(n, 0);
-    std::vector<std::unordered_map<StringId, int64_t>> selfs(n);
-    auto is_wait = [&](size_t i) {
-      int8_t& wv = waits[s.name[i]];
-      if (wv < 0) {
-        std::string_view nm = t.str(s.name[i]);
-        wv = analyze_detail::is_host_sync_call_name(nm) ||
-                     analyze_detail::is_blocking_copy_call_name(nm) ||
-                     analyze_detail::is_device_read_op_name(nm)
-                 ? 1
-                 : 0;
-      }
-      return wv == 1;
-    };
-    StepMarkers markers = step_markers(t, st.step_annotation);
-    std::vector<uint32_t> step_track(n, UINT32_MAX);
-    for (size_t k = 0; k < n && k < markers.slices.size(); ++k)
-      step_track[k] = s.track[markers.slices[k]];
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (t.is_gpu_track(s.track[i]) || s.dur[i] < 0) continue;
-      int64_t k = step_of(s.ts[i]);
-      if (k < 0 || !candidate(static_cast<size_t>(k))) continue;
-      const StepInfo& x = st.steps[static_cast<size_t>(k)];
-      if (s.end(i) > x.begin_ns + x.dur_ns || s.track[i] != step_track[static_cast<size_t>(k)])
-        continue;
-      if (is_wait(i)) {
-        // The outermost wait only (aten::item holds the copy that waits).
-        bool nested = false;
-        for (int32_t p = s.parent[i]; p >= 0 && !nested; p = s.parent[static_cast<size_t>(p)])
-          nested = is_wait(static_cast<size_t>(p));
-        if (!nested) waited[static_cast<size_t>(k)] += s.dur[i];
-      } else if (s.ts[i] != x.begin_ns || s.dur[i] != x.dur_ns) {  // not the marker itself
-        selfs[static_cast<size_t>(k)][s.name[i]] += s.self[i];
-      }
-    }
-    for (size_t k = 0; k < n; ++k) {
-      if (!candidate(k)) continue;
-      const StepInfo& x = st.steps[k];
-      int64_t w = std::min(waited[k], x.dur_ns);
-      int64_t work = std::max<int64_t>(0, x.dur_ns - w);
-      if (work <= x.gpu_busy_ns) continue;
-      mask[k] = 1;
-      ++count;
-      host += work;
-      wait += w;
-      busy += x.gpu_busy_ns;
-      for (auto& [nm, v] : selfs[k]) self_by_name[nm] += v;
-    }
-    if (count > 0) {
-      std::pair<int64_t, StringId> top{0, 0};
-      for (auto& [nm, v] : self_by_name) top = std::max(top, std::make_pair(v, nm));
-      Finding f;
-      f.kind = "serving_host_bound_decode";
-      f.severity = Severity::kMedium;
-      f.title = std::to_string(count) + " decode iteration" + (count > 1 ? "s" : "") +
-                " spend more time on the host than on the GPU (host " +
-                format_duration_ns(static_cast<double>(host) / count) + " vs GPU busy " +
-                format_duration_ns(static_cast<double>(busy) / count) + " per iteration)";
-      f.evidence = {{"decode_iterations", static_cast<double>(count), "count"},
-                    {"host_work_ns", static_cast<double>(host), "ns"},
-                    {"host_wait_ns", static_cast<double>(wait), "ns"},
-                    {"gpu_busy_ns", static_cast<double>(busy), "ns"},
-                    {"host_over_gpu", busy > 0 ? static_cast<double>(host) / busy : 0, "ratio"}};
-      if (top.first > 0)
-        f.evidence.push_back({"top_host_op_self_ns", static_cast<double>(top.first), "ns"});
-      f.rule =
-          "steady-state decode iterations (step model) whose host time outside waits for the GPU "
-          "(syncs, blocking copies, .item()) exceeds their GPU busy time";
-      std::string top_name = top.first > 0 ? std::string(t.str(top.second)) : "";
-      if (!top_name.empty()) f.ops.push_back(top_name);
-      advice::Advice a = advice::serving_host_bound_decode(
-          c.device, engine, graphs_replayed,
-          top_name.empty()
-              ? std::string()
-              : top_name + " (" + format_duration_ns(static_cast<double>(top.first)) + " self)");
-      f.recommendation = std::move(a.text);
-      f.why = "host " + format_duration_ns(static_cast<double>(host)) + " vs GPU busy " +
-              format_duration_ns(static_cast<double>(busy)) + " over " + std::to_string(count) +
-              " decode iterations (" + format_duration_ns(static_cast<double>(wait)) +
-              " of waits for the GPU left out)" + (a.why.empty() ? "" : "; " + a.why) +
-              "; priced as the bound the host's part of those iterations costs nothing";
-      f.est_savings_ns = host;
-      ReplayChange ch;
-      ch.free_host_steps = std::move(mask);
-      c.add(std::move(f), std::move(ch), true);
-    }
+  for (size_t k = 0; k < n; ++k) {
+    if (!candidate(k)) continue;
+    const StepInfo& x = st.steps[k];
+    int64_t w = std::min(waited[k], x.dur_ns);
+    int64_t work = std::max<int64_t>(0, x.dur_ns - w);
+    if (work <= x.gpu_busy_ns) continue;
+    mask[k] = 1;
+    ++count;
+    host += work;
+    wait += w;
+    busy += x.gpu_busy_ns;
+    for (auto& [nm, v] : selfs[k]) self_by_name[nm] += v;
   }
+  if (count > 0) {
+    std::pair<int64_t, StringId> top{0, 0};
+    for (auto& [nm, v] : self_by_name) top = std::max(top, std::make_pair(v, nm));
+    Finding f;
+    f.kind = "serving_host_bound_decode";
+    f.severity = Severity::kMedium;
+    f.title = std::to_string(count) + " decode iteration" + (count > 1 ? "s" : "") +
+              " spend more time on the host than on the GPU (host " +
+              format_duration_ns(static_cast<double>(host) / count) + " vs GPU busy " +
+              format_duration_ns(static_cast<double>(busy) / count) + " per iteration)";
+    f.evidence = {{"decode_iterations", static_cast<double>(count), "count"},
+                  {"host_work_ns", static_cast<double>(host), "ns"},
+                  {"host_wait_ns", static_cast<double>(wait), "ns"},
+                  {"gpu_busy_ns", static_cast<double>(busy), "ns"},
+                  {"host_over_gpu", busy > 0 ? static_cast<double>(host) / busy : 0, "ratio"}};
+    if (top.first > 0)
+      f.evidence.push_back({"top_host_op_self_ns", static_cast<double>(top.first), "ns"});
+    f.rule =
+        "steady-state decode iterations (step model) whose host time outside waits for the GPU "
+        "(syncs, blocking copies, .item()) exceeds their GPU busy time";
+    std::string top_name = top.first > 0 ? std::string(t.str(top.second)) : "";
+    if (!top_name.empty()) f.ops.push_back(top_name);
+    advice::Advice a = advice::serving_host_bound_decode(
+        c.device, engine, graphs_replayed,
+        top_name.empty()
+            ? std::string()
+            : top_name + " (" + format_duration_ns(static_cast<double>(top.first)) + " self)");
+    f.recommendation = std::move(a.text);
+    f.why = "host " + format_duration_ns(static_cast<double>(host)) + " vs GPU busy " +
+            format_duration_ns(static_cast<double>(busy)) + " over " + std::to_string(count) +
+            " decode iterations (" + format_duration_ns(static_cast<double>(wait)) +
+            " of waits for the GPU left out)" + (a.why.empty() ? "" : "; " + a.why) +
+            "; priced as the bound the host's part of those iterations costs nothing";
+    f.est_savings_ns = host;
+    ReplayChange ch;
+    ch.free_host_steps = std::move(mask);
+    c.add(std::move(f), std::move(ch), true);
+  }
+}
 
-  // 3. Graph coverage: the share of GPU time inside graph replays.
+// 3. Graph coverage: the share of GPU time inside graph replays.
+void rule_serving_graph_coverage(Context& c, const ServingWork& w, const GraphsResult* graphs,
+                                 std::string_view engine, bool serving, bool launch_finding) {
+  const StepsResult& st = w.st;
+  const size_t n = w.n;
+  const int64_t gpu_ns = w.gpu_ns, graph_ns = w.graph_ns;
+  const uint64_t eager_total = w.eager_total, graph_total = w.graph_total;
+  const std::vector<uint64_t>& eager_kernels = w.eager_kernels;
+  const bool graphs_replayed = graph_total > 0;
   double coverage =
       gpu_ns > 0 ? pct(static_cast<double>(graph_ns), static_cast<double>(gpu_ns)) : 0;
   // A capture pass (one window that captured a graph) launches eagerly to warm up and capture:
@@ -1271,50 +1324,77 @@ void rule_serving(Context& c, const StepsResult& st, bool launch_finding,
       c.add(std::move(f), std::move(ch));
     }
   }
+}
 
-  // 4. Prefill iterations much longer than decodes, taking a large share: they stall decodes.
-  {
-    double pre = 0, dec = 0, all = 0;
-    size_t np = 0, nd = 0;
-    for (size_t k = 0; k < n; ++k) {
-      if (!steady(k)) continue;
-      const StepInfo& x = st.steps[k];
-      double d = static_cast<double>(st.has_gpu && x.gpu_dur_ns > 0 ? x.gpu_dur_ns : x.dur_ns);
-      all += d;
-      if (phase(k) == IterationPhase::kPrefill) {
-        pre += d;
-        ++np;
-      } else if (phase(k) == IterationPhase::kDecode) {
-        dec += d;
-        ++nd;
-      }
-    }
-    double share = pct(pre, all);
-    double ratio = np && nd && dec > 0 ? (pre / np) / (dec / nd) : 0;
-    if (np >= 1 && nd >= 2 && ratio >= 4.0 && share >= 20.0) {
-      Finding f;
-      f.kind = "serving_prefill_decode_imbalance";
-      f.severity = share >= 25 ? Severity::kMedium : Severity::kLow;
-      f.title = "Prefill iterations take " + format_percent(share / 100) +
-                " of the serving time and each lasts " + format_fixed(ratio, 1) + "x" +
-                " a decode iteration: running decodes stall behind them";
-      f.evidence = {{"prefill_iterations", static_cast<double>(np), "count"},
-                    {"decode_iterations", static_cast<double>(nd), "count"},
-                    {"prefill_mean_ns", pre / np, "ns"},
-                    {"decode_mean_ns", dec / nd, "ns"},
-                    {"prefill_share_pct", share, "%"},
-                    {"prefill_over_decode", ratio, "ratio"}};
-      f.rule =
-          "steady-state prefill iterations >= 20% of the iterations' time and >= 4x the "
-          "mean decode iteration (step model phases)";
-      advice::Advice a = advice::serving_prefill_imbalance(engine);
-      f.recommendation = std::move(a.text);
-      f.why = std::to_string(np) + " prefill iterations of " + format_duration_ns(pre / np) +
-              " on average against " + std::to_string(nd) + " decode iterations of " +
-              format_duration_ns(dec / nd);
-      c.add(std::move(f));
+// 4. Prefill iterations much longer than decodes, taking a large share: they stall decodes.
+void rule_serving_prefill_imbalance(Context& c, const ServingWork& w, std::string_view engine) {
+  const StepsResult& st = w.st;
+  const size_t n = w.n;
+  auto steady = [&](size_t k) { return w.steady(k); };
+  auto phase = [&](size_t k) { return w.phase(k); };
+  double pre = 0, dec = 0, all = 0;
+  size_t np = 0, nd = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (!steady(k)) continue;
+    const StepInfo& x = st.steps[k];
+    double d = static_cast<double>(st.has_gpu && x.gpu_dur_ns > 0 ? x.gpu_dur_ns : x.dur_ns);
+    all += d;
+    if (phase(k) == IterationPhase::kPrefill) {
+      pre += d;
+      ++np;
+    } else if (phase(k) == IterationPhase::kDecode) {
+      dec += d;
+      ++nd;
     }
   }
+  double share = pct(pre, all);
+  double ratio = np && nd && dec > 0 ? (pre / np) / (dec / nd) : 0;
+  if (np >= 1 && nd >= 2 && ratio >= 4.0 && share >= 20.0) {
+    Finding f;
+    f.kind = "serving_prefill_decode_imbalance";
+    f.severity = share >= 25 ? Severity::kMedium : Severity::kLow;
+    f.title = "Prefill iterations take " + format_percent(share / 100) +
+              " of the serving time and each lasts " + format_fixed(ratio, 1) + "x" +
+              " a decode iteration: running decodes stall behind them";
+    f.evidence = {{"prefill_iterations", static_cast<double>(np), "count"},
+                  {"decode_iterations", static_cast<double>(nd), "count"},
+                  {"prefill_mean_ns", pre / np, "ns"},
+                  {"decode_mean_ns", dec / nd, "ns"},
+                  {"prefill_share_pct", share, "%"},
+                  {"prefill_over_decode", ratio, "ratio"}};
+    f.rule =
+        "steady-state prefill iterations >= 20% of the iterations' time and >= 4x the "
+        "mean decode iteration (step model phases)";
+    advice::Advice a = advice::serving_prefill_imbalance(engine);
+    f.recommendation = std::move(a.text);
+    f.why = std::to_string(np) + " prefill iterations of " + format_duration_ns(pre / np) +
+            " on average against " + std::to_string(nd) + " decode iterations of " +
+            format_duration_ns(dec / nd);
+    c.add(std::move(f));
+  }
+}
+
+// Serving engines (vLLM/SGLang iterations, or any step model whose iterations have a phase) and
+// graph-replayed work: decode iterations whose host work outlasts their GPU work, GPU time
+// outside graph replays, batch sizes that ran eagerly beside captured ones, and prefills that
+// stall decodes. Each is priced by the replay over the step model's iterations where a change
+// can be replayed (`launch_overhead_steps`, `free_host_steps`).
+void rule_serving(Context& c, const StepsResult& st, bool launch_finding,
+                  const GraphsResult* graphs) {
+  bool serving = st.source == StepSource::kVllm || st.source == StepSource::kSglang;
+  for (const StepInfo& x : st.steps)
+    serving |= x.serving && x.serving->phase != IterationPhase::kUnknown;
+  std::string_view engine = st.source == StepSource::kVllm     ? "vllm"
+                            : st.source == StepSource::kSglang ? "sglang"
+                                                               : "";
+  ServingWork w(c.trace, st);
+  if (!serving && w.graph_ns == 0) return;
+  bool graphs_replayed = w.graph_total > 0;
+  std::vector<uint8_t> missed_mask = rule_serving_batch_missed_graph(c, w, graphs, engine);
+  if (serving && st.has_gpu)
+    rule_serving_host_bound_decode(c, w, missed_mask, engine, graphs_replayed);
+  rule_serving_graph_coverage(c, w, graphs, engine, serving, launch_finding);
+  rule_serving_prefill_imbalance(c, w, engine);
 }
 
 // Prices the findings with the step replay: each change alone (its own saving and per-step
