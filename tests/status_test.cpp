@@ -4,10 +4,19 @@
 #include "mlprof/status.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
+#include "mlprof/chrome_export.h"
+#include "mlprof/import.h"
+#include "mlprof/mlprof.h"
+#include "mlprof/native_format.h"
 #include "serve/trace_store.h"
+#include "trace/output_file.h"
 
 namespace mlprof {
 namespace {
@@ -135,6 +144,100 @@ TEST(StatusMacros, ReturnTheErrorAndContinueOnSuccess) {
   Result<size_t> failed = length(false);
   EXPECT_EQ(failed.code(), StatusCode::kIo);
   EXPECT_EQ(failed.error(), "cannot write");
+}
+
+// Codes tagged where the error is made (issue 24 item 5): each failure below gets its kind from
+// the code that saw it, so the one mapping gives the CLI's exit code, serve's status and
+// Python's class without anyone reading the message.
+class StatusSources : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("mlprof_status_sources_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string file(const std::string& name, const std::string& bytes) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(StatusSources, AMissingInputIsNotFound) {
+  std::string missing = (dir_ / "missing.json").string();
+  Result<Trace> t = load_trace(missing);
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_EQ(t.code(), StatusCode::kNotFound);
+  EXPECT_EQ(t.error(), missing + ": cannot open: No such file or directory");
+  EXPECT_EQ(error_mapping(t.code()).exit_code, 2);
+  EXPECT_EQ(error_mapping(t.code()).http_status, 404);
+  EXPECT_EQ(error_mapping(t.code()).python_exception, "LoadError");
+  // A path under a file (ENOTDIR) is as missing; through open_input as through load_trace.
+  std::string under = file("a.json", "[]") + "/b.json";
+  EXPECT_EQ(open_input(under).code(), StatusCode::kNotFound);
+  // A .mlprof name says what it is not, and keeps the code of why it could not be read.
+  EXPECT_EQ(load_trace((dir_ / "missing.mlprof").string()).code(), StatusCode::kNotFound);
+}
+
+TEST_F(StatusSources, ADirectoryWithoutTracesIsNotFoundAndADamagedTraceIsBadInput) {
+  std::filesystem::create_directories(dir_ / "empty");
+  Result<Input> in = open_input((dir_ / "empty").string(), {}, InputAccept::kRankDir);
+  ASSERT_FALSE(in.is_ok());
+  EXPECT_EQ(in.code(), StatusCode::kNotFound);
+  EXPECT_NE(in.error().find("no trace files"), std::string::npos) << in.error();
+  Result<Trace> bad = load_trace(file("truncated.json", R"({"traceEvents": [ {"ph": "X", )"));
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.code(), StatusCode::kBadInput);
+  EXPECT_EQ(error_mapping(bad.code()).http_status, 422);
+}
+
+TEST_F(StatusSources, AnInputPastTheLimitIsTooLarge) {
+  std::string big = "[";
+  for (int i = 0; i < 20000; ++i)
+    big += std::string(i ? "," : "") + R"({"ph":"X","name":"op","ts":)" + std::to_string(i) +
+           R"(,"dur":1,"pid":1,"tid":1})";
+  big += "]";
+  ImportOptions o;
+  o.max_input_bytes = 64 * 1024;
+  Result<Trace> t = load_trace(file("big.json", big), o);
+  ASSERT_FALSE(t.is_ok());
+  EXPECT_EQ(t.code(), StatusCode::kTooLarge);
+  EXPECT_NE(t.error().find("exceeds the input limit of"), std::string::npos) << t.error();
+  EXPECT_EQ(error_mapping(t.code()).exit_code, 2);
+  EXPECT_EQ(error_mapping(t.code()).http_status, 413);
+}
+
+TEST_F(StatusSources, AnOutputThatCannotBeWrittenIsIo) {
+  std::string out = (dir_ / "no_such_dir" / "x.json").string();
+  Status s = write_output_file(out, "{}");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), StatusCode::kIo);
+  EXPECT_EQ(s.message(), out + ": cannot write: directory " + (dir_ / "no_such_dir").string() +
+                             " does not exist");
+  EXPECT_EQ(error_mapping(s.code()).exit_code, 1);
+  EXPECT_EQ(error_mapping(s.code()).http_status, 500);
+  EXPECT_EQ(error_mapping(s.code()).python_exception, "Error");
+  EXPECT_EQ(write_output_file(dir_.string(), "{}").code(), StatusCode::kIo);  // a directory
+  EXPECT_EQ(write_output_file("", "{}").code(), StatusCode::kInvalidArgument);
+  // Through the exporters, which write through OutputFile.
+  Trace t;
+  EXPECT_EQ(save_chrome_json(t, out).code(), StatusCode::kIo);
+  EXPECT_EQ(save_native(t, out).code(), StatusCode::kIo);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "no_such_dir"));
+}
+
+TEST(StatusSourcesSession, ASecondSessionIsAFailedPrecondition) {
+  Session a, b;
+  Status first = a.start();
+  if (!first.is_ok()) GTEST_SKIP() << "recording is off here: " << first.message();
+  Status second = b.start();
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(error_mapping(second.code()).python_exception, "SessionError");
+  EXPECT_EQ(a.start().code(), StatusCode::kFailedPrecondition);  // already recording
+  (void)a.stop();
 }
 
 }  // namespace

@@ -258,7 +258,8 @@ Status save_native(const Trace& trace, const std::string& path) {
     if (!ok) error = w.error();
   }
   ZSTD_freeCCtx(cctx);
-  if (!ok) return Status::error(path + ": " + error);  // `out` removes the temporary file
+  if (!ok)
+    return Status::error(StatusCode::kIo, path + ": " + error);  // `out` removes the temporary file
   return out->commit();
 }
 

@@ -68,7 +68,7 @@ class PlainSource : public ByteSource {
     while (done < n) {
       ssize_t r = in_->read(dst + done, n - done);
       if (r < 0) {
-        status_ = Status::error(name_ + ": read error: " + std::strerror(errno));
+        status_ = Status::error(StatusCode::kIo, name_ + ": read error: " + std::strerror(errno));
         return 0;
       }
       if (r == 0) break;
@@ -144,7 +144,7 @@ class GzipSource : public ByteSource {
       if (state_.avail_in == 0 && !input_eof_) {
         ssize_t r = in_->read(inbuf_.get(), inbuf_size_);
         if (r < 0) {
-          status_ = Status::error(name_ + ": read error: " + std::strerror(errno));
+          status_ = Status::error(StatusCode::kIo, name_ + ": read error: " + std::strerror(errno));
           return 0;
         }
         if (r == 0) input_eof_ = true;
@@ -228,6 +228,14 @@ class GzipSource : public ByteSource {
   uint64_t compressed_read_ = 0;
 };
 
+// What a failed open() is: a missing file (404 in serve), one this user may not read (403),
+// else the system refused (a read error, too many open files).
+StatusCode open_error_code(int e) {
+  if (e == ENOENT || e == ENOTDIR) return StatusCode::kNotFound;
+  if (e == EACCES || e == EPERM) return StatusCode::kPermissionDenied;
+  return StatusCode::kIo;
+}
+
 std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, const std::string& name,
                                         uint64_t input_bytes, Status* error) {
   // Read two bytes to detect gzip (1f 8b), then hand them to the chosen source.
@@ -236,7 +244,7 @@ std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, const std:
   while (got < 2) {
     ssize_t r = in->read(head + got, 2 - got);
     if (r < 0) {
-      *error = Status::error(name + ": read error: " + std::strerror(errno));
+      *error = Status::error(StatusCode::kIo, name + ": read error: " + std::strerror(errno));
       return nullptr;
     }
     if (r == 0) break;
@@ -253,7 +261,10 @@ std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, const std:
 
 Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::error(path + ": cannot open: " + std::strerror(errno));
+  if (fd < 0) {
+    int e = errno;
+    return Status::error(open_error_code(e), path + ": cannot open: " + std::strerror(e));
+  }
   struct stat st;
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
     ::close(fd);

@@ -370,8 +370,9 @@ namespace import {
 std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }
 
 Status over_limit_error(const std::string& path, const std::string& what, uint64_t limit) {
-  return Status::error(path + ": " + what + " exceeds the input limit of " + mib(limit) +
-                       " (MLPROF_MAX_INPUT_MB=N raises it: docs/hardening.md)");
+  return Status::error(StatusCode::kTooLarge,
+                       path + ": " + what + " exceeds the input limit of " + mib(limit) +
+                           " (MLPROF_MAX_INPUT_MB=N raises it: docs/hardening.md)");
 }
 
 Result<Trace> import_chrome_stream(ByteSource& src, const std::string& name,
@@ -487,8 +488,9 @@ Result<Trace> load_trace(const std::string& path, const ImportOptions& options) 
     if (r || native_magic || !path.ends_with(".mlprof")) return r;
     std::string why = r.error();
     if (why.starts_with(path + ": ")) why.erase(0, path.size() + 2);
-    return Status::error(path + ": not a .mlprof file (no .mlprof header), nor a JSON trace (" +
-                         why + ")");
+    return Status::error(
+        r.code(),
+        path + ": not a .mlprof file (no .mlprof header), nor a JSON trace (" + why + ")");
   };
   auto opened = import::open_byte_source(path);
   MLPROF_RETURN_IF_ERROR(opened);

@@ -20,7 +20,7 @@ Result<Input> open_input(const std::string& path, const ImportOptions& options,
       return in;
     }
     // One message wherever a rank directory was expected.
-    Status none = Status::error(files.error() + " (a directory of rank traces)");
+    Status none = Status::error(files.code(), files.error() + " (a directory of rank traces)");
     if (accept == InputAccept::kRankDir) return none;
     std::vector<std::string> logs = compile_log_files(path);
     if (logs.empty()) return none;

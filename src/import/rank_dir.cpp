@@ -22,16 +22,19 @@ bool is_rank_trace_name(std::string_view file_name) {
 Result<std::vector<std::string>> list_rank_files(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Status::error(dir + ": not a directory");
+  if (!fs::is_directory(dir, ec))
+    return Status::error(fs::exists(dir, ec) ? StatusCode::kBadInput : StatusCode::kNotFound,
+                         dir + ": not a directory");
   std::vector<std::string> files;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.is_regular_file() && is_rank_trace_name(entry.path().filename().string())) {
       files.push_back(entry.path().string());
     }
   }
-  if (ec) return Status::error(dir + ": " + ec.message());
+  if (ec) return Status::error(StatusCode::kIo, dir + ": " + ec.message());
   if (files.empty())
-    return Status::error(dir + ": no trace files (" + import::rank_trace_patterns() + ")");
+    return Status::error(StatusCode::kNotFound,
+                         dir + ": no trace files (" + import::rank_trace_patterns() + ")");
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -119,11 +119,16 @@ bool Session::running() const {
 
 Status Session::start() {
   using namespace record;
-  if (killed_by_env()) return Status::error("recording is disabled by MLPROF_ENABLED=0");
+  if (killed_by_env())
+    return Status::error(StatusCode::kFailedPrecondition,
+                         "recording is disabled by MLPROF_ENABLED=0");
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.session_mu);
-  if (r.active == this) return Status::error("this session is already recording");
-  if (r.active) return Status::error("another mlprof session is recording in this process");
+  if (r.active == this)
+    return Status::error(StatusCode::kFailedPrecondition, "this session is already recording");
+  if (r.active)
+    return Status::error(StatusCode::kFailedPrecondition,
+                         "another mlprof session is recording in this process");
   size_t budget = std::max<size_t>(1, options_.buffer_mb * (size_t{1} << 20) / kChunkBytes);
   prepare_pool(r, budget);
   r.clock_mode = tsc_is_invariant() ? kModeTsc : kModeSteady;

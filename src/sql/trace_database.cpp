@@ -202,7 +202,8 @@ Status TraceDatabase::export_sqlite(const std::string& path) {
   Result<OutputFile> file = OutputFile::open(path, OutputFile::Options{.need_name = true});
   MLPROF_RETURN_IF_ERROR(file);
   if (file->special())
-    return Status::error(path + ": a SQLite database needs a regular file, not a device or FIFO");
+    return Status::error(StatusCode::kInvalidArgument,
+                         path + ": a SQLite database needs a regular file, not a device or FIFO");
   const std::string& tmp = file->write_path();
   state_->trusted = true;
   std::string error;
@@ -248,7 +249,9 @@ Status TraceDatabase::export_sqlite(const std::string& path) {
   std::string detach_error;
   exec(db_, "DETACH out", detach_error);
   state_->trusted = false;
-  if (!ok) return Status::error(path + ": " + error);  // `file` removes the temporary file
+  if (!ok)
+    return Status::error(StatusCode::kIo,
+                         path + ": " + error);  // `file` removes the temporary file
   return file->commit();
 }
 

@@ -16,8 +16,9 @@
 namespace mlprof {
 namespace {
 
+// An output that cannot be written is the system's refusal (exit 1, not bad input).
 Status fail(const std::string& path, const std::string& what) {
-  return Status::error(path + ": " + what);
+  return Status::error(StatusCode::kIo, path + ": " + what);
 }
 
 std::string errno_text(int e) { return std::strerror(e); }
@@ -80,7 +81,7 @@ Status resolve_descriptor(const std::string& path, int fd, Target& t) {
 }
 
 Status resolve(const std::string& path, Target& t) {
-  if (path.empty()) return Status::error("an empty output path");
+  if (path.empty()) return Status::error(StatusCode::kInvalidArgument, "an empty output path");
   t.path = path;
   if (int fd = descriptor_of(path); fd >= 0) return resolve_descriptor(path, fd, t);
   struct stat st {};
@@ -294,7 +295,7 @@ void OutputFile::discard() {
 }
 
 Status OutputFile::write(std::string_view bytes) {
-  if (failed_) return Status::error(error_);
+  if (failed_) return Status::error(StatusCode::kIo, error_);
   const char* p = bytes.data();
   size_t left = bytes.size();
   while (left > 0) {
@@ -303,7 +304,7 @@ Status OutputFile::write(std::string_view bytes) {
     if (n <= 0) {
       failed_ = true;
       error_ = path_ + ": write failed: " + errno_text(n < 0 ? errno : EIO);
-      return Status::error(error_);
+      return Status::error(StatusCode::kIo, error_);
     }
     p += n;
     left -= static_cast<size_t>(n);
@@ -336,7 +337,7 @@ std::ostream& OutputFile::stream() {
 Status OutputFile::commit() {
   auto fail_now = [&](std::string message) {
     discard();
-    return Status::error(std::move(message));
+    return Status::error(StatusCode::kIo, std::move(message));
   };
   if (stream_) {
     stream_->flush();

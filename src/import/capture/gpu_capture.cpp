@@ -127,7 +127,7 @@ Status add_gpu_captures(const std::string& dir, TraceBuilder& b, GpuCaptureStats
     if (name.rfind("gpu.", 0) == 0 && name.size() > 8 && name.substr(name.size() - 4) == ".bin")
       paths.push_back(entry.path().string());
   }
-  if (ec) return Status::error(dir + ": " + ec.message());
+  if (ec) return Status::error(StatusCode::kIo, dir + ": " + ec.message());
   std::sort(paths.begin(), paths.end());
 
   StringId k_kernel = b.intern("kernel"), k_memcpy = b.intern("gpu_memcpy"),

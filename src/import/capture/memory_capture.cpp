@@ -288,7 +288,7 @@ Status add_memory_captures(const std::string& dir, TraceBuilder& b,
     if (name.rfind("mem.", 0) == 0 && name.size() > 8 && name.substr(name.size() - 4) == ".bin")
       paths.push_back(entry.path().string());
   }
-  if (ec) return Status::error(dir + ": " + ec.message());
+  if (ec) return Status::error(StatusCode::kIo, dir + ": " + ec.message());
   std::sort(paths.begin(), paths.end());
   // Why a capture is incomplete or missing, in the trackers' words: by "mem.<pid>.<k>".
   std::map<std::string, CaptureStatus> statuses = read_capture_statuses(dir);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Errors tagged at their source reach the user through the one mapping (include/mlprof/status.h,
+# issue 24 item 5): a missing input is not found (exit 2), an input past the limit is too large
+# (exit 2), an output that cannot be written is the system's refusal (exit 1); each is one line
+# on stderr naming the path and what is wrong, and nothing is written half-way.
+#   usage: error_codes.sh MLPROF DATA_DIR
+set -u
+MLPROF=$1; DATA=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+pass=0; fail=0
+expect() {  # name, exit code, expected stderr line, command...
+  local name=$1 want_rc=$2 want=$3; shift 3
+  "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  if [ "$rc" = "$want_rc" ] && [ "$(wc -l < "$tmp/err")" = 1 ] && [ "$(cat "$tmp/err")" = "$want" ]; then
+    pass=$((pass + 1))
+  else
+    fail=$((fail + 1)); echo "FAIL $name: rc=$rc (want $want_rc): $(cat "$tmp/err") (want: $want)"
+  fi
+}
+trace=$DATA/tiny_linear.json
+
+# Not found (kNotFound -> exit 2), from open() itself and from a rank directory with no traces.
+expect missing-file 2 "mlprof: $tmp/missing.json: cannot open: No such file or directory" \
+  "$MLPROF" summary "$tmp/missing.json"
+expect missing-file-analyze 2 "mlprof: $tmp/missing.json: cannot open: No such file or directory" \
+  "$MLPROF" analyze "$tmp/missing.json" --json
+mkdir "$tmp/empty"
+expect empty-directory 2 "mlprof: $tmp/empty: no trace files (*.json, *.json.gz, *.mlprof, *.perfetto-trace, *.pftrace, *.rpd, *.sqlite, *.xplane.pb) (a directory of rank traces)" \
+  "$MLPROF" summary "$tmp/empty"
+
+# Too large (kTooLarge -> exit 2): the limit and how to raise it.
+python3 -c "
+import json
+print(json.dumps([{'ph': 'X', 'name': 'op', 'ts': i, 'dur': 1, 'pid': 1, 'tid': 1} for i in range(30000)]))" > "$tmp/big.json"
+expect too-large 2 "mlprof: $tmp/big.json: the decompressed trace exceeds the input limit of 1 MiB (MLPROF_MAX_INPUT_MB=N raises it: docs/hardening.md)" \
+  env MLPROF_MAX_INPUT_MB=1 "$MLPROF" summary "$tmp/big.json"
+
+# An output that cannot be written (kIo -> exit 1), before anything is written and at the write.
+expect report-no-dir 1 "mlprof: $tmp/no/report.html: cannot write: directory $tmp/no does not exist" \
+  "$MLPROF" report "$trace" -o "$tmp/no/report.html"
+expect report-to-directory 1 "mlprof: $tmp/empty: is a directory" \
+  "$MLPROF" report "$trace" -o "$tmp/empty"
+expect export-no-dir 1 "mlprof export: $tmp/no/t.mlprof: cannot write: directory $tmp/no does not exist" \
+  "$MLPROF" export "$trace" -o "$tmp/no/t.mlprof"
+expect flame-no-dir 1 "mlprof flame: $tmp/no/f.html: cannot write: directory $tmp/no does not exist" \
+  "$MLPROF" flame "$trace" -o "$tmp/no/f.html"
+[ ! -e "$tmp/no" ] || { fail=$((fail + 1)); echo "FAIL: $tmp/no was created"; }
+
+echo "error codes: $pass passed, $fail failed"
+[ "$fail" = 0 ]
