@@ -64,6 +64,46 @@ class FlameTreeBuilder {
   std::unordered_map<std::string, uint32_t> merged_keys_;
 };
 
+// The CPU slice that launched each GPU slice (-1 none).
+std::vector<int32_t> launchers(const Trace& trace) {
+  const SliceTable& s = trace.slices;
+  const size_t n = s.size();
+  std::vector<int32_t> launcher(n, -1);
+  for (size_t k = 0; k < trace.flows.size(); ++k) {
+    int32_t src = trace.flows.src_slice[k], dst = trace.flows.dst_slice[k];
+    if (src < 0 || dst < 0) continue;
+    if (!trace.is_gpu_track(s.track[dst]) || trace.is_gpu_track(s.track[src])) continue;
+    if (launcher[dst] < 0) launcher[dst] = src;
+  }
+  return launcher;
+}
+
+// Synthetic frames' totals from their children, the CPU and GPU totals, the depth, and each
+// frame's children longest first.
+void finish_frames(FlameGraph& g, const std::vector<uint8_t>& synthetic) {
+  // Frames are created parent first, so a reverse sweep sees children before parents.
+  for (size_t i = g.frames.size(); i-- > 0;) {
+    if (!synthetic[i]) continue;
+    int64_t sum = 0;
+    for (uint32_t c : g.frames[i].children) sum += g.frames[c].total_ns;
+    g.frames[i].total_ns = sum;
+  }
+  for (uint32_t c : g.frames[0].children) {
+    if (g.frames[c].name == "CPU") g.cpu_ns = g.frames[c].total_ns;
+    if (g.frames[c].name == "GPU") g.gpu_ns = g.frames[c].total_ns;
+  }
+  std::vector<uint32_t> depth(g.frames.size(), 0);
+  for (size_t i = 1; i < g.frames.size(); ++i) {
+    depth[i] = depth[g.frames[i].parent] + 1;
+    g.max_depth = std::max(g.max_depth, depth[i]);
+  }
+  for (FlameFrame& f : g.frames) {
+    std::stable_sort(f.children.begin(), f.children.end(), [&](uint32_t a, uint32_t c) {
+      return g.frames[a].total_ns > g.frames[c].total_ns;
+    });
+  }
+}
+
 }  // namespace
 
 FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
@@ -109,15 +149,7 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
   }
 
   if (options.include_gpu) {
-    // The CPU slice that launched each GPU slice.
-    std::vector<int32_t> launcher(n, -1);
-    for (size_t k = 0; k < trace.flows.size(); ++k) {
-      int32_t src = trace.flows.src_slice[k], dst = trace.flows.dst_slice[k];
-      if (src < 0 || dst < 0) continue;
-      if (!trace.is_gpu_track(s.track[dst]) || trace.is_gpu_track(s.track[src])) continue;
-      if (launcher[dst] < 0) launcher[dst] = src;
-    }
-
+    std::vector<int32_t> launcher = launchers(trace);
     int32_t gpu_root = -1;
     std::unordered_map<uint32_t, uint32_t> gpu_copy_of_cpu;  // CPU frame -> its copy under GPU
     std::vector<uint32_t> path;
@@ -178,27 +210,7 @@ FlameGraph build_flame_graph(const Trace& trace, const FlameOptions& options) {
 
   FlameGraph& g = b.graph();
   synthetic.resize(g.frames.size(), 0);
-  // Frames are created parent first, so a reverse sweep sees children before parents.
-  for (size_t i = g.frames.size(); i-- > 0;) {
-    if (!synthetic[i]) continue;
-    int64_t sum = 0;
-    for (uint32_t c : g.frames[i].children) sum += g.frames[c].total_ns;
-    g.frames[i].total_ns = sum;
-  }
-  for (uint32_t c : g.frames[0].children) {
-    if (g.frames[c].name == "CPU") g.cpu_ns = g.frames[c].total_ns;
-    if (g.frames[c].name == "GPU") g.gpu_ns = g.frames[c].total_ns;
-  }
-  std::vector<uint32_t> depth(g.frames.size(), 0);
-  for (size_t i = 1; i < g.frames.size(); ++i) {
-    depth[i] = depth[g.frames[i].parent] + 1;
-    g.max_depth = std::max(g.max_depth, depth[i]);
-  }
-  for (FlameFrame& f : g.frames) {
-    std::stable_sort(f.children.begin(), f.children.end(), [&](uint32_t a, uint32_t c) {
-      return g.frames[a].total_ns > g.frames[c].total_ns;
-    });
-  }
+  finish_frames(g, synthetic);
   return std::move(g);
 }
 

@@ -148,6 +148,55 @@ std::string human_bytes(int64_t b) {
   return buf;
 }
 
+// Second pass: live allocations (address -> size, stack) at the peak and at each OOM.
+void tally_live_at_peak_and_ooms(const MemorySnapshot& s, const SnapshotDevice& dev,
+                                 const SnapshotOptions& o, SnapshotReplay& r) {
+  const SnapshotDeviceRange& dr = dev.range;
+  struct Live {
+    int64_t size;
+    uint32_t stack;
+  };
+  std::unordered_map<uint64_t, Live> live;
+  {
+    std::unordered_map<uint64_t, int> allocated_in_trace;
+    s.trace.for_each(dr.begin, dr.end, [&](size_t, const SnapshotTraceEntry& e) {
+      if (e.action == SnapshotAction::kAlloc) {
+        allocated_in_trace[e.addr] = 1;
+      } else if (e.action == SnapshotAction::kFreeCompleted && !allocated_in_trace.count(e.addr)) {
+        live[e.addr] = Live{e.size, e.stack};  // live since before the trace
+      } else if (e.action == SnapshotAction::kFreeCompleted) {
+        allocated_in_trace.erase(e.addr);
+      }
+    });
+    for (uint32_t j : dev.segments) {
+      const SnapshotSegment& seg = s.segments[j];
+      for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
+        const SnapshotBlock& blk = s.blocks[b];
+        if (blk.state == BlockState::kActiveAllocated && !allocated_in_trace.count(blk.address) &&
+            !live.count(blk.address))
+          live[blk.address] = Live{blk.size, blk.stack};
+      }
+    }
+  }
+  auto tally_live = [&](std::vector<StackBytes>& out, uint64_t* count) {
+    StackTally t(s, false);
+    for (const auto& [addr, l] : live) t.add(l.stack, l.size);
+    out = t.top(o.top, o.frames_shown);
+    if (count) *count = live.size();
+  };
+  size_t next_oom = 0;
+  if (r.peak_index < 0) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
+  s.trace.for_each(dr.begin, dr.end, [&](size_t i, const SnapshotTraceEntry& e) {
+    int64_t idx = static_cast<int64_t>(i - dr.begin);
+    if (e.action == SnapshotAction::kAlloc) live[e.addr] = Live{e.size, e.stack};
+    if (e.action == SnapshotAction::kFreeCompleted) live.erase(e.addr);
+    if (idx == r.peak_index) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
+    while (next_oom < r.ooms.size() && static_cast<int64_t>(r.ooms[next_oom].index) == idx)
+      tally_live(r.ooms[next_oom++].holders, nullptr);
+    return !(idx >= r.peak_index && next_oom == r.ooms.size());
+  });
+}
+
 // Replays one device's trace: counts, timeline, peak; then a second pass to the peak and each
 // OOM collects the allocations live there.
 SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDevice& dev,
@@ -241,51 +290,49 @@ SnapshotReplay replay_device(const MemorySnapshot& s, const SnapshotDevice& dev,
   if (r.peak_index < 0 && oom_indices.empty()) {
     // The start was the peak: what was live then is the dump's state plus the early frees.
   }
-  // Second pass: live allocations (address -> size, stack) at the peak and at each OOM.
-  struct Live {
-    int64_t size;
-    uint32_t stack;
-  };
-  std::unordered_map<uint64_t, Live> live;
-  {
-    std::unordered_map<uint64_t, int> allocated_in_trace;
-    s.trace.for_each(dr.begin, dr.end, [&](size_t, const SnapshotTraceEntry& e) {
-      if (e.action == SnapshotAction::kAlloc) {
-        allocated_in_trace[e.addr] = 1;
-      } else if (e.action == SnapshotAction::kFreeCompleted && !allocated_in_trace.count(e.addr)) {
-        live[e.addr] = Live{e.size, e.stack};  // live since before the trace
-      } else if (e.action == SnapshotAction::kFreeCompleted) {
-        allocated_in_trace.erase(e.addr);
-      }
-    });
-    for (uint32_t j : dev.segments) {
-      const SnapshotSegment& seg = s.segments[j];
-      for (uint32_t b = seg.blocks_begin; b < seg.blocks_begin + seg.blocks_count; ++b) {
-        const SnapshotBlock& blk = s.blocks[b];
-        if (blk.state == BlockState::kActiveAllocated && !allocated_in_trace.count(blk.address) &&
-            !live.count(blk.address))
-          live[blk.address] = Live{blk.size, blk.stack};
-      }
-    }
-  }
-  auto tally_live = [&](std::vector<StackBytes>& out, uint64_t* count) {
-    StackTally t(s, false);
-    for (const auto& [addr, l] : live) t.add(l.stack, l.size);
-    out = t.top(o.top, o.frames_shown);
-    if (count) *count = live.size();
-  };
-  size_t next_oom = 0;
-  if (r.peak_index < 0) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
-  s.trace.for_each(dr.begin, dr.end, [&](size_t i, const SnapshotTraceEntry& e) {
-    int64_t idx = static_cast<int64_t>(i - dr.begin);
-    if (e.action == SnapshotAction::kAlloc) live[e.addr] = Live{e.size, e.stack};
-    if (e.action == SnapshotAction::kFreeCompleted) live.erase(e.addr);
-    if (idx == r.peak_index) tally_live(r.live_at_peak, &r.live_at_peak_blocks);
-    while (next_oom < r.ooms.size() && static_cast<int64_t>(r.ooms[next_oom].index) == idx)
-      tally_live(r.ooms[next_oom++].holders, nullptr);
-    return !(idx >= r.peak_index && next_oom == r.ooms.size());
-  });
+  tally_live_at_peak_and_ooms(s, dev, o, r);
   return r;
+}
+
+// Recommendations for the usual causes: fragmentation, OOMs, no history, a wrapped ring buffer.
+void recommend_snapshot(const MemorySnapshot& s, SnapshotResult& r) {
+  auto setting = [&](std::string_view key) -> std::string {
+    for (const auto& [k, v] : s.allocator_settings)
+      if (k == key) return v;
+    return "";
+  };
+  bool expandable = setting("expandable_segments") == "true" || r.expandable_segments > 0;
+  if (r.reserved > 0 && r.unused_fraction > 0.2 && !expandable)
+    r.recommendations.push_back(
+        human_bytes(r.reserved - r.allocated) + " (" +
+        std::to_string(static_cast<int>(r.unused_fraction * 100 + 0.5)) +
+        "%) of reserved memory is cached but unused, split over " +
+        std::to_string(r.blocks_by_state[static_cast<int>(BlockState::kInactive)]) +
+        " free blocks (largest " + human_bytes(r.largest_inactive) +
+        "): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead of "
+        "fragmenting");
+  for (const SnapshotReplay& d : r.devices) {
+    for (const SnapshotOom& oom : d.ooms)
+      r.recommendations.push_back(
+          "GPU " + std::to_string(d.device) + ": an allocation of " + human_bytes(oom.requested) +
+          " failed (OOM at trace entry " + std::to_string(oom.index) + ") with " +
+          human_bytes(oom.reserved) + " reserved, " + human_bytes(oom.active) + " active, " +
+          human_bytes(oom.device_free) + " free on the device" +
+          (oom.holders.empty() ? std::string()
+                               : "; largest holder " + oom.holders[0].site + " (" +
+                                     human_bytes(oom.holders[0].bytes) + ")"));
+    if (d.entries <= 1 && r.segments > 0)
+      r.recommendations.push_back(
+          "GPU " + std::to_string(d.device) +
+          ": the snapshot holds no allocation history (state only): call "
+          "torch.cuda.memory._record_memory_history(max_entries=100000) before the run for a "
+          "timeline and the stacks live at the peak");
+  }
+  std::string overflowed = setting("trace_alloc_overflowed");
+  if (overflowed == "true")
+    r.recommendations.push_back(
+        "the trace ring buffer wrapped (trace_alloc_overflowed): the oldest events are lost and "
+        "the replay starts mid-run; raise max_entries in _record_memory_history");
 }
 
 }  // namespace
@@ -392,44 +439,7 @@ SnapshotResult analyze_memory_snapshot(const MemorySnapshot& s, const SnapshotOp
   for (const SnapshotReplay& d : r.devices) earlier(d.min_time_us);
   for (const SnapshotAnnotation& a : s.annotations) earlier(a.time_us);
 
-  // Recommendations for the usual causes.
-  auto setting = [&](std::string_view key) -> std::string {
-    for (const auto& [k, v] : s.allocator_settings)
-      if (k == key) return v;
-    return "";
-  };
-  bool expandable = setting("expandable_segments") == "true" || r.expandable_segments > 0;
-  if (r.reserved > 0 && r.unused_fraction > 0.2 && !expandable)
-    r.recommendations.push_back(
-        human_bytes(r.reserved - r.allocated) + " (" +
-        std::to_string(static_cast<int>(r.unused_fraction * 100 + 0.5)) +
-        "%) of reserved memory is cached but unused, split over " +
-        std::to_string(r.blocks_by_state[static_cast<int>(BlockState::kInactive)]) +
-        " free blocks (largest " + human_bytes(r.largest_inactive) +
-        "): PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets segments grow instead of "
-        "fragmenting");
-  for (const SnapshotReplay& d : r.devices) {
-    for (const SnapshotOom& oom : d.ooms)
-      r.recommendations.push_back(
-          "GPU " + std::to_string(d.device) + ": an allocation of " + human_bytes(oom.requested) +
-          " failed (OOM at trace entry " + std::to_string(oom.index) + ") with " +
-          human_bytes(oom.reserved) + " reserved, " + human_bytes(oom.active) + " active, " +
-          human_bytes(oom.device_free) + " free on the device" +
-          (oom.holders.empty() ? std::string()
-                               : "; largest holder " + oom.holders[0].site + " (" +
-                                     human_bytes(oom.holders[0].bytes) + ")"));
-    if (d.entries <= 1 && r.segments > 0)
-      r.recommendations.push_back(
-          "GPU " + std::to_string(d.device) +
-          ": the snapshot holds no allocation history (state only): call "
-          "torch.cuda.memory._record_memory_history(max_entries=100000) before the run for a "
-          "timeline and the stacks live at the peak");
-  }
-  std::string overflowed = setting("trace_alloc_overflowed");
-  if (overflowed == "true")
-    r.recommendations.push_back(
-        "the trace ring buffer wrapped (trace_alloc_overflowed): the oldest events are lost and "
-        "the replay starts mid-run; raise max_entries in _record_memory_history");
+  recommend_snapshot(s, r);
   return r;
 }
 
