@@ -179,6 +179,53 @@ int64_t copy_end_skew(int64_t copy_ts, int64_t copy_end, int64_t call_ts, int64_
 
 }  // namespace
 
+// A host thread of the model: its slice boundaries are its nodes, the times between them its
+// segments.
+struct HostThread {
+  uint32_t track;
+  uint32_t node_base, seg_base;
+  std::vector<int64_t> times;
+};
+
+// What the phases of building a StepModel share: the host threads, the GPU ops by stream, and
+// the edges before they are ordered.
+struct StepBuild {
+  const DependencyGraph& g;
+  const Trace& t;
+  const SliceTable& s;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_track;  // host slices per thread
+  std::vector<HostThread> threads;                               // the step thread first
+  std::unordered_map<uint32_t, size_t> thread_of_track;
+  std::vector<RawEdge> raw;
+  uint32_t gbase = 0;  // the first GPU op's node
+  std::unordered_map<uint32_t, uint32_t> op_by_launch;
+  std::map<std::pair<int32_t, int64_t>, StreamOps> streams;
+  std::vector<const GpuEvent*> evs;
+
+  explicit StepBuild(const DependencyGraph& graph)
+      : g(graph), t(graph.trace()), s(graph.trace().slices) {}
+  void add(uint32_t from, uint32_t to, EdgeKind kind, int64_t w, uint32_t ref,
+           uint8_t wait_kind = 0) {
+    raw.push_back({to, InEdge{from, kind, wait_kind, w, ref}});
+  }
+  // The node of `track`'s slice boundary at `time`, or -1.
+  int64_t host_node(uint32_t track, int64_t time) const {
+    auto it = thread_of_track.find(track);
+    if (it == thread_of_track.end()) return -1;
+    const HostThread& th = threads[it->second];
+    auto p = std::lower_bound(th.times.begin(), th.times.end(), time);
+    if (p == th.times.end() || *p != time) return -1;
+    return th.node_base + static_cast<uint32_t>(p - th.times.begin());
+  }
+  // The step thread's latest node at or before `time` (a resume point for other threads).
+  int64_t main_before(int64_t time) const {
+    const HostThread& main_th = threads.front();
+    auto p = std::upper_bound(main_th.times.begin(), main_th.times.end(), time);
+    if (p == main_th.times.begin()) return -1;
+    return main_th.node_base + static_cast<uint32_t>(p - main_th.times.begin() - 1);
+  }
+};
+
 struct StepModel::Impl {
   std::vector<int64_t> ts;  // per node: the recorded time
   std::vector<uint32_t> order;
@@ -193,6 +240,16 @@ struct StepModel::Impl {
   StepSource source = StepSource::kNone;
   uint32_t first_node = 0;
   bool usable = false;
+
+  // The phases of the constructor, in order.
+  void add_host_threads(StepBuild& b, const std::vector<uint32_t>& tracks,
+                        const std::vector<uint8_t>& launching);
+  void add_host_edges(StepBuild& b);
+  void add_gpu_ops(StepBuild& b, const GpuEvents& ge);
+  void add_gpu_edges(StepBuild& b);
+  void add_host_waits(StepBuild& b);
+  void assign_steps(StepBuild& b, const std::vector<size_t>& steps);
+  void order_nodes(std::vector<RawEdge>& raw);
 };
 
 StepModel::~StepModel() = default;
@@ -208,77 +265,18 @@ size_t StepModel::edges() const { return impl_->in.size(); }
 StepModel::StepModel(const Trace& t, std::string_view step_annotation)
     : StepModel(DependencyGraph(t, step_annotation)) {}
 
-StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
-  const Trace& t = g.trace();
-  const SliceTable& s = t.slices;
-  StringId sync_cat = t.strings.find("cuda_sync");
-  StringId gpu_ann = t.strings.find("gpu_user_annotation");
-  StringId span_cat = t.strings.find(kProfilerSpanCategory);
-  StringId mtia_cat = t.strings.find("mtia_ccp_events");  // accelerator work on host-like tracks
+// ---- host threads: every slice boundary a node, the time between two a segment ----
+void StepModel::Impl::add_host_threads(StepBuild& b, const std::vector<uint32_t>& tracks,
+                                       const std::vector<uint8_t>& launching) {
+  Impl& m = *this;
+  const Trace& t = b.t;
+  const SliceTable& s = b.s;
   // Ops a CUDA graph replays without their host side: ATen ops and runtime/driver calls.
   StringId cpu_op_cat = t.strings.find("cpu_op"), rt_cat = t.strings.find("cuda_runtime"),
            drv_cat = t.strings.find("cuda_driver");
-  // ---- host threads: every slice boundary a node, the time between two a segment ----
-  std::unordered_map<uint32_t, std::vector<uint32_t>> by_track;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (t.is_gpu_track(s.track[i]) || s.dur[i] < 0) continue;
-    StringId c = s.cat[i];
-    if (c == sync_cat || c == gpu_ann || c == span_cat || c == mtia_cat) continue;
-    by_track[s.track[i]].push_back(static_cast<uint32_t>(i));
-  }
-  if (by_track.empty()) return;
-  const GpuEvents& ge = g.gpu_ops();
-  // Slices that launch GPU work, and their ancestors: what a CUDA graph captures.
-  std::vector<uint8_t> launching(s.size(), 0);
-  for (const GpuEvent& e : ge.events)
-    for (int64_t i = e.launch; i >= 0 && !launching[static_cast<size_t>(i)];
-         i = s.parent[static_cast<size_t>(i)])
-      launching[static_cast<size_t>(i)] = 1;
-  // The windows: the step model's iterations (ProfilerStep#N, an engine's iteration annotation,
-  // --step-annotation), else one window on the step thread (the TensorBoard plugin's rule).
-  const StepMarkers& markers = g.markers();
-  const std::vector<size_t>& steps = markers.slices;
-  m.source = steps.empty() ? StepSource::kTraceSpan : markers.source;
-  uint32_t main_track = 0;
-  if (!steps.empty()) {
-    main_track = s.track[steps.front()];
-  } else {
-    // The thread that launches the most GPU work, else the one with the most slices: a thread
-    // that only waits or sleeps (a profiler's own thread, a watchdog) is not the step.
-    std::unordered_map<uint32_t, size_t> launches;
-    for (const GpuEvent& e : ge.events)
-      if (e.launch >= 0) ++launches[s.track[static_cast<size_t>(e.launch)]];
-    std::pair<size_t, size_t> most{0, 0};
-    for (auto& [track, v] : by_track) {
-      auto l = launches.find(track);
-      std::pair<size_t, size_t> key{l == launches.end() ? 0 : l->second, v.size()};
-      if (key > most || (key == most && track < main_track)) {
-        most = key;
-        main_track = track;
-      }
-    }
-  }
-  std::vector<uint32_t> tracks;
-  for (auto& [track, v] : by_track) tracks.push_back(track);
-  std::sort(tracks.begin(), tracks.end(), [&](uint32_t a, uint32_t b) {
-    return (a == main_track) != (b == main_track) ? a == main_track : a < b;
-  });
-  struct HostThread {
-    uint32_t track;
-    uint32_t node_base, seg_base;
-    std::vector<int64_t> times;
-  };
-  std::vector<HostThread> threads;
-  std::unordered_map<uint32_t, size_t> thread_of_track;
-  std::vector<RawEdge> raw;
   std::vector<int8_t> dl_memo(t.strings.size(), -1), launch_memo(t.strings.size(), -1);
-  auto add = [&](uint32_t from, uint32_t to, EdgeKind kind, int64_t w, uint32_t ref,
-                 uint8_t wait_kind = 0) {
-    raw.push_back({to, InEdge{from, kind, wait_kind, w, ref}});
-  };
   for (uint32_t track : tracks) {
-    std::vector<uint32_t>& v = by_track[track];
+    std::vector<uint32_t>& v = b.by_track[track];
     std::sort(v.begin(), v.end(), [&](uint32_t a, uint32_t b) {
       return s.ts[a] != s.ts[b] ? s.ts[a] < s.ts[b] : s.dur[a] > s.dur[b];
     });
@@ -339,49 +337,43 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
       m.segs.push_back(g);
     }
     mark_glue(m.segs, th.seg_base);
-    thread_of_track[track] = threads.size();
-    threads.push_back(std::move(th));
+    b.thread_of_track[track] = b.threads.size();
+    b.threads.push_back(std::move(th));
   }
-  auto host_node = [&](uint32_t track, int64_t time) -> int64_t {
-    auto it = thread_of_track.find(track);
-    if (it == thread_of_track.end()) return -1;
-    const HostThread& th = threads[it->second];
-    auto p = std::lower_bound(th.times.begin(), th.times.end(), time);
-    if (p == th.times.end() || *p != time) return -1;
-    return th.node_base + static_cast<uint32_t>(p - th.times.begin());
-  };
-  // The step thread's latest node at or before `time` (a resume point for other threads).
-  const HostThread& main_th = threads.front();
-  auto main_before = [&](int64_t time) -> int64_t {
-    auto p = std::upper_bound(main_th.times.begin(), main_th.times.end(), time);
-    if (p == main_th.times.begin()) return -1;
-    return main_th.node_base + static_cast<uint32_t>(p - main_th.times.begin() - 1);
-  };
+}
+
+// Host segments in order on each thread; other threads resume from the step thread after a gap.
+void StepModel::Impl::add_host_edges(StepBuild& b) {
+  Impl& m = *this;
+  const std::vector<HostThread>& threads = b.threads;
   for (size_t k = 0; k < threads.size(); ++k) {
     const HostThread& th = threads[k];
     for (size_t j = 0; j + 1 < th.times.size(); ++j) {
       uint32_t seg = th.seg_base + static_cast<uint32_t>(j);
       uint32_t to = th.node_base + static_cast<uint32_t>(j + 1);
       if (k > 0 && m.segs[seg].owner == kNoOwner && m.segs[seg].dur > kResumeGapNs) {
-        int64_t from = main_before(th.times[j + 1]);
+        int64_t from = b.main_before(th.times[j + 1]);
         if (from >= 0) {
-          add(static_cast<uint32_t>(from), to, kFixed, th.times[j + 1] - m.ts[from], 0);
+          b.add(static_cast<uint32_t>(from), to, kFixed, th.times[j + 1] - m.ts[from], 0);
           continue;
         }
       }
-      add(th.node_base + static_cast<uint32_t>(j), to, kHostSeg, 0, seg);
+      b.add(th.node_base + static_cast<uint32_t>(j), to, kHostSeg, 0, seg);
     }
     if (k > 0 && !th.times.empty()) {
-      int64_t from = main_before(th.times[0]);
+      int64_t from = b.main_before(th.times[0]);
       if (from >= 0)
-        add(static_cast<uint32_t>(from), th.node_base, kFixed, th.times[0] - m.ts[from], 0);
+        b.add(static_cast<uint32_t>(from), th.node_base, kFixed, th.times[0] - m.ts[from], 0);
     }
   }
-  // ---- GPU ops: duration, launch, stream order, waits on other streams ----
-  uint32_t gbase = static_cast<uint32_t>(m.ts.size());
-  std::unordered_map<uint32_t, uint32_t> op_by_launch;
-  std::map<std::pair<int32_t, int64_t>, StreamOps> streams;
-  std::vector<const GpuEvent*> evs;
+}
+
+// ---- GPU ops: duration, launch, stream order, waits on other streams ----
+void StepModel::Impl::add_gpu_ops(StepBuild& b, const GpuEvents& ge) {
+  Impl& m = *this;
+  const Trace& t = b.t;
+  const SliceTable& s = b.s;
+  b.gbase = static_cast<uint32_t>(m.ts.size());
   for (const GpuEvent& e : ge.events) {
     if (e.kind == GpuWorkKind::kSync || e.kind == GpuWorkKind::kAnnotation) continue;
     uint32_t o = static_cast<uint32_t>(m.ops.size());
@@ -394,18 +386,26 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
     op.pageable =
         (e.kind == GpuWorkKind::kMemcpy || name.starts_with("Memcpy")) && is_pageable_memcpy(name);
     m.ops.push_back(op);
-    evs.push_back(&e);
+    b.evs.push_back(&e);
     m.ts.push_back(e.ts);
     m.ts.push_back(e.ts + op.dur);
-    if (e.launch >= 0) op_by_launch[static_cast<uint32_t>(e.launch)] = o;
-    StreamOps& so = streams[{e.device, e.stream}];
+    if (e.launch >= 0) b.op_by_launch[static_cast<uint32_t>(e.launch)] = o;
+    StreamOps& so = b.streams[{e.device, e.stream}];
     int64_t key = e.launch >= 0 ? e.launch_ts : e.ts;
     so.launch_key.push_back(so.launch_key.empty() ? key : std::max(so.launch_key.back(), key));
     so.ops.push_back(o);
   }
   m.op_end.resize(m.ops.size());
-  for (uint32_t o = 0; o < m.ops.size(); ++o) m.op_end[o] = gbase + 2 * o + 1;
-  std::unordered_map<int32_t, int64_t> typical = typical_launch_delays(streams, evs);
+  for (uint32_t o = 0; o < m.ops.size(); ++o) m.op_end[o] = b.gbase + 2 * o + 1;
+}
+
+// GPU edges: duration, launch (its typical delay when queued), stream order, other streams.
+void StepModel::Impl::add_gpu_edges(StepBuild& b) {
+  Impl& m = *this;
+  const SliceTable& s = b.s;
+  const std::vector<const GpuEvent*>& evs = b.evs;
+  const uint32_t gbase = b.gbase;
+  std::unordered_map<int32_t, int64_t> typical = typical_launch_delays(b.streams, evs);
   // Ends per device, for "the op on another stream that ended last before this one started".
   std::unordered_map<int32_t, std::vector<std::pair<int64_t, uint32_t>>> ends;
   for (uint32_t o = 0; o < m.ops.size(); ++o) ends[evs[o]->device].emplace_back(evs[o]->end, o);
@@ -421,17 +421,17 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
     }
     return -1;
   };
-  for (auto& [key, so] : streams) {
+  for (auto& [key, so] : b.streams) {
     int64_t tdelay = typical.count(key.first) ? typical[key.first] : kDefaultLaunchDelayNs;
     for (size_t k = 0; k < so.ops.size(); ++k) {
       uint32_t o = so.ops[k];
       const GpuEvent& e = *evs[o];
       uint32_t sn = gbase + 2 * o, en = sn + 1;
-      add(sn, en, kGpuDur, 0, o);
+      b.add(sn, en, kGpuDur, 0, o);
       int64_t prev_end = k ? evs[so.ops[k - 1]]->end : INT64_MIN;
       uint32_t prev_node = k ? gbase + 2 * so.ops[k - 1] + 1 : 0;
-      int64_t launch_node = e.launch >= 0 ? host_node(s.track[static_cast<size_t>(e.launch)],
-                                                      s.ts[static_cast<size_t>(e.launch)])
+      int64_t launch_node = e.launch >= 0 ? b.host_node(s.track[static_cast<size_t>(e.launch)],
+                                                        s.ts[static_cast<size_t>(e.launch)])
                                           : -1;
       if (launch_node >= 0) {
         int64_t delay = std::max<int64_t>(0, e.ts - e.launch_ts);
@@ -442,34 +442,41 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
         if (unexplained > kUnexplainedNs) {
           int64_t x = other_stream_end(o, queued ? prev_end : e.launch_ts);
           if (x >= 0) {
-            add(gbase + 2 * static_cast<uint32_t>(x) + 1, sn, kFixed, e.ts - evs[x]->end, 0);
+            b.add(gbase + 2 * static_cast<uint32_t>(x) + 1, sn, kFixed, e.ts - evs[x]->end, 0);
             if (queued)
               sw = 0;
             else
               lw = std::min(delay, tdelay);
           }
         }
-        add(static_cast<uint32_t>(launch_node), sn, kLaunch, lw, o);
-        if (k) add(prev_node, sn, kFixed, sw, 0);
+        b.add(static_cast<uint32_t>(launch_node), sn, kLaunch, lw, o);
+        if (k) b.add(prev_node, sn, kFixed, sw, 0);
       } else if (k) {
         int64_t gap = std::max<int64_t>(0, e.ts - prev_end);
         if (gap > kUnexplainedNs) {
           int64_t x = other_stream_end(o, prev_end);
           if (x >= 0) {
-            add(gbase + 2 * static_cast<uint32_t>(x) + 1, sn, kFixed, e.ts - evs[x]->end, 0);
+            b.add(gbase + 2 * static_cast<uint32_t>(x) + 1, sn, kFixed, e.ts - evs[x]->end, 0);
             gap = 0;
           }
         }
-        add(prev_node, sn, kFixed, gap, 0);
+        b.add(prev_node, sn, kFixed, gap, 0);
       }
     }
   }
-  // ---- host waits: syncs wait for the streams' last ops, blocking copies for their own ----
-  const std::unordered_map<int64_t, int64_t>& sync_stream = g.sync_streams();  // corr -> stream
+}
+
+// ---- host waits: syncs wait for the streams' last ops, blocking copies for their own ----
+void StepModel::Impl::add_host_waits(StepBuild& b) {
+  Impl& m = *this;
+  const Trace& t = b.t;
+  const SliceTable& s = b.s;
+  const std::vector<const GpuEvent*>& evs = b.evs;
+  const std::unordered_map<int64_t, int64_t>& sync_stream = b.g.sync_streams();  // corr -> stream
   StringId k_corr = t.strings.find("correlation");
   std::vector<int8_t> call_memo(t.strings.size(), -1);  // 0 none, 1 device, 2 stream/event, 3 copy
-  for (const HostThread& th : threads) {
-    for (uint32_t i : by_track[th.track]) {
+  for (const HostThread& th : b.threads) {
+    for (uint32_t i : b.by_track[th.track]) {
       int8_t& cm = call_memo[s.name[i]];
       if (cm < 0) {
         std::string_view n = t.str(s.name[i]);
@@ -483,8 +490,8 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
       std::vector<uint32_t> deps;
       uint8_t wk = kWaitSync;
       if (cm == 3) {
-        auto it = op_by_launch.find(i);
-        if (it == op_by_launch.end()) continue;
+        auto it = b.op_by_launch.find(i);
+        if (it == b.op_by_launch.end()) continue;
         deps.push_back(it->second);
         wk = m.ops[it->second].pageable ? kWaitPageable : kWaitCopy;
       } else {
@@ -494,14 +501,14 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
           if (auto cv = c ? c->as_int() : std::nullopt)
             if (auto f = sync_stream.find(*cv); f != sync_stream.end()) only_stream = f->second;
         }
-        for (auto& [key, so] : streams) {
+        for (auto& [key, so] : b.streams) {
           if (only_stream != INT64_MIN && key.second != only_stream) continue;
           auto p = std::upper_bound(so.launch_key.begin(), so.launch_key.end(), cts);
           if (p == so.launch_key.begin()) continue;
           deps.push_back(so.ops[static_cast<size_t>(p - so.launch_key.begin() - 1)]);
         }
       }
-      int64_t end_node = host_node(th.track, cend);
+      int64_t end_node = b.host_node(th.track, cend);
       if (end_node <= static_cast<int64_t>(th.node_base)) continue;
       uint32_t seg = th.seg_base + static_cast<uint32_t>(end_node - th.node_base - 1);
       int64_t seg_start = cend - m.segs[seg].dur;
@@ -512,7 +519,7 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
         int64_t skew = cm == 3 ? copy_end_skew(evs[o]->ts, oe, cts, cend) : 0;
         oe -= skew;
         if (oe <= cts || oe > cend) continue;  // already done, or not what the call waited for
-        add(m.op_end[o], static_cast<uint32_t>(end_node), kWaitDep, cend - oe - skew, 0, wk);
+        b.add(m.op_end[o], static_cast<uint32_t>(end_node), kWaitDep, cend - oe - skew, 0, wk);
         latest = std::max(latest, oe);
       }
       if (latest != INT64_MIN)
@@ -520,13 +527,20 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
             m.segs[seg].wait_part, std::clamp<int64_t>(latest - seg_start, 0, m.segs[seg].dur));
     }
   }
-  // ---- steps: the ProfilerStep slices; each GPU op belongs to the step it was launched in ----
+}
+
+// ---- steps: the ProfilerStep slices; each GPU op belongs to the step it was launched in ----
+void StepModel::Impl::assign_steps(StepBuild& b, const std::vector<size_t>& steps) {
+  Impl& m = *this;
+  const SliceTable& s = b.s;
+  const std::vector<const GpuEvent*>& evs = b.evs;
+  const HostThread& main_th = b.threads.front();
   std::vector<int64_t> step_ts;
   for (size_t i : steps) {
-    int64_t a = host_node(s.track[i], s.ts[i]), b = host_node(s.track[i], s.ts[i] + s.dur[i]);
-    if (a < 0 || b < 0) continue;
+    int64_t a = b.host_node(s.track[i], s.ts[i]), z = b.host_node(s.track[i], s.ts[i] + s.dur[i]);
+    if (a < 0 || z < 0) continue;
     m.step_start.push_back(static_cast<uint32_t>(a));
-    m.step_end.push_back(static_cast<uint32_t>(b));
+    m.step_end.push_back(static_cast<uint32_t>(z));
     step_ts.push_back(s.ts[i]);
   }
   m.op_step.assign(m.ops.size(), -1);
@@ -557,7 +571,7 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
     std::vector<std::pair<int64_t, int64_t>> win;  // host windows, in time order
     for (size_t k = 0; k < m.step_start.size(); ++k)
       win.emplace_back(m.ts[m.step_start[k]], m.ts[m.step_end[k]]);
-    for (const HostThread& th : threads)
+    for (const HostThread& th : b.threads)
       for (size_t j = 0; j + 1 < th.times.size(); ++j) {
         auto p = std::upper_bound(win.begin(), win.end(), std::make_pair(th.times[j], INT64_MAX));
         if (p == win.begin()) continue;
@@ -566,7 +580,11 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
           m.seg_step[th.seg_base + j] = static_cast<int32_t>(p - win.begin());
       }
   }
-  // ---- CSR of incoming edges (backward edges dropped), then a topological order ----
+}
+
+// ---- CSR of incoming edges (backward edges dropped), then a topological order ----
+void StepModel::Impl::order_nodes(std::vector<RawEdge>& raw) {
+  Impl& m = *this;
   size_t n = m.ts.size();
   m.in_begin.assign(n + 1, 0);
   size_t kept = 0;
@@ -608,7 +626,70 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
                      [&](uint32_t a, uint32_t b) { return m.ts[a] < m.ts[b]; });
     m.order.insert(m.order.end(), rest.begin(), rest.end());
   }
-  m.first_node = main_th.node_base;
+}
+
+StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  StepBuild b(g);
+  const Trace& t = b.t;
+  const SliceTable& s = b.s;
+  std::unordered_map<uint32_t, std::vector<uint32_t>>& by_track = b.by_track;
+  StringId sync_cat = t.strings.find("cuda_sync");
+  StringId gpu_ann = t.strings.find("gpu_user_annotation");
+  StringId span_cat = t.strings.find(kProfilerSpanCategory);
+  StringId mtia_cat = t.strings.find("mtia_ccp_events");  // accelerator work on host-like tracks
+  // The host slices per thread (not syncs, GPU annotations, the profiler's span, MTIA work).
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (t.is_gpu_track(s.track[i]) || s.dur[i] < 0) continue;
+    StringId c = s.cat[i];
+    if (c == sync_cat || c == gpu_ann || c == span_cat || c == mtia_cat) continue;
+    by_track[s.track[i]].push_back(static_cast<uint32_t>(i));
+  }
+  if (by_track.empty()) return;
+  const GpuEvents& ge = g.gpu_ops();
+  // Slices that launch GPU work, and their ancestors: what a CUDA graph captures.
+  std::vector<uint8_t> launching(s.size(), 0);
+  for (const GpuEvent& e : ge.events)
+    for (int64_t i = e.launch; i >= 0 && !launching[static_cast<size_t>(i)];
+         i = s.parent[static_cast<size_t>(i)])
+      launching[static_cast<size_t>(i)] = 1;
+  // The windows: the step model's iterations (ProfilerStep#N, an engine's iteration annotation,
+  // --step-annotation), else one window on the step thread (the TensorBoard plugin's rule).
+  const StepMarkers& markers = g.markers();
+  const std::vector<size_t>& steps = markers.slices;
+  m.source = steps.empty() ? StepSource::kTraceSpan : markers.source;
+  uint32_t main_track = 0;
+  if (!steps.empty()) {
+    main_track = s.track[steps.front()];
+  } else {
+    // The thread that launches the most GPU work, else the one with the most slices: a thread
+    // that only waits or sleeps (a profiler's own thread, a watchdog) is not the step.
+    std::unordered_map<uint32_t, size_t> launches;
+    for (const GpuEvent& e : ge.events)
+      if (e.launch >= 0) ++launches[s.track[static_cast<size_t>(e.launch)]];
+    std::pair<size_t, size_t> most{0, 0};
+    for (auto& [track, v] : by_track) {
+      auto l = launches.find(track);
+      std::pair<size_t, size_t> key{l == launches.end() ? 0 : l->second, v.size()};
+      if (key > most || (key == most && track < main_track)) {
+        most = key;
+        main_track = track;
+      }
+    }
+  }
+  std::vector<uint32_t> tracks;
+  for (auto& [track, v] : by_track) tracks.push_back(track);
+  std::sort(tracks.begin(), tracks.end(), [&](uint32_t a, uint32_t b) {
+    return (a == main_track) != (b == main_track) ? a == main_track : a < b;
+  });
+  m.add_host_threads(b, tracks, launching);
+  m.add_host_edges(b);
+  m.add_gpu_ops(b, ge);
+  m.add_gpu_edges(b);
+  m.add_host_waits(b);
+  m.assign_steps(b, steps);
+  m.order_nodes(b.raw);
+  m.first_node = b.threads.front().node_base;
   m.usable = true;
 }
 

@@ -23,7 +23,6 @@ OWNED = {}
 
 # (file, function) -> its length when listed. Not split yet; shrink this list.
 ALLOWED = {
-    ("src/analyze/step_replay.cpp", "StepModel::StepModel"): 417,
     ("src/render/timeline_data.cpp", "encode_lanes"): 232,
     ("src/analyze/roofline.cpp", "analyze_roofline"): 192,
     ("src/analyze/graphs.cpp", "analyze_graphs"): 157,
