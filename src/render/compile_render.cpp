@@ -307,6 +307,45 @@ std::string render_compile_text(const CompileResult& r, size_t width) {
   return out;
 }
 
+namespace {
+
+// The "runtime" object: GPU work inside and outside the trace's compiled regions, per region.
+void write_compile_runtime_json(JsonWriter& w, const CompileRuntime& rt) {
+  if (!rt.present) {
+    w.null();
+    return;
+  }
+  w.begin_object()
+      .field("kernels_in_compiled", rt.kernels_in_compiled)
+      .field("kernels_outside", rt.kernels_outside)
+      .field("triton_in_compiled", rt.triton_in_compiled)
+      .field("triton_total", rt.triton_total)
+      .field("gpu_ns_in_compiled", rt.gpu_ns_in_compiled)
+      .field("gpu_ns_outside", rt.gpu_ns_outside)
+      .field("cpu_ops_in_compiled", rt.cpu_ops_in_compiled)
+      .field("cpu_ops_outside", rt.cpu_ops_outside)
+      .field("graph_captures", rt.graph_captures)
+      .field("cache_lookups", rt.cache_lookups)
+      .field("cache_lookup_ns", rt.cache_lookup_ns);
+  w.key("regions").begin_array();
+  for (const CompiledRegion& c : rt.regions)
+    w.begin_object()
+        .field("kind", c.kind)
+        .field("name", c.name)
+        .field("compile_id", c.compile_id)
+        .field("fx_key", c.fx_key)
+        .field("calls", c.calls)
+        .field("cpu_ns", c.cpu_ns)
+        .field("gpu_events", c.gpu_events)
+        .field("triton_kernels", c.triton_kernels)
+        .field("gpu_busy_ns", c.gpu_busy_ns)
+        .field("distinct_kernels", c.distinct_kernels)
+        .end_object();
+  w.end_array().end_object();
+}
+
+}  // namespace
+
 void write_compile_json(JsonWriter& w, const CompileResult& r) {
   w.begin_object().field("kind", "torch_compile");
   w.key("ranks").begin_array();
@@ -402,38 +441,7 @@ void write_compile_json(JsonWriter& w, const CompileResult& r) {
   }
   w.end_array();
   w.key("runtime");
-  if (!r.runtime.present) {
-    w.null();
-  } else {
-    const CompileRuntime& rt = r.runtime;
-    w.begin_object()
-        .field("kernels_in_compiled", rt.kernels_in_compiled)
-        .field("kernels_outside", rt.kernels_outside)
-        .field("triton_in_compiled", rt.triton_in_compiled)
-        .field("triton_total", rt.triton_total)
-        .field("gpu_ns_in_compiled", rt.gpu_ns_in_compiled)
-        .field("gpu_ns_outside", rt.gpu_ns_outside)
-        .field("cpu_ops_in_compiled", rt.cpu_ops_in_compiled)
-        .field("cpu_ops_outside", rt.cpu_ops_outside)
-        .field("graph_captures", rt.graph_captures)
-        .field("cache_lookups", rt.cache_lookups)
-        .field("cache_lookup_ns", rt.cache_lookup_ns);
-    w.key("regions").begin_array();
-    for (const CompiledRegion& c : rt.regions)
-      w.begin_object()
-          .field("kind", c.kind)
-          .field("name", c.name)
-          .field("compile_id", c.compile_id)
-          .field("fx_key", c.fx_key)
-          .field("calls", c.calls)
-          .field("cpu_ns", c.cpu_ns)
-          .field("gpu_events", c.gpu_events)
-          .field("triton_kernels", c.triton_kernels)
-          .field("gpu_busy_ns", c.gpu_busy_ns)
-          .field("distinct_kernels", c.distinct_kernels)
-          .end_object();
-    w.end_array().end_object();
-  }
+  write_compile_runtime_json(w, r.runtime);
   w.key("recommendations").begin_array();
   for (const std::string& s : r.recommendations) w.value(s);
   w.end_array().end_object();

@@ -250,6 +250,39 @@ void write_named(JsonWriter& w, const char* key, const std::vector<NamedTime>& v
   w.end_array();
 }
 
+// One rank's row of "ranks": its steps, HTA temporal breakdown, communication and top items.
+void write_rank_stats_json(JsonWriter& w, const RankStats& s) {
+  w.begin_object();
+  w.field("rank", s.rank);
+  w.field("source", s.source);
+  w.field("steps", s.steps);
+  w.field("step_mean_ns", s.step_mean_ns);
+  w.field("step_max_ns", s.step_max_ns);
+  w.field("wall_ns", s.wall_ns);
+  w.field("span_ns", s.temporal.span_ns);
+  w.field("idle_ns", s.temporal.idle_ns);
+  w.field("compute_ns", s.temporal.compute_ns);
+  w.field("non_compute_ns", s.temporal.non_compute_ns);
+  w.field("communication_ns", s.temporal.communication_ns);
+  w.field("idle_pct", s.temporal.idle_pct);
+  w.field("compute_pct", s.temporal.compute_pct);
+  w.field("non_compute_pct", s.temporal.non_compute_pct);
+  w.field("communication_pct", s.temporal.communication_pct);
+  w.field("comm_comp_overlap_pct", s.comm_comp_overlap_pct);
+  w.field("exposed_comm_ns", s.exposed_comm_ns);
+  w.field("comm_overhead_pct", s.comm_overhead_pct);
+  w.field("memory_peak_bytes", s.memory_peak_bytes);
+  w.field("world_size", s.world_size);
+  w.field("clock_offset_ns", s.clock_offset_ns);
+  w.field("collective_calls", s.collective_calls);
+  w.field("last_count", s.last_count);
+  w.field("late_total_ns", s.late_total_ns);
+  w.field("straggler", s.straggler);
+  write_named(w, "top_kernels", s.top_kernels);
+  write_named(w, "top_ops", s.top_ops);
+  w.end_object();
+}
+
 }  // namespace
 
 void write_ranks_json(JsonWriter& w, const RanksResult& r) {
@@ -319,37 +352,7 @@ void write_ranks_json(JsonWriter& w, const RanksResult& r) {
   }
   w.end_array();
   w.key("ranks").begin_array();
-  for (const RankStats& s : r.ranks) {
-    w.begin_object();
-    w.field("rank", s.rank);
-    w.field("source", s.source);
-    w.field("steps", s.steps);
-    w.field("step_mean_ns", s.step_mean_ns);
-    w.field("step_max_ns", s.step_max_ns);
-    w.field("wall_ns", s.wall_ns);
-    w.field("span_ns", s.temporal.span_ns);
-    w.field("idle_ns", s.temporal.idle_ns);
-    w.field("compute_ns", s.temporal.compute_ns);
-    w.field("non_compute_ns", s.temporal.non_compute_ns);
-    w.field("communication_ns", s.temporal.communication_ns);
-    w.field("idle_pct", s.temporal.idle_pct);
-    w.field("compute_pct", s.temporal.compute_pct);
-    w.field("non_compute_pct", s.temporal.non_compute_pct);
-    w.field("communication_pct", s.temporal.communication_pct);
-    w.field("comm_comp_overlap_pct", s.comm_comp_overlap_pct);
-    w.field("exposed_comm_ns", s.exposed_comm_ns);
-    w.field("comm_overhead_pct", s.comm_overhead_pct);
-    w.field("memory_peak_bytes", s.memory_peak_bytes);
-    w.field("world_size", s.world_size);
-    w.field("clock_offset_ns", s.clock_offset_ns);
-    w.field("collective_calls", s.collective_calls);
-    w.field("last_count", s.last_count);
-    w.field("late_total_ns", s.late_total_ns);
-    w.field("straggler", s.straggler);
-    write_named(w, "top_kernels", s.top_kernels);
-    write_named(w, "top_ops", s.top_ops);
-    w.end_object();
-  }
+  for (const RankStats& s : r.ranks) write_rank_stats_json(w, s);
   w.end_array();
   w.key("collectives").begin_array();
   for (const CollectiveStats& c : r.collectives) {

@@ -42,9 +42,7 @@ ALLOWED = {
     ("src/record/demo_workload.cpp", "run_demo_workload"): 145,
     ("src/import/perfetto_importer.cpp", "PerfettoReader::run"): 142,
     ("src/import/native_reader.cpp", "decode_payload"): 135,
-    ("src/render/ranks_render.cpp", "write_ranks_json"): 132,
     ("src/trace/trace_builder.cpp", "TraceBuilder::finish"): 131,
-    ("src/render/compile_render.cpp", "write_compile_json"): 131,
     ("src/import/perfetto_importer.cpp", "PerfettoReader::read_event"): 130,
     ("src/export/perfetto_export.cpp", "Writer::run"): 129,
 }
