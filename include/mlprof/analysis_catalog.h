@@ -60,7 +60,7 @@
     "ops", 1)                                                                                      \
   X(Flame, flame, FlameGraph, FlameOptions, (), kNothing, true, 0, 0, "", "frames", 1)             \
   X(Timeline, timeline, TimelineResult, TimelineOptions, (), kNothing, true, 0, 0, "", "lanes", 1) \
-  X(Modules, modules, ModulesResult, ModulesOptions, (kGraphs), kModuleEvents, true, 9, 8,         \
+  X(Modules, modules, ModulesResult, ModulesOptions, (kSteps, kGraphs), kModuleEvents, true, 9, 8, \
     "Modules", "", 1)                                                                              \
   X(CriticalPath, critical_path, CriticalPathResult, CriticalPathOptions, (), kCriticalPathWindow, \
     true, 10, 9, "Critical path", "", 1)                                                           \

@@ -84,7 +84,8 @@ TimelineResult compute_timeline(AnalysisSet& s) {
 }
 
 ModulesResult compute_modules(AnalysisSet& s) {
-  return analyze_modules(s.trace(), s.options().modules, s.has_gpu() ? &s.graphs() : nullptr);
+  return analyze_modules(s.trace(), s.options().modules, s.has_gpu() ? &s.graphs() : nullptr,
+                         &s.steps());
 }
 
 CriticalPathResult compute_critical_path(AnalysisSet& s) {

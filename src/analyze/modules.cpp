@@ -39,10 +39,29 @@ struct Call {  // one module event
   int64_t child_host_ns = 0;
 };
 
+// The "% step" denominator (modules.h): ProfilerStep# host time as `steps` and `summary` count
+// it; an engine iteration's host window is only its CPU side (vLLM's piecewise decode: 26 ms on
+// the host, 307 ms on the GPU), so on a GPU trace its GPU windows.
+void set_step_time(const Trace& t, const StepsResult* steps, ModulesResult& res) {
+  if (steps && !steps->steps.empty()) {
+    bool gpu = res.has_gpu && steps->has_gpu && steps->gpu_total_ns > 0 &&
+               steps->source != StepSource::kProfilerStep;
+    res.step_ns = gpu ? steps->gpu_total_ns : steps->total_ns;
+    res.steps = static_cast<uint32_t>(steps->steps.size());
+    res.step_source = steps->source;
+    res.step_window = gpu ? "gpu" : "host";
+  }
+  if (res.step_ns > 0) return;
+  res.step_ns = t.span_ns();
+  res.steps = 0;
+  res.step_source = StepSource::kNone;
+  res.step_window = "span";
+}
+
 }  // namespace
 
-ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o,
-                              const GraphsResult* replays) {
+ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const GraphsResult* replays,
+                              const StepsResult* steps) {
   ModulesResult res;
   const SliceTable& s = t.slices;
   StringId py_cat = t.strings.find("python_function");
@@ -79,7 +98,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o,
     std::vector<uint32_t> chain;
     int32_t found = -1;
     uint32_t cur = start;
-    for (int steps = 0; steps < 100000; ++steps) {
+    for (int hops = 0; hops < 100000; ++hops) {
       const Arg* pa = t.slice_arg(cur, "Python parent id");
       auto pid = pa ? pa->as_int() : std::nullopt;
       if (!pid) break;
@@ -311,13 +330,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o,
     for (size_t i = 0; i < op_owner.size(); ++i)
       if (op_owner[i] >= 0) res.rows[calls[op_owner[i]].row].flops_self += op_flops_of[i];
   }
-  // Step time: ProfilerStep# ranges, else the trace span.
-  for (size_t i = 0; i < s.size(); ++i)
-    if (step_number(t.str(s.name[i])) && !t.is_gpu_track(s.track[i])) {
-      res.step_ns += s.dur[i];
-      ++res.steps;
-    }
-  if (res.step_ns == 0) res.step_ns = t.span_ns();
+  set_step_time(t, steps, res);
   for (size_t r = 0; r < res.rows.size(); ++r) {
     ModuleRow& row = res.rows[r];
     double n = static_cast<double>(std::max<uint64_t>(row.calls, 1));

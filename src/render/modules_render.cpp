@@ -50,21 +50,41 @@ void row_table(std::string& out, const char* title, const ModulesResult& r,
   out += (indent ? t.render(width) : t.render_uncut()) + "\n";
 }
 
+// "3 ProfilerSteps", "1 vLLM iteration".
+std::string iterations_text(const ModulesResult& r) {
+  bool one = r.steps == 1;
+  std::string n = std::to_string(r.steps);
+  switch (r.step_source) {
+    case StepSource::kProfilerStep:
+      return n + (one ? " ProfilerStep" : " ProfilerSteps");
+    case StepSource::kVllm:
+      return n + (one ? " vLLM iteration" : " vLLM iterations");
+    case StepSource::kSglang:
+      return n + (one ? " SGLang iteration" : " SGLang iterations");
+    case StepSource::kAnnotation:
+      return n + (one ? " --step-annotation iteration" : " --step-annotation iterations");
+    default:
+      return n + (one ? " iteration" : " iterations");
+  }
+}
+
 }  // namespace
 
 std::string render_modules_text(const ModulesResult& r, size_t depth, size_t width) {
   if (!r.message.empty()) return r.message + "\n";
   std::string out;
   char buf[320];
-  // "% step" divides by this: the ProfilerStep# time, or (no steps) the whole trace's span; the
-  // numerator is the GPU time on a GPU trace (it read as host time), else the host time.
+  // "% step" divides by this (modules.h): the iterations of the step model, by their host time
+  // or GPU windows, or (no iterations) the whole trace's span; the numerator is the GPU time on
+  // a GPU trace (it read as host time), else the host time.
   std::string share_of = r.has_gpu ? "GPU time" : "host time";
-  std::string step_text = r.steps > 0
-                              ? std::to_string(r.steps) +
-                                    (r.steps == 1 ? " ProfilerStep " : " ProfilerSteps ") +
-                                    ns(r.step_ns) + " (% step = " + share_of + " / their time)"
-                              : "trace span " + ns(r.step_ns) +
-                                    " (no ProfilerStep: % step = " + share_of + " / the span)";
+  std::string step_text =
+      r.steps == 0
+          ? "trace span " + ns(r.step_ns) + " (no iterations: % step = " + share_of + " / the span)"
+      : r.step_window == "gpu"
+          ? iterations_text(r) + ", GPU windows " + ns(r.step_ns) + " (% step = " + share_of +
+                " / their GPU windows)"
+          : iterations_text(r) + " " + ns(r.step_ns) + " (% step = " + share_of + " / their time)";
   std::snprintf(buf, sizeof buf,
                 "%llu nn.Module calls, %zu module paths, depth %u; %llu recomputed on the autograd "
                 "thread\n%s; GPU busy %s in the whole trace\n\n",
@@ -122,6 +142,8 @@ void write_modules_json(JsonWriter& w, const ModulesResult& r) {
   w.field("module_events", r.module_events).field("recompute_events", r.recompute_events);
   w.field("step_ns", r.step_ns)
       .field("steps", r.steps)
+      .field("step_source", step_source_name(r.step_source))
+      .field("step_window", r.step_window)
       .field("gpu_total_ns", r.gpu_total_ns)
       .field("has_gpu", r.has_gpu);
   w.field("max_depth", r.max_depth);

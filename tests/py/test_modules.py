@@ -150,6 +150,80 @@ def check_shared(label, path, got):
         check(m["gpu_ns"] <= got["gpu_total_ns"], f"{label}: shared {n} GPU {m['gpu_ns']} within the trace's {got['gpu_total_ns']}")
 
 
+# "% step" (issue 27): the step model's iterations, found here from the annotations
+# (ProfilerStep#N > vLLM execute_*), independent of mlprof. ProfilerStep#: their host time (as
+# before); vLLM iterations on a GPU trace: their GPU windows, the TensorBoard plugin's rule (from
+# max(host start, previous window's end) to max(host end, end of the GPU work launched by runtime
+# calls inside the host window); the first starts after earlier GPU work that ends before its
+# own); no iterations: the trace span.
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
+VLLM = re.compile(r"^execute_(\d+_context_\d+\(sq\d+sk\d+sqsq\d+sqsk\d+\)_generation_\d+\(sq\d+sk\d+sqsq\d+sqsk\d+\)"
+                  r"|context_\d+\([\d_]+\)_generation_\d+\([\d_]+\))$")
+
+
+def gpu_windows_ns(events, host):
+    gpu = [e for e in events if e.get("ph") == "X" and e.get("cat") in GPU_CATS]
+    by_corr = defaultdict(list)
+    for g in gpu:
+        by_corr[g.get("args", {}).get("correlation")].append(g)
+    rt = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver")),
+                key=lambda e: e["ts"])
+    launched = []
+    for hs, he in host:
+        mine = [g for r in rt if r["ts"] >= hs and r["ts"] + r["dur"] <= he
+                for g in by_corr.get(r.get("args", {}).get("correlation"), [])]
+        launched.append(mine)
+    prev = host[0][0]
+    if launched[0]:
+        first = min(g["ts"] for g in launched[0])
+        ids = {id(g) for m in launched for g in m}
+        prev = max([prev] + [g["ts"] + g["dur"] for g in gpu if id(g) not in ids and g["ts"] + g["dur"] < first])
+    total = 0.0
+    for (hs, he), mine in zip(host, launched):
+        b = max(prev, hs)
+        e = max(he, max((g["ts"] + g["dur"] for g in mine), default=he), b)
+        total += e - b
+        prev = e
+    return round(total * 1000)
+
+
+def check_step_time(name, path, events, got, profiler_steps=None):
+    gpu = any(e.get("cat") in GPU_CATS for e in events)
+    gpu_pids = {e["pid"] for e in events if e.get("cat") in GPU_CATS}
+    host = [e for e in events if e.get("ph") == "X" and e.get("cat") not in GPU_CATS
+            and e.get("cat") != "gpu_user_annotation" and e["pid"] not in gpu_pids]
+    steps = [e for e in host if str(e.get("name", "")).startswith("ProfilerStep#")]
+    if profiler_steps is not None:
+        check(len(steps) == len(profiler_steps), f"{name}: ProfilerStep# count {len(steps)} vs EXPECTED.json")
+    vllm = sorted((e for e in host if VLLM.match(str(e.get("name", "")))), key=lambda e: e["ts"])
+    if steps:
+        want = ("profiler_step", "host", len(steps), sum(round(float(e["dur"]) * 1000) for e in steps))
+        text = f"{len(steps)} ProfilerStep{'s' if len(steps) > 1 else ''} "
+    elif vllm and gpu:
+        want = ("vllm", "gpu", len(vllm), gpu_windows_ns(events, [(e["ts"], e["ts"] + e["dur"]) for e in vllm]))
+        text = f"{len(vllm)} vLLM iteration{'s' if len(vllm) > 1 else ''}, GPU windows "
+    elif vllm:
+        want = ("vllm", "host", len(vllm), sum(round(float(e["dur"]) * 1000) for e in vllm))
+        text = f"{len(vllm)} vLLM iteration{'s' if len(vllm) > 1 else ''} "
+    else:
+        want = ("none", "span", 0, None)
+        text = "trace span "
+    have = (got.get("step_source"), got.get("step_window"), got.get("steps"))
+    check(have == want[:3], f"{name}: step source/window/count {have} vs {want[:3]}")
+    if want[3] is not None:
+        check(abs(got["step_ns"] - want[3]) <= 2 * max(1, want[2]), f"{name}: step time {got['step_ns']} vs {want[3]}")
+    # Each row's share divides by it: GPU time on a GPU trace, else host time.
+    for r in got["rows"][:50]:
+        t = r["gpu_ns"] if got["has_gpu"] else r["host_ns"]
+        check(abs(r["step_share"] - t / got["step_ns"]) < 1e-9, f"{name}: {r['path']} share {r['step_share']}")
+    p = subprocess.run([MLPROF, "modules", path], capture_output=True, text=True)
+    second = p.stdout.splitlines()[1] if p.stdout.count("\n") > 1 else ""
+    check(second.startswith(text), f"{name}: text says {second!r}, want it to start with {text!r}")
+    # ... and which time it divides: GPU time on a trace with GPU events (counted here).
+    check(f"% step = {'GPU' if gpu else 'host'} time / " in second, f"{name}: % step numerator in {second!r}")
+    return p
+
+
 exp = json.load(open(os.path.join(DIR, "EXPECTED.json")))
 for name, f in exp["files"].items():
     path = os.path.join(DIR, name)
@@ -166,21 +240,7 @@ for name, f in exp["files"].items():
     check(dict(by_class) == f["nn_module_events_by_class"], f"{name}: calls by class")
     events = load(path)
     ref, n = reference(events)
-    # "% step" divides by the ProfilerStep# time, or the trace span when there is none; the
-    # header says which (it said "step time" for a trace without steps).
-    steps = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
-             and e.get("cat") != "gpu_user_annotation"]
-    check(got.get("steps") == len(steps) == len(f["profiler_steps"]), f"{name}: steps {got.get('steps')} vs {len(steps)}")
-    if steps:
-        step_ns = sum(round(float(e["dur"]) * 1000) for e in steps)
-        check(abs(got["step_ns"] - step_ns) <= len(steps), f"{name}: step time {got['step_ns']} vs {step_ns}")
-    p = subprocess.run([MLPROF, "modules", path], capture_output=True, text=True)
-    second = p.stdout.splitlines()[1] if p.stdout.count("\n") > 1 else ""
-    want = f"{len(steps)} ProfilerSteps " if len(steps) > 1 else "trace span " if not steps else "1 ProfilerStep "
-    check(second.startswith(want), f"{name}: text says {second!r}, want it to start with {want!r}")
-    # ... and which time it divides: GPU time on a trace with GPU events (counted here).
-    gpu = any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in events)
-    check(f"% step = {'GPU' if gpu else 'host'} time / " in second, f"{name}: % step numerator in {second!r}")
+    p = check_step_time(name, path, events, got, f["profiler_steps"])
     # The rankings name modules whole: each part of a label ("Block_3/../Leaf_3") is a module of
     # the trace (they were cut in the middle, "Qwen3DecoderLayer...ParallelLinear_15").
     names = {e["name"][len("nn.Module: "):] for e in events if str(e.get("name", "")).startswith("nn.Module: ")}
@@ -248,6 +308,18 @@ if piecewise:
         check(gm is not None and gm["gpu_ns"] <= got["gpu_total_ns"],
               f"vLLM piecewise: GraphModule_0 {gm} within the trace's GPU time {got['gpu_total_ns']}")
         check_shared("vLLM piecewise", piecewise, got)
+
+# "% step" on serving and graph traces (issue 27): vLLM iterations by their GPU windows
+# (piecewise: 307.7 ms, the host window is 26.4 ms), ProfilerStep# traces by their host time.
+for rel in ("traces/serving/vllm_decode_full/graph_execution.json.gz",
+            "traces/serving/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
+            "traces/compile/kineto/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+            "traces/cuda-graphs/xdit_flux/profile_trace_rank_0.json.gz",
+            "traces/cuda-graphs/xdit_flux/capture_traces/capture_trace_rank_0.json.gz"):
+    path = shared_path(rel)
+    got = run_json("modules", path) if path else None
+    if got:
+        check_step_time(rel, path, load(path), got)
 
 # tb_plugin's unit module trace (7 module events) and a trace without modules.
 tb = shared_path("peers/tb_plugin/unit/build_module_hierarchy.json")

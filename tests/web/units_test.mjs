@@ -3,8 +3,8 @@
 // block counts shown as bytes ("397 B"), bytes by state unformatted, its epoch start time as
 // "1763324226 s", unused_fraction as 0.4655; the compiled regions' GPU time in raw ns; the ranks'
 // distributions in raw ns; "1 rows".
-// Also: a snapshot's segment addresses in hex, the Modules tab's step card naming the trace span
-// when there is no ProfilerStep.
+// Also: a snapshot's segment addresses in hex, the Modules tab's step card naming what "% step" divides
+// by (ProfilerStep#, vLLM iterations' GPU windows, or the trace span).
 // The GPU tab's launch statistics (cpu_duration_us: mean, p50... had no unit; count stays a count).
 // Usage: node units_test.mjs MLPROF SNAPSHOT RANK_DIR COMPILE_TRACE MODULES_TRACE GPU_TRACE
 // (empty = skip that part)
@@ -15,12 +15,16 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 
 const [mlprof, snapshot, rankDir, compileTrace, modulesTrace, gpuTrace] = process.argv.slice(2);
-// ProfilerStep# events of a Kineto trace, counted in Python (independent of mlprof).
-const STEPS_PY = `import gzip, json, sys
+// ProfilerStep# events and vLLM execute_* iterations of a Kineto trace, and whether it has GPU
+// work, counted in Python (independent of mlprof).
+const STEPS_PY = `import gzip, json, re, sys
 op = gzip.open if sys.argv[1].endswith('.gz') else open
 d = json.load(op(sys.argv[1]))
-ev = d['traceEvents'] if isinstance(d, dict) else d
-print(sum(1 for e in ev if e.get('ph') == 'X' and str(e.get('name', '')).startswith('ProfilerStep#') and e.get('cat') != 'gpu_user_annotation'))`;
+ev = [e for e in (d['traceEvents'] if isinstance(d, dict) else d) if e.get('ph') == 'X']
+gpu = {e['pid'] for e in ev if e.get('cat') in ('kernel', 'gpu_memcpy', 'gpu_memset')}
+host = [str(e.get('name', '')) for e in ev if e['pid'] not in gpu and e.get('cat') != 'gpu_user_annotation']
+vllm = re.compile(r'^execute_(\\d+_context_\\d+\\(.*\\)_generation_\\d+\\(.*\\)|context_\\d+\\([\\d_]+\\)_generation_\\d+\\([\\d_]+\\))$')
+print(json.dumps([sum(n.startswith('ProfilerStep#') for n in host), sum(bool(vllm.match(n)) for n in host), bool(gpu)]))`;
 const require = createRequire(process.env.MLPROF_NODE_MODULES + '/');
 const { chromium } = require('playwright-core');
 let failures = 0, checks = 0;
@@ -87,11 +91,12 @@ try {
   }
   if (modulesTrace) {
     // The card % of step divides by names what it is: ProfilerStep# time or the trace span.
-    const steps = JSON.parse(execFileSync('python3', ['-c', STEPS_PY, modulesTrace], { encoding: 'utf8' }));
+    // ProfilerStep# by their count; vLLM iterations (issue 27) on a GPU trace by their GPU windows.
+    const [steps, vllm, gpu] = JSON.parse(execFileSync('python3', ['-c', STEPS_PY, modulesTrace], { encoding: 'utf8' }));
     const page = await openReport(browser, modulesTrace, 'modules');
     const label = (await page.locator('[data-key="modules.step_ns"] .card-label').textContent()).trim();
-    check(steps === 0 ? label.startsWith('trace span') : label.startsWith(`${steps} profiler step`),
-      `modules step card with ${steps} ProfilerStep# events: '${label}'`);
+    const want = steps ? `${steps} profiler step` : vllm ? `${vllm} vLLM iteration${vllm === 1 ? '' : 's'}${gpu ? ', GPU windows' : ''}` : 'trace span';
+    check(label.startsWith(want), `modules step card with ${steps} ProfilerStep# events, ${vllm} vLLM iterations: '${label}', want '${want}'`);
     // The Overview's combined saving is the bottlenecks JSON's one replay of all findings
     // together (issue 25), not a sum of the rows.
     const bj = cliJson('bottlenecks', modulesTrace);

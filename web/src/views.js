@@ -254,6 +254,14 @@ export { gpu } from './gpu_view.js';
 
 // ---- Modules: the nn.Module tree ---------------------------------------------------------------
 
+// "3 profiler steps", "1 vLLM iteration, GPU windows", "trace span (no iterations)".
+function moduleStepLabel(m) {
+  if (!(m.steps > 0)) return 'trace span (no iterations)';
+  const kind = { profiler_step: 'profiler step', vllm: 'vLLM iteration', sglang: 'SGLang iteration',
+    annotation: 'annotated iteration' }[m.step_source] || 'iteration';
+  return `${m.steps} ${kind}${m.steps === 1 ? '' : 's'}${m.step_window === 'gpu' ? ', GPU windows' : ''}`;
+}
+
 export async function modules(c, src) {
   const m = await src.get('modules');
   if (missing(c, m, 'Modules')) return;
@@ -263,9 +271,10 @@ export async function modules(c, src) {
     return;
   }
   const head = cards(m, 'modules', ['module_events', 'recompute_events', 'step_ns', 'gpu_total_ns', 'max_depth'].filter((k) => k in m));
-  // "% of step" divides by step_ns: the ProfilerStep# time, or the trace span when there is none.
+  // "% of step" divides by step_ns: the iterations' time (ProfilerStep#, or an engine's iterations
+  // by their GPU windows on a GPU trace), or the trace span when there are none.
   const stepLabel = head.querySelector('[data-key="modules.step_ns"] .card-label');
-  if (stepLabel && m.steps !== undefined) stepLabel.firstChild.textContent = m.steps > 0 ? `${m.steps} profiler step${m.steps === 1 ? '' : 's'}` : 'trace span (no ProfilerStep)';
+  if (stepLabel && m.steps !== undefined) stepLabel.firstChild.textContent = moduleStepLabel(m);
   c.append(head);
   c.append(el('h3', {}, 'Module tree'), el('p', { class: 'muted' },
     'Host = time of the module\'s forward on the CPU; GPU = time of the kernels it launched; self = not in a child module. ' +

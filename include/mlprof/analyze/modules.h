@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "mlprof/analyze/steps.h"
 #include "mlprof/trace.h"
 
 namespace mlprof {
@@ -59,10 +60,16 @@ struct ModuleClass {  // all calls of one layer type ("Qwen3DecoderLayer"), self
 struct ModulesResult {
   uint64_t module_events = 0;
   uint64_t recompute_events = 0;
-  std::string message;       // set when the trace has no module events
-  int64_t step_ns = 0;       // ProfilerStep time (or the trace span)
-  uint32_t steps = 0;        // ProfilerStep# ranges in step_ns (0: step_ns is the trace span)
-  int64_t gpu_total_ns = 0;  // union of all GPU events
+  std::string message;  // set when the trace has no module events
+  // "% step" divides by step_ns: the iterations of the step model (steps.h), ProfilerStep# by
+  // their host time, engine iterations (vLLM, SGLang, --step-annotation) by their GPU windows
+  // on a GPU trace (their host window is the CPU side only), else their host time; with no
+  // iterations, the trace's span.
+  int64_t step_ns = 0;
+  uint32_t steps = 0;  // iterations in step_ns (0: step_ns is the trace span)
+  StepSource step_source = StepSource::kNone;  // kNone: no iterations (the span)
+  std::string step_window = "span";            // "host", "gpu" (their GPU windows) or "span"
+  int64_t gpu_total_ns = 0;                    // union of all GPU events
   bool has_gpu = false;
   bool replayed = false;  // graph replays were charged to captured modules
   uint32_t max_depth = 0;
@@ -74,9 +81,11 @@ struct ModulesResult {
 };
 
 struct GraphsResult;
-// `replays`: matched graph replays (analyze_graphs), charged to the captured modules.
+// `replays`: matched graph replays (analyze_graphs), charged to the captured modules. `steps`:
+// the trace's iterations (analyze_steps), the "% step" denominator; nullptr: the trace span.
 ModulesResult analyze_modules(const Trace& trace, const ModulesOptions& options = {},
-                              const GraphsResult* replays = nullptr);
+                              const GraphsResult* replays = nullptr,
+                              const StepsResult* steps = nullptr);
 
 // Why there is no module tree (no nn.Module events: how to record them), or nullopt.
 std::optional<std::string> modules_unavailable(const Trace& trace);
