@@ -291,22 +291,16 @@ void Writer::memory_tracks(std::vector<Ev>& evs, int64_t shift, uint64_t& seq) {
   }
 }
 
-PerfettoExportStats Writer::run() {
-  descriptors();
-  const SliceTable& s = t_.slices;
-  // Negative times cannot be written (the packet timestamp is unsigned): shift everything.
-  int64_t shift = std::min<int64_t>(0, t_.begin_ns());
-  std::vector<Ev> evs;
-  evs.reserve(2 * s.size() + t_.instants.size() + t_.counters.size());
-  uint64_t seq = 0;
-  // Slices, per track, in lanes: a slice stays on the track while it nests in what is open
-  // there; one that overlaps without nesting goes to the first lane where it does.
+// Slices, per track, in lanes: a slice stays on the track while it nests in what is open
+// there; one that overlaps without nesting goes to the first lane where it does. Returns the
+// lanes per track; slice_lane gets each slice's.
+std::vector<uint32_t> assign_lanes(const Trace& t, std::vector<uint32_t>& slice_lane) {
+  const SliceTable& s = t.slices;
   std::vector<std::vector<uint32_t>> lanes;  // open slices per lane (a stack)
-  std::vector<uint32_t> lane_count(t_.tracks.size(), 1);
-  std::vector<uint32_t> slice_lane(s.size(), 0);
-  for (uint32_t k = 0; k + 1 < t_.track_slice_begin.size(); ++k) {
+  std::vector<uint32_t> lane_count(t.tracks.size(), 1);
+  for (uint32_t k = 0; k + 1 < t.track_slice_begin.size(); ++k) {
     lanes.assign(1, {});
-    for (uint32_t i = t_.track_slice_begin[k]; i < t_.track_slice_begin[k + 1]; ++i) {
+    for (uint32_t i = t.track_slice_begin[k]; i < t.track_slice_begin[k + 1]; ++i) {
       int64_t start = s.ts[i], end = s.end(i);
       size_t lane = 0;
       for (;; ++lane) {
@@ -320,6 +314,19 @@ PerfettoExportStats Writer::run() {
       lane_count[k] = std::max<uint32_t>(lane_count[k], static_cast<uint32_t>(lane + 1));
     }
   }
+  return lane_count;
+}
+
+PerfettoExportStats Writer::run() {
+  descriptors();
+  const SliceTable& s = t_.slices;
+  // Negative times cannot be written (the packet timestamp is unsigned): shift everything.
+  int64_t shift = std::min<int64_t>(0, t_.begin_ns());
+  std::vector<Ev> evs;
+  evs.reserve(2 * s.size() + t_.instants.size() + t_.counters.size());
+  uint64_t seq = 0;
+  std::vector<uint32_t> slice_lane(s.size(), 0);
+  std::vector<uint32_t> lane_count = assign_lanes(t_, slice_lane);
   // Begin and end events in nesting order per lane: a DFS over each lane's slices.
   for (uint32_t k = 0; k + 1 < t_.track_slice_begin.size(); ++k) {
     for (uint32_t lane = 0; lane < lane_count[k]; ++lane) {

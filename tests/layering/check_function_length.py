@@ -44,7 +44,6 @@ ALLOWED = {
     ("src/import/native_reader.cpp", "decode_payload"): 135,
     ("src/trace/trace_builder.cpp", "TraceBuilder::finish"): 131,
     ("src/import/perfetto_importer.cpp", "PerfettoReader::read_event"): 130,
-    ("src/export/perfetto_export.cpp", "Writer::run"): 129,
 }
 
 BLOCK_KEYWORDS = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:namespace|class|struct|enum|union|"
