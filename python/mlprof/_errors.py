@@ -1,11 +1,8 @@
 """mlprof's exceptions. Every error mlprof raises is an mlprof.Error; messages are the CLI's
 one line ("PATH: what is wrong")."""
 
-from ._core import AnalysisError, Error, LoadError, SessionError
-
-
-class TraceNotFoundError(LoadError, FileNotFoundError):
-    """The path given to mlprof.load() does not exist."""
-
+# TraceNotFoundError (a LoadError and a FileNotFoundError) is made in C++: a load that fails as
+# not found raises it there (python/src/errors.cpp).
+from ._core import AnalysisError, Error, LoadError, SessionError, TraceNotFoundError
 
 __all__ = ["Error", "LoadError", "TraceNotFoundError", "SessionError", "AnalysisError"]

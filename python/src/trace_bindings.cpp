@@ -58,7 +58,7 @@ Result<std::vector<GraphCaptureInput>> load_captures(const std::vector<std::stri
 Handle load_path(const std::string& path, unsigned threads,
                  const std::vector<std::string>& captures) {
   auto h = std::make_shared<TraceHandle>();
-  std::string error;
+  Status error;  // its code picks the Python class (error_mapping): missing, too large, bad
   {
     py::gil_scoped_release release;
     AnalysisOptions options;
@@ -68,7 +68,7 @@ Handle load_path(const std::string& path, unsigned threads,
     o.threads = threads;
     Result<Input> in = c ? open_input(path, o) : Result<Input>(c.status());
     if (!in) {
-      error = in.error();
+      error = in.status();
     } else if (!in->rank_dir()) {
       h->set = std::make_unique<AnalysisSet>(std::move(*in->trace), options);
     } else {
@@ -80,12 +80,13 @@ Handle load_path(const std::string& path, unsigned threads,
         h->set =
             std::make_unique<AnalysisSet>(std::move(loaded.value()), options, std::move(errors));
       } else {
-        error = loaded.error();
-        if (!errors.empty()) error += " (" + errors.front() + ")";
+        std::string message = loaded.error();
+        if (!errors.empty()) message += " (" + errors.front() + ")";
+        error = Status::error(loaded.code(), std::move(message));
       }
     }
   }
-  if (!h->set) raise(StatusCode::kBadInput, error);
+  if (!h->set) raise(error);
   return h;
 }
 

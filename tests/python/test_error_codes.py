@@ -1,7 +1,8 @@
 """Errors reach Python as the class the one mapping gives their code (include/mlprof/status.h,
-issue 24 item 5): not found / too large / bad input are LoadError, an output that cannot be
-written is mlprof.Error (not LoadError: the trace was fine), a second session is SessionError;
-the message is the CLI's line for the same failure."""
+issue 24 item 5): not found / too large / bad input are LoadError (not found its subclass
+TraceNotFoundError), an output that cannot be written is mlprof.Error (not LoadError: the trace
+was fine), a second session is SessionError; the message is the CLI's line for the same
+failure."""
 import os
 import subprocess
 
@@ -24,6 +25,24 @@ def test_missing_file_is_not_found_with_the_cli_message(tmp_path):
     rc, err = cli_stderr("summary", str(missing))
     assert rc == 2 and err == f"mlprof: {e.value}"
     assert str(e.value) == f"{missing}: cannot open: No such file or directory"
+
+
+def test_the_class_follows_the_code_of_the_load_itself(tmp_path):
+    # The path exists (Python's own check passes) but holds no trace: the C++ load says not
+    # found, so the class is TraceNotFoundError, not a bare LoadError (python/src/errors.cpp).
+    empty = tmp_path / "no_traces"
+    empty.mkdir()
+    with pytest.raises(mlprof.TraceNotFoundError) as e:
+        mlprof.load(empty)
+    assert isinstance(e.value, mlprof.LoadError) and isinstance(e.value, FileNotFoundError)
+    rc, err = cli_stderr("summary", str(empty))
+    assert rc == 2 and err == f"mlprof: {e.value}"
+    # A damaged trace stays a LoadError, not the not-found subclass.
+    bad = tmp_path / "truncated.json"
+    bad.write_text('{"traceEvents": [ {"ph": "X", ')
+    with pytest.raises(mlprof.LoadError) as e:
+        mlprof.load(bad)
+    assert not isinstance(e.value, mlprof.TraceNotFoundError)
 
 
 def test_input_past_the_limit_is_a_load_error(tmp_path, monkeypatch):
