@@ -402,6 +402,22 @@ TEST(TraceStoreTest, AFilePastTheInputLimitIsTooLarge) {
   EXPECT_EQ(roomy.get("big.json", "summary").error, LookupError::kNone);
 }
 
+// Issue 24: over the limit is the load's code (kTooLarge), not its words. A broken file whose
+// name holds the limit's phrase is a failed load (422), first and from the cached failure.
+TEST(TraceStoreTest, TooLargeIsTheCodeNotTheMessage) {
+  TempDir served;
+  const std::string name = "exceeds the input limit of 1 MiB.json";
+  write(served.path() / name, R"({"traceEvents": [ {"ph": "X", "name": )");
+  set_mtime(served.path() / name, -3600);
+  TraceStore store(served.path().string());
+  for (int i = 0; i < 2; ++i) {
+    Lookup l = store.get(name, "summary");
+    EXPECT_EQ(l.error, LookupError::kLoadFailed) << l.message;
+    EXPECT_EQ(store.trace(name).error, LookupError::kLoadFailed);
+    EXPECT_EQ(store.compare(name, name).error, LookupError::kLoadFailed);
+  }
+}
+
 // Issue 32 item 4: a compile log's reader and analysis ask the client themselves (serve's own
 // checks come only between steps, and a 300k-id log held a worker for minutes after its client
 // hung up). Nothing half-done is kept: a later client gets the whole result.

@@ -53,12 +53,9 @@ bool maybe_being_written(int64_t mtime_ns) {
   return age > -kClockSlackNs && age < kRecentWriteNs;
 }
 
-// load_trace's error for a file past the input limit ("PATH: ... exceeds the input limit of N
-// MiB (MLPROF_MAX_INPUT_MB=N raises it ...)"): a client-visible 413, never "being written".
+// load_trace's message for a file past the input limit ("PATH: ... exceeds the input limit of N
+// MiB (MLPROF_MAX_INPUT_MB=N raises it ...)"), whose hint serve rewrites to its own option.
 constexpr std::string_view kOverLimit = "exceeds the input limit of ";
-bool over_input_limit(const std::string& message) {
-  return message.find(kOverLimit) != std::string::npos;
-}
 
 bool still(const StillWanted& wanted) { return !wanted || wanted(); }
 
@@ -67,6 +64,13 @@ Lookup abandoned() { return Lookup{LookupError::kAbandoned, "the client went awa
 Lookup found(Body body) { return Lookup{LookupError::kNone, "", std::move(body)}; }
 
 Body shared(std::string s) { return std::make_shared<const std::string>(std::move(s)); }
+
+// A failed load as the results cache keeps it: its code (one byte: past the input limit is a
+// client-visible 413, never "being written"), then its message.
+Body failed_load(const Status& s) { return shared(char(s.code()) + s.message()); }
+Status failed_load(const Body& b) {
+  return Status::error(static_cast<StatusCode>(b->front()), b->substr(1));
+}
 
 // MLPROF_SERVE_DELAY_MS: every analysis computed (not answered from the cache) first waits this
 // long. For tests only: it makes "two slow endpoints" slow enough to see that they overlap.
@@ -474,18 +478,18 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
   if (out.error != LookupError::kNone) return out;
   std::string key = f.key() + '\n' + what;
   std::string failed_key = f.key() + "\n!load";
-  auto failed = [&](std::string message) {
-    if (over_input_limit(message))
-      return Lookup{LookupError::kTooLarge, std::move(message), nullptr};
+  auto failed = [&](const Status& s) {
+    if (s.code() == StatusCode::kTooLarge)
+      return Lookup{LookupError::kTooLarge, s.message(), nullptr};
     bool fresh = maybe_being_written(f.info.mtime_ns);
-    return Lookup{fresh ? LookupError::kIncomplete : LookupError::kLoadFailed, std::move(message),
+    return Lookup{fresh ? LookupError::kIncomplete : LookupError::kLoadFailed, s.message(),
                   nullptr};
   };
   if (Body body = results_.find(key)) {
     ++hits_;
     return found(body);
   }
-  if (Body message = results_.find(failed_key)) return failed(*message);
+  if (Body load = results_.find(failed_key)) return failed(failed_load(load));
   ++misses_;
   // The loops that can run long (the compile analysis, the compile-log reader) ask `wanted`
   // themselves and throw Cancelled once the client has gone (trace/cancel.h).
@@ -499,8 +503,8 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
           auto trace = trace_of(f, wanted);
           if (!trace) return std::nullopt;
           if (!*trace) {
-            results_.put(failed_key, shared(trace->error()));  // parsed once per version
-            return Lookup{LookupError::kLoadFailed, trace->error(), nullptr};
+            results_.put(failed_key, failed_load(trace->status()));  // parsed once per version
+            return failed(trace->status());
           }
           if (!still(wanted)) return std::nullopt;
           if (int64_t ms = test_delay_ms())
@@ -514,7 +518,6 @@ Lookup TraceStore::cached(const std::string& name, const std::string& what,
     return abandoned();
   }
   if (!r) return abandoned();
-  if (r->error == LookupError::kLoadFailed) return failed(r->message);
   return *r;
 }
 
@@ -524,21 +527,21 @@ OpenedTrace TraceStore::trace(const std::string& name, const StillWanted& wanted
   out.error = open(name, f, out.message);
   if (out.error != LookupError::kNone) return out;
   std::string failed_key = f.key() + "\n!load";
-  auto failed = [&](std::string message) {
-    out.error = over_input_limit(message)              ? LookupError::kTooLarge
+  auto failed = [&](const Status& s) {
+    out.error = s.code() == StatusCode::kTooLarge      ? LookupError::kTooLarge
                 : maybe_being_written(f.info.mtime_ns) ? LookupError::kIncomplete
                                                        : LookupError::kLoadFailed;
-    out.message = std::move(message);
+    out.message = s.message();
     return out;
   };
-  if (Body message = results_.find(failed_key)) return failed(*message);
+  if (Body load = results_.find(failed_key)) return failed(failed_load(load));
   CancelScope cancel_scope(wanted);
   try {
     auto t = trace_of(f, wanted);
     if (!t) return OpenedTrace{LookupError::kAbandoned, "the client went away", nullptr};
     if (!*t) {
-      results_.put(failed_key, shared(t->error()));  // parsed once per version
-      return failed(t->error());
+      results_.put(failed_key, failed_load(t->status()));  // parsed once per version
+      return failed(t->status());
     }
     out.set = **t;
   } catch (const Cancelled&) {
@@ -619,8 +622,8 @@ Lookup TraceStore::progress(const std::string& name) {
     }
   } else if (kept) {
     w.field("state", "ready");
-  } else if (Body message = results_.find(key + "\n!load")) {
-    w.field("state", "failed").field("error", *message);
+  } else if (Body load = results_.find(key + "\n!load")) {
+    w.field("state", "failed").field("error", failed_load(load).message());
   } else {
     w.field("state", "idle");  // not being parsed: not asked for yet, or answered from the cache
   }
@@ -721,10 +724,10 @@ Lookup TraceStore::compare(const std::string& base, const std::string& next,
         auto nt = trace_of(nf, wanted);
         if (!nt) return std::nullopt;
         if (!*bt || !*nt) {
-          std::string message = !*bt ? bt->error() : nt->error();
+          const Status& s = !*bt ? bt->status() : nt->status();
           return Lookup{
-              over_input_limit(message) ? LookupError::kTooLarge : LookupError::kLoadFailed,
-              std::move(message), nullptr};
+              s.code() == StatusCode::kTooLarge ? LookupError::kTooLarge : LookupError::kLoadFailed,
+              s.message(), nullptr};
         }
         if (!still(wanted)) return std::nullopt;
         Lookup done;
