@@ -72,7 +72,7 @@ MLPROF_REGISTER_COMMAND(
         if (!a->in.captures.empty() && !load_graph_captures(a->in.path, a->in.captures, o.graphs))
           return kExitBadInput;
         auto set = open_analysis(a->in.path, o, a->in.threads);
-        if (!set) return kExitBadInput;
+        if (!set) return set.exit_code;
         const std::vector<AnalysisId>& ids = analyze_analyses();
         auto t0 = std::chrono::steady_clock::now();
         std::string json;

@@ -42,7 +42,7 @@ int save(const BaselineArgs& a) {
   std::optional<std::string> path = baseline_path(a.store, a.name);
   if (!path) return kExitBadInput;
   auto set = open_analysis(a.path, {}, a.threads);
-  if (!set) return kExitBadInput;
+  if (!set) return set.exit_code;
   Baseline b = baseline_of(*set, a.name, true);
   std::error_code ec;
   std::filesystem::create_directories(a.store, ec);

@@ -53,7 +53,7 @@ int compare_against(const CompareArgs& a, const CompareOptions& o, size_t text_t
   std::optional<Baseline> base = load_baseline_or_report(a.store, a.against);
   if (!base) return kExitBadInput;
   auto set = open_analysis(a.paths[0], {}, 0);
-  if (!set) return kExitBadInput;
+  if (!set) return set.exit_code;
   Baseline run = baseline_of(*set, "", false);
   Comparability c = check_comparable(*base, run);
   std::string reasons;

@@ -33,7 +33,7 @@ MLPROF_REGISTER_COMMAND(
         o->critical_path.zero_weight_launch_edges = !*no_zero_launch;
         o->steps.step_annotation = a->step_annotation;
         auto set = open_analysis(a->path, *o, a->threads);
-        if (!set) return kExitBadInput;
+        if (!set) return set.exit_code;
         // A window asked for by name that the trace does not have is bad input: one line on
         // stderr naming the file and what it has instead (the default window, the first
         // ProfilerStep, is the analysis' own: its absence reads as unavailable).

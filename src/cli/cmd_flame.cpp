@@ -47,7 +47,7 @@ int run_flame(const FlameArgs& a) {
   o.flame.split_threads = !a.merge_threads;
   o.flame.merge_steps = !a.per_step;
   auto set = open_analysis(a.path, o);
-  if (!set) return kExitBadInput;
+  if (!set) return set.exit_code;
   const FlameGraph& g = set->flame();
   if (a.out.empty()) {
     if (format == "collapsed" && !a.json) {

@@ -25,7 +25,7 @@ MLPROF_REGISTER_COMMAND(
         // view of it (segments, blocks, replayed peak), the memory analysis of anything else.
         o->steps.step_annotation = a->step_annotation;
         auto set = open_analysis(a->path, *o, a->threads);
-        if (!set) return kExitBadInput;
+        if (!set) return set.exit_code;
         AnalysisId id =
             set->trace().memory_snapshot ? AnalysisId::kMemorySnapshot : AnalysisId::kMemory;
         return output_analysis(*set, id, *a);

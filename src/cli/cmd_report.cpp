@@ -48,7 +48,7 @@ int run_report(const ReportArgs& a) {
   if (!a.captures.empty() && !load_graph_captures(main_path, a.captures, options.graphs))
     return kExitBadInput;
   auto set = open_analysis(main_path, options);
-  if (!set) return kExitBadInput;
+  if (!set) return set.exit_code;
   std::optional<Trace> base;
   ReportInput in;
   in.set = set.get();

@@ -25,7 +25,7 @@ MLPROF_REGISTER_COMMAND(
         in.path = a->path;
         in.json = a->json;
         auto set = open_analysis(in.path);
-        if (!set) return kExitBadInput;
+        if (!set) return set.exit_code;
         const TimelineResult& r = set->timeline();
         if (!a->out.empty()) {
           size_t slash = a->path.find_last_of('/');

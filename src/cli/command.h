@@ -59,11 +59,22 @@ bool strict_import();
 std::optional<Input> open_input_or_report(const std::string& path,
                                           InputAccept accept = InputAccept::kAny);
 
+// open_analysis's answer: the set, or null with the exit code of why not (error_mapping of the
+// failure's code), its one-line error already printed.
+struct OpenedAnalysis {
+  std::unique_ptr<AnalysisSet> set;
+  int exit_code = kExitOk;
+  explicit operator bool() const { return set != nullptr; }
+  AnalysisSet* operator->() const { return set.get(); }
+  AnalysisSet& operator*() const { return *set; }
+  AnalysisSet* get() const { return set.get(); }
+};
+
 // Loads PATH (a trace file, or a directory of per-rank traces: the slowest rank in depth plus the
 // cross-rank results) into the analysis stage. On failure prints the one-line error and returns
-// null (exit with kExitBadInput); files of a directory that fail are reported and skipped.
-std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options = {},
-                                           unsigned threads = 0);
+// no set (exit with its exit_code); files of a directory that fail are reported and skipped.
+OpenedAnalysis open_analysis(const std::string& path, AnalysisOptions options = {},
+                             unsigned threads = 0);
 
 // A rank directory's pieces, for commands that reduce the ranks themselves (ranks under MPI):
 // the loader of one rank (import warnings printed when asked), and the set over summaries

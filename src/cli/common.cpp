@@ -104,7 +104,9 @@ std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
                                        std::move(errors));
 }
 
-std::optional<Input> open_input_or_report(const std::string& path, InputAccept accept) {
+namespace {
+// open_input_or_report, keeping the failure's code.
+Result<Input> open_input_reported(const std::string& path, InputAccept accept) {
   ImportOptions io;
   io.strict = g_strict_import;
   std::error_code ec;
@@ -119,36 +121,47 @@ std::optional<Input> open_input_or_report(const std::string& path, InputAccept a
   if (progress) progress->done();
   if (!in) {
     std::fprintf(stderr, "mlprof: %s\n", in.error().c_str());
-    return std::nullopt;
+    return in;
   }
   if (file) print_import_warnings(*in->trace);
+  return in;
+}
+}  // namespace
+
+std::optional<Input> open_input_or_report(const std::string& path, InputAccept accept) {
+  Result<Input> in = open_input_reported(path, accept);
+  if (!in) return std::nullopt;
   return std::move(in.value());
 }
 
-std::unique_ptr<AnalysisSet> open_analysis(const std::string& path, AnalysisOptions options,
-                                           unsigned threads) {
+OpenedAnalysis open_analysis(const std::string& path, AnalysisOptions options, unsigned threads) {
+  auto failed = [](StatusCode code) {
+    return OpenedAnalysis{nullptr, error_mapping(code).exit_code};
+  };
   if (!options.steps.step_annotation.empty()) {
     try {
       std::regex check(options.steps.step_annotation, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
       std::fprintf(stderr, "mlprof: --step-annotation '%s': not a valid regular expression (%s)\n",
                    options.steps.step_annotation.c_str(), e.what());
-      return nullptr;
+      return failed(StatusCode::kInvalidArgument);
     }
   }
   if (options.ranks.step_annotation.empty())
     options.ranks.step_annotation = options.steps.step_annotation;  // each rank's steps too
-  std::optional<Input> in = open_input_or_report(path);
-  if (!in) return nullptr;
+  Result<Input> in = open_input_reported(path, InputAccept::kAny);
+  if (!in) return failed(in.code());
   if (!in->rank_dir())  // a trace file, or a TORCH_TRACE directory's logs
-    return std::make_unique<AnalysisSet>(std::move(*in->trace), std::move(options));
+    return {std::make_unique<AnalysisSet>(std::move(*in->trace), std::move(options))};
   // Streaming: each worker loads one rank, reduces it to its summary and frees it.
   std::vector<std::string> errors;
   Progress ranks("loading rank directory " + file_name(path), files_bytes(in->rank_files));
   std::vector<RankSummary> summaries = reduce_rank_files(
       in->rank_files, rank_loader(true, ranks.counter()), threads, options.ranks, errors);
   ranks.done();
-  return set_of_summaries(path, std::move(summaries), std::move(errors), std::move(options));
+  auto set = set_of_summaries(path, std::move(summaries), std::move(errors), std::move(options));
+  if (!set) return failed(StatusCode::kBadInput);  // no rank loaded, or --strict and one failed
+  return {std::move(set)};
 }
 
 void add_analysis_args(CLI::App& sub, AnalysisArgs& a) {
@@ -201,7 +214,7 @@ int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOpt
   if (!a.captures.empty() && !load_graph_captures(a.path, a.captures, o.graphs))
     return kExitBadInput;
   auto set = open_analysis(a.path, std::move(o), a.threads);
-  if (!set) return kExitBadInput;
+  if (!set) return set.exit_code;
   return output_analysis(*set, id, a, text);
 }
 

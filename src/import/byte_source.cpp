@@ -228,10 +228,10 @@ class GzipSource : public ByteSource {
   uint64_t compressed_read_ = 0;
 };
 
-// What a failed open() is: a missing file (404 in serve), one this user may not read (403),
-// else the system refused (a read error, too many open files).
+// What a failed open() is: a missing file or a path that does not resolve (404 in serve, exit 2),
+// one this user may not read (403), else the system refused (a read error, too many open files).
 StatusCode open_error_code(int e) {
-  if (e == ENOENT || e == ENOTDIR) return StatusCode::kNotFound;
+  if (e == ENOENT || e == ENOTDIR || e == ELOOP || e == ENAMETOOLONG) return StatusCode::kNotFound;
   if (e == EACCES || e == EPERM) return StatusCode::kPermissionDenied;
   return StatusCode::kIo;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Errors tagged at their source reach the user through the one mapping (include/mlprof/status.h,
 # issue 24 item 5): a missing input is not found (exit 2), an input past the limit is too large
-# (exit 2), an output that cannot be written is the system's refusal (exit 1); each is one line
-# on stderr naming the path and what is wrong, and nothing is written half-way.
+# (exit 2), an output that cannot be written or an input read that fails is the system's refusal
+# (exit 1); each is one line on stderr naming the path and what is wrong, and nothing is written
+# half-way.
 #   usage: error_codes.sh MLPROF DATA_DIR
 set -u
 MLPROF=$1; DATA=$2
@@ -27,6 +28,18 @@ expect missing-file-analyze 2 "mlprof: $tmp/missing.json: cannot open: No such f
 mkdir "$tmp/empty"
 expect empty-directory 2 "mlprof: $tmp/empty: no trace files (*.json, *.json.gz, *.mlprof, *.perfetto-trace, *.pftrace, *.rpd, *.sqlite, *.xplane.pb) (a directory of rank traces)" \
   "$MLPROF" summary "$tmp/empty"
+
+# A path that does not resolve is not found too (exit 2); a read the system refuses (kIo:
+# /proc/self/mem reads EIO at offset 0) is exit 1, through the analysis commands' open_analysis.
+ln -s loop "$tmp/loop"
+expect symlink-loop 2 "mlprof: $tmp/loop: cannot open: Too many levels of symbolic links" \
+  "$MLPROF" summary "$tmp/loop"
+if [ -r /proc/self/mem ]; then
+  expect read-error-summary 1 "mlprof: /proc/self/mem: read error: Input/output error" \
+    "$MLPROF" summary /proc/self/mem
+  expect read-error-analyze 1 "mlprof: /proc/self/mem: read error: Input/output error" \
+    "$MLPROF" analyze /proc/self/mem --json
+fi
 
 # Too large (kTooLarge -> exit 2): the limit and how to raise it.
 python3 -c "
