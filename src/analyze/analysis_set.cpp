@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/gpu_events.h"
 
 namespace mlprof {
@@ -67,6 +68,8 @@ struct AnalysisSet::Slots {
   std::array<std::optional<std::string>, kAnalysisCount> content_missing;
   std::once_flag graph_once;
   std::unique_ptr<DependencyGraph> graph;
+  // Tables several analyses derive from the same trace, built once (trace_memo.h).
+  TraceMemo memo;
 };
 
 template <typename T, typename F>
@@ -76,6 +79,7 @@ const T& AnalysisSet::get(AnalysisId id, std::optional<T>& slot, F&& compute) {
     // find what grows faster than the trace.
     static const bool timing = std::getenv("MLPROF_TIMING") != nullptr;
     auto t0 = std::chrono::steady_clock::now();
+    TraceMemoScope memo(slots_->memo);
     slot.emplace(compute());
     if (timing)
       std::fprintf(
@@ -256,6 +260,7 @@ const DependencyGraph& AnalysisSet::dependency_graph() const {
   std::call_once(slots_->graph_once, [&] {
     static const bool timing = std::getenv("MLPROF_TIMING") != nullptr;
     auto t0 = std::chrono::steady_clock::now();
+    TraceMemoScope memo(slots_->memo);  // the graph reads the set's GPU event table
     slots_->graph = std::make_unique<DependencyGraph>(trace(), options_.steps.step_annotation);
     if (timing)
       std::fprintf(
@@ -266,6 +271,7 @@ const DependencyGraph& AnalysisSet::dependency_graph() const {
 }
 
 CriticalPathResult AnalysisSet::critical_path_for(const CriticalPathOptions& options) const {
+  TraceMemoScope memo(slots_->memo);
   return analyze_critical_path(trace(), options, &dependency_graph());
 }
 
@@ -273,13 +279,16 @@ GpuResult AnalysisSet::gpu_hta() {
   if (!has_gpu()) return {};
   GpuOptions o = options_.gpu;
   o.hta_compatible = true;
-  return analyze_gpu(trace(), o, &steps());
+  const StepsResult& st = steps();
+  TraceMemoScope memo(slots_->memo);
+  return analyze_gpu(trace(), o, &st);
 }
 
 KernelsResult AnalysisSet::kernels_hta() const {
   if (!has_gpu()) return {};
   KernelsOptions o = options_.kernels;
   o.hta_compatible = true;
+  TraceMemoScope memo(slots_->memo);
   return analyze_kernels(trace(), o);
 }
 

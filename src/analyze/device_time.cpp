@@ -2,6 +2,8 @@
 
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
+
 namespace mlprof {
 
 namespace {
@@ -78,7 +80,7 @@ DeviceTime device_time_by_slice(const Trace& trace) {
     d.total_ns.assign(trace.slices.size(), 0);
     return d;
   }
-  return device_time_by_slice(trace, collect_gpu_events(trace));
+  return device_time_by_slice(trace, *shared_gpu_events(trace));
 }
 
 }  // namespace mlprof

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_peaks.h"
 #include "mlprof/analyze/modeled_calls.h"
 #include "mlprof/analyze/perf_model.h"
@@ -224,7 +225,8 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps, const Fl
   // bf16 peak is 989).
   FlopsResult r;
   const SliceTable& s = trace.slices;
-  ModeledCalls mc = collect_modeled_calls(trace, graphs);
+  std::shared_ptr<const ModeledCalls> mc_shared = shared_modeled_calls(trace, graphs);
+  const ModeledCalls& mc = *mc_shared;
   r.calls_without_shapes = mc.calls_without_shapes;
   std::unordered_map<std::string, size_t> row_of;
   std::vector<OpFlops> rows;

@@ -5,6 +5,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/interval_set.h"
 #include "mlprof/analyze/stats.h"
 
@@ -492,7 +493,8 @@ GpuResult analyze_gpu(const Trace& trace, const GpuOptions& o, const StepsResult
   r.hta_compatible = o.hta_compatible;
   GpuEventsOptions eo;
   eo.hta_compatible = o.hta_compatible;
-  GpuEvents ev = collect_gpu_events(trace, eo);
+  std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(trace, eo);
+  const GpuEvents& ev = *ev_shared;
   r.hta_dropped_last_step = ev.hta_filtered;
   r.kept_steps = ev.kept_steps;
   r.gpu_events = ev.events.size();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/steps.h"
 
 namespace mlprof {
@@ -53,7 +54,9 @@ void hta_interval(int64_t ts_ns, int64_t dur_ns, int64_t& start, int64_t& end) {
 
 }  // namespace
 
-GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options) {
+namespace {
+
+GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) {
   GpuEvents out;
   out.hta_compatible = options.hta_compatible;
   const SliceTable& s = trace.slices;
@@ -200,6 +203,26 @@ GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options
     return a.ts != b.ts ? a.ts < b.ts : (a.end != b.end ? a.end < b.end : a.slice < b.slice);
   });
   return out;
+}
+
+}  // namespace
+
+std::shared_ptr<const GpuEvents> shared_gpu_events(const Trace& trace,
+                                                   const GpuEventsOptions& options) {
+  TraceMemo* memo = TraceMemo::current();
+  if (memo == nullptr) return std::make_shared<const GpuEvents>(build_gpu_events(trace, options));
+  return memo->get<GpuEvents>(
+      trace, options.hta_compatible ? MemoTable::kGpuEventsHta : MemoTable::kGpuEvents, nullptr,
+      [&] { return build_gpu_events(trace, options); });
+}
+
+std::shared_ptr<const GpuEvents> shared_gpu_events(const Trace& trace) {
+  return shared_gpu_events(trace, GpuEventsOptions{});
+}
+
+// A copy of the shared table (callers that edit it).
+GpuEvents collect_gpu_events(const Trace& trace, const GpuEventsOptions& options) {
+  return *shared_gpu_events(trace, options);
 }
 
 }  // namespace mlprof

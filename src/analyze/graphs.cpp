@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/kernel_class.h"
@@ -191,7 +192,8 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
   }
 
   const SliceTable& s = trace.slices;
-  GpuEvents ev = collect_gpu_events(trace);
+  std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(trace);
+  const GpuEvents& ev = *ev_shared;
   OpAttribution attribution(trace);
   std::unordered_map<std::string, uint32_t> name_index;
   r.names.emplace_back();

@@ -4,6 +4,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/gpu_events.h"
 
@@ -230,7 +231,8 @@ ModeledCalls collect_modeled_calls(const Trace& trace, const GraphsResult* graph
   };
 
   // Each compute kernel to its call.
-  GpuEvents ev = collect_gpu_events(trace);
+  std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(trace);
+  const GpuEvents& ev = *ev_shared;
   OpAttribution attribution(trace);
   // Trimmed traces (PyTorch's profile_analysis test) link kernels to ops by External id alone.
   StringId ext_key = trace.strings.find("External id");
@@ -299,6 +301,15 @@ ModeledCalls collect_modeled_calls(const Trace& trace, const GraphsResult* graph
   }
 
   return r;
+}
+
+std::shared_ptr<const ModeledCalls> shared_modeled_calls(const Trace& trace,
+                                                         const GraphsResult* graphs) {
+  TraceMemo* memo = TraceMemo::current();
+  if (memo == nullptr)
+    return std::make_shared<const ModeledCalls>(collect_modeled_calls(trace, graphs));
+  return memo->get<ModeledCalls>(trace, MemoTable::kModeledCalls, graphs,
+                                 [&] { return collect_modeled_calls(trace, graphs); });
 }
 
 }  // namespace mlprof

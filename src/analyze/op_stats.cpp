@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "analyze/op_rows.h"
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/graphs.h"
 #include "mlprof/analyze/stats.h"
@@ -91,7 +92,8 @@ OpRows op_rows(const Trace& t, const OpStatsOptions& o) {
   if (o.hta_compatible) {
     GpuEventsOptions eo;
     eo.hta_compatible = true;
-    GpuEvents ev = collect_gpu_events(t, eo);
+    std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(t, eo);
+    const GpuEvents& ev = *ev_shared;
     cpu_end = ev.cpu_window_end;
     hta_gpu_kept.assign(s.size(), 0);
     for (const GpuEvent& e : ev.events) hta_gpu_kept[e.slice] = 1;

@@ -6,6 +6,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/interval_set.h"
 #include "mlprof/analyze/memory.h"
 #include "mlprof/analyze/op_stats.h"
@@ -260,7 +261,8 @@ RankSummary summarize_rank(const Trace& t, const RanksOptions& o) {
   int64_t step_total = add_step_times(t, sum, o.step_annotation);
   GpuEventsOptions eo;
   eo.hta_compatible = o.hta_compatible;
-  GpuEvents ev = collect_gpu_events(t, eo);
+  std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(t, eo);
+  const GpuEvents& ev = *ev_shared;
   add_gpu_time(t, ev, step_total, rs);
   add_collective_calls(t, ev, sum);
   add_top_names(t, ev, o, rs);

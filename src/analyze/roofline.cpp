@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analysis_set.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/gpu_events.h"
@@ -157,10 +158,11 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
   }
   const DevicePeaks* peaks = r.peaks_known ? &r.peaks : nullptr;
 
-  ModeledCalls mc = collect_modeled_calls(trace, graphs);
-  std::vector<ModeledCall>& calls = mc.calls;
+  std::shared_ptr<const ModeledCalls> mc_shared = shared_modeled_calls(trace, graphs);
+  const ModeledCalls& mc = *mc_shared;
+  const std::vector<ModeledCall>& calls = mc.calls;
   r.gpu_kernel_ns = mc.gpu_kernel_ns;
-  r.unmodeled = std::move(mc.unmodeled);
+  r.unmodeled = mc.unmodeled;
 
   // Groups.
   std::map<std::string, Group> by_shape, by_op, by_family, by_kernel, by_module;
