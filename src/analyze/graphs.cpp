@@ -6,7 +6,6 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/kernel_class.h"
@@ -192,8 +191,7 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
   }
 
   const SliceTable& s = trace.slices;
-  std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(trace);
-  const GpuEvents& ev = *ev_shared;
+  GpuEvents ev = collect_gpu_events(trace);
   OpAttribution attribution(trace);
   std::unordered_map<std::string, uint32_t> name_index;
   r.names.emplace_back();

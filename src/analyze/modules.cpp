@@ -6,7 +6,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "analyze/trace_memo.h"
 #include "mlprof/analyze/flops.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/graphs.h"
@@ -177,8 +176,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
   // Per track, module calls outer-first; GPU launches and FLOP-counted ops by time.
   std::map<uint32_t, std::vector<uint32_t>> calls_on_track;
   for (uint32_t k = 0; k < calls.size(); ++k) calls_on_track[s.track[calls[k].slice]].push_back(k);
-  std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(t);
-  const GpuEvents& ev = *ev_shared;
+  GpuEvents ev = collect_gpu_events(t);
   res.has_gpu = !ev.events.empty();
   {
     std::vector<Interval> all;
@@ -199,8 +197,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
   std::vector<uint32_t> op_slices;
   // FLOPs of the calls the performance models price (modeled_calls.h): the numbers `flops` and
   // `roofline` show for the same ops.
-  std::shared_ptr<const ModeledCalls> calls_shared = shared_modeled_calls(t);
-  for (const ModeledCall& c : calls_shared->calls) {
+  for (const ModeledCall& c : collect_modeled_calls(t).calls) {
     if (c.est.family == PerfFamily::kKernelArgs || c.est.flops <= 0) continue;
     const size_t i = static_cast<size_t>(c.slice);
     ops[s.track[i]].push_back({s.ts[i], static_cast<uint32_t>(op_flops_of.size())});

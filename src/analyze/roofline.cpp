@@ -160,7 +160,6 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
 
   std::shared_ptr<const ModeledCalls> mc_shared = shared_modeled_calls(trace, graphs);
   const ModeledCalls& mc = *mc_shared;
-  const std::vector<ModeledCall>& calls = mc.calls;
   r.gpu_kernel_ns = mc.gpu_kernel_ns;
   r.unmodeled = mc.unmodeled;
 
@@ -201,7 +200,7 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
     for (int32_t x : path) module_memo[static_cast<size_t>(x)] = found;
     return found;
   };
-  for (const ModeledCall& c : calls) {
+  for (const ModeledCall& c : mc.calls) {
     if (c.kernel_ns <= 0) continue;  // no kernel time (CPU ops, copies that only memcpy)
     Point pt;
     if (peaks) pt = point(*peaks, c.est, c.kernel_ns);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
-#include <cstdint>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
@@ -108,26 +107,15 @@ Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t 
     lane_name.push_back(static_cast<uint32_t>(strings.size()));
     strings.push_back(l.name);
   }
-  // By text (lanes of several traces share one table), looked up once per StringId of a trace.
   std::unordered_map<std::string_view, uint32_t> name_index;
-  std::unordered_map<const Trace*, std::vector<uint32_t>> index_of_id;
-  auto name_of = [&](const Trace& t, StringId id) -> uint32_t {
-    std::vector<uint32_t>& by_id = index_of_id[&t];
-    if (by_id.empty()) by_id.assign(t.strings.size() + 1, UINT32_MAX);
-    if (id >= by_id.size()) by_id.resize(id + 1, UINT32_MAX);
-    uint32_t& x = by_id[id];
-    if (x == UINT32_MAX) {
-      std::string_view n = t.str(id);
-      auto [it, inserted] = name_index.try_emplace(n, static_cast<uint32_t>(strings.size()));
-      if (inserted) strings.push_back(n);
-      x = it->second;
-    }
-    return x;
-  };
   for (const EncodedLane& l : lanes) {
     const Trace& t = *l.trace;
-    for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i)
-      if (keep(l, i)) name_of(t, t.slices.name[i]);
+    for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i) {
+      if (!keep(l, i)) continue;
+      std::string_view n = t.str(t.slices.name[i]);
+      auto [it, inserted] = name_index.try_emplace(n, static_cast<uint32_t>(strings.size()));
+      if (inserted) strings.push_back(n);
+    }
   }
   put_varint(out, strings.size());
   for (std::string_view str : strings) {
@@ -164,8 +152,7 @@ Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t 
     }
     for (uint32_t i : kept)
       put_varint(out, static_cast<uint64_t>(std::max<int64_t>(0, stop(i) - start(i))));
-    std::vector<uint32_t>& by_id = index_of_id[&t];
-    for (uint32_t i : kept) put_varint(out, by_id[s.name[i]]);
+    for (uint32_t i : kept) put_varint(out, name_index[t.str(s.name[i])]);
     for (uint16_t d : depth) put_varint(out, d);
   }
 
