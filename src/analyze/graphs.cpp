@@ -25,12 +25,16 @@ struct CapturedLaunch {
   std::string kernel, op, module;
   std::string op_category, module_path;  // module_path: every enclosing nn.Module, outer first
   int32_t op_slice = -1;                 // the captured op's slice in the capture's trace
+  int64_t node_id = -1;                  // args "graph node id" of the launch, -1 none
 };
 
 struct CapturedGraph {
   GraphCapture info;
   int64_t begin_ns = 0;  // BeginCapture
   std::vector<CapturedLaunch> launches;
+  // args "graph id" of its launches (CUPTI's graph id; -1 none): replays whose kernels carry
+  // the same graph id are matched to it by graph node id (GraphIds).
+  int64_t graph_id = -1;
 };
 
 std::string_view string_arg(const Trace& t, size_t i, StringId key) {
@@ -40,10 +44,19 @@ std::string_view string_arg(const Trace& t, size_t i, StringId key) {
   return t.str(a->s);
 }
 
+// A whole-number arg (CUPTI's ids), -1 when absent.
+int64_t id_arg(const Trace& t, size_t i, StringId key) {
+  if (key == StringPool::kNotFound) return -1;
+  const Arg* a = t.find_arg(t.slices.args_begin[i], t.slices.args_count[i], key);
+  std::optional<int64_t> v = a ? a->as_int() : std::nullopt;
+  return v && *v >= 0 ? *v : -1;
+}
+
 // Every Begin/EndCapture window of `t`, with the kernel launches made inside it on that thread.
 void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<CapturedGraph>& out) {
   const SliceTable& s = t.slices;
   StringId kernel_key = t.strings.find("kernel");
+  StringId graph_key = t.strings.find("graph id"), node_key = t.strings.find("graph node id");
   std::vector<int8_t> runtime_cat(t.strings.size(), -1);
   std::unordered_map<uint32_t, std::vector<uint32_t>> by_track;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -95,6 +108,8 @@ void read_captures(const Trace& t, const GraphCaptureInput& in, std::vector<Capt
       }
       CapturedLaunch l;
       l.kernel = k;
+      l.node_id = id_arg(t, i, node_key);
+      if (int64_t g = id_arg(t, i, graph_key); g >= 0 && l.node_id >= 0) cur->graph_id = g;
       GpuEvent probe;
       probe.launch = static_cast<int32_t>(i);
       int32_t op = ops.op_of(probe);
@@ -138,6 +153,90 @@ std::vector<int32_t> align(const std::vector<std::string_view>& replay, const Ca
     }
   }
   return m;
+}
+
+// Replays matched by CUPTI's ids (Kineto's and nsys's kernel args "graph id" / "graph node id"):
+// a replayed kernel is the captured launch with its node id, in a capture of its graph id. Each
+// capture's node index is built once and shared by every replay of that graph.
+class GraphIds {
+ public:
+  GraphIds(const Trace& t, const std::vector<CapturedGraph>& graphs)
+      : t_(t),
+        graphs_(graphs),
+        graph_key_(t.strings.find("graph id")),
+        node_key_(t.strings.find("graph node id")),
+        nodes_(graphs.size()) {}
+
+  // The capture (index) of the replay's graph id matching most of its kernels by node id, with
+  // the per-kernel captured launch indexes (-1 none) in `m`; -1 when the kernels carry no ids
+  // or no capture has their graph id.
+  int32_t match(const std::vector<const GpuEvent*>& ks, std::vector<int32_t>& m, size_t& matched) {
+    if (ks.empty() || node_key_ == StringPool::kNotFound) return -1;
+    int64_t graph = id_arg(t_, ks.front()->slice, graph_key_);
+    if (graph < 0) return -1;
+    int32_t best = -1;
+    for (size_t g = 0; g < graphs_.size(); ++g) {
+      if (graphs_[g].graph_id != graph) continue;
+      const auto& index = node_index(g);
+      std::vector<int32_t> cand(ks.size(), -1);
+      size_t n = 0;
+      for (size_t i = 0; i < ks.size(); ++i) {
+        if (id_arg(t_, ks[i]->slice, graph_key_) != graph) continue;
+        auto it = index.find(id_arg(t_, ks[i]->slice, node_key_));
+        if (it == index.end()) continue;
+        cand[i] = it->second;
+        ++n;
+      }
+      if (best < 0 || n > matched) {
+        best = static_cast<int32_t>(g);
+        matched = n;
+        m = std::move(cand);
+      }
+    }
+    return best;
+  }
+
+ private:
+  const std::unordered_map<int64_t, int32_t>& node_index(size_t g) {
+    auto& index = nodes_[g];
+    if (index.empty())
+      for (size_t k = 0; k < graphs_[g].launches.size(); ++k)
+        if (graphs_[g].launches[k].node_id >= 0)
+          index.emplace(graphs_[g].launches[k].node_id, static_cast<int32_t>(k));
+    return index;
+  }
+  const Trace& t_;
+  const std::vector<CapturedGraph>& graphs_;
+  StringId graph_key_, node_key_;
+  std::vector<std::unordered_map<int64_t, int32_t>> nodes_;
+};
+
+// The capture whose launches match most of the replay's kernels: by graph ids when the kernels
+// carry them and a capture of that graph holds the nodes, else by kernel-name sequence.
+int32_t best_capture(const std::vector<const GpuEvent*>& ks,
+                     const std::vector<std::string_view>& names,
+                     const std::vector<CapturedGraph>& graphs, GraphIds& ids, double min_match,
+                     std::vector<int32_t>& best, size_t& best_matched, std::string& method) {
+  best_matched = 0;
+  int32_t c = ids.match(ks, best, best_matched);
+  if (c >= 0 && static_cast<double>(best_matched) >= min_match * static_cast<double>(ks.size())) {
+    method = "graph ids";
+    return c;
+  }
+  c = -1;
+  best_matched = 0;
+  for (size_t g = 0; g < graphs.size(); ++g) {
+    std::vector<int32_t> m = align(names, graphs[g]);
+    size_t n =
+        static_cast<size_t>(std::count_if(m.begin(), m.end(), [](int32_t x) { return x >= 0; }));
+    if (c < 0 || n > best_matched) {
+      c = static_cast<int32_t>(g);
+      best_matched = n;
+      best = std::move(m);
+    }
+  }
+  method = "kernel names";
+  return c;
 }
 
 std::vector<GraphAttribution> rows(const std::map<std::string, GraphAttribution>& by) {
@@ -193,6 +292,7 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
   const SliceTable& s = trace.slices;
   GpuEvents ev = collect_gpu_events(trace);
   OpAttribution attribution(trace);
+  GraphIds ids(trace, graphs);
   std::unordered_map<std::string, uint32_t> name_index;
   r.names.emplace_back();
   name_index.emplace("", 0);
@@ -242,19 +342,10 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
     for (const GpuEvent* e : ks) names.push_back(trace.str(s.name[e->slice]));
     r.replayed_kernels += p.kernels;
     r.replayed_gpu_ns += p.gpu_ns;
-    // The capture whose launches match most of the replay's kernels in order.
     std::vector<int32_t> best;
     size_t best_matched = 0;
-    for (size_t g = 0; g < graphs.size(); ++g) {
-      std::vector<int32_t> m = align(names, graphs[g]);
-      size_t n =
-          static_cast<size_t>(std::count_if(m.begin(), m.end(), [](int32_t x) { return x >= 0; }));
-      if (p.capture < 0 || n > best_matched) {
-        p.capture = static_cast<int32_t>(g);
-        best_matched = n;
-        best = std::move(m);
-      }
-    }
+    p.capture =
+        best_capture(ks, names, graphs, ids, options.min_match, best, best_matched, p.matched_by);
     if (graphs.empty()) {
       p.why = options.captures.empty()
                   ? "no capture pass: give --capture DIR|FILE (the trace of the pass that captured "
@@ -269,6 +360,7 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
               std::to_string(p.kernels) + " replayed kernels in order";
       p.capture = -1;
     }
+    if (p.capture < 0) p.matched_by.clear();
     if (p.capture >= 0) {
       const CapturedGraph& g = graphs[static_cast<size_t>(p.capture)];
       ++r.captures[static_cast<size_t>(p.capture)].replays;

@@ -60,14 +60,15 @@ std::string render_graphs_text(const GraphsResult& r, size_t width) {
     out += buf;
     TextTable t;
     t.add_column("launch", TextTable::Align::kLeft);
-    for (const char* h : {"correlation", "kernels", "GPU", "capture", "matched", "launch host",
-                          "launch delay", "eager launches"})
+    for (const char* h : {"correlation", "kernels", "GPU", "capture", "matched", "matched by",
+                          "launch host", "launch delay", "eager launches"})
       t.add_column(h);
     for (size_t i = 0; i < r.replays.size() && i < r.top; ++i) {
       const GraphReplay& p = r.replays[i];
       t.add_row({p.launch, std::to_string(p.correlation), std::to_string(p.kernels), ns(p.gpu_ns),
                  p.capture >= 0 ? "#" + std::to_string(p.capture) : "none",
-                 std::to_string(p.matched) + "/" + std::to_string(p.kernels), ns(p.launch_host_ns),
+                 std::to_string(p.matched) + "/" + std::to_string(p.kernels),
+                 p.matched_by.empty() ? "-" : p.matched_by, ns(p.launch_host_ns),
                  ns(p.launch_delay_ns),
                  p.eager_launch_host_ns >= 0 ? ns(p.eager_launch_host_ns) : "-"});
     }
@@ -137,7 +138,9 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
   w.key("rule").value(
       "a replay is the GPU work sharing a graph launch's correlation id; its kernels are matched "
       "in order, by name, to the launches of a Stream{Begin,End}Capture window (args.kernel, or "
-      "the Inductor kernel's record_function; a launch naming no kernel matches by position) and "
+      "the Inductor kernel's record_function; a launch naming no kernel matches by position), "
+      "or, when the replayed kernels and the captured launches carry CUPTI's graph id and graph "
+      "node id args, by graph id and node id (matched_by says which), and "
       "charged to the op that made each captured launch (External id, else the enclosing slice) "
       "and its innermost nn.Module. ops, kernels and modules charge the same way. Cost: the "
       "launch host time is the graph launch call's own host time, the launch delay runs from "
@@ -169,6 +172,7 @@ void write_graphs_json(JsonWriter& w, const GraphsResult& r) {
         .field("capture", static_cast<int64_t>(p.capture))
         .field("matched", p.matched)
         .field("matched_by_position", p.matched_by_position)
+        .field("matched_by", p.matched_by)
         .field("attributed_ns", p.attributed_ns)
         .field("launch_host_ns", p.launch_host_ns)
         .field("launch_delay_ns", p.launch_delay_ns)

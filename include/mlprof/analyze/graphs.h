@@ -4,7 +4,8 @@
 // between Stream{Begin,End}Capture, naming its kernel in args.kernel on ROCm/vLLM captures;
 // Kineto on NVIDIA names none, Inductor's record_function names Triton kernels). Each replay is
 // matched to a captured graph by kernel-name sequence, in order (a launch naming no kernel by
-// its position), and its GPU time charged to
+// its position) -- or, where the replayed kernels and the captured launches carry CUPTI's "graph
+// id" / "graph node id" args, by graph id and node id -- and its GPU time charged to
 // the captured ops, modules and kernels as if the graph had run eagerly.
 #pragma once
 
@@ -62,6 +63,9 @@ struct GraphReplay {
   int32_t capture = -1;              // index into GraphsResult::captures, -1 unmatched
   uint64_t matched = 0;              // kernels matched in capture order
   uint64_t matched_by_position = 0;  // of which to launches naming no kernel
+  // How the replay was matched: "graph ids" (its kernels' CUPTI graph id and graph node id, the
+  // same on the captured launches), "kernel names" (the kernel-name sequence), "" unmatched.
+  std::string matched_by;
   int64_t attributed_ns = 0;
   std::string why;  // unmatched: why
   // The cost side: host time of the graph launch call, and from its start to its first GPU
