@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "render/steps_render.h"
 #include "trace/units.h"
 
 namespace mlprof {
@@ -27,24 +28,15 @@ std::string format_evidence(const Evidence& e) {
 
 // "3 ProfilerSteps", "1 vLLM iteration", "the trace's span (no iterations)".
 std::string replay_windows_text(const BottleneckResult& r) {
-  std::string n = std::to_string(r.replay_steps);
-  bool one = r.replay_steps == 1;
   switch (r.replay_window) {
-    case StepSource::kProfilerStep:
-      return n + (one ? " ProfilerStep" : " ProfilerSteps");
-    case StepSource::kVllm:
-      return n + (one ? " vLLM iteration" : " vLLM iterations");
-    case StepSource::kSglang:
-      return n + (one ? " SGLang iteration" : " SGLang iterations");
-    case StepSource::kAnnotation:
-      return n + (one ? " --step-annotation iteration" : " --step-annotation iterations");
     case StepSource::kTraceSpan:
       return "one window: the step thread's span and the GPU work it launched, no iterations "
              "in the trace";
     case StepSource::kNone:
-      break;
+      return std::to_string(r.replay_steps) + " steps";
+    default:
+      return iteration_count_text(r.replay_window, r.replay_steps);
   }
-  return n + " steps";
 }
 
 std::string render_bottlenecks_text(const BottleneckResult& r, size_t width) {

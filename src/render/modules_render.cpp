@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "render/steps_render.h"
 #include "render/text_table.h"
 #include "trace/units.h"
 
@@ -50,24 +51,6 @@ void row_table(std::string& out, const char* title, const ModulesResult& r,
   out += (indent ? t.render(width) : t.render_uncut()) + "\n";
 }
 
-// "3 ProfilerSteps", "1 vLLM iteration".
-std::string iterations_text(const ModulesResult& r) {
-  bool one = r.steps == 1;
-  std::string n = std::to_string(r.steps);
-  switch (r.step_source) {
-    case StepSource::kProfilerStep:
-      return n + (one ? " ProfilerStep" : " ProfilerSteps");
-    case StepSource::kVllm:
-      return n + (one ? " vLLM iteration" : " vLLM iterations");
-    case StepSource::kSglang:
-      return n + (one ? " SGLang iteration" : " SGLang iterations");
-    case StepSource::kAnnotation:
-      return n + (one ? " --step-annotation iteration" : " --step-annotation iterations");
-    default:
-      return n + (one ? " iteration" : " iterations");
-  }
-}
-
 }  // namespace
 
 std::string render_modules_text(const ModulesResult& r, size_t depth, size_t width) {
@@ -82,9 +65,10 @@ std::string render_modules_text(const ModulesResult& r, size_t depth, size_t wid
       r.steps == 0
           ? "trace span " + ns(r.step_ns) + " (no iterations: % step = " + share_of + " / the span)"
       : r.step_window == "gpu"
-          ? iterations_text(r) + ", GPU windows " + ns(r.step_ns) + " (% step = " + share_of +
-                " / their GPU windows)"
-          : iterations_text(r) + " " + ns(r.step_ns) + " (% step = " + share_of + " / their time)";
+          ? iteration_count_text(r.step_source, r.steps) + ", GPU windows " + ns(r.step_ns) +
+                " (% step = " + share_of + " / their GPU windows)"
+          : iteration_count_text(r.step_source, r.steps) + " " + ns(r.step_ns) +
+                " (% step = " + share_of + " / their time)";
   std::snprintf(buf, sizeof buf,
                 "%llu nn.Module calls, %zu module paths, depth %u; %llu recomputed on the autograd "
                 "thread\n%s; GPU busy %s in the whole trace\n\n",

@@ -340,4 +340,21 @@ void write_steps_json(JsonWriter& w, const StepsResult& r) {
   w.end_object();
 }
 
+std::string iteration_count_text(StepSource source, size_t n) {
+  bool one = n == 1;
+  std::string count = std::to_string(n);
+  switch (source) {
+    case StepSource::kProfilerStep:
+      return count + (one ? " ProfilerStep" : " ProfilerSteps");
+    case StepSource::kVllm:
+      return count + (one ? " vLLM iteration" : " vLLM iterations");
+    case StepSource::kSglang:
+      return count + (one ? " SGLang iteration" : " SGLang iterations");
+    case StepSource::kAnnotation:
+      return count + (one ? " --step-annotation iteration" : " --step-annotation iterations");
+    default:
+      return count + (one ? " iteration" : " iterations");
+  }
+}
+
 }  // namespace mlprof
