@@ -154,19 +154,20 @@ MLPROF_REGISTER_COMMAND(
           return kExitBadInput;
         }
         // Load the traces two at a time (2 cores; each load is itself pipelined).
-        std::vector<std::future<std::optional<Trace>>> loads;
+        std::vector<std::future<Result<Trace>>> loads;
         for (const std::string& p : a->paths)
           loads.push_back(std::async(std::launch::async, [p] { return load_or_report(p); }));
         std::vector<Trace> traces;
-        bool failed = false;
+        StatusCode failed = StatusCode::kOk;  // the first failure's, in argument order
         for (auto& f : loads) {
-          auto t = f.get();
-          if (!t)
-            failed = true;
-          else
-            traces.push_back(std::move(*t));
+          Result<Trace> t = f.get();
+          if (!t) {
+            if (failed == StatusCode::kOk) failed = t.code();
+          } else {
+            traces.push_back(std::move(t.value()));
+          }
         }
-        if (failed) return kExitBadInput;
+        if (failed != StatusCode::kOk) return exit_code_of(failed);
         // Each run through the analysis stage, compared by its one entry.
         std::vector<std::unique_ptr<AnalysisSet>> sets;
         std::vector<const AnalysisSet*> runs;

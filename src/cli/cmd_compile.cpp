@@ -81,8 +81,9 @@ MLPROF_REGISTER_COMMAND(
         });
         std::optional<Trace> trace;
         if (!trace_path.empty()) {
-          trace = load_or_report(trace_path);
-          if (!trace) return kExitBadInput;
+          Result<Trace> loaded = load_or_report(trace_path);
+          if (!loaded) return exit_code_of(loaded.code());
+          trace = std::move(loaded.value());
         }
         if (a->rank >= 0 && std::none_of(logs.begin(), logs.end(), [&](const CompileLog& l) {
               return (l.rank >= 0 ? l.rank : static_cast<int32_t>(&l - logs.data())) == a->rank;

@@ -53,8 +53,8 @@ MLPROF_REGISTER_COMMAND(
         if (a->out.ends_with(".sqlite") || a->out.ends_with(".db") || a->out.ends_with(".csv") ||
             !a->table.empty())
           return export_sql_tables(a->path, a->out, a->table);
-        auto trace = load_or_report(a->path);
-        if (!trace) return kExitBadInput;
+        Result<Trace> trace = load_or_report(a->path);
+        if (!trace) return exit_code_of(trace.code());
         Status s;
         if (a->out.ends_with(".mlprof")) {
           s = save_native(*trace, a->out);

@@ -53,8 +53,9 @@ int run_report(const ReportArgs& a) {
   ReportInput in;
   in.set = set.get();
   if (a.paths.size() == 2) {
-    base = load_or_report(a.paths[0]);
-    if (!base) return kExitBadInput;
+    Result<Trace> loaded = load_or_report(a.paths[0]);
+    if (!loaded) return exit_code_of(loaded.code());
+    base = std::move(loaded.value());
     in.base = &*base;
     in.base_name = base_name(a.paths[0]);
   }

@@ -158,8 +158,9 @@ MLPROF_REGISTER_COMMAND(
           ss << in.rdbuf();
           query = ss.str();
         }
-        std::unique_ptr<SqlSource> src = open_sql_source(a->path);
-        if (!src) return kExitBadInput;
+        Result<std::unique_ptr<SqlSource>> opened = open_sql_source(a->path);
+        if (!opened) return exit_code_of(opened.code());
+        SqlSource* src = opened.value().get();
         sql::OutputFormat format = a->csv    ? sql::OutputFormat::kCsv
                                    : a->json ? sql::OutputFormat::kJson
                                              : sql::OutputFormat::kTable;

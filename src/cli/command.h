@@ -27,6 +27,9 @@ inline constexpr int kExitBadInput = error_mapping(StatusCode::kBadInput).exit_c
 inline constexpr int kExitRegression = 3;     // compare --fail-on-regression tripped
 inline constexpr int kExitNotComparable = 4;  // compare --against: the runs cannot be compared
 
+// The exit code of a failure's code: status.h's one mapping (an input that cannot be read is the
+// same exit whichever command opened it).
+int exit_code_of(StatusCode code);
 // Prints "PREFIX: message" of a failed status on stderr; returns its exit code.
 int report_failure(const char* prefix, const Status& s);
 
@@ -45,19 +48,18 @@ struct CommandRegistration {
       name, help, __VA_ARGS__)
 
 // Loads a trace (any format load_trace reads, or a directory's traces are the caller's job);
-// on failure prints the one-line error to stderr and returns nullopt (exit with kExitBadInput).
+// on failure prints the one-line error to stderr and returns it (exit with exit_code_of its code).
 // Import problems (a truncated file, skipped events) are printed as warnings, one line per kind.
-std::optional<Trace> load_or_report(const std::string& path);
+Result<Trace> load_or_report(const std::string& path);
 void print_import_warnings(const Trace& t);
 // `--strict` (any subcommand): an import problem is an error (exit 2) instead of a warning.
 void set_strict_import(bool on);
 bool strict_import();
 
 // open_input (mlprof/import.h) with the CLI's settings: --strict, a progress bar and import
-// warnings for a file. On failure prints the one-line error and returns nullopt (exit with
-// kExitBadInput).
-std::optional<Input> open_input_or_report(const std::string& path,
-                                          InputAccept accept = InputAccept::kAny);
+// warnings for a file. On failure prints the one-line error and returns it (exit with
+// exit_code_of its code).
+Result<Input> open_input_or_report(const std::string& path, InputAccept accept = InputAccept::kAny);
 
 // open_analysis's answer: the set, or null with the exit code of why not (error_mapping of the
 // failure's code), its one-line error already printed.

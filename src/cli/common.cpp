@@ -46,7 +46,7 @@ uint64_t files_bytes(const std::vector<std::string>& files) {
 }
 }  // namespace
 
-std::optional<Trace> load_or_report(const std::string& path) {
+Result<Trace> load_or_report(const std::string& path) {
   ImportOptions options;
   options.strict = g_strict_import;
   std::error_code ec;
@@ -57,10 +57,10 @@ std::optional<Trace> load_or_report(const std::string& path) {
   progress.done();
   if (!r) {
     std::fprintf(stderr, "mlprof: %s\n", r.error().c_str());
-    return std::nullopt;
+    return r;
   }
   print_import_warnings(*r);
-  return std::move(r.value());
+  return r;
 }
 
 RankLoader rank_loader(bool print_warnings, std::atomic<uint64_t>* progress_bytes) {
@@ -104,9 +104,7 @@ std::unique_ptr<AnalysisSet> set_of_summaries(const std::string& dir,
                                        std::move(errors));
 }
 
-namespace {
-// open_input_or_report, keeping the failure's code.
-Result<Input> open_input_reported(const std::string& path, InputAccept accept) {
+Result<Input> open_input_or_report(const std::string& path, InputAccept accept) {
   ImportOptions io;
   io.strict = g_strict_import;
   std::error_code ec;
@@ -126,18 +124,11 @@ Result<Input> open_input_reported(const std::string& path, InputAccept accept) {
   if (file) print_import_warnings(*in->trace);
   return in;
 }
-}  // namespace
 
-std::optional<Input> open_input_or_report(const std::string& path, InputAccept accept) {
-  Result<Input> in = open_input_reported(path, accept);
-  if (!in) return std::nullopt;
-  return std::move(in.value());
-}
+int exit_code_of(StatusCode code) { return error_mapping(code).exit_code; }
 
 OpenedAnalysis open_analysis(const std::string& path, AnalysisOptions options, unsigned threads) {
-  auto failed = [](StatusCode code) {
-    return OpenedAnalysis{nullptr, error_mapping(code).exit_code};
-  };
+  auto failed = [](StatusCode code) { return OpenedAnalysis{nullptr, exit_code_of(code)}; };
   if (!options.steps.step_annotation.empty()) {
     try {
       std::regex check(options.steps.step_annotation, std::regex::ECMAScript);
@@ -149,7 +140,7 @@ OpenedAnalysis open_analysis(const std::string& path, AnalysisOptions options, u
   }
   if (options.ranks.step_annotation.empty())
     options.ranks.step_annotation = options.steps.step_annotation;  // each rank's steps too
-  Result<Input> in = open_input_reported(path, InputAccept::kAny);
+  Result<Input> in = open_input_or_report(path, InputAccept::kAny);
   if (!in) return failed(in.code());
   if (!in->rank_dir())  // a trace file, or a TORCH_TRACE directory's logs
     return {std::make_unique<AnalysisSet>(std::move(*in->trace), std::move(options))};
@@ -220,7 +211,7 @@ int run_analysis_command(const AnalysisArgs& a, AnalysisId id, const AnalysisOpt
 
 int report_failure(const char* prefix, const Status& s) {
   std::fprintf(stderr, "%s: %s\n", prefix, s.message().c_str());
-  return error_mapping(s.code()).exit_code;
+  return exit_code_of(s.code());
 }
 
 bool write_file_atomic(const std::string& path, const std::string& text) {

@@ -401,8 +401,8 @@ int export_rank_dir(const MergedExportArgs& a) {
                  a.out.c_str());
     return kExitBadInput;
   }
-  std::optional<Input> in = open_input_or_report(a.dir, InputAccept::kRankDir);
-  if (!in) return kExitBadInput;
+  Result<Input> in = open_input_or_report(a.dir, InputAccept::kRankDir);
+  if (!in) return exit_code_of(in.code());
   const std::vector<std::string>& files = in->rank_files;
   MergePlan plan{a, steps, files, {}, std::vector<RankPlan>(files.size()), {}, 0};
   for (size_t i = 0; i < files.size(); ++i) plan.index_of[files[i]] = i;

@@ -13,11 +13,11 @@
 
 namespace mlprof::cli {
 
-std::unique_ptr<SqlSource> open_sql_source(const std::string& path) {
+Result<std::unique_ptr<SqlSource>> open_sql_source(const std::string& path) {
   auto src = std::make_unique<SqlSource>();
   std::vector<sql::TracePart> parts;
-  std::optional<Input> in = open_input_or_report(path);
-  if (!in) return nullptr;
+  Result<Input> in = open_input_or_report(path);
+  if (!in) return in.status();
   const bool dir = in->rank_dir();
   if (dir) {
     std::vector<std::string> errors;
@@ -27,9 +27,10 @@ std::unique_ptr<SqlSource> open_sql_source(const std::string& path) {
     if (!r) {
       for (const std::string& e : errors) std::fprintf(stderr, "mlprof: skipped %s\n", e.c_str());
       std::fprintf(stderr, "mlprof: %s\n", r.error().c_str());
-      return nullptr;
+      return r.status();
     }
-    if (!report_rank_errors(path, r->size(), errors)) return nullptr;
+    if (!report_rank_errors(path, r->size(), errors))
+      return Status::error(path + ": a rank trace failed to load (--strict)");
     for (const Trace& t : r.value()) print_import_warnings(t);  // as the other commands do
     src->traces = std::move(r.value());
     for (const Trace& t : src->traces) parts.push_back({&t, rank_of(t, t.meta.source)});
@@ -41,10 +42,10 @@ std::unique_ptr<SqlSource> open_sql_source(const std::string& path) {
   Result<std::unique_ptr<sql::TraceDatabase>> db = sql::TraceDatabase::open(parts, dir);
   if (!db) {
     std::fprintf(stderr, "mlprof: %s: %s\n", path.c_str(), db.error().c_str());
-    return nullptr;
+    return db.status();
   }
   src->db = std::move(db.value());
-  return src;
+  return std::move(src);
 }
 
 namespace {
@@ -79,10 +80,10 @@ int export_csv(sql::TraceDatabase& db, const std::string& out, const std::string
 }  // namespace
 
 int export_sql_tables(const std::string& path, const std::string& out, const std::string& table) {
-  std::unique_ptr<SqlSource> src = open_sql_source(path);
-  if (!src) return kExitBadInput;
+  Result<std::unique_ptr<SqlSource>> src = open_sql_source(path);
+  if (!src) return exit_code_of(src.code());
   if (out.ends_with(".csv")) {
-    int rc = export_csv(*src->db, out, table.empty() ? "slice" : table);
+    int rc = export_csv(*src.value()->db, out, table.empty() ? "slice" : table);
     if (rc == kExitOk) std::fprintf(stderr, "wrote %s\n", out.c_str());
     return rc;
   }
@@ -90,7 +91,7 @@ int export_sql_tables(const std::string& path, const std::string& out, const std
     std::fprintf(stderr, "mlprof export: --table goes with a .csv output\n");
     return kExitBadInput;
   }
-  Status s = src->db->export_sqlite(out);
+  Status s = src.value()->db->export_sqlite(out);
   if (!s) {
     std::fprintf(stderr, "mlprof export: %s\n", s.message().c_str());
     return kExitFailure;

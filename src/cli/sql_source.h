@@ -16,8 +16,8 @@ struct SqlSource {
 };
 
 // Loads PATH (a directory: every trace in it, one rank each, with a visible rank column); on
-// failure prints the one-line error and returns null (exit with kExitBadInput).
-std::unique_ptr<SqlSource> open_sql_source(const std::string& path);
+// failure prints the one-line error and returns it (exit with exit_code_of its code).
+Result<std::unique_ptr<SqlSource>> open_sql_source(const std::string& path);
 
 // `mlprof export PATH -o out.sqlite | out.csv [--table NAME]`: every table to a SQLite file, or
 // one table (default slice) as CSV. Returns the exit code.

@@ -30,7 +30,8 @@ expect empty-directory 2 "mlprof: $tmp/empty: no trace files (*.json, *.json.gz,
   "$MLPROF" summary "$tmp/empty"
 
 # A path that does not resolve is not found too (exit 2); a read the system refuses (kIo:
-# /proc/self/mem reads EIO at offset 0) is exit 1, through the analysis commands' open_analysis.
+# /proc/self/mem reads EIO at offset 0) is exit 1, whichever command opened the input: the
+# analysis commands (open_analysis), export, compare, report's base, compile --trace, sql.
 ln -s loop "$tmp/loop"
 expect symlink-loop 2 "mlprof: $tmp/loop: cannot open: Too many levels of symbolic links" \
   "$MLPROF" summary "$tmp/loop"
@@ -39,6 +40,18 @@ if [ -r /proc/self/mem ]; then
     "$MLPROF" summary /proc/self/mem
   expect read-error-analyze 1 "mlprof: /proc/self/mem: read error: Input/output error" \
     "$MLPROF" analyze /proc/self/mem --json
+  expect read-error-export 1 "mlprof: /proc/self/mem: read error: Input/output error" \
+    "$MLPROF" export /proc/self/mem -o "$tmp/mem.json"
+  expect read-error-compare 1 "mlprof: /proc/self/mem: read error: Input/output error" \
+    "$MLPROF" compare /proc/self/mem "$trace"
+  expect read-error-report-base 1 "mlprof: /proc/self/mem: read error: Input/output error" \
+    "$MLPROF" report /proc/self/mem "$trace" -o "$tmp/r.html"
+  expect read-error-sql 1 "mlprof: /proc/self/mem: read error: Input/output error" \
+    "$MLPROF" sql /proc/self/mem "SELECT 1"
+  expect read-error-sqlite-export 1 "mlprof: /proc/self/mem: read error: Input/output error" \
+    "$MLPROF" export /proc/self/mem -o "$tmp/mem.sqlite"
+  [ ! -e "$tmp/mem.json" ] && [ ! -e "$tmp/r.html" ] && [ ! -e "$tmp/mem.sqlite" ] ||
+    { fail=$((fail + 1)); echo "FAIL: an output was written for an unreadable input"; }
 fi
 
 # Too large (kTooLarge -> exit 2): the limit and how to raise it.
