@@ -6,6 +6,7 @@
 #include <map>
 
 #include "gpu_fakes/fake_gpu_run.h"
+#include "record/nvml/nvml_sampler.h"
 
 namespace {
 
@@ -107,6 +108,19 @@ TEST(nvml_capture, NoDriverOneLineNoticeAndTheRunCompletes) {
   EXPECT_EQ(r.err, notice);
   EXPECT_EQ(slices_named(*r.trace, "process sh").size(), 1u);
   EXPECT_TRUE(r.trace->counter_series.empty());
+}
+
+// Opening NVML fails with the code of why (include/mlprof/status.h): no driver library is
+// kNotFound, a library that is not a usable NVML (libc here: no NVML functions) a failed
+// precondition; neither is bad input.
+TEST(nvml_capture, OpenFailuresCarryTheirCode) {
+  auto missing = NvmlSampler::open("/nonexistent/libnvidia-ml.so.1");
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound) << missing.error();
+  auto not_nvml = NvmlSampler::open("libc.so.6");
+  ASSERT_FALSE(not_nvml.is_ok());
+  EXPECT_EQ(not_nvml.code(), StatusCode::kFailedPrecondition) << not_nvml.error();
+  EXPECT_EQ(not_nvml.error(), "libc.so.6 lacks an expected NVML function (too old?)");
 }
 
 }  // namespace

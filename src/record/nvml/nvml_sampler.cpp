@@ -38,7 +38,11 @@ struct NvmlSampler::Api {
 
 Result<std::unique_ptr<NvmlSampler>> NvmlSampler::open(const std::string& library) {
   void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return Status::error(library + " not found: no NVIDIA driver on this machine");
+  // The machine's state, not the input: no driver is kNotFound, a driver that will not serve
+  // (too old, init failing, no device) kFailedPrecondition; `run --gpu` goes on without them.
+  if (!lib)
+    return Status::error(StatusCode::kNotFound,
+                         library + " not found: no NVIDIA driver on this machine");
   std::unique_ptr<NvmlSampler> s(new NvmlSampler());
   s->lib_ = lib;
   s->api_ = std::make_unique<Api>();
@@ -59,14 +63,23 @@ Result<std::unique_ptr<NvmlSampler>> NvmlSampler::open(const std::string& librar
   load(a.power, "nvmlDeviceGetPowerUsage");
   load(a.clock, "nvmlDeviceGetClockInfo");
   load(a.error_string, "nvmlErrorString");
-  if (!ok) return Status::error(library + " lacks an expected NVML function (too old?)");
-  if (nvmlReturn r = a.init(); r != 0)
-    return Status::error(std::string("nvmlInit failed: ") + a.error_string(r));
+  // Until nvmlInit succeeds there is nothing to shut down (and with a function missing, maybe no
+  // nvmlShutdown to call): the destructor only closes the library.
+  if (!ok) {
+    s->api_.reset();
+    return Status::error(StatusCode::kFailedPrecondition,
+                         library + " lacks an expected NVML function (too old?)");
+  }
+  if (nvmlReturn r = a.init(); r != 0) {
+    std::string why = a.error_string(r);
+    s->api_.reset();
+    return Status::error(StatusCode::kFailedPrecondition, "nvmlInit failed: " + why);
+  }
   unsigned int n = 0;
   if (nvmlReturn r = a.count(&n); r != 0 || n == 0) {
     a.shutdown();
     s->api_.reset();
-    return Status::error("NVML reports no GPU");
+    return Status::error(StatusCode::kFailedPrecondition, "NVML reports no GPU");
   }
   for (unsigned int i = 0; i < n; ++i) {
     nvmlDevice d = nullptr;
