@@ -11,6 +11,7 @@
 #include "errors.h"
 #include "import/graph_capture_files.h"
 #include "mlprof/analysis_compare.h"
+#include "mlprof/analyze/graph_capture_inputs.h"
 #include "mlprof/chrome_export.h"
 #include "mlprof/import.h"
 #include "mlprof/native_format.h"
@@ -40,16 +41,7 @@ Result<std::vector<GraphCaptureInput>> load_captures(const std::vector<std::stri
   ImportOptions o;
   o.threads = threads;
   MLPROF_ASSIGN_OR_RETURN(std::vector<CaptureTrace> loaded, load_capture_traces(paths, o));
-  std::vector<GraphCaptureInput> out;
-  for (CaptureTrace& c : loaded) {
-    GraphCaptureInput in;
-    in.source = std::move(c.source);
-    in.batch_size = c.batch_size;
-    in.mode = std::move(c.mode);
-    in.trace = std::make_shared<const Trace>(std::move(c.trace));
-    out.push_back(std::move(in));
-  }
-  return out;
+  return graph_capture_inputs(std::move(loaded));
 }
 
 // A path as `mlprof analyze PATH` opens it (open_input): a trace file of any format, a TORCH_TRACE

@@ -4,21 +4,9 @@
 
 #include "cli/command.h"
 #include "import/graph_capture_files.h"
+#include "mlprof/analyze/graph_capture_inputs.h"
 
 namespace mlprof::cli {
-
-std::vector<GraphCaptureInput> graph_capture_inputs(std::vector<CaptureTrace>&& loaded) {
-  std::vector<GraphCaptureInput> out;
-  for (CaptureTrace& c : loaded) {
-    GraphCaptureInput in;
-    in.source = std::move(c.source);
-    in.batch_size = c.batch_size;
-    in.mode = std::move(c.mode);
-    in.trace = std::make_shared<const Trace>(std::move(c.trace));
-    out.push_back(std::move(in));
-  }
-  return out;
-}
 
 bool load_graph_captures(const std::string& trace_path, const std::vector<std::string>& given,
                          GraphsOptions& o) {

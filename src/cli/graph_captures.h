@@ -7,13 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "import/graph_capture_files.h"
 #include "mlprof/analyze/graphs.h"
 
 namespace mlprof::cli {
-
-// Loaded capture traces as the graphs analysis takes them.
-std::vector<GraphCaptureInput> graph_capture_inputs(std::vector<CaptureTrace>&& loaded);
 
 // Loads the capture traces into `o.captures`. False (after a one-line error) when a named
 // capture cannot be read. None given: nothing is loaded (a capture pass is joined only when asked
