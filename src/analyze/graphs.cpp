@@ -249,11 +249,10 @@ std::vector<GraphAttribution> rows(const std::map<std::string, GraphAttribution>
   return v;
 }
 
-}  // namespace
-
-GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
-  GraphsResult r;
-  r.top = options.top;
+// The graphs captured while this trace was recorded (recaptures marked: the same launches
+// captured again), then those of the capture passes given, in r.captures in that order.
+std::vector<CapturedGraph> collect_captures(const Trace& trace, const GraphsOptions& options,
+                                            GraphsResult& r) {
   std::vector<CapturedGraph> graphs;
   GraphCaptureInput self;
   self.source = "(this trace)";
@@ -288,19 +287,39 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
       r.notes.push_back(in.source + ": no Stream{Begin,End}Capture window with kernel launches");
     for (size_t g = before; g < graphs.size(); ++g) r.captures.push_back(graphs[g].info);
   }
+  return graphs;
+}
 
-  const SliceTable& s = trace.slices;
-  GpuEvents ev = collect_gpu_events(trace);
-  OpAttribution attribution(trace);
-  GraphIds ids(trace, graphs);
+// What every replay is matched and charged against, and where its attribution accumulates.
+struct ReplayAttribution {
+  const Trace& trace;
+  const GraphsOptions& options;
+  const std::vector<CapturedGraph>& graphs;
+  GraphIds& ids;  // builds each capture's node index on first use
+  const OpAttribution& attribution;
+  GraphsResult& r;
   std::unordered_map<std::string, uint32_t> name_index;
-  r.names.emplace_back();
-  name_index.emplace("", 0);
-  auto intern = [&](const std::string& n) {
+  std::map<std::string, GraphAttribution> ops, modules, kernels;
+
+  uint32_t intern(const std::string& n) {
     auto [it, added] = name_index.emplace(n, static_cast<uint32_t>(r.names.size()));
     if (added) r.names.push_back(n);
     return it->second;
-  };
+  }
+  static void charge(std::map<std::string, GraphAttribution>& by, const std::string& k,
+                     int64_t ns) {
+    GraphAttribution& a = by[k];
+    if (a.name.empty()) a.name = k;
+    ++a.kernels;
+    a.gpu_ns += ns;
+  }
+};
+
+// Each graph launch (its slice) -> the GPU events it ran; r.gpu_ns counts all GPU work.
+std::map<int32_t, std::vector<const GpuEvent*>> replays_by_launch(const Trace& trace,
+                                                                  const GpuEvents& ev,
+                                                                  GraphsResult& r) {
+  const SliceTable& s = trace.slices;
   std::map<int32_t, std::vector<const GpuEvent*>> by_launch;  // launch slice -> its GPU events
   for (const GpuEvent& e : ev.events) {
     if (e.kind == GpuWorkKind::kSync || e.kind == GpuWorkKind::kAnnotation) continue;
@@ -310,93 +329,122 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
       continue;
     by_launch[e.launch].push_back(&e);
   }
+  return by_launch;
+}
 
-  std::map<std::string, GraphAttribution> ops, modules, kernels;
-  auto charge = [](std::map<std::string, GraphAttribution>& by, const std::string& k, int64_t ns) {
-    GraphAttribution& a = by[k];
-    if (a.name.empty()) a.name = k;
-    ++a.kernels;
-    a.gpu_ns += ns;
-  };
-  for (auto& [launch, events] : by_launch) {
-    GraphReplay p;
-    size_t li = static_cast<size_t>(launch);
-    p.ts_ns = s.ts[li];
-    p.launch = trace.str(s.name[li]);
-    p.correlation = events.front()->correlation;
-    p.launch_host_ns = s.dur[li];
-    int64_t first = INT64_MAX;
-    for (const GpuEvent* e : events) first = std::min(first, e->ts);
-    p.launch_delay_ns = first - s.ts[li];
-    r.launch_host_ns += p.launch_host_ns;
-    std::vector<const GpuEvent*> ks;
-    for (const GpuEvent* e : events) {
-      p.gpu_ns += e->dur();
-      if (e->kind == GpuWorkKind::kKernel)
-        ks.push_back(e);
-      else
-        ++p.other;
-    }
-    p.kernels = ks.size();
-    std::vector<std::string_view> names;
-    for (const GpuEvent* e : ks) names.push_back(trace.str(s.name[e->slice]));
-    r.replayed_kernels += p.kernels;
-    r.replayed_gpu_ns += p.gpu_ns;
-    std::vector<int32_t> best;
-    size_t best_matched = 0;
-    p.capture =
-        best_capture(ks, names, graphs, ids, options.min_match, best, best_matched, p.matched_by);
-    if (graphs.empty()) {
-      p.why = options.captures.empty()
-                  ? "no capture pass: give --capture DIR|FILE (the trace of the pass that captured "
-                    "the graph, e.g. capture_traces/)"
-                  : "the capture traces hold no Stream{Begin,End}Capture window with kernel "
-                    "launches";
-    } else if (p.kernels == 0 || static_cast<double>(best_matched) <
-                                     options.min_match * static_cast<double>(p.kernels)) {
-      const CapturedGraph& g = graphs[static_cast<size_t>(p.capture)];
-      p.why = "best capture (" + g.info.source + ", " + std::to_string(g.launches.size()) +
-              " kernels) matches " + std::to_string(best_matched) + " of " +
-              std::to_string(p.kernels) + " replayed kernels in order";
-      p.capture = -1;
-    }
-    if (p.capture < 0) p.matched_by.clear();
-    if (p.capture >= 0) {
-      const CapturedGraph& g = graphs[static_cast<size_t>(p.capture)];
-      ++r.captures[static_cast<size_t>(p.capture)].replays;
-      p.matched = best_matched;
-      p.eager_launch_host_ns = g.info.launch_host_ns;
-      r.eager_launch_host_ns += p.eager_launch_host_ns;
-      for (size_t i = 0; i < ks.size(); ++i) {
-        if (best[i] < 0) continue;
-        const CapturedLaunch& c = g.launches[static_cast<size_t>(best[i])];
-        if (c.kernel.empty()) ++p.matched_by_position;
-        int64_t ns = ks[i]->dur();
-        p.attributed_ns += ns;
-        charge(ops, c.op, ns);
-        if (!c.module.empty()) charge(modules, c.module, ns);
-        charge(kernels, std::string(names[i]), ns);
-        ReplayedKernel rk;
-        rk.slice = ks[i]->slice;
-        rk.launch_op = attribution.op_of(*ks[i]);
-        rk.op = intern(c.op);
-        rk.op_category = intern(c.op_category);
-        rk.module = intern(c.module_path);
-        rk.launch = launch;
-        rk.capture = p.capture;
-        rk.captured_op = c.op_slice;
-        r.replayed.push_back(rk);
-      }
-      r.matched_kernels += p.matched;
-      r.attributed_gpu_ns += p.attributed_ns;
-    }
-    r.replays.push_back(std::move(p));
+// A replay that matched no capture at min_match gets capture -1 and p.why saying why.
+void explain_unmatched(const ReplayAttribution& a, GraphReplay& p, size_t best_matched) {
+  const GraphsOptions& options = a.options;
+  if (a.graphs.empty()) {
+    p.why = options.captures.empty()
+                ? "no capture pass: give --capture DIR|FILE (the trace of the pass that captured "
+                  "the graph, e.g. capture_traces/)"
+                : "the capture traces hold no Stream{Begin,End}Capture window with kernel "
+                  "launches";
+  } else if (p.kernels == 0 || static_cast<double>(best_matched) <
+                                   options.min_match * static_cast<double>(p.kernels)) {
+    const CapturedGraph& g = a.graphs[static_cast<size_t>(p.capture)];
+    p.why = "best capture (" + g.info.source + ", " + std::to_string(g.launches.size()) +
+            " kernels) matches " + std::to_string(best_matched) + " of " +
+            std::to_string(p.kernels) + " replayed kernels in order";
+    p.capture = -1;
   }
+  if (p.capture < 0) p.matched_by.clear();
+}
+
+// Charges a matched replay's kernels to the captured launches `best` aligned them with.
+void charge_matched(ReplayAttribution& a, GraphReplay& p, int32_t launch,
+                    const std::vector<const GpuEvent*>& ks,
+                    const std::vector<std::string_view>& names, const std::vector<int32_t>& best,
+                    size_t best_matched) {
+  GraphsResult& r = a.r;
+  const CapturedGraph& g = a.graphs[static_cast<size_t>(p.capture)];
+  ++r.captures[static_cast<size_t>(p.capture)].replays;
+  p.matched = best_matched;
+  p.eager_launch_host_ns = g.info.launch_host_ns;
+  r.eager_launch_host_ns += p.eager_launch_host_ns;
+  for (size_t i = 0; i < ks.size(); ++i) {
+    if (best[i] < 0) continue;
+    const CapturedLaunch& c = g.launches[static_cast<size_t>(best[i])];
+    if (c.kernel.empty()) ++p.matched_by_position;
+    int64_t ns = ks[i]->dur();
+    p.attributed_ns += ns;
+    ReplayAttribution::charge(a.ops, c.op, ns);
+    if (!c.module.empty()) ReplayAttribution::charge(a.modules, c.module, ns);
+    ReplayAttribution::charge(a.kernels, std::string(names[i]), ns);
+    ReplayedKernel rk;
+    rk.slice = ks[i]->slice;
+    rk.launch_op = a.attribution.op_of(*ks[i]);
+    rk.op = a.intern(c.op);
+    rk.op_category = a.intern(c.op_category);
+    rk.module = a.intern(c.module_path);
+    rk.launch = launch;
+    rk.capture = p.capture;
+    rk.captured_op = c.op_slice;
+    r.replayed.push_back(rk);
+  }
+  r.matched_kernels += p.matched;
+  r.attributed_gpu_ns += p.attributed_ns;
+}
+
+// One graph launch and the GPU work it ran: matched to a capture and charged, or said why not.
+GraphReplay attribute_replay(ReplayAttribution& a, int32_t launch,
+                             const std::vector<const GpuEvent*>& events) {
+  const Trace& trace = a.trace;
+  const SliceTable& s = trace.slices;
+  GraphsResult& r = a.r;
+  GraphReplay p;
+  size_t li = static_cast<size_t>(launch);
+  p.ts_ns = s.ts[li];
+  p.launch = trace.str(s.name[li]);
+  p.correlation = events.front()->correlation;
+  p.launch_host_ns = s.dur[li];
+  int64_t first = INT64_MAX;
+  for (const GpuEvent* e : events) first = std::min(first, e->ts);
+  p.launch_delay_ns = first - s.ts[li];
+  r.launch_host_ns += p.launch_host_ns;
+  std::vector<const GpuEvent*> ks;
+  for (const GpuEvent* e : events) {
+    p.gpu_ns += e->dur();
+    if (e->kind == GpuWorkKind::kKernel)
+      ks.push_back(e);
+    else
+      ++p.other;
+  }
+  p.kernels = ks.size();
+  std::vector<std::string_view> names;
+  for (const GpuEvent* e : ks) names.push_back(trace.str(s.name[e->slice]));
+  r.replayed_kernels += p.kernels;
+  r.replayed_gpu_ns += p.gpu_ns;
+  std::vector<int32_t> best;
+  size_t best_matched = 0;
+  p.capture = best_capture(ks, names, a.graphs, a.ids, a.options.min_match, best, best_matched,
+                           p.matched_by);
+  explain_unmatched(a, p, best_matched);
+  if (p.capture >= 0) charge_matched(a, p, launch, ks, names, best, best_matched);
+  return p;
+}
+
+}  // namespace
+
+GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
+  GraphsResult r;
+  r.top = options.top;
+  std::vector<CapturedGraph> graphs = collect_captures(trace, options, r);
+
+  GpuEvents ev = collect_gpu_events(trace);
+  OpAttribution attribution(trace);
+  GraphIds ids(trace, graphs);
+  ReplayAttribution at{trace, options, graphs, ids, attribution, r, {}, {}, {}, {}};
+  r.names.emplace_back();
+  at.name_index.emplace("", 0);
+  for (auto& [launch, events] : replays_by_launch(trace, ev, r))
+    r.replays.push_back(attribute_replay(at, launch, events));
   std::stable_sort(r.replays.begin(), r.replays.end(),
                    [](const GraphReplay& a, const GraphReplay& b) { return a.ts_ns < b.ts_ns; });
-  r.ops = rows(ops);
-  r.modules = rows(modules);
-  r.kernels = rows(kernels);
+  r.ops = rows(at.ops);
+  r.modules = rows(at.modules);
+  r.kernels = rows(at.kernels);
   std::sort(r.replayed.begin(), r.replayed.end(),
             [](const ReplayedKernel& a, const ReplayedKernel& b) { return a.slice < b.slice; });
   return r;

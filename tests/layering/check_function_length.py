@@ -25,7 +25,6 @@ OWNED = {}
 ALLOWED = {
     ("src/render/timeline_data.cpp", "encode_lanes"): 232,
     ("src/analyze/roofline.cpp", "analyze_roofline"): 192,
-    ("src/analyze/graphs.cpp", "analyze_graphs"): 157,
     ("src/analyze/modules.cpp", "analyze_modules"): 358,
     ("src/import/capture/gpu_capture.cpp", "add_gpu_captures"): 275,
     ("src/import/capture/memory_capture.cpp", "add_memory_captures"): 273,
