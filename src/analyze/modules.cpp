@@ -58,29 +58,36 @@ void set_step_time(const Trace& t, const StepsResult* steps, ModulesResult& res)
   res.step_window = "span";
 }
 
-}  // namespace
-
-ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const GraphsResult* replays,
-                              const StepsResult* steps) {
-  ModulesResult res;
-  const SliceTable& s = t.slices;
-  StringId py_cat = t.strings.find("python_function");
+// Module events (python_function slices named "nn.Module: ..."), the Python id index their
+// parents are found by, and the tracks the autograd engine runs on.
+struct ModuleScan {
   std::unordered_map<int64_t, uint32_t> by_python_id;
   std::vector<uint32_t> module_slices;
   std::set<uint32_t> autograd_tracks;
+};
+
+ModuleScan scan_module_events(const Trace& t) {
+  ModuleScan sc;
+  const SliceTable& s = t.slices;
+  StringId py_cat = t.strings.find("python_function");
   for (size_t i = 0; i < s.size(); ++i) {
     std::string_view name = t.str(s.name[i]);
-    if (name.starts_with("autograd::engine::evaluate_function")) autograd_tracks.insert(s.track[i]);
+    if (name.starts_with("autograd::engine::evaluate_function"))
+      sc.autograd_tracks.insert(s.track[i]);
     if (s.cat[i] != py_cat) continue;
     if (const Arg* id = t.slice_arg(i, "Python id"))
-      if (auto v = id->as_int()) by_python_id[*v] = static_cast<uint32_t>(i);
-    if (name.starts_with(kModulePrefix)) module_slices.push_back(static_cast<uint32_t>(i));
+      if (auto v = id->as_int()) sc.by_python_id[*v] = static_cast<uint32_t>(i);
+    if (name.starts_with(kModulePrefix)) sc.module_slices.push_back(static_cast<uint32_t>(i));
   }
-  res.module_events = module_slices.size();
-  if (module_slices.empty()) {
-    res.message = kNoModules;
-    return res;
-  }
+  return sc;
+}
+
+// One call per module event, by start, outer (longer) first so a parent precedes its children;
+// a call's module parent follows "Python parent id" until a module event.
+std::vector<Call> link_calls(const Trace& t, ModuleScan& sc, ModulesResult& res) {
+  const SliceTable& s = t.slices;
+  std::vector<uint32_t>& module_slices = sc.module_slices;
+  const std::unordered_map<int64_t, uint32_t>& by_python_id = sc.by_python_id;
   // Order: by track, then start, outer (longer) first, so a parent precedes its children.
   std::sort(module_slices.begin(), module_slices.end(), [&](uint32_t a, uint32_t b) {
     if (s.ts[a] != s.ts[b]) return s.ts[a] < s.ts[b];
@@ -122,16 +129,29 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
   };
   for (size_t k = 0; k < calls.size(); ++k) {
     calls[k].parent = module_ancestor(calls[k].slice);
-    calls[k].recompute = autograd_tracks.count(s.track[calls[k].slice]) > 0;
+    calls[k].recompute = sc.autograd_tracks.count(s.track[calls[k].slice]) > 0;
     if (calls[k].recompute) ++res.recompute_events;
   }
+  return calls;
+}
+
+// The rows as they are made: a row per module path, its children in first-call order.
+struct RowTree {
+  std::map<std::string, uint32_t> row_of_path;
+  std::vector<std::vector<uint32_t>> row_children;
+  std::vector<uint32_t> root_rows;
+};
+
+// A row per module path with its calls and host time, host self time less the child calls'.
+void build_rows(const Trace& t, std::vector<Call>& calls, RowTree& tree, ModulesResult& res) {
+  const SliceTable& s = t.slices;
+  std::map<std::string, uint32_t>& row_of_path = tree.row_of_path;
+  std::vector<std::vector<uint32_t>>& row_children = tree.row_children;
+  std::vector<uint32_t>& root_rows = tree.root_rows;
   // Paths (parents first: a parent always starts no later than its child).
   std::vector<std::string> path(calls.size());
   std::vector<uint32_t> order(calls.size());
   for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<uint32_t>(k);
-  std::map<std::string, uint32_t> row_of_path;
-  std::vector<std::vector<uint32_t>> row_children;
-  std::vector<uint32_t> root_rows;
   auto path_of = [&](auto&& self, uint32_t k, int depth) -> const std::string& {
     if (!path[k].empty() || depth > 256) return path[k];
     std::string name(t.str(s.name[calls[k].slice]).substr(kModulePrefix.size()));
@@ -172,11 +192,25 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
   for (size_t k = 0; k < calls.size(); ++k)
     res.rows[calls[k].row].host_self_ns +=
         std::max<int64_t>(0, s.dur[calls[k].slice] - calls[k].child_host_ns);
+}
 
-  // Per track, module calls outer-first; GPU launches and FLOP-counted ops by time.
+// Which module call launched each GPU event and ran each FLOP-counted op (the innermost one).
+struct GpuOwners {
+  GpuEvents ev;
+  std::vector<int32_t> gpu_owner;   // GPU event -> call, -1 none
+  std::vector<double> op_flops_of;  // FLOP-counted op -> its FLOPs
+  std::vector<int32_t> op_owner;    // FLOP-counted op -> call, -1 none
+  std::vector<double> call_flops;   // call -> FLOPs of the ops inside it
+};
+
+// Per track, module calls outer-first; GPU launches and FLOP-counted ops by time.
+GpuOwners attribute_gpu(const Trace& t, std::vector<Call>& calls, ModulesResult& res) {
+  const SliceTable& s = t.slices;
   std::map<uint32_t, std::vector<uint32_t>> calls_on_track;
   for (uint32_t k = 0; k < calls.size(); ++k) calls_on_track[s.track[calls[k].slice]].push_back(k);
-  GpuEvents ev = collect_gpu_events(t);
+  GpuOwners w;
+  w.ev = collect_gpu_events(t);
+  const GpuEvents& ev = w.ev;
   res.has_gpu = !ev.events.empty();
   {
     std::vector<Interval> all;
@@ -193,8 +227,7 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
     const GpuEvent& g = ev.events[e];
     if (g.launch >= 0) launches[s.track[g.launch]].push_back({s.ts[g.launch], e});
   }
-  std::vector<double> op_flops_of;
-  std::vector<uint32_t> op_slices;
+  std::vector<double>& op_flops_of = w.op_flops_of;
   // FLOPs of the calls the performance models price (modeled_calls.h): the numbers `flops` and
   // `roofline` show for the same ops.
   for (const ModeledCall& c : collect_modeled_calls(t).calls) {
@@ -202,14 +235,17 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
     const size_t i = static_cast<size_t>(c.slice);
     ops[s.track[i]].push_back({s.ts[i], static_cast<uint32_t>(op_flops_of.size())});
     op_flops_of.push_back(c.est.flops);
-    op_slices.push_back(static_cast<uint32_t>(i));
   }
   for (auto& [track, v] : launches)
     std::sort(v.begin(), v.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
   for (auto& [track, v] : ops)
     std::sort(v.begin(), v.end(), [](const Point& a, const Point& b) { return a.ts < b.ts; });
-  std::vector<int32_t> gpu_owner(ev.events.size(), -1), op_owner(op_flops_of.size(), -1);
-  std::vector<double> call_flops(calls.size(), 0);
+  std::vector<int32_t>& gpu_owner = w.gpu_owner;
+  std::vector<int32_t>& op_owner = w.op_owner;
+  std::vector<double>& call_flops = w.call_flops;
+  gpu_owner.assign(ev.events.size(), -1);
+  op_owner.assign(op_flops_of.size(), -1);
+  call_flops.assign(calls.size(), 0);
   for (auto& [track, ks] : calls_on_track) {
     const auto& lv = launches[track];
     const auto& ov = ops[track];
@@ -230,7 +266,12 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
       }
     }
   }
-  // Per row: GPU time summed over calls, per-call spread.
+  return w;
+}
+
+// Per row: GPU time summed over calls, per-call spread (the sum of squares per row returned).
+std::vector<double> sum_call_gpu(std::vector<Call>& calls, const std::vector<double>& call_flops,
+                                 ModulesResult& res) {
   std::vector<double> sum_sq(res.rows.size(), 0);
   std::vector<uint64_t> seen(res.rows.size(), 0);
   for (size_t k = 0; k < calls.size(); ++k) {
@@ -245,9 +286,21 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
     row.flops += call_flops[k];
     sum_sq[calls[k].row] += static_cast<double>(g) * static_cast<double>(g);
   }
-  // Graph replays as if run eagerly: a matched replayed kernel's self time goes to the module
-  // that launched it in the capture pass, found by path under the module the replay ran in (a
-  // row of no calls when this trace never ran it: the capture may be another trace).
+  return sum_sq;
+}
+
+// Graph replays as if run eagerly: a matched replayed kernel's self time goes to the module
+// that launched it in the capture pass, found by path under the module the replay ran in (a
+// row of no calls when this trace never ran it: the capture may be another trace). Returns the
+// row of each GPU event that is a matched replay, -1 for the others.
+std::vector<int32_t> attribute_replays(const GraphsResult* replays, const std::vector<Call>& calls,
+                                       const GpuOwners& w, RowTree& tree,
+                                       std::vector<double>& sum_sq, ModulesResult& res) {
+  const GpuEvents& ev = w.ev;
+  const std::vector<int32_t>& gpu_owner = w.gpu_owner;
+  std::map<std::string, uint32_t>& row_of_path = tree.row_of_path;
+  std::vector<std::vector<uint32_t>>& row_children = tree.row_children;
+  std::vector<uint32_t>& root_rows = tree.root_rows;
   std::vector<int32_t> replay_row(ev.events.size(), -1);
   if (replays && !replays->replayed.empty()) {
     res.replayed = true;
@@ -309,28 +362,38 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
       if (res.rows[r].calls == 0) ++res.rows[r].gpu_events;
     }
   }
-  {
-    std::vector<std::vector<Interval>> self(res.rows.size()), replayed(res.rows.size());
-    for (uint32_t e = 0; e < ev.events.size(); ++e)
-      if (replay_row[e] >= 0) {
-        self[replay_row[e]].emplace_back(ev.events[e].ts, ev.events[e].end);
-        replayed[replay_row[e]].emplace_back(ev.events[e].ts, ev.events[e].end);
-      } else if (gpu_owner[e] >= 0) {
-        self[calls[gpu_owner[e]].row].emplace_back(ev.events[e].ts, ev.events[e].end);
-      }
-    if (res.replayed)
-      for (size_t r = 0; r < replayed.size(); ++r) {
-        merge_intervals(replayed[r]);
-        res.rows[r].gpu_replayed_ns = total_length(replayed[r]);
-      }
-    for (size_t r = 0; r < self.size(); ++r) {
-      merge_intervals(self[r]);
-      res.rows[r].gpu_self_ns = total_length(self[r]);
+  return replay_row;
+}
+
+// Per row: GPU self time (its calls' GPU events no inner module launched, and its replayed
+// kernels), the replayed part, and the FLOPs of the ops no inner module ran.
+void set_self_times(const std::vector<Call>& calls, const GpuOwners& w,
+                    const std::vector<int32_t>& replay_row, ModulesResult& res) {
+  const GpuEvents& ev = w.ev;
+  const std::vector<int32_t>& gpu_owner = w.gpu_owner;
+  std::vector<std::vector<Interval>> self(res.rows.size()), replayed(res.rows.size());
+  for (uint32_t e = 0; e < ev.events.size(); ++e)
+    if (replay_row[e] >= 0) {
+      self[replay_row[e]].emplace_back(ev.events[e].ts, ev.events[e].end);
+      replayed[replay_row[e]].emplace_back(ev.events[e].ts, ev.events[e].end);
+    } else if (gpu_owner[e] >= 0) {
+      self[calls[gpu_owner[e]].row].emplace_back(ev.events[e].ts, ev.events[e].end);
     }
-    for (size_t i = 0; i < op_owner.size(); ++i)
-      if (op_owner[i] >= 0) res.rows[calls[op_owner[i]].row].flops_self += op_flops_of[i];
+  if (res.replayed)
+    for (size_t r = 0; r < replayed.size(); ++r) {
+      merge_intervals(replayed[r]);
+      res.rows[r].gpu_replayed_ns = total_length(replayed[r]);
+    }
+  for (size_t r = 0; r < self.size(); ++r) {
+    merge_intervals(self[r]);
+    res.rows[r].gpu_self_ns = total_length(self[r]);
   }
-  set_step_time(t, steps, res);
+  for (size_t i = 0; i < w.op_owner.size(); ++i)
+    if (w.op_owner[i] >= 0) res.rows[calls[w.op_owner[i]].row].flops_self += w.op_flops_of[i];
+}
+
+// Per row: the per-call spread of GPU time (coefficient of variation) and the share of step time.
+void set_spread_and_share(const std::vector<double>& sum_sq, ModulesResult& res) {
   for (size_t r = 0; r < res.rows.size(); ++r) {
     ModuleRow& row = res.rows[r];
     double n = static_cast<double>(std::max<uint64_t>(row.calls, 1));
@@ -340,24 +403,28 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
     int64_t time = res.has_gpu ? row.gpu_ns : row.host_ns;
     row.step_share = res.step_ns > 0 ? static_cast<double>(time) / res.step_ns : 0;
   }
-  // Tree order (depth first, children in first-call order).
-  {
-    std::vector<ModuleRow> sorted;
-    std::vector<int32_t> new_index(res.rows.size(), -1);
-    std::vector<uint32_t> stack(root_rows.rbegin(), root_rows.rend());
-    while (!stack.empty()) {
-      uint32_t r = stack.back();
-      stack.pop_back();
-      new_index[r] = static_cast<int32_t>(sorted.size());
-      sorted.push_back(res.rows[r]);
-      for (auto it = row_children[r].rbegin(); it != row_children[r].rend(); ++it)
-        stack.push_back(*it);
-    }
-    for (ModuleRow& row : sorted)
-      if (row.parent >= 0) row.parent = new_index[row.parent];
-    res.rows = std::move(sorted);
+}
+
+// Tree order (depth first, children in first-call order).
+void sort_tree(const RowTree& tree, ModulesResult& res) {
+  std::vector<ModuleRow> sorted;
+  std::vector<int32_t> new_index(res.rows.size(), -1);
+  std::vector<uint32_t> stack(tree.root_rows.rbegin(), tree.root_rows.rend());
+  while (!stack.empty()) {
+    uint32_t r = stack.back();
+    stack.pop_back();
+    new_index[r] = static_cast<int32_t>(sorted.size());
+    sorted.push_back(res.rows[r]);
+    for (auto it = tree.row_children[r].rbegin(); it != tree.row_children[r].rend(); ++it)
+      stack.push_back(*it);
   }
-  // Slowest by self time (GPU when there is GPU work), most variable by per-call spread.
+  for (ModuleRow& row : sorted)
+    if (row.parent >= 0) row.parent = new_index[row.parent];
+  res.rows = std::move(sorted);
+}
+
+// Slowest by self time (GPU when there is GPU work), most variable by per-call spread.
+void rank_rows(const ModulesOptions& o, ModulesResult& res) {
   std::vector<uint32_t> idx(res.rows.size());
   for (size_t k = 0; k < idx.size(); ++k) idx[k] = static_cast<uint32_t>(k);
   auto self_time = [&](uint32_t r) {
@@ -374,10 +441,15 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
   std::sort(res.variable.begin(), res.variable.end(),
             [&](uint32_t a, uint32_t b) { return res.rows[a].gpu_cv > res.rows[b].gpu_cv; });
   if (res.variable.size() > o.top) res.variable.resize(o.top);
-  // Shared modules: one name called from several parent paths. A module's time counts once
-  // where it is nested in itself (vLLM's GraphModule_0 inside GraphModule_0: summing both calls
-  // read more GPU time than the trace has), and a recompute (activation checkpointing on the
-  // autograd thread) is the same call site run again, not another caller.
+}
+
+// Shared modules: one name called from several parent paths. A module's time counts once
+// where it is nested in itself (vLLM's GraphModule_0 inside GraphModule_0: summing both calls
+// read more GPU time than the trace has), and a recompute (activation checkpointing on the
+// autograd thread) is the same call site run again, not another caller.
+void find_shared(const Trace& t, const std::vector<Call>& calls, const ModulesOptions& o,
+                 ModulesResult& res) {
+  const SliceTable& s = t.slices;
   std::map<std::string, SharedModule> by_name;
   std::map<std::string, std::set<int32_t>> sites;
   for (size_t r = 0; r < res.rows.size(); ++r) {
@@ -404,6 +476,10 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
   std::sort(res.shared.begin(), res.shared.end(),
             [](const auto& a, const auto& b) { return a.calls > b.calls; });
   if (res.shared.size() > o.top) res.shared.resize(o.top);
+}
+
+// Per module class: calls and self time, by self time (GPU when there is GPU work).
+void sum_classes(ModulesResult& res) {
   std::map<std::string, ModuleClass> by_class;
   for (const ModuleRow& row : res.rows) {
     ModuleClass& c = by_class[row.cls];
@@ -417,6 +493,32 @@ ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const Gra
   std::sort(res.classes.begin(), res.classes.end(), [&](const auto& a, const auto& b) {
     return res.has_gpu ? a.gpu_self_ns > b.gpu_self_ns : a.host_self_ns > b.host_self_ns;
   });
+}
+
+}  // namespace
+
+ModulesResult analyze_modules(const Trace& t, const ModulesOptions& o, const GraphsResult* replays,
+                              const StepsResult* steps) {
+  ModulesResult res;
+  ModuleScan sc = scan_module_events(t);
+  res.module_events = sc.module_slices.size();
+  if (sc.module_slices.empty()) {
+    res.message = kNoModules;
+    return res;
+  }
+  std::vector<Call> calls = link_calls(t, sc, res);
+  RowTree tree;
+  build_rows(t, calls, tree, res);
+  GpuOwners w = attribute_gpu(t, calls, res);
+  std::vector<double> sum_sq = sum_call_gpu(calls, w.call_flops, res);
+  std::vector<int32_t> replay_row = attribute_replays(replays, calls, w, tree, sum_sq, res);
+  set_self_times(calls, w, replay_row, res);
+  set_step_time(t, steps, res);
+  set_spread_and_share(sum_sq, res);
+  sort_tree(tree, res);
+  rank_rows(o, res);
+  find_shared(t, calls, o, res);
+  sum_classes(res);
   return res;
 }
 

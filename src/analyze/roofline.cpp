@@ -123,14 +123,9 @@ std::vector<RooflineRow> sorted_rows(std::map<std::string, Group>& groups, const
   return rows;
 }
 
-}  // namespace
-
-RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
-                                const RooflineOptions& options, const GraphsResult* graphs) {
-  RooflineResult r;
-  const SliceTable& s = trace.slices;
-  const size_t n = s.size();
-  // The device and its peaks.
+// The device and its peaks: options.device, else the trace's first named device; its peaks from
+// --peaks or the table, with a warning when there are none or a --peaks row reads as sparse.
+void set_device_peaks(const Trace& trace, const RooflineOptions& options, RooflineResult& r) {
   r.device = options.device;
   if (r.device.empty())
     for (const DeviceInfo& d : trace.meta.devices)
@@ -156,139 +151,146 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
                              : "no peak figures for \"" + r.device +
                                    "\": pass --peaks FILE (docs/roofline.md)");
   }
-  const DevicePeaks* peaks = r.peaks_known ? &r.peaks : nullptr;
+}
 
-  std::shared_ptr<const ModeledCalls> mc_shared = shared_modeled_calls(trace, graphs);
-  const ModeledCalls& mc = *mc_shared;
-  r.gpu_kernel_ns = mc.gpu_kernel_ns;
-  r.unmodeled = mc.unmodeled;
-
-  // Groups.
+struct Groups {
   std::map<std::string, Group> by_shape, by_op, by_family, by_kernel, by_module;
-  std::vector<RooflineStep> per_step(steps.steps.size());
-  for (size_t k = 0; k < steps.steps.size(); ++k) {
-    per_step[k].number = steps.steps[k].number;
-    per_step[k].dur_ns = steps.steps[k].dur_ns;
+};
+
+// The innermost nn.Module slice of slice i, -1 none (memo: -2 not known yet).
+int32_t module_of(const Trace& trace, std::vector<int32_t>& module_memo, int32_t i) {
+  const SliceTable& s = trace.slices;
+  std::vector<int32_t> path;
+  int32_t q = i, found = -1;
+  while (q >= 0) {
+    int32_t& m = module_memo[static_cast<size_t>(q)];
+    if (m != -2) {
+      found = m;
+      break;
+    }
+    if (trace.str(s.name[static_cast<size_t>(q)]).starts_with("nn.Module: ")) {
+      found = q;
+      m = q;
+      break;
+    }
+    path.push_back(q);
+    q = s.parent[static_cast<size_t>(q)];
   }
-  auto step_of = [&](int64_t ts) -> int64_t {
-    auto it = std::upper_bound(steps.steps.begin(), steps.steps.end(), ts,
-                               [](int64_t t, const StepInfo& st) { return t < st.begin_ns; });
-    if (it == steps.steps.begin()) return -1;
-    --it;
-    if (ts >= it->begin_ns + it->dur_ns) return -1;
-    return it - steps.steps.begin();
-  };
-  std::unordered_map<std::string, double> matrix_flops_by_dtype;
-  std::vector<int32_t> module_memo(n, -2);  // innermost nn.Module slice of a slice, -1 none
-  auto module_of = [&](int32_t i) {
-    std::vector<int32_t> path;
-    int32_t q = i, found = -1;
-    while (q >= 0) {
-      int32_t& m = module_memo[static_cast<size_t>(q)];
-      if (m != -2) {
-        found = m;
-        break;
-      }
-      if (trace.str(s.name[static_cast<size_t>(q)]).starts_with("nn.Module: ")) {
-        found = q;
-        m = q;
-        break;
-      }
-      path.push_back(q);
-      q = s.parent[static_cast<size_t>(q)];
+  for (int32_t x : path) module_memo[static_cast<size_t>(x)] = found;
+  return found;
+}
+
+// One call into its groups: by shape, op, family, kernel (calls of one kernel) and module.
+void group_call(const Trace& trace, const ModeledCall& c, const Point* pp,
+                std::vector<int32_t>& module_memo, Groups& g) {
+  const SliceTable& s = trace.slices;
+  bool is_kernel_call = c.est.family == PerfFamily::kKernelArgs;
+  // A replayed call's op is in its capture's trace (modeled_calls.h).
+  std::string name(modeled_call_name(trace, c));
+  const std::string& shape_text = c.shapes;
+  Group& gs = g.by_shape[name + '\x1f' + shape_text + '\x1f' + c.est.dtype];
+  if (gs.row.calls == 0) {
+    gs.row.name = name;
+    gs.row.shapes = shape_text;
+  }
+  add(gs, c.est, c.kernel_ns, pp);
+  Group& go = g.by_op[name];
+  go.row.name = name;
+  add(go, c.est, c.kernel_ns, pp);
+  std::string fam(perf_family_name(c.est.family));
+  Group& gf = g.by_family[fam];
+  gf.row.name = fam;
+  add(gf, c.est, c.kernel_ns, pp);
+  if (c.kernels == 1 || (is_kernel_call)) {
+    std::string kn(trace.str(c.kernel_name));
+    Group& gk = g.by_kernel[kn];
+    gk.row.name = kn;
+    add(gk, c.est, c.kernel_ns, pp);
+  }
+  if (c.replay_launch >= 0) {
+    if (!c.module.empty()) {
+      Group& gm = g.by_module[c.module];
+      gm.row.name = c.module;
+      add(gm, c.est, c.kernel_ns, pp);
     }
-    for (int32_t x : path) module_memo[static_cast<size_t>(x)] = found;
-    return found;
-  };
-  for (const ModeledCall& c : mc.calls) {
-    if (c.kernel_ns <= 0) continue;  // no kernel time (CPU ops, copies that only memcpy)
-    Point pt;
-    if (peaks) pt = point(*peaks, c.est, c.kernel_ns);
-    const Point* pp = peaks ? &pt : nullptr;
-    bool is_kernel_call = c.est.family == PerfFamily::kKernelArgs;
-    // A replayed call's op is in its capture's trace (modeled_calls.h).
-    std::string name(modeled_call_name(trace, c));
-    const std::string& shape_text = c.shapes;
-    Group& gs = by_shape[name + '\x1f' + shape_text + '\x1f' + c.est.dtype];
-    if (gs.row.calls == 0) {
-      gs.row.name = name;
-      gs.row.shapes = shape_text;
+  } else if (!is_kernel_call) {
+    int32_t m = module_of(trace, module_memo, c.slice);
+    if (m >= 0) {
+      std::string mn(trace.str(s.name[static_cast<size_t>(m)]).substr(11));
+      Group& gm = g.by_module[mn];
+      gm.row.name = mn;
+      add(gm, c.est, c.kernel_ns, pp);
     }
-    add(gs, c.est, c.kernel_ns, pp);
-    Group& go = by_op[name];
-    go.row.name = name;
-    add(go, c.est, c.kernel_ns, pp);
-    std::string fam(perf_family_name(c.est.family));
-    Group& gf = by_family[fam];
-    gf.row.name = fam;
-    add(gf, c.est, c.kernel_ns, pp);
-    if (c.kernels == 1 || (is_kernel_call)) {
-      std::string kn(trace.str(c.kernel_name));
-      Group& gk = by_kernel[kn];
-      gk.row.name = kn;
-      add(gk, c.est, c.kernel_ns, pp);
-    }
-    if (c.replay_launch >= 0) {
-      if (!c.module.empty()) {
-        Group& gm = by_module[c.module];
-        gm.row.name = c.module;
-        add(gm, c.est, c.kernel_ns, pp);
-      }
-    } else if (!is_kernel_call) {
-      int32_t m = module_of(c.slice);
-      if (m >= 0) {
-        std::string mn(trace.str(s.name[static_cast<size_t>(m)]).substr(11));
-        Group& gm = by_module[mn];
-        gm.row.name = mn;
-        add(gm, c.est, c.kernel_ns, pp);
-      }
-    }
-    // Totals and steps.
-    ++r.calls;
-    r.flops += c.est.flops;
-    r.bytes += c.est.bytes;
-    r.kernel_ns += c.kernel_ns;
-    if (perf_estimate_uses_matrix_units(c.est) && !c.est.dtype.empty())
-      matrix_flops_by_dtype[c.est.dtype] += c.est.flops;
-    int64_t roof = 0, wasted = 0;
-    if (pp) {
-      if (pt.above_compute) {
-        ++r.above_compute_peak;
-      } else {
-        if (pt.above_bw) ++r.above_bandwidth;
-        roof = pt.above_bw ? c.kernel_ns : static_cast<int64_t>(pt.roofline_ns);
-        wasted = std::max<int64_t>(0, c.kernel_ns - roof);
-        if (wasted > 0) {
-          double total = static_cast<double>(c.kernel_ns);
-          for (uint32_t k : c.kernel_slices) {
-            double share = static_cast<double>(s.dur[k]) / total;
-            RooflineKernel rk;
-            rk.slice = k;
-            rk.kernel_ns = s.dur[k];
-            rk.roofline_ns = static_cast<int64_t>(static_cast<double>(roof) * share);
-            rk.flops = c.est.flops * share;
-            rk.bytes = c.est.bytes * share;
-            rk.family = c.est.family;
-            rk.dtype = c.est.dtype;
-            rk.compute_bound = pt.compute_bound;
-            rk.op = is_kernel_call || c.replay_launch >= 0 ? -1 : c.slice;
-            r.kernel_roofline.push_back(std::move(rk));
-          }
+  }
+}
+
+// The step whose [begin, begin + dur) holds ts, -1 none.
+int64_t step_of(const StepsResult& steps, int64_t ts) {
+  auto it = std::upper_bound(steps.steps.begin(), steps.steps.end(), ts,
+                             [](int64_t t, const StepInfo& st) { return t < st.begin_ns; });
+  if (it == steps.steps.begin()) return -1;
+  --it;
+  if (ts >= it->begin_ns + it->dur_ns) return -1;
+  return it - steps.steps.begin();
+}
+
+// One call into the totals, the per-kernel rooflines of a call that wasted time, and its step.
+void total_call(const Trace& trace, const StepsResult& steps, const ModeledCall& c, const Point* pp,
+                std::vector<RooflineStep>& per_step,
+                std::unordered_map<std::string, double>& matrix_flops_by_dtype, RooflineResult& r) {
+  const SliceTable& s = trace.slices;
+  bool is_kernel_call = c.est.family == PerfFamily::kKernelArgs;
+  ++r.calls;
+  r.flops += c.est.flops;
+  r.bytes += c.est.bytes;
+  r.kernel_ns += c.kernel_ns;
+  if (perf_estimate_uses_matrix_units(c.est) && !c.est.dtype.empty())
+    matrix_flops_by_dtype[c.est.dtype] += c.est.flops;
+  int64_t roof = 0, wasted = 0;
+  if (pp) {
+    const Point& pt = *pp;
+    if (pt.above_compute) {
+      ++r.above_compute_peak;
+    } else {
+      if (pt.above_bw) ++r.above_bandwidth;
+      roof = pt.above_bw ? c.kernel_ns : static_cast<int64_t>(pt.roofline_ns);
+      wasted = std::max<int64_t>(0, c.kernel_ns - roof);
+      if (wasted > 0) {
+        double total = static_cast<double>(c.kernel_ns);
+        for (uint32_t k : c.kernel_slices) {
+          double share = static_cast<double>(s.dur[k]) / total;
+          RooflineKernel rk;
+          rk.slice = k;
+          rk.kernel_ns = s.dur[k];
+          rk.roofline_ns = static_cast<int64_t>(static_cast<double>(roof) * share);
+          rk.flops = c.est.flops * share;
+          rk.bytes = c.est.bytes * share;
+          rk.family = c.est.family;
+          rk.dtype = c.est.dtype;
+          rk.compute_bound = pt.compute_bound;
+          rk.op = is_kernel_call || c.replay_launch >= 0 ? -1 : c.slice;
+          r.kernel_roofline.push_back(std::move(rk));
         }
       }
     }
-    r.roofline_ns += roof;
-    r.wasted_ns += wasted;
-    int64_t st = step_of(modeled_call_ts(trace, c));
-    if (st >= 0) {
-      RooflineStep& x = per_step[static_cast<size_t>(st)];
-      x.flops += c.est.flops;
-      x.bytes += c.est.bytes;
-      x.kernel_ns += c.kernel_ns;
-      x.roofline_ns += roof;
-      x.wasted_ns += wasted;
-    }
   }
+  r.roofline_ns += roof;
+  r.wasted_ns += wasted;
+  int64_t st = step_of(steps, modeled_call_ts(trace, c));
+  if (st >= 0) {
+    RooflineStep& x = per_step[static_cast<size_t>(st)];
+    x.flops += c.est.flops;
+    x.bytes += c.est.bytes;
+    x.kernel_ns += c.kernel_ns;
+    x.roofline_ns += roof;
+    x.wasted_ns += wasted;
+  }
+}
+
+// MFU's peak and per-step rates, the groups' rows, the unmodeled kernels, the warnings.
+void finish_result(const DevicePeaks* peaks, const RooflineOptions& options,
+                   const std::unordered_map<std::string, double>& matrix_flops_by_dtype,
+                   std::vector<RooflineStep>& per_step, Groups& g, RooflineResult& r) {
   // MFU's peak: the matrix peak of the dtype doing most matrix FLOPs.
   double best = 0;
   for (const auto& [dt, f] : matrix_flops_by_dtype)
@@ -301,11 +303,11 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
   std::sort(r.kernel_roofline.begin(), r.kernel_roofline.end(),
             [](const RooflineKernel& a, const RooflineKernel& b) { return a.slice < b.slice; });
   r.steps = std::move(per_step);
-  r.shapes = sorted_rows(by_shape, peaks, options.top);
-  r.ops = sorted_rows(by_op, peaks, options.top);
-  r.families = sorted_rows(by_family, peaks, 0);
-  r.kernels = sorted_rows(by_kernel, peaks, options.top);
-  r.modules = sorted_rows(by_module, peaks, options.top);
+  r.shapes = sorted_rows(g.by_shape, peaks, options.top);
+  r.ops = sorted_rows(g.by_op, peaks, options.top);
+  r.families = sorted_rows(g.by_family, peaks, 0);
+  r.kernels = sorted_rows(g.by_kernel, peaks, options.top);
+  r.modules = sorted_rows(g.by_module, peaks, options.top);
   std::sort(r.unmodeled.begin(), r.unmodeled.end(),
             [](const RooflineUnmodeled& a, const RooflineUnmodeled& b) {
               return a.kernel_ns != b.kernel_ns ? a.kernel_ns > b.kernel_ns : a.name < b.name;
@@ -316,6 +318,40 @@ RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
                          " call(s) ran faster than the compute peak: their model or the "
                          "attribution of kernels to them is wrong; they are left out of the "
                          "roofline and wasted time");
+}
+
+}  // namespace
+
+RooflineResult analyze_roofline(const Trace& trace, const StepsResult& steps,
+                                const RooflineOptions& options, const GraphsResult* graphs) {
+  RooflineResult r;
+  // The device and its peaks.
+  set_device_peaks(trace, options, r);
+  const DevicePeaks* peaks = r.peaks_known ? &r.peaks : nullptr;
+
+  std::shared_ptr<const ModeledCalls> mc_shared = shared_modeled_calls(trace, graphs);
+  const ModeledCalls& mc = *mc_shared;
+  r.gpu_kernel_ns = mc.gpu_kernel_ns;
+  r.unmodeled = mc.unmodeled;
+
+  // Groups, totals and steps, call by call.
+  Groups g;
+  std::vector<RooflineStep> per_step(steps.steps.size());
+  for (size_t k = 0; k < steps.steps.size(); ++k) {
+    per_step[k].number = steps.steps[k].number;
+    per_step[k].dur_ns = steps.steps[k].dur_ns;
+  }
+  std::unordered_map<std::string, double> matrix_flops_by_dtype;
+  std::vector<int32_t> module_memo(trace.slices.size(), -2);  // see module_of
+  for (const ModeledCall& c : mc.calls) {
+    if (c.kernel_ns <= 0) continue;  // no kernel time (CPU ops, copies that only memcpy)
+    Point pt;
+    if (peaks) pt = point(*peaks, c.est, c.kernel_ns);
+    const Point* pp = peaks ? &pt : nullptr;
+    group_call(trace, c, pp, module_memo, g);
+    total_call(trace, steps, c, pp, per_step, matrix_flops_by_dtype, r);
+  }
+  finish_result(peaks, options, matrix_flops_by_dtype, per_step, g, r);
   return r;
 }
 

@@ -88,30 +88,24 @@ uint16_t timeline_display_depths(const SliceTable& s, const std::vector<uint32_t
 
 namespace {
 
-// The encoder behind both entry points: lanes from one or several traces, each slice's time
-// shifted by its lane's `shift` (the time that becomes 0 in the browser) and kept when it
-// overlaps the lane's [begin, end) window.
-Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_begin) {
-  std::string out = "MLTL";
-  put_varint(out, 3);
-  put_zigzag(out, header_begin);
-  auto keep = [](const EncodedLane& l, size_t i) {
-    const SliceTable& s = l.trace->slices;
-    return s.ts[i] < l.end_ns && s.end(i) > l.begin_ns;
-  };
+bool keep_slice(const EncodedLane& l, size_t i) {
+  const SliceTable& s = l.trace->slices;
+  return s.ts[i] < l.end_ns && s.end(i) > l.begin_ns;
+}
 
-  // String table: lane names, then slice names in order of first use (per trace: StringIds).
+// String table: lane names, then slice names in order of first use (per trace: StringIds).
+// Fills the lanes' name numbers and the slice names' index.
+void put_strings(const std::vector<EncodedLane>& lanes, std::vector<uint32_t>& lane_name,
+                 std::unordered_map<std::string_view, uint32_t>& name_index, std::string& out) {
   std::vector<std::string_view> strings;
-  std::vector<uint32_t> lane_name;
   for (const EncodedLane& l : lanes) {
     lane_name.push_back(static_cast<uint32_t>(strings.size()));
     strings.push_back(l.name);
   }
-  std::unordered_map<std::string_view, uint32_t> name_index;
   for (const EncodedLane& l : lanes) {
     const Trace& t = *l.trace;
     for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i) {
-      if (!keep(l, i)) continue;
+      if (!keep_slice(l, i)) continue;
       std::string_view n = t.str(t.slices.name[i]);
       auto [it, inserted] = name_index.try_emplace(n, static_cast<uint32_t>(strings.size()));
       if (inserted) strings.push_back(n);
@@ -122,18 +116,23 @@ Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t 
     put_varint(out, str.size());
     out.append(str);
   }
+}
 
+// The lanes and their slices in columns: start deltas, durations, names, display depths. Fills
+// each lane's kept slices and their starts as the browser decodes them.
+void put_lane_slices(const std::vector<EncodedLane>& lanes, const std::vector<uint32_t>& lane_name,
+                     std::unordered_map<std::string_view, uint32_t>& name_index,
+                     std::vector<std::vector<uint32_t>>& lane_kept,
+                     std::vector<std::vector<int64_t>>& lane_starts, std::string& out) {
   put_varint(out, lanes.size());
-  std::vector<std::vector<uint32_t>> lane_kept(lanes.size());
   std::vector<uint16_t> depth;
-  std::vector<std::vector<int64_t>> lane_starts(lanes.size());  // as the browser decodes them
   for (size_t li = 0; li < lanes.size(); ++li) {
     const EncodedLane& l = lanes[li];
     const Trace& t = *l.trace;
     const SliceTable& s = t.slices;
     std::vector<uint32_t>& kept = lane_kept[li];
     for (uint32_t i = t.track_slice_begin[l.track]; i < t.track_slice_begin[l.track + 1]; ++i)
-      if (keep(l, i)) kept.push_back(i);
+      if (keep_slice(l, i)) kept.push_back(i);
     uint16_t max_depth = timeline_display_depths(s, kept, depth);
     put_varint(out, lane_name[li]);
     out.push_back(l.gpu ? 1 : 0);
@@ -155,12 +154,15 @@ Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t 
     for (uint32_t i : kept) put_varint(out, name_index[t.str(s.name[i])]);
     for (uint16_t d : depth) put_varint(out, d);
   }
+}
 
-  // Flows between lanes of the same trace, with an end inside the lanes' window. Version 2:
-  // each end is the last slice of its lane starting at or before it (an index, as a delta from
-  // the previous flow's on that side) plus an offset from that slice's start: a launch flow's
-  // ends are slice starts, so a flow takes ~6 bytes that compress to a few bits instead of two
-  // 5-byte times (1.8 of a 1M-event report's 6.3 MB of gzip). Sorted by source, in columns.
+// Flows between lanes of the same trace, with an end inside the lanes' window. Version 2:
+// each end is the last slice of its lane starting at or before it (an index, as a delta from
+// the previous flow's on that side) plus an offset from that slice's start: a launch flow's
+// ends are slice starts, so a flow takes ~6 bytes that compress to a few bits instead of two
+// 5-byte times (1.8 of a 1M-event report's 6.3 MB of gzip). Sorted by source, in columns.
+void put_flows(const std::vector<EncodedLane>& lanes,
+               const std::vector<std::vector<int64_t>>& lane_starts, std::string& out) {
   struct FlowEnds {
     uint32_t src_lane;
     int64_t src_ts;
@@ -218,109 +220,143 @@ Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t 
   }
   put_varint(out, flows.size());
   for (const std::string& c : cols) out += c;
+}
 
-  // Version 3: the slices' args, for the args panel. A table of arg strings; the distinct sets
-  // of (key, value) pairs other than ids; the id keys; then per lane a block (its byte size
-  // first): in slice order a column of set numbers (0 = no args), the number of id columns, and
-  // per id key the lane uses, the key's number and a column of 0 (absent) or 1 + the zigzag
-  // delta from the lane's previous value of that key. The browser decodes a lane's block only
-  // when a slice of it is clicked.
+// The tables the args of all lanes share, and the scratch the lanes reuse.
+struct ArgTables {
   std::vector<std::string> arg_strings;
   std::unordered_map<std::string, uint32_t> arg_string_index;
-  auto astr = [&](std::string v) {
-    auto [it, inserted] =
-        arg_string_index.try_emplace(v, static_cast<uint32_t>(arg_strings.size()));
-    if (inserted) arg_strings.push_back(std::move(v));
-    return it->second;
-  };
   std::vector<std::string> sets;  // each: varints (count, key, value, key, value...)
   std::unordered_map<std::string, uint32_t> set_index;
   std::vector<uint32_t> id_keys;  // arg string indexes, in order of first use
   std::string set_buf;
-  std::vector<std::string> lane_blocks;
   std::vector<int64_t> id_prev;
   std::vector<char> id_seen;
-  for (size_t li = 0; li < lanes.size(); ++li) {
-    const Trace& t = *lanes[li].trace;
-    const SliceTable& s = t.slices;
-    const std::vector<uint32_t>& kept = lane_kept[li];
-    std::string set_col;
-    std::vector<std::string> cols_of_lane(id_keys.size());
-    std::vector<char> id_used(id_keys.size(), 0);  // the lane has a value of that key
-    std::fill(id_prev.begin(), id_prev.end(), 0);
-    for (size_t k = 0; k < kept.size(); ++k) {
-      uint32_t i = kept[k];
-      set_buf.clear();
-      uint32_t npairs = 0;
-      std::string pairs;
-      id_seen.assign(id_keys.size(), 0);
-      for (uint32_t a = s.args_begin[i]; a < s.args_begin[i] + s.args_count[i]; ++a) {
-        const Arg& arg = t.args[a];
-        std::string_view key = t.str(arg.key);
-        std::optional<int64_t> v =
-            arg.type == ArgType::kInt || arg.type == ArgType::kUInt ? arg.as_int() : std::nullopt;
-        if (v && is_id_key(key)) {
-          uint32_t ks = astr(std::string(key));
-          size_t c = std::find(id_keys.begin(), id_keys.end(), ks) - id_keys.begin();
-          if (c == id_keys.size()) {
-            id_keys.push_back(ks);
-            id_prev.push_back(0);
-            id_seen.push_back(0);
-            id_used.push_back(0);
-            cols_of_lane.emplace_back();
-            for (size_t j = 0; j < k; ++j) put_varint(cols_of_lane.back(), 0);
-          }
-          if (id_seen[c]) continue;  // a repeated key: the first value is the one shown
-          id_seen[c] = 1;
-          id_used[c] = 1;
-          put_varint(cols_of_lane[c], ((static_cast<uint64_t>(*v - id_prev[c]) << 1) ^
-                                       static_cast<uint64_t>((*v - id_prev[c]) >> 63)) +
-                                          1);
-          id_prev[c] = *v;
-          continue;
+};
+
+uint32_t arg_string(ArgTables& at, std::string v) {
+  auto [it, inserted] =
+      at.arg_string_index.try_emplace(v, static_cast<uint32_t>(at.arg_strings.size()));
+  if (inserted) at.arg_strings.push_back(std::move(v));
+  return it->second;
+}
+
+// One lane's args block: in slice order a column of set numbers (0 = no args), then the id
+// columns it uses, each after its key's number (see put_args).
+std::string lane_args_block(const Trace& t, const std::vector<uint32_t>& kept, ArgTables& at) {
+  const SliceTable& s = t.slices;
+  std::vector<uint32_t>& id_keys = at.id_keys;
+  std::vector<int64_t>& id_prev = at.id_prev;
+  std::vector<char>& id_seen = at.id_seen;
+  std::string& set_buf = at.set_buf;
+  auto astr = [&](std::string v) { return arg_string(at, std::move(v)); };
+  std::string set_col;
+  std::vector<std::string> cols_of_lane(id_keys.size());
+  std::vector<char> id_used(id_keys.size(), 0);  // the lane has a value of that key
+  std::fill(id_prev.begin(), id_prev.end(), 0);
+  for (size_t k = 0; k < kept.size(); ++k) {
+    uint32_t i = kept[k];
+    set_buf.clear();
+    uint32_t npairs = 0;
+    std::string pairs;
+    id_seen.assign(id_keys.size(), 0);
+    for (uint32_t a = s.args_begin[i]; a < s.args_begin[i] + s.args_count[i]; ++a) {
+      const Arg& arg = t.args[a];
+      std::string_view key = t.str(arg.key);
+      std::optional<int64_t> v =
+          arg.type == ArgType::kInt || arg.type == ArgType::kUInt ? arg.as_int() : std::nullopt;
+      if (v && is_id_key(key)) {
+        uint32_t ks = astr(std::string(key));
+        size_t c = std::find(id_keys.begin(), id_keys.end(), ks) - id_keys.begin();
+        if (c == id_keys.size()) {
+          id_keys.push_back(ks);
+          id_prev.push_back(0);
+          id_seen.push_back(0);
+          id_used.push_back(0);
+          cols_of_lane.emplace_back();
+          for (size_t j = 0; j < k; ++j) put_varint(cols_of_lane.back(), 0);
         }
-        put_varint(pairs, astr(std::string(key)));
-        put_varint(pairs, astr(t.arg_text(arg)));
-        ++npairs;
-      }
-      for (size_t c = 0; c < id_keys.size(); ++c)
-        if (!id_seen[c]) put_varint(cols_of_lane[c], 0);
-      if (npairs == 0) {
-        put_varint(set_col, 0);
+        if (id_seen[c]) continue;  // a repeated key: the first value is the one shown
+        id_seen[c] = 1;
+        id_used[c] = 1;
+        put_varint(cols_of_lane[c], ((static_cast<uint64_t>(*v - id_prev[c]) << 1) ^
+                                     static_cast<uint64_t>((*v - id_prev[c]) >> 63)) +
+                                        1);
+        id_prev[c] = *v;
         continue;
       }
-      put_varint(set_buf, npairs);
-      set_buf += pairs;
-      auto [it, inserted] = set_index.try_emplace(set_buf, static_cast<uint32_t>(sets.size()));
-      if (inserted) sets.push_back(set_buf);
-      put_varint(set_col, it->second + 1);
+      put_varint(pairs, astr(std::string(key)));
+      put_varint(pairs, astr(t.arg_text(arg)));
+      ++npairs;
     }
-    // The lane's block: its set column, then the id columns it uses, each after its key's
-    // number; the block's size goes first so the browser can step over lanes unread.
-    std::string block = std::move(set_col);
-    std::vector<size_t> used;
-    for (size_t c = 0; c < cols_of_lane.size(); ++c)
-      if (id_used[c]) used.push_back(c);
-    put_varint(block, used.size());
-    for (size_t c : used) {
-      put_varint(block, c);
-      block += cols_of_lane[c];
+    for (size_t c = 0; c < id_keys.size(); ++c)
+      if (!id_seen[c]) put_varint(cols_of_lane[c], 0);
+    if (npairs == 0) {
+      put_varint(set_col, 0);
+      continue;
     }
-    lane_blocks.push_back(std::move(block));
+    put_varint(set_buf, npairs);
+    set_buf += pairs;
+    auto [it, inserted] = at.set_index.try_emplace(set_buf, static_cast<uint32_t>(at.sets.size()));
+    if (inserted) at.sets.push_back(set_buf);
+    put_varint(set_col, it->second + 1);
   }
-  put_varint(out, arg_strings.size());
-  for (const std::string& str : arg_strings) {
+  // The lane's block: its set column, then the id columns it uses, each after its key's
+  // number; the block's size goes first so the browser can step over lanes unread.
+  std::string block = std::move(set_col);
+  std::vector<size_t> used;
+  for (size_t c = 0; c < cols_of_lane.size(); ++c)
+    if (id_used[c]) used.push_back(c);
+  put_varint(block, used.size());
+  for (size_t c : used) {
+    put_varint(block, c);
+    block += cols_of_lane[c];
+  }
+  return block;
+}
+
+// Version 3: the slices' args, for the args panel. A table of arg strings; the distinct sets
+// of (key, value) pairs other than ids; the id keys; then per lane a block (its byte size
+// first): in slice order a column of set numbers (0 = no args), the number of id columns, and
+// per id key the lane uses, the key's number and a column of 0 (absent) or 1 + the zigzag
+// delta from the lane's previous value of that key. The browser decodes a lane's block only
+// when a slice of it is clicked.
+void put_args(const std::vector<EncodedLane>& lanes,
+              const std::vector<std::vector<uint32_t>>& lane_kept, std::string& out) {
+  ArgTables at;
+  std::vector<std::string> lane_blocks;
+  for (size_t li = 0; li < lanes.size(); ++li)
+    lane_blocks.push_back(lane_args_block(*lanes[li].trace, lane_kept[li], at));
+  put_varint(out, at.arg_strings.size());
+  for (const std::string& str : at.arg_strings) {
     put_varint(out, str.size());
     out += str;
   }
-  put_varint(out, sets.size());
-  for (const std::string& set : sets) out += set;
-  put_varint(out, id_keys.size());
-  for (uint32_t k : id_keys) put_varint(out, k);
+  put_varint(out, at.sets.size());
+  for (const std::string& set : at.sets) out += set;
+  put_varint(out, at.id_keys.size());
+  for (uint32_t k : at.id_keys) put_varint(out, k);
   for (const std::string& block : lane_blocks) {
     put_varint(out, block.size());
     out += block;
   }
+}
+
+// The encoder behind both entry points: lanes from one or several traces, each slice's time
+// shifted by its lane's `shift` (the time that becomes 0 in the browser) and kept when it
+// overlaps the lane's [begin, end) window.
+Result<std::string> encode_lanes(const std::vector<EncodedLane>& lanes, int64_t header_begin) {
+  std::string out = "MLTL";
+  put_varint(out, 3);
+  put_zigzag(out, header_begin);
+  std::vector<uint32_t> lane_name;
+  std::unordered_map<std::string_view, uint32_t> name_index;
+  put_strings(lanes, lane_name, name_index, out);
+  std::vector<std::vector<uint32_t>> lane_kept(lanes.size());
+  std::vector<std::vector<int64_t>> lane_starts(lanes.size());  // as the browser decodes them
+  put_lane_slices(lanes, lane_name, name_index, lane_kept, lane_starts, out);
+  put_flows(lanes, lane_starts, out);
+  put_args(lanes, lane_kept, out);
   return gzip(out);
 }
 
