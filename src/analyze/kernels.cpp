@@ -172,39 +172,46 @@ std::vector<HtaKernelRow> hta_rows(const std::vector<KernelStats>& kernels, Kern
   return out;
 }
 
-}  // namespace
+// The launch-configuration args of kernel slices, found by key.
+struct LaunchArgs {
+  const Trace& trace;
+  StringId k_grid, k_block, k_regs, k_smem, k_bps, k_wps, k_occ;
+  const Arg* find(uint32_t slice, StringId k) const {
+    if (k == StringPool::kNotFound) return nullptr;
+    const SliceTable& s = trace.slices;
+    return trace.find_arg(s.args_begin[slice], s.args_count[slice], k);
+  }
+};
 
-KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o,
-                              const GraphsResult* replays) {
-  KernelsResult r;
+LaunchArgs launch_args(const Trace& trace) {
+  auto key = [&](const char* k) { return trace.strings.find(k); };
+  return LaunchArgs{trace,
+                    key("grid"),
+                    key("block"),
+                    key("registers per thread"),
+                    key("shared memory"),
+                    key("blocks per SM"),
+                    key("warps per SM"),
+                    key("est. achieved occupancy %")};
+}
+
+// The rank, the device's vendor and matrix unit, and whether tensor-core use is measurable.
+void set_device(const Trace& trace, KernelsResult& r) {
   r.rank = trace.meta.rank >= 0 ? trace.meta.rank : 0;
   for (const DeviceInfo& d : trace.meta.devices) r.amd_gpu |= is_amd_device(d);
-  {
-    DeviceCaps caps = trace_device_caps(trace);
-    r.device = std::string(device_vendor_name(caps.vendor));
-    // An unidentified device keeps the name heuristics (old traces have no deviceProperties).
-    r.tensor_cores_measured =
-        caps.vendor == DeviceVendor::kUnknown ? !r.amd_gpu : caps.matrix_use_measurable;
-    if (!caps.matrix_unit.empty()) r.matrix_unit = caps.matrix_unit;
-  }
-  GpuEventsOptions eo;
-  eo.hta_compatible = o.hta_compatible;
-  GpuEvents ev = collect_gpu_events(trace, eo);
-  // Syncs are waits, not kernels.
-  ev.events.erase(std::remove_if(ev.events.begin(), ev.events.end(),
-                                 [](const GpuEvent& e) { return e.kind == GpuWorkKind::kSync; }),
-                  ev.events.end());
+  DeviceCaps caps = trace_device_caps(trace);
+  r.device = std::string(device_vendor_name(caps.vendor));
+  // An unidentified device keeps the name heuristics (old traces have no deviceProperties).
+  r.tensor_cores_measured =
+      caps.vendor == DeviceVendor::kUnknown ? !r.amd_gpu : caps.matrix_use_measurable;
+  if (!caps.matrix_unit.empty()) r.matrix_unit = caps.matrix_unit;
+}
 
+// Per kernel name, in order of first run: count, duration statistics, the first call's launch
+// and whether later calls' grid or block differed, duration-weighted occupancy and blocks/SM.
+std::vector<Accum> accumulate_by_name(const Trace& trace, const GpuEvents& ev,
+                                      const KernelsOptions& o, const LaunchArgs& la) {
   const SliceTable& s = trace.slices;
-  auto key = [&](const char* k) { return trace.strings.find(k); };
-  const StringId k_grid = key("grid"), k_block = key("block"), k_regs = key("registers per thread"),
-                 k_smem = key("shared memory"), k_bps = key("blocks per SM"),
-                 k_wps = key("warps per SM"), k_occ = key("est. achieved occupancy %");
-  auto find = [&](uint32_t slice, StringId k) -> const Arg* {
-    if (k == StringPool::kNotFound) return nullptr;
-    return trace.find_arg(s.args_begin[slice], s.args_count[slice], k);
-  };
-
   std::unordered_map<StringId, uint32_t> index;
   std::vector<Accum> acc;
   for (const GpuEvent& e : ev.events) {
@@ -229,20 +236,26 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o,
     a.m2 += delta * (static_cast<double>(d) - a.mean);
     if (e.kind == GpuWorkKind::kKernel) {
       if (!added && !a.varies) {
-        a.varies = !same_arg(find(e.slice, k_grid), find(a.first_slice, k_grid)) ||
-                   !same_arg(find(e.slice, k_block), find(a.first_slice, k_block));
+        a.varies = !same_arg(la.find(e.slice, la.k_grid), la.find(a.first_slice, la.k_grid)) ||
+                   !same_arg(la.find(e.slice, la.k_block), la.find(a.first_slice, la.k_block));
       }
-      if (const Arg* occ = find(e.slice, k_occ)) {
+      if (const Arg* occ = la.find(e.slice, la.k_occ)) {
         a.occupancy_weighted += occ->as_double().value_or(0) * static_cast<double>(d);
         a.occupancy_ns += d;
       }
-      if (const Arg* bps = find(e.slice, k_bps)) {
+      if (const Arg* bps = la.find(e.slice, la.k_bps)) {
         a.blocks_per_sm_weighted += bps->as_double().value_or(0) * static_cast<double>(d);
         a.blocks_per_sm_ns += d;
       }
     }
   }
+  return acc;
+}
 
+// The kernel rows (by total time), the totals, shares and tensor-core share.
+void set_kernel_rows(const Trace& trace, const std::vector<Accum>& acc, const LaunchArgs& la,
+                     KernelsResult& r) {
+  auto find = [&](uint32_t slice, StringId k) { return la.find(slice, k); };
   for (const Accum& a : acc) {
     KernelStats k;
     k.name = std::string(trace.str(a.name));
@@ -258,14 +271,15 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o,
         r.tensor_cores_measured && a.kind == GpuWorkKind::kKernel && uses_tensor_cores(k.name);
     if (a.kind == GpuWorkKind::kKernel) {
       LaunchConfig& l = k.launch;
-      l.grid = arg_string(trace, find(a.first_slice, k_grid));
-      l.block = arg_string(trace, find(a.first_slice, k_block));
-      if (const Arg* x = find(a.first_slice, k_regs))
+      l.grid = arg_string(trace, find(a.first_slice, la.k_grid));
+      l.block = arg_string(trace, find(a.first_slice, la.k_block));
+      if (const Arg* x = find(a.first_slice, la.k_regs))
         l.registers_per_thread = x->as_int().value_or(-1);
-      if (const Arg* x = find(a.first_slice, k_smem)) l.shared_memory = x->as_int().value_or(-1);
+      if (const Arg* x = find(a.first_slice, la.k_smem)) l.shared_memory = x->as_int().value_or(-1);
       if (a.blocks_per_sm_ns > 0)
         l.blocks_per_sm = a.blocks_per_sm_weighted / static_cast<double>(a.blocks_per_sm_ns);
-      if (const Arg* x = find(a.first_slice, k_wps)) l.warps_per_sm = x->as_double().value_or(-1);
+      if (const Arg* x = find(a.first_slice, la.k_wps))
+        l.warps_per_sm = x->as_double().value_or(-1);
       if (a.occupancy_ns > 0) l.achieved_occupancy = a.occupancy_weighted / a.occupancy_ns;
       l.varies = a.varies;
     }
@@ -285,76 +299,98 @@ KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o,
   std::sort(r.kernels.begin(), r.kernels.end(), [](const KernelStats& a, const KernelStats& b) {
     return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
   });
+}
 
-  // Kernels by launching op.
-  {
-    struct OpAcc {
-      KernelOpRow row;
-      double bps_w = 0, occ_w = 0;
-      int64_t bps_ns = 0, occ_ns = 0;
-    };
-    auto bits = [](const Arg* a) -> uint64_t {
-      return a == nullptr ? ~0ull : (static_cast<uint64_t>(a->type) << 56) ^ a->u;
-    };
-    std::map<std::array<uint64_t, 6>, size_t> row_of;
-    std::vector<OpAcc> rows;
-    OpAttribution attribution(trace);
-    for (const GpuEvent& e : ev.events) {
-      if (e.kind != GpuWorkKind::kKernel) continue;
-      int32_t op = attribution.op_of(e);
-      uint64_t op_name = op < 0 ? ~0ull : s.name[static_cast<size_t>(op)];
-      // A replayed kernel's op is the captured one (a name of the capture pass, keyed apart).
-      const ReplayedKernel* rk = replays ? replays->replayed_kernel(e.slice) : nullptr;
-      if (rk) op_name = (1ull << 62) | rk->op;
-      const Arg* grid = find(e.slice, k_grid);
-      const Arg* block = find(e.slice, k_block);
-      const Arg* regs = find(e.slice, k_regs);
-      const Arg* smem = find(e.slice, k_smem);
-      std::array<uint64_t, 6> k{op_name,     s.name[e.slice], bits(grid),
-                                bits(block), bits(regs),      bits(smem)};
-      auto [it, added] = row_of.emplace(k, rows.size());
-      if (added) {
-        OpAcc a;
-        a.row.op = rk       ? replays->names[rk->op]
-                   : op < 0 ? "(no op)"
-                            : std::string(trace.str(s.name[static_cast<size_t>(op)]));
-        a.row.replayed = rk != nullptr;
-        a.row.kernel = std::string(trace.str(s.name[e.slice]));
-        a.row.grid = dims_text(arg_string(trace, grid));
-        a.row.block = dims_text(arg_string(trace, block));
-        if (regs) a.row.registers_per_thread = regs->as_int().value_or(-1);
-        if (smem) a.row.shared_memory = smem->as_int().value_or(-1);
-        a.row.min_ns = INT64_MAX;
-        a.row.max_ns = INT64_MIN;
-        rows.push_back(std::move(a));
-      }
-      OpAcc& a = rows[it->second];
-      int64_t d = e.dur();
-      ++a.row.count;
-      a.row.total_ns += d;
-      a.row.min_ns = std::min(a.row.min_ns, d);
-      a.row.max_ns = std::max(a.row.max_ns, d);
-      if (const Arg* x = find(e.slice, k_bps)) {
-        a.bps_w += x->as_double().value_or(0) * static_cast<double>(d);
-        a.bps_ns += d;
-      }
-      if (const Arg* x = find(e.slice, k_occ)) {
-        a.occ_w += x->as_double().value_or(0) * static_cast<double>(d);
-        a.occ_ns += d;
-      }
+// Kernels by launching op: a row per (op, kernel, grid, block, registers, shared memory), a
+// replayed kernel's op the captured one (a name of the capture pass, keyed apart).
+void set_rows_by_op(const Trace& trace, const GpuEvents& ev, const LaunchArgs& la,
+                    const GraphsResult* replays, KernelsResult& r) {
+  const SliceTable& s = trace.slices;
+  auto find = [&](uint32_t slice, StringId k) { return la.find(slice, k); };
+  struct OpAcc {
+    KernelOpRow row;
+    double bps_w = 0, occ_w = 0;
+    int64_t bps_ns = 0, occ_ns = 0;
+  };
+  auto bits = [](const Arg* a) -> uint64_t {
+    return a == nullptr ? ~0ull : (static_cast<uint64_t>(a->type) << 56) ^ a->u;
+  };
+  std::map<std::array<uint64_t, 6>, size_t> row_of;
+  std::vector<OpAcc> rows;
+  OpAttribution attribution(trace);
+  for (const GpuEvent& e : ev.events) {
+    if (e.kind != GpuWorkKind::kKernel) continue;
+    int32_t op = attribution.op_of(e);
+    uint64_t op_name = op < 0 ? ~0ull : s.name[static_cast<size_t>(op)];
+    // A replayed kernel's op is the captured one (a name of the capture pass, keyed apart).
+    const ReplayedKernel* rk = replays ? replays->replayed_kernel(e.slice) : nullptr;
+    if (rk) op_name = (1ull << 62) | rk->op;
+    const Arg* grid = find(e.slice, la.k_grid);
+    const Arg* block = find(e.slice, la.k_block);
+    const Arg* regs = find(e.slice, la.k_regs);
+    const Arg* smem = find(e.slice, la.k_smem);
+    std::array<uint64_t, 6> k{op_name,     s.name[e.slice], bits(grid),
+                              bits(block), bits(regs),      bits(smem)};
+    auto [it, added] = row_of.emplace(k, rows.size());
+    if (added) {
+      OpAcc a;
+      a.row.op = rk       ? replays->names[rk->op]
+                 : op < 0 ? "(no op)"
+                          : std::string(trace.str(s.name[static_cast<size_t>(op)]));
+      a.row.replayed = rk != nullptr;
+      a.row.kernel = std::string(trace.str(s.name[e.slice]));
+      a.row.grid = dims_text(arg_string(trace, grid));
+      a.row.block = dims_text(arg_string(trace, block));
+      if (regs) a.row.registers_per_thread = regs->as_int().value_or(-1);
+      if (smem) a.row.shared_memory = smem->as_int().value_or(-1);
+      a.row.min_ns = INT64_MAX;
+      a.row.max_ns = INT64_MIN;
+      rows.push_back(std::move(a));
     }
-    for (OpAcc& a : rows) {
-      a.row.mean_ns = static_cast<double>(a.row.total_ns) / static_cast<double>(a.row.count);
-      if (a.bps_ns > 0) a.row.blocks_per_sm = a.bps_w / static_cast<double>(a.bps_ns);
-      if (a.occ_ns > 0) a.row.achieved_occupancy = a.occ_w / static_cast<double>(a.occ_ns);
-      r.by_op.push_back(std::move(a.row));
+    OpAcc& a = rows[it->second];
+    int64_t d = e.dur();
+    ++a.row.count;
+    a.row.total_ns += d;
+    a.row.min_ns = std::min(a.row.min_ns, d);
+    a.row.max_ns = std::max(a.row.max_ns, d);
+    if (const Arg* x = find(e.slice, la.k_bps)) {
+      a.bps_w += x->as_double().value_or(0) * static_cast<double>(d);
+      a.bps_ns += d;
     }
-    std::sort(r.by_op.begin(), r.by_op.end(), [](const KernelOpRow& a, const KernelOpRow& b) {
-      if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
-      if (a.op != b.op) return a.op < b.op;
-      return a.kernel < b.kernel;
-    });
+    if (const Arg* x = find(e.slice, la.k_occ)) {
+      a.occ_w += x->as_double().value_or(0) * static_cast<double>(d);
+      a.occ_ns += d;
+    }
   }
+  for (OpAcc& a : rows) {
+    a.row.mean_ns = static_cast<double>(a.row.total_ns) / static_cast<double>(a.row.count);
+    if (a.bps_ns > 0) a.row.blocks_per_sm = a.bps_w / static_cast<double>(a.bps_ns);
+    if (a.occ_ns > 0) a.row.achieved_occupancy = a.occ_w / static_cast<double>(a.occ_ns);
+    r.by_op.push_back(std::move(a.row));
+  }
+  std::sort(r.by_op.begin(), r.by_op.end(), [](const KernelOpRow& a, const KernelOpRow& b) {
+    if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+    if (a.op != b.op) return a.op < b.op;
+    return a.kernel < b.kernel;
+  });
+}
+
+}  // namespace
+
+KernelsResult analyze_kernels(const Trace& trace, const KernelsOptions& o,
+                              const GraphsResult* replays) {
+  KernelsResult r;
+  set_device(trace, r);
+  GpuEventsOptions eo;
+  eo.hta_compatible = o.hta_compatible;
+  GpuEvents ev = collect_gpu_events(trace, eo);
+  // Syncs are waits, not kernels.
+  ev.events.erase(std::remove_if(ev.events.begin(), ev.events.end(),
+                                 [](const GpuEvent& e) { return e.kind == GpuWorkKind::kSync; }),
+                  ev.events.end());
+  const LaunchArgs la = launch_args(trace);
+  set_kernel_rows(trace, accumulate_by_name(trace, ev, o, la), la, r);
+  set_rows_by_op(trace, ev, la, replays, r);
 
   r.type_breakdown = type_breakdown(ev, o.include_memory);
   // HTA lists rows sorted by (kernel_type, name): COMMUNICATION, COMPUTATION, MEMORY.

@@ -139,6 +139,156 @@ CallIndex index_calls(const Trace& trace) {
   return r;
 }
 
+// Charging compute kernels to calls (collect_modeled_calls): the trace's own calls, the capture
+// traces' calls indexed as replayed kernels need them, the unmodeled ops' rows.
+struct Charging {
+  const Trace& trace;
+  const GraphsResult* graphs;
+  ModeledCalls& r;
+  const CallIndex& own;
+  GpuWorkCategories is_gpu_work;
+  StringId flop_key, gb_key, dtype_key;
+  // Replayed kernels: each capture trace's calls, indexed once; one call per (graph launch,
+  // capture, captured call).
+  std::map<const Trace*, CallIndex> capture_index;
+  std::map<std::tuple<int32_t, const Trace*, int32_t>, size_t> replay_call;
+  std::unordered_map<std::string, size_t> unmodeled_of;  // op name -> row
+  StringId ext_key;
+  std::unordered_map<int64_t, int32_t> ext_op;  // External id -> op, built on first use
+  Charging(const Trace& t, const GraphsResult* g, ModeledCalls& res, const CallIndex& o)
+      : trace(t),
+        graphs(g),
+        r(res),
+        own(o),
+        is_gpu_work(t),
+        flop_key(t.strings.find("kernel_flop")),
+        gb_key(t.strings.find("kernel_num_gb")),
+        dtype_key(t.strings.find("kernel_flop_dtype")),
+        ext_key(t.strings.find("External id")) {}
+};
+
+void note_unmodeled(Charging& ch, const std::string& name, uint8_t w, int64_t dur) {
+  ModeledCalls& r = ch.r;
+  auto [it, inserted] = ch.unmodeled_of.emplace(name, r.unmodeled.size());
+  if (inserted) {
+    RooflineUnmodeled u;
+    u.name = name;
+    u.reason = w == 2 ? "no shapes recorded" : w == 3 ? "shapes do not fit the model" : "no model";
+    r.unmodeled.push_back(std::move(u));
+  }
+  RooflineUnmodeled& u = r.unmodeled[it->second];
+  ++u.calls;
+  u.kernel_ns += dur;
+}
+
+void add_kernel(const SliceTable& s, ModeledCall& c, uint32_t k, int64_t dur) {
+  if (c.kernels == 0)
+    c.kernel_name = s.name[k];
+  else if (c.kernel_name != s.name[k])
+    c.one_kernel_name = false;
+  ++c.kernels;
+  c.kernel_ns += dur;
+  c.kernel_slices.push_back(k);
+}
+
+// A kernel that carries its own numbers (Inductor's kernel_flop / kernel_num_gb) is a call;
+// false: it carries none.
+bool kernel_args_call(Charging& ch, uint32_t k, int64_t dur) {
+  const Trace& trace = ch.trace;
+  const SliceTable& s = trace.slices;
+  const StringId flop_key = ch.flop_key, gb_key = ch.gb_key;
+  if (flop_key == StringPool::kNotFound && gb_key == StringPool::kNotFound) return false;
+  const Arg* f = flop_key == StringPool::kNotFound
+                     ? nullptr
+                     : trace.find_arg(s.args_begin[k], s.args_count[k], flop_key);
+  const Arg* g = gb_key == StringPool::kNotFound
+                     ? nullptr
+                     : trace.find_arg(s.args_begin[k], s.args_count[k], gb_key);
+  double fv = -1, gv = -1;
+  if (f) fv = f->as_double().value_or(-1);
+  if (g) gv = g->as_double().value_or(-1);
+  if (!(fv >= 0 || gv > 0)) return false;
+  ModeledCall c;
+  c.slice = static_cast<int32_t>(k);
+  c.est.family = PerfFamily::kKernelArgs;
+  c.est.flops = std::max(0.0, fv);
+  c.est.bytes = std::max(0.0, gv) * 1e9;
+  // The FLOPs' width where the trace gives it (Proton's flops8/16/32/64); Inductor's
+  // kernel_flop has none: a vector-peak roofline.
+  c.est.dtype = std::string(arg_text(trace, s.args_begin[k], s.args_count[k], ch.dtype_key));
+  c.kernel_ns = dur;
+  c.kernels = 1;
+  c.kernel_name = s.name[k];
+  c.kernel_slices = {k};
+  ch.r.calls.push_back(std::move(c));
+  return true;
+}
+
+// A replayed kernel to its captured op's call; false: not a matched replayed kernel.
+bool charge_replayed(Charging& ch, uint32_t k, int64_t dur) {
+  const Trace& trace = ch.trace;
+  const GraphsResult* graphs = ch.graphs;
+  std::vector<ModeledCall>& calls = ch.r.calls;
+  const ReplayedKernel* rk = graphs ? graphs->replayed_kernel(k) : nullptr;
+  if (rk == nullptr || rk->capture < 0) return false;
+  const GraphCapture& cap = graphs->captures[static_cast<size_t>(rk->capture)];
+  const Trace* ct = cap.trace ? cap.trace.get() : &trace;
+  auto ci_it = ch.capture_index.find(ct);
+  if (ci_it == ch.capture_index.end()) ci_it = ch.capture_index.emplace(ct, index_calls(*ct)).first;
+  const CallIndex& ix = ci_it->second;
+  const int32_t op = rk->captured_op;
+  const int32_t ci = op >= 0 ? ix.call_of[static_cast<size_t>(op)] : -1;
+  if (ci < 0) {
+    if (op < 0) {
+      note_unmodeled(ch, graphs->names[rk->op], 1, dur);
+    } else {
+      auto [at, w] = ix.unmodeled_at(*ct, op);
+      note_unmodeled(ch, std::string(ct->str(ct->slices.name[static_cast<size_t>(at)])), w, dur);
+    }
+    return true;
+  }
+  auto [it, inserted] = ch.replay_call.emplace(std::tuple{rk->launch, ct, ci}, calls.size());
+  if (inserted) {
+    const ModeledCall& captured = ix.calls[static_cast<size_t>(ci)];
+    ModeledCall c;
+    c.slice = captured.slice;
+    c.est = captured.est;
+    c.shapes = captured.shapes;
+    c.source = ct == &trace ? nullptr : ct;
+    c.replay_launch = rk->launch;
+    std::string_view path = graphs->names[rk->module];
+    size_t slash = path.rfind('/');
+    c.module = std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+    calls.push_back(std::move(c));
+  }
+  add_kernel(trace.slices, calls[it->second], k, dur);
+  return true;
+}
+
+// Trimmed traces (PyTorch's profile_analysis test) link kernels to ops by External id alone:
+// the op with kernel k's External id, -1 none.
+int32_t op_by_ext(Charging& ch, uint32_t k) {
+  const Trace& trace = ch.trace;
+  const SliceTable& s = trace.slices;
+  const StringId ext_key = ch.ext_key;
+  std::unordered_map<int64_t, int32_t>& ext_op = ch.ext_op;
+  if (ext_key == StringPool::kNotFound) return -1;
+  const Arg* x = trace.find_arg(s.args_begin[k], s.args_count[k], ext_key);
+  auto id = x ? x->as_int() : std::nullopt;
+  if (!id || *id <= 0) return -1;
+  if (ext_op.empty()) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (ch.is_gpu_work(i)) continue;
+      const Arg* y = trace.find_arg(s.args_begin[i], s.args_count[i], ext_key);
+      if (auto v = y ? y->as_int() : std::nullopt; v && *v > 0)
+        ext_op.emplace(*v, static_cast<int32_t>(i));
+    }
+    ext_op.emplace(-1, -1);  // built
+  }
+  auto it = ext_op.find(*id);
+  return it == ext_op.end() ? -1 : it->second;
+}
+
 }  // namespace
 
 std::string_view modeled_call_name(const Trace& trace, const ModeledCall& c) {
@@ -153,151 +303,34 @@ int64_t modeled_call_ts(const Trace& trace, const ModeledCall& c) {
 ModeledCalls collect_modeled_calls(const Trace& trace, const GraphsResult* graphs) {
   ModeledCalls r;
   const SliceTable& s = trace.slices;
-  const size_t n = s.size();
   r.gpu = has_gpu(trace);
   CallIndex own = index_calls(trace);
   r.calls = std::move(own.calls);
   r.calls_without_shapes = own.calls_without_shapes;
-  std::vector<ModeledCall>& calls = r.calls;
   const std::vector<int32_t>& call_of = own.call_of;
-  GpuWorkCategories is_gpu_work(trace);
-  StringId flop_key = trace.strings.find("kernel_flop");
-  StringId gb_key = trace.strings.find("kernel_num_gb");
-  StringId dtype_key = trace.strings.find("kernel_flop_dtype");
-  // Replayed kernels: each capture trace's calls, indexed once; one call per (graph launch,
-  // capture, captured call).
-  std::map<const Trace*, CallIndex> capture_index;
-  std::map<std::tuple<int32_t, const Trace*, int32_t>, size_t> replay_call;
-  std::unordered_map<std::string, size_t> unmodeled_of;  // op name -> row
-  auto unmodeled = [&](const std::string& name, uint8_t w, int64_t dur) {
-    auto [it, inserted] = unmodeled_of.emplace(name, r.unmodeled.size());
-    if (inserted) {
-      RooflineUnmodeled u;
-      u.name = name;
-      u.reason = w == 2   ? "no shapes recorded"
-                 : w == 3 ? "shapes do not fit the model"
-                          : "no model";
-      r.unmodeled.push_back(std::move(u));
-    }
-    RooflineUnmodeled& u = r.unmodeled[it->second];
-    ++u.calls;
-    u.kernel_ns += dur;
-  };
-  auto add_kernel = [&](ModeledCall& c, uint32_t k, int64_t dur) {
-    if (c.kernels == 0)
-      c.kernel_name = s.name[k];
-    else if (c.kernel_name != s.name[k])
-      c.one_kernel_name = false;
-    ++c.kernels;
-    c.kernel_ns += dur;
-    c.kernel_slices.push_back(k);
-  };
-  // A replayed kernel to its captured op's call; false: not a matched replayed kernel.
-  auto replayed = [&](uint32_t k, int64_t dur) {
-    const ReplayedKernel* rk = graphs ? graphs->replayed_kernel(k) : nullptr;
-    if (rk == nullptr || rk->capture < 0) return false;
-    const GraphCapture& cap = graphs->captures[static_cast<size_t>(rk->capture)];
-    const Trace* ct = cap.trace ? cap.trace.get() : &trace;
-    auto ci_it = capture_index.find(ct);
-    if (ci_it == capture_index.end()) ci_it = capture_index.emplace(ct, index_calls(*ct)).first;
-    const CallIndex& ix = ci_it->second;
-    const int32_t op = rk->captured_op;
-    const int32_t ci = op >= 0 ? ix.call_of[static_cast<size_t>(op)] : -1;
-    if (ci < 0) {
-      if (op < 0) {
-        unmodeled(graphs->names[rk->op], 1, dur);
-      } else {
-        auto [at, w] = ix.unmodeled_at(*ct, op);
-        unmodeled(std::string(ct->str(ct->slices.name[static_cast<size_t>(at)])), w, dur);
-      }
-      return true;
-    }
-    auto [it, inserted] = replay_call.emplace(std::tuple{rk->launch, ct, ci}, calls.size());
-    if (inserted) {
-      const ModeledCall& captured = ix.calls[static_cast<size_t>(ci)];
-      ModeledCall c;
-      c.slice = captured.slice;
-      c.est = captured.est;
-      c.shapes = captured.shapes;
-      c.source = ct == &trace ? nullptr : ct;
-      c.replay_launch = rk->launch;
-      std::string_view path = graphs->names[rk->module];
-      size_t slash = path.rfind('/');
-      c.module = std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-      calls.push_back(std::move(c));
-    }
-    add_kernel(calls[it->second], k, dur);
-    return true;
-  };
+  Charging ch(trace, graphs, r, own);
 
   // Each compute kernel to its call.
   std::shared_ptr<const GpuEvents> ev_shared = shared_gpu_events(trace);
   const GpuEvents& ev = *ev_shared;
   OpAttribution attribution(trace);
-  // Trimmed traces (PyTorch's profile_analysis test) link kernels to ops by External id alone.
-  StringId ext_key = trace.strings.find("External id");
-  std::unordered_map<int64_t, int32_t> ext_op;
-  auto op_by_ext = [&](uint32_t k) -> int32_t {
-    if (ext_key == StringPool::kNotFound) return -1;
-    const Arg* x = trace.find_arg(s.args_begin[k], s.args_count[k], ext_key);
-    auto id = x ? x->as_int() : std::nullopt;
-    if (!id || *id <= 0) return -1;
-    if (ext_op.empty()) {
-      for (size_t i = 0; i < n; ++i) {
-        if (is_gpu_work(i)) continue;
-        const Arg* y = trace.find_arg(s.args_begin[i], s.args_count[i], ext_key);
-        if (auto v = y ? y->as_int() : std::nullopt; v && *v > 0)
-          ext_op.emplace(*v, static_cast<int32_t>(i));
-      }
-      ext_op.emplace(-1, -1);  // built
-    }
-    auto it = ext_op.find(*id);
-    return it == ext_op.end() ? -1 : it->second;
-  };
   for (const GpuEvent& e : ev.events) {
     if (e.kind != GpuWorkKind::kKernel || e.type == KernelType::kCommunication) continue;
     int64_t dur = e.dur();
     r.gpu_kernel_ns += dur;
     const uint32_t k = e.slice;
-    // A kernel that carries its own numbers (Inductor's kernel_flop / kernel_num_gb) is a call.
-    if (flop_key != StringPool::kNotFound || gb_key != StringPool::kNotFound) {
-      const Arg* f = flop_key == StringPool::kNotFound
-                         ? nullptr
-                         : trace.find_arg(s.args_begin[k], s.args_count[k], flop_key);
-      const Arg* g = gb_key == StringPool::kNotFound
-                         ? nullptr
-                         : trace.find_arg(s.args_begin[k], s.args_count[k], gb_key);
-      double fv = -1, gv = -1;
-      if (f) fv = f->as_double().value_or(-1);
-      if (g) gv = g->as_double().value_or(-1);
-      if (fv >= 0 || gv > 0) {
-        ModeledCall c;
-        c.slice = static_cast<int32_t>(k);
-        c.est.family = PerfFamily::kKernelArgs;
-        c.est.flops = std::max(0.0, fv);
-        c.est.bytes = std::max(0.0, gv) * 1e9;
-        // The FLOPs' width where the trace gives it (Proton's flops8/16/32/64); Inductor's
-        // kernel_flop has none: a vector-peak roofline.
-        c.est.dtype = std::string(arg_text(trace, s.args_begin[k], s.args_count[k], dtype_key));
-        c.kernel_ns = dur;
-        c.kernels = 1;
-        c.kernel_name = s.name[k];
-        c.kernel_slices = {k};
-        calls.push_back(std::move(c));
-        continue;
-      }
-    }
-    if (replayed(k, dur)) continue;
+    if (kernel_args_call(ch, k, dur)) continue;
+    if (charge_replayed(ch, k, dur)) continue;
     int32_t op = attribution.op_of(e);
-    if (op < 0) op = op_by_ext(k);  // a kernel with no launch record: its own External id
+    if (op < 0) op = op_by_ext(ch, k);  // a kernel with no launch record: its own External id
     if (op < 0) continue;
     int32_t ci = call_of[static_cast<size_t>(op)];
     if (ci < 0) {
       auto [at, w] = own.unmodeled_at(trace, op);
-      unmodeled(std::string(trace.str(s.name[static_cast<size_t>(at)])), w, dur);
+      note_unmodeled(ch, std::string(trace.str(s.name[static_cast<size_t>(at)])), w, dur);
       continue;
     }
-    add_kernel(calls[static_cast<size_t>(ci)], k, dur);
+    add_kernel(s, r.calls[static_cast<size_t>(ci)], k, dur);
   }
 
   return r;
