@@ -56,23 +56,19 @@ void hta_interval(int64_t ts_ns, int64_t dur_ns, int64_t& start, int64_t& end) {
 
 namespace {
 
-GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) {
-  GpuEvents out;
-  out.hta_compatible = options.hta_compatible;
+int64_t slice_arg_int(const Trace& trace, size_t i, StringId key) {
+  if (key == StringPool::kNotFound) return -1;
   const SliceTable& s = trace.slices;
-  const StringId key_correlation = trace.strings.find("correlation");
-  const StringId key_stream = trace.strings.find("stream");
-  const StringId key_device = trace.strings.find("device");
-  const StringId cat_sync = trace.strings.find("cuda_sync");
-  const StringId cat_mtia = trace.strings.find("mtia_ccp_events");
-  auto arg_int = [&](size_t i, StringId key) -> int64_t {
-    if (key == StringPool::kNotFound) return -1;
-    const Arg* a = trace.find_arg(s.args_begin[i], s.args_count[i], key);
-    if (a == nullptr) return -1;
-    return a->as_int().value_or(-1);
-  };
+  const Arg* a = trace.find_arg(s.args_begin[i], s.args_count[i], key);
+  if (a == nullptr) return -1;
+  return a->as_int().value_or(-1);
+}
 
-  // Profiler steps (HTA drops the last one when there are two or more).
+// Profiler steps (HTA drops the last one when there are two or more): in HTA mode with two or
+// more steps, the last one's start (CPU events from it on are dropped) and the steps kept; else
+// INT64_MAX.
+int64_t hta_last_step_start(const Trace& trace, const GpuEventsOptions& options, GpuEvents& out) {
+  const SliceTable& s = trace.slices;
   int64_t last_step_start = INT64_MAX;
   std::vector<std::pair<int64_t, int64_t>> steps;  // (start, number)
   for (size_t i = 0; i < s.size(); ++i) {
@@ -90,10 +86,22 @@ GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) 
     }
     std::sort(out.kept_steps.begin(), out.kept_steps.end());
   }
+  return last_step_start;
+}
 
+// The launch calls (runtime/driver slices on CPU threads) by correlation, and by the GPU slice an
+// ac2g flow links them to.
+struct LaunchIndex {
+  std::unordered_map<int64_t, uint32_t> by_corr;
+  std::unordered_map<uint32_t, uint32_t> by_flow;
+};
+
+LaunchIndex index_launches(const Trace& trace, const GpuEventsOptions& options,
+                           StringId key_correlation, int64_t last_step_start, GpuEvents& out) {
+  const SliceTable& s = trace.slices;
+  LaunchIndex li;
   // Launch calls by correlation (runtime/driver slices on CPU threads).
-  std::unordered_map<int64_t, uint32_t> launch_by_corr;
-  std::unordered_map<uint64_t, SliceClass> class_cache;
+  std::unordered_map<int64_t, uint32_t>& launch_by_corr = li.by_corr;
   std::vector<uint8_t> is_runtime_cat(trace.strings.size() + 1, 2);  // 2 = unknown
   auto runtime_cat = [&](StringId cat) {
     if (cat >= is_runtime_cat.size()) return is_runtime_category(trace.str(cat));
@@ -102,7 +110,7 @@ GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) 
   };
   for (size_t i = 0; i < s.size(); ++i) {
     if (trace.is_gpu_track(s.track[i]) || !runtime_cat(s.cat[i])) continue;
-    int64_t corr = arg_int(i, key_correlation);
+    int64_t corr = slice_arg_int(trace, i, key_correlation);
     if (corr < 0) continue;
     if (s.ts[i] >= last_step_start) continue;  // HTA: dropped with the last step
     launch_by_corr.emplace(corr, static_cast<uint32_t>(i));
@@ -111,7 +119,7 @@ GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) 
 
   // Traces without correlation args still link launches to kernels with ac2g flows (HTA reads
   // only the args, so HTA mode does too).
-  std::unordered_map<uint32_t, uint32_t> launch_by_flow;
+  std::unordered_map<uint32_t, uint32_t>& launch_by_flow = li.by_flow;
   if (!options.hta_compatible) {
     const FlowTable& f = trace.flows;
     for (size_t k = 0; k < f.size(); ++k) {
@@ -124,6 +132,43 @@ GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) 
       launch_by_flow.emplace(static_cast<uint32_t>(dst), static_cast<uint32_t>(src));
     }
   }
+  return li;
+}
+
+// Slice i's work kind and kernel type, memoized by its (cat, name) StringIds.
+inline SliceClass classify(const Trace& trace, std::unordered_map<uint64_t, SliceClass>& cache,
+                           size_t i, bool hta_compatible) {
+  const SliceTable& s = trace.slices;
+  uint64_t ck = (static_cast<uint64_t>(s.cat[i]) << 32) | s.name[i];
+  auto it = cache.find(ck);
+  if (it == cache.end()) {
+    std::string_view cat = trace.str(s.cat[i]);
+    std::string_view name = trace.str(s.name[i]);
+    SliceClass c;
+    c.kind = cat == "cuda_sync" ? GpuWorkKind::kSync : gpu_work_kind(cat, name);
+    c.type = c.kind == GpuWorkKind::kSync ? KernelType::kSync : kernel_type(name, hta_compatible);
+    it = cache.emplace(ck, c).first;
+  }
+  return it->second;
+}
+
+GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) {
+  GpuEvents out;
+  out.hta_compatible = options.hta_compatible;
+  const SliceTable& s = trace.slices;
+  const StringId key_correlation = trace.strings.find("correlation");
+  const StringId key_stream = trace.strings.find("stream");
+  const StringId key_device = trace.strings.find("device");
+  const StringId cat_sync = trace.strings.find("cuda_sync");
+  const StringId cat_mtia = trace.strings.find("mtia_ccp_events");
+  auto arg_int = [&](size_t i, StringId key) { return slice_arg_int(trace, i, key); };
+
+  const int64_t last_step_start = hta_last_step_start(trace, options, out);
+  const LaunchIndex launches =
+      index_launches(trace, options, key_correlation, last_step_start, out);
+  const std::unordered_map<int64_t, uint32_t>& launch_by_corr = launches.by_corr;
+  const std::unordered_map<uint32_t, uint32_t>& launch_by_flow = launches.by_flow;
+  std::unordered_map<uint64_t, SliceClass> class_cache;
 
   for (size_t i = 0; i < s.size(); ++i) {
     uint32_t track = s.track[i];
@@ -137,18 +182,7 @@ GpuEvents build_gpu_events(const Trace& trace, const GpuEventsOptions& options) 
       if (!sync && s.cat[i] != cat_mtia) continue;
       stray = true;
     }
-    uint64_t ck = (static_cast<uint64_t>(s.cat[i]) << 32) | s.name[i];
-    auto it = class_cache.find(ck);
-    if (it == class_cache.end()) {
-      std::string_view cat = trace.str(s.cat[i]);
-      std::string_view name = trace.str(s.name[i]);
-      SliceClass c;
-      c.kind = cat == "cuda_sync" ? GpuWorkKind::kSync : gpu_work_kind(cat, name);
-      c.type = c.kind == GpuWorkKind::kSync ? KernelType::kSync
-                                            : kernel_type(name, options.hta_compatible);
-      it = class_cache.emplace(ck, c).first;
-    }
-    const SliceClass c = it->second;
+    const SliceClass c = classify(trace, class_cache, i, options.hta_compatible);
     if (c.kind == GpuWorkKind::kAnnotation) continue;
     if (c.kind == GpuWorkKind::kSync && !options.hta_compatible) continue;
 

@@ -31,8 +31,6 @@ ALLOWED = {
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/import/memory_snapshot_trace.cpp", "memory_snapshot_to_trace"): 161,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
-    ("src/analyze/gpu_events.cpp", "build_gpu_events"): 148,
-    ("src/record/demo_workload.cpp", "run_demo_workload"): 145,
     ("src/import/perfetto_importer.cpp", "PerfettoReader::run"): 142,
     ("src/import/native_reader.cpp", "decode_payload"): 135,
     ("src/trace/trace_builder.cpp", "TraceBuilder::finish"): 131,
