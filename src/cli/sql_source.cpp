@@ -45,7 +45,7 @@ Result<std::unique_ptr<SqlSource>> open_sql_source(const std::string& path) {
     return db.status();
   }
   src->db = std::move(db.value());
-  return std::move(src);
+  return src;
 }
 
 namespace {
