@@ -43,6 +43,52 @@ struct Plane {
   std::vector<Stat> plane_stats;
 };
 
+// The category and arg names of a plane's rows, interned (in this order) per plane.
+struct PlaneKeys {
+  StringId k_kernel, k_memcpy, k_memset, k_ann, k_runtime, k_op, k_py, k_corr, k_grid, k_block,
+      k_smem, k_bytes, k_device, k_stream;
+
+  explicit PlaneKeys(TraceBuilder& b)
+      : k_kernel(b.intern("kernel")),
+        k_memcpy(b.intern("gpu_memcpy")),
+        k_memset(b.intern("gpu_memset")),
+        k_ann(b.intern("gpu_user_annotation")),
+        k_runtime(b.intern("cuda_runtime")),
+        k_op(b.intern("cpu_op")),
+        k_py(b.intern("python_function")),
+        k_corr(b.intern("correlation")),
+        k_grid(b.intern("grid")),
+        k_block(b.intern("block")),
+        k_smem(b.intern("shared memory")),
+        k_bytes(b.intern("bytes")),
+        k_device(b.intern("device")),
+        k_stream(b.intern("stream")) {}
+};
+
+// A timed plane being imported: the host's or a device's.
+struct PlaneCtx {
+  bool host;
+  int64_t device;  // -1 on the host
+  uint32_t proc;
+  const PlaneKeys& k;
+};
+
+// One of its lines: the track its events go on.
+struct LineCtx {
+  uint32_t track;
+  int64_t stream;
+  int64_t line_ts;
+  bool stream_line;  // a device's "Stream #N" line
+};
+
+// What an event's stats say it is.
+struct EventStats {
+  const Stat* corr = nullptr;
+  std::string kernel_details, memcpy_details;
+  int64_t step = -1;
+  int64_t alloc_bytes = -1, addr = 0, allocated = -1, reserved = -1;
+};
+
 class XSpaceReader {
  public:
   XSpaceReader(std::string_view bytes, const std::string& name) : bytes_(bytes), name_(name) {}
@@ -55,6 +101,14 @@ class XSpaceReader {
   bool parse_stat(const ProtoField& f, Stat& st);
   bool read_plane(const ProtoField& f, Plane& p);
   Status import_plane(const Plane& p, size_t index);
+  void read_untimed_plane(const Plane& p);
+  void add_device(const Plane& p, int64_t device);
+  Status import_line(const Plane& p, const ProtoField& lf, const PlaneCtx& c);
+  Status import_event(const Plane& p, const ProtoField& ef, const PlaneCtx& c, const LineCtx& l,
+                      std::vector<Stat>& stats);
+  EventStats event_stats(const Plane& p, const std::vector<Stat>& stats) const;
+  void add_event_args(const Plane& p, const PlaneCtx& c, const LineCtx& l, const EventStats& es,
+                      const std::vector<Stat>& stats);
   std::string stat_text(const Plane& p, const Stat& st) const;
   void add_stat_arg(const Plane& p, const Stat& st);
 
@@ -232,6 +286,47 @@ std::string memcpy_name(std::string_view event, std::string_view kind) {
   return "Memcpy Unknown (" + std::string(event) + ")";
 }
 
+// /host:metadata (HLO protos), Task Environment, /device:CUSTOM:...: no timed events here.
+void XSpaceReader::read_untimed_plane(const Plane& p) {
+  std::string_view pname = p.name;
+  if (!p.lines.empty()) report_.skipped("lines of plane " + std::string(pname), p.lines.size());
+  if (pname == "Task Environment") {
+    for (const Stat& st : p.plane_stats) {
+      auto it = p.stats.find(st.metadata_id);
+      if (it != p.stats.end() && it->second == "profile_start_time" && st.kind != xf::kStatStr)
+        b_.trace().meta.extra.emplace_back("xspaceProfileStartNs", std::to_string(st.u));
+    }
+  }
+}
+
+// The device's properties from its plane's stats, once per device id.
+void XSpaceReader::add_device(const Plane& p, int64_t device) {
+  std::string_view pname = p.name;
+  DeviceInfo d;
+  d.id = static_cast<int32_t>(device);
+  std::string vendor;
+  for (const Stat& st : p.plane_stats) {
+    auto it = p.stats.find(st.metadata_id);
+    if (it == p.stats.end()) continue;
+    std::string_view k = it->second;
+    int64_t v = static_cast<int64_t>(st.u);
+    if (k == "device_vendor") vendor = stat_text(p, st);
+    if (k == "core_count") d.num_sms = static_cast<int32_t>(v);
+    if (k == "memory_size") d.total_global_mem = v;
+    if (k == "compute_cap_major") d.compute_major = static_cast<int32_t>(v);
+    if (k == "compute_cap_minor") d.compute_minor = static_cast<int32_t>(v);
+  }
+  d.name =
+      (vendor.empty() ? std::string("GPU") : vendor + " GPU") + " (" + std::string(pname) + ")";
+  if (vendor == "AMD") {
+    d.warp_size = 64;
+    d.compute_major = d.compute_minor = 0;  // a gfx version, not a CUDA compute capability
+  }
+  bool seen = false;
+  for (const DeviceInfo& e : b_.trace().meta.devices) seen |= e.id == d.id;
+  if (!seen) b_.trace().meta.devices.push_back(std::move(d));
+}
+
 Status XSpaceReader::import_plane(const Plane& p, size_t index) {
   std::string_view pname = p.name;
   bool host = pname.starts_with("/host:CPU");
@@ -244,189 +339,168 @@ Status XSpaceReader::import_plane(const Plane& p, size_t index) {
     if (colon > 8 && end && *end == '\0' && !num.empty()) device = v;
   }
   if (!host && device < 0) {
-    // /host:metadata (HLO protos), Task Environment, /device:CUSTOM:...: no timed events here.
-    if (!p.lines.empty()) report_.skipped("lines of plane " + std::string(pname), p.lines.size());
-    if (pname == "Task Environment") {
-      for (const Stat& st : p.plane_stats) {
-        auto it = p.stats.find(st.metadata_id);
-        if (it != p.stats.end() && it->second == "profile_start_time" && st.kind != xf::kStatStr)
-          b_.trace().meta.extra.emplace_back("xspaceProfileStartNs", std::to_string(st.u));
-      }
-    }
+    read_untimed_plane(p);
     return Status::ok();
   }
   if (p.lines.empty()) return Status::ok();  // the other GPUs of the host, idle here
-  if (device >= 0) {
-    DeviceInfo d;
-    d.id = static_cast<int32_t>(device);
-    std::string vendor;
-    for (const Stat& st : p.plane_stats) {
-      auto it = p.stats.find(st.metadata_id);
-      if (it == p.stats.end()) continue;
-      std::string_view k = it->second;
-      int64_t v = static_cast<int64_t>(st.u);
-      if (k == "device_vendor") vendor = stat_text(p, st);
-      if (k == "core_count") d.num_sms = static_cast<int32_t>(v);
-      if (k == "memory_size") d.total_global_mem = v;
-      if (k == "compute_cap_major") d.compute_major = static_cast<int32_t>(v);
-      if (k == "compute_cap_minor") d.compute_minor = static_cast<int32_t>(v);
-    }
-    d.name =
-        (vendor.empty() ? std::string("GPU") : vendor + " GPU") + " (" + std::string(pname) + ")";
-    if (vendor == "AMD") {
-      d.warp_size = 64;
-      d.compute_major = d.compute_minor = 0;  // a gfx version, not a CUDA compute capability
-    }
-    bool seen = false;
-    for (const DeviceInfo& e : b_.trace().meta.devices) seen |= e.id == d.id;
-    if (!seen) b_.trace().meta.devices.push_back(std::move(d));
-  }
+  if (device >= 0) add_device(p, device);
   uint32_t proc = host ? b_.process_labeled(pname) : b_.process(device);
   Process& pr = b_.trace().processes[proc];
   if (pr.name == 0)
     pr.name = b_.intern(host ? std::string(pname) : "GPU " + std::to_string(device));
   if (!host) pr.is_gpu = true;
 
-  StringId k_kernel = b_.intern("kernel"), k_memcpy = b_.intern("gpu_memcpy"),
-           k_memset = b_.intern("gpu_memset"), k_ann = b_.intern("gpu_user_annotation"),
-           k_runtime = b_.intern("cuda_runtime"), k_op = b_.intern("cpu_op"),
-           k_py = b_.intern("python_function"), k_corr = b_.intern("correlation"),
-           k_grid = b_.intern("grid"), k_block = b_.intern("block"),
-           k_smem = b_.intern("shared memory"), k_bytes = b_.intern("bytes"),
-           k_device = b_.intern("device"), k_stream = b_.intern("stream");
-  for (size_t li = 0; li < p.lines.size(); ++li) {
-    const ProtoField& lf = p.lines[li];
-    int64_t line_id = 0, line_ts = 0;
-    std::string_view line_name, display;
-    std::vector<ProtoField> events;
-    if (!for_each_field(lf.bytes, lf.offset, error_, [&](const ProtoField& g) {
-          if (g.number == xf::kLineId) line_id = g.i64();
-          if (g.number == xf::kLineName && g.wire_type == 2) line_name = g.bytes.str();
-          if (g.number == xf::kLineDisplayName && g.wire_type == 2) display = g.bytes.str();
-          if (g.number == xf::kLineTimestampNs) line_ts = g.i64();
-          if (g.number == xf::kLineEvents && g.wire_type == 2) events.push_back(g);
-        }))
-      return fail(error_);
-    bool stream_line = line_name.starts_with("Stream #");
-    uint32_t track;
-    int64_t stream = line_id;
-    if (host) {
-      track = b_.thread_track(proc, line_id);
-      Track& t = b_.trace().tracks[track];
-      if (t.name == 0) t.name = b_.intern(display.empty() ? line_name : display);
-    } else {
-      if (stream_line) stream = std::strtoll(std::string(line_name.substr(8)).c_str(), nullptr, 10);
-      track = b_.thread_track(proc, stream);
-      b_.mark_gpu_track(track, static_cast<int32_t>(device), stream);
-      Track& t = b_.trace().tracks[track];
-      if (t.name == 0) t.name = b_.intern(line_name);
-    }
-    std::vector<Stat> stats;
-    for (const ProtoField& ef : events) {
-      int64_t md = 0, offset_ps = 0, dur_ps = 0;
-      stats.clear();
-      bool ok = true;
-      if (!for_each_field(ef.bytes, ef.offset, error_,
-                          [&](const ProtoField& g) {
-                            if (g.number == xf::kEventMetadataId) md = g.i64();
-                            if (g.number == xf::kEventOffsetPs) offset_ps = g.i64();
-                            if (g.number == xf::kEventDurationPs) dur_ps = g.i64();
-                            if (g.number == xf::kEventStats && g.wire_type == 2) {
-                              Stat st;
-                              ok = ok && parse_stat(g, st);
-                              stats.push_back(st);
-                            }
-                          }) ||
-          !ok)
-        return fail(error_);
-      report_.read(host ? "host events" : "device events");
-      if (dur_ps < 0) {
-        report_.skipped("events with a negative duration");
-        b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, ef.offset,
-                                          "XEvent with a negative duration");
-        continue;
-      }
-      auto mit = p.events.find(md);
-      std::string_view ename = mit == p.events.end() ? std::string_view() : mit->second.first;
-      if (ename.empty() && mit != p.events.end()) ename = mit->second.second;
-      int64_t ts = line_ts + offset_ps / 1000, dur = dur_ps / 1000;
-      // What the stats say the event is.
-      const Stat* corr = nullptr;
-      std::string kernel_details, memcpy_details;
-      int64_t step = -1;
-      int64_t alloc_bytes = -1, addr = 0, allocated = -1, reserved = -1;
-      for (const Stat& st : stats) {
-        auto it = p.stats.find(st.metadata_id);
-        if (it == p.stats.end()) continue;
-        std::string_view k = it->second;
-        if (k == "correlation_id") corr = &st;
-        if (k == "kernel_details") kernel_details = stat_text(p, st);
-        if (k == "memcpy_details") memcpy_details = stat_text(p, st);
-        if (k == "step_num" || k == "iter_num") step = static_cast<int64_t>(st.u);
-        if (k == "allocation_bytes") alloc_bytes = static_cast<int64_t>(st.u);
-        if (k == "addr") addr = static_cast<int64_t>(st.u);
-        if (k == "bytes_allocated") allocated = static_cast<int64_t>(st.u);
-        if (k == "bytes_reserved") reserved = static_cast<int64_t>(st.u);
-      }
-      if (host && (ename == "MemoryAllocation" || ename == "MemoryDeallocation") &&
-          alloc_bytes >= 0) {
-        // The XLA allocator's TraceMe: memory events, as Kineto's [memory] instants.
-        b_.add_memory(track, ts, static_cast<uint64_t>(addr),
-                      ename == "MemoryAllocation" ? alloc_bytes : -alloc_bytes, DeviceType::kCuda,
-                      0, allocated, reserved);
-        continue;
-      }
-      StringId cat;
-      std::string nm(ename);
-      if (!host) {
-        if (!memcpy_details.empty() || ename.starts_with("Memcpy") || ename.starts_with("Copy")) {
-          cat = k_memcpy;
-          nm = memcpy_name(ename, detail(memcpy_details, "kind"));
-        } else if (ename.starts_with("Memset") || ename.starts_with("memset")) {
-          cat = k_memset;
-        } else if (stream_line || !kernel_details.empty()) {
-          cat = k_kernel;
-        } else {
-          cat = k_ann;  // derived lines (XLA Ops, XLA Modules, Steps) on the device
-        }
-      } else if (corr) {
-        cat = k_runtime;
-      } else if (ename.starts_with("$")) {
-        cat = k_py;
-      } else {
-        cat = k_op;
-      }
-      uint32_t mark = b_.args_mark();
-      if (!host) {
-        b_.arg_int(k_device, device);
-        b_.arg_int(k_stream, stream);
-      }
-      if (corr) b_.arg_int(k_corr, static_cast<int64_t>(corr->u));
-      if (!kernel_details.empty()) {
-        auto triple = [](std::string_view v) {
-          std::string out = "[";
-          for (char c : v) out += c == ',' ? std::string(", ") : std::string(1, c);
-          return out + "]";
-        };
-        if (auto g = detail(kernel_details, "grid"); !g.empty()) b_.arg_json(k_grid, triple(g));
-        if (auto bl = detail(kernel_details, "block"); !bl.empty())
-          b_.arg_json(k_block, triple(bl));
-        if (auto sm = detail(kernel_details, "group_mem"); !sm.empty())
-          b_.arg_int(k_smem, std::strtoll(std::string(sm).c_str(), nullptr, 10));
-      }
-      if (!memcpy_details.empty())
-        if (auto sz = detail(memcpy_details, "size"); !sz.empty())
-          b_.arg_int(k_bytes, std::strtoll(std::string(sz).c_str(), nullptr, 10));
-      for (const Stat& st : stats) add_stat_arg(p, st);
-      b_.add_slice(track, ts, dur, b_.intern(nm.empty() ? "(unnamed)" : nm), cat,
-                   b_.args_since(mark));
-      if (step >= 0 && host)
-        b_.add_slice(track, ts, dur, b_.intern("ProfilerStep#" + std::to_string(step)), k_op);
-      if (corr && host) launches_.emplace(static_cast<int64_t>(corr->u), Launch{track, ts});
-      if (corr && !host) work_.push_back({track, ts, static_cast<int64_t>(corr->u)});
-    }
-  }
+  const PlaneKeys keys(b_);
+  const PlaneCtx c{host, device, proc, keys};
+  for (size_t li = 0; li < p.lines.size(); ++li)
+    MLPROF_RETURN_IF_ERROR(import_line(p, p.lines[li], c));
   (void)index;
+  return Status::ok();
+}
+
+Status XSpaceReader::import_line(const Plane& p, const ProtoField& lf, const PlaneCtx& c) {
+  int64_t line_id = 0, line_ts = 0;
+  std::string_view line_name, display;
+  std::vector<ProtoField> events;
+  if (!for_each_field(lf.bytes, lf.offset, error_, [&](const ProtoField& g) {
+        if (g.number == xf::kLineId) line_id = g.i64();
+        if (g.number == xf::kLineName && g.wire_type == 2) line_name = g.bytes.str();
+        if (g.number == xf::kLineDisplayName && g.wire_type == 2) display = g.bytes.str();
+        if (g.number == xf::kLineTimestampNs) line_ts = g.i64();
+        if (g.number == xf::kLineEvents && g.wire_type == 2) events.push_back(g);
+      }))
+    return fail(error_);
+  bool stream_line = line_name.starts_with("Stream #");
+  uint32_t track;
+  int64_t stream = line_id;
+  if (c.host) {
+    track = b_.thread_track(c.proc, line_id);
+    Track& t = b_.trace().tracks[track];
+    if (t.name == 0) t.name = b_.intern(display.empty() ? line_name : display);
+  } else {
+    if (stream_line) stream = std::strtoll(std::string(line_name.substr(8)).c_str(), nullptr, 10);
+    track = b_.thread_track(c.proc, stream);
+    b_.mark_gpu_track(track, static_cast<int32_t>(c.device), stream);
+    Track& t = b_.trace().tracks[track];
+    if (t.name == 0) t.name = b_.intern(line_name);
+  }
+  const LineCtx l{track, stream, line_ts, stream_line};
+  std::vector<Stat> stats;
+  for (const ProtoField& ef : events) MLPROF_RETURN_IF_ERROR(import_event(p, ef, c, l, stats));
+  return Status::ok();
+}
+
+EventStats XSpaceReader::event_stats(const Plane& p, const std::vector<Stat>& stats) const {
+  EventStats es;
+  for (const Stat& st : stats) {
+    auto it = p.stats.find(st.metadata_id);
+    if (it == p.stats.end()) continue;
+    std::string_view k = it->second;
+    if (k == "correlation_id") es.corr = &st;
+    if (k == "kernel_details") es.kernel_details = stat_text(p, st);
+    if (k == "memcpy_details") es.memcpy_details = stat_text(p, st);
+    if (k == "step_num" || k == "iter_num") es.step = static_cast<int64_t>(st.u);
+    if (k == "allocation_bytes") es.alloc_bytes = static_cast<int64_t>(st.u);
+    if (k == "addr") es.addr = static_cast<int64_t>(st.u);
+    if (k == "bytes_allocated") es.allocated = static_cast<int64_t>(st.u);
+    if (k == "bytes_reserved") es.reserved = static_cast<int64_t>(st.u);
+  }
+  return es;
+}
+
+// Device events: copies, sets, kernels and derived lines; host events: launches (with a
+// correlation id), Python frames and ops.
+StringId event_category(std::string_view ename, const PlaneCtx& c, const LineCtx& l,
+                        const EventStats& es) {
+  const PlaneKeys& k = c.k;
+  if (!c.host) {
+    if (!es.memcpy_details.empty() || ename.starts_with("Memcpy") || ename.starts_with("Copy"))
+      return k.k_memcpy;
+    if (ename.starts_with("Memset") || ename.starts_with("memset")) return k.k_memset;
+    if (l.stream_line || !es.kernel_details.empty()) return k.k_kernel;
+    return k.k_ann;  // derived lines (XLA Ops, XLA Modules, Steps) on the device
+  }
+  if (es.corr) return k.k_runtime;
+  if (ename.starts_with("$")) return k.k_py;
+  return k.k_op;
+}
+
+void XSpaceReader::add_event_args(const Plane& p, const PlaneCtx& c, const LineCtx& l,
+                                  const EventStats& es, const std::vector<Stat>& stats) {
+  const PlaneKeys& k = c.k;
+  if (!c.host) {
+    b_.arg_int(k.k_device, c.device);
+    b_.arg_int(k.k_stream, l.stream);
+  }
+  if (es.corr) b_.arg_int(k.k_corr, static_cast<int64_t>(es.corr->u));
+  if (!es.kernel_details.empty()) {
+    auto triple = [](std::string_view v) {
+      std::string out = "[";
+      for (char ch : v) out += ch == ',' ? std::string(", ") : std::string(1, ch);
+      return out + "]";
+    };
+    if (auto g = detail(es.kernel_details, "grid"); !g.empty()) b_.arg_json(k.k_grid, triple(g));
+    if (auto bl = detail(es.kernel_details, "block"); !bl.empty())
+      b_.arg_json(k.k_block, triple(bl));
+    if (auto sm = detail(es.kernel_details, "group_mem"); !sm.empty())
+      b_.arg_int(k.k_smem, std::strtoll(std::string(sm).c_str(), nullptr, 10));
+  }
+  if (!es.memcpy_details.empty())
+    if (auto sz = detail(es.memcpy_details, "size"); !sz.empty())
+      b_.arg_int(k.k_bytes, std::strtoll(std::string(sz).c_str(), nullptr, 10));
+  for (const Stat& st : stats) add_stat_arg(p, st);
+}
+
+// `stats`: the line's scratch vector for the event's stats.
+Status XSpaceReader::import_event(const Plane& p, const ProtoField& ef, const PlaneCtx& c,
+                                  const LineCtx& l, std::vector<Stat>& stats) {
+  int64_t md = 0, offset_ps = 0, dur_ps = 0;
+  stats.clear();
+  bool ok = true;
+  if (!for_each_field(ef.bytes, ef.offset, error_,
+                      [&](const ProtoField& g) {
+                        if (g.number == xf::kEventMetadataId) md = g.i64();
+                        if (g.number == xf::kEventOffsetPs) offset_ps = g.i64();
+                        if (g.number == xf::kEventDurationPs) dur_ps = g.i64();
+                        if (g.number == xf::kEventStats && g.wire_type == 2) {
+                          Stat st;
+                          ok = ok && parse_stat(g, st);
+                          stats.push_back(st);
+                        }
+                      }) ||
+      !ok)
+    return fail(error_);
+  report_.read(c.host ? "host events" : "device events");
+  if (dur_ps < 0) {
+    report_.skipped("events with a negative duration");
+    b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, ef.offset,
+                                      "XEvent with a negative duration");
+    return Status::ok();
+  }
+  auto mit = p.events.find(md);
+  std::string_view ename = mit == p.events.end() ? std::string_view() : mit->second.first;
+  if (ename.empty() && mit != p.events.end()) ename = mit->second.second;
+  int64_t ts = l.line_ts + offset_ps / 1000, dur = dur_ps / 1000;
+  const EventStats es = event_stats(p, stats);
+  if (c.host && (ename == "MemoryAllocation" || ename == "MemoryDeallocation") &&
+      es.alloc_bytes >= 0) {
+    // The XLA allocator's TraceMe: memory events, as Kineto's [memory] instants.
+    b_.add_memory(l.track, ts, static_cast<uint64_t>(es.addr),
+                  ename == "MemoryAllocation" ? es.alloc_bytes : -es.alloc_bytes, DeviceType::kCuda,
+                  0, es.allocated, es.reserved);
+    return Status::ok();
+  }
+  StringId cat = event_category(ename, c, l, es);
+  std::string nm(ename);
+  if (cat == c.k.k_memcpy && !c.host) nm = memcpy_name(ename, detail(es.memcpy_details, "kind"));
+  uint32_t mark = b_.args_mark();
+  add_event_args(p, c, l, es, stats);
+  b_.add_slice(l.track, ts, dur, b_.intern(nm.empty() ? "(unnamed)" : nm), cat,
+               b_.args_since(mark));
+  if (es.step >= 0 && c.host)
+    b_.add_slice(l.track, ts, dur, b_.intern("ProfilerStep#" + std::to_string(es.step)), c.k.k_op);
+  if (es.corr && c.host) launches_.emplace(static_cast<int64_t>(es.corr->u), Launch{l.track, ts});
+  if (es.corr && !c.host) work_.push_back({l.track, ts, static_cast<int64_t>(es.corr->u)});
   return Status::ok();
 }
 
