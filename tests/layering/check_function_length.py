@@ -25,7 +25,6 @@ OWNED = {}
 ALLOWED = {
     ("src/import/chrome_event_merge.cpp", "ChromeEventParser::merge_parts"): 213,
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
-    ("src/import/memory_snapshot_trace.cpp", "memory_snapshot_to_trace"): 161,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
     ("src/import/perfetto_importer.cpp", "PerfettoReader::run"): 142,
     ("src/import/native_reader.cpp", "decode_payload"): 135,
