@@ -78,6 +78,16 @@ struct PendingSlice {
   std::vector<uint64_t> flows_out, flows_in;
 };
 
+// A TrackEvent's fields, as read_event_fields walks them.
+struct EventFields {
+  uint32_t type = 0;
+  uint64_t track_uuid = 0;
+  StringId name = 0, cat = 0;
+  std::vector<Arg> args;
+  std::vector<uint64_t> flows, terminating;
+  double counter = 0;
+};
+
 class PerfettoReader {
  public:
   PerfettoReader(std::string_view bytes, const std::string& name) : bytes_(bytes), name_(name) {}
@@ -92,6 +102,15 @@ class PerfettoReader {
   uint32_t process_for(uint64_t uuid);
   bool read_event(const ProtoField& f, int64_t ts, uint32_t seq, uint64_t default_track,
                   uint64_t packet_offset);
+  bool read_event_fields(const ProtoField& f, Interned& st, EventFields& e);
+  void end_slice(uint64_t track_uuid, int64_t ts, uint64_t packet_offset);
+  void add_instant(EventFields& e, int64_t ts);
+  void add_counter_value(uint64_t track_uuid, int64_t ts, double counter);
+  bool read_descriptors(const std::vector<ProtoField>& packets);
+  bool read_packet(const ProtoField& p, std::map<std::string, uint64_t>& skipped_kinds);
+  bool read_defaults(const ProtoField& defaults, uint64_t& uuid);
+  void note_unfinished();
+  void mark_gpu_streams();
   bool read_interned(const ProtoField& f, Interned& st);
   bool read_annotation(const ProtoField& f, Interned& st, std::vector<Arg>& out);
   std::string annotation_json(const ProtoField& f, Interned& st, bool& ok, int depth = 0);
@@ -446,151 +465,150 @@ void PerfettoReader::flow_endpoint(uint64_t id, uint32_t track, int64_t ts, bool
   }
 }
 
-bool PerfettoReader::read_event(const ProtoField& f, int64_t ts, uint32_t seq,
-                                uint64_t default_track, uint64_t packet_offset) {
-  Interned& st = interned_[seq];
-  uint32_t type = 0;
-  uint64_t track_uuid = default_track;
-  StringId name = 0, cat = 0;
-  std::vector<Arg> args;
-  std::vector<uint64_t> flows, terminating;
-  double counter = 0;
+bool PerfettoReader::read_event_fields(const ProtoField& f, Interned& st, EventFields& e) {
   bool ok = true;
   bool walked = for_each_field(f.bytes, f.offset, error_, [&](const ProtoField& g) {
     if (!ok) return;
     switch (g.number) {
       case kTeType:
-        type = static_cast<uint32_t>(g.u);
+        e.type = static_cast<uint32_t>(g.u);
         break;
       case kTeTrackUuid:
-        track_uuid = g.u;
+        e.track_uuid = g.u;
         break;
       case kTeNameIid: {
         auto it = st.names.find(g.u);
-        name = it == st.names.end() ? b_.intern("(unknown name " + std::to_string(g.u) + ")")
-                                    : it->second;
+        e.name = it == st.names.end() ? b_.intern("(unknown name " + std::to_string(g.u) + ")")
+                                      : it->second;
         break;
       }
       case kTeName:
-        name = b_.intern(g.bytes.str());
+        e.name = b_.intern(g.bytes.str());
         break;
       case kTeCategoryIids: {
         auto it = st.cats.find(g.u);
-        if (it != st.cats.end() && cat == 0) cat = it->second;
+        if (it != st.cats.end() && e.cat == 0) e.cat = it->second;
         break;
       }
       case kTeCategories:
-        if (cat == 0) cat = b_.intern(g.bytes.str());
+        if (e.cat == 0) e.cat = b_.intern(g.bytes.str());
         break;
       case kTeDebug:
-        ok = read_annotation(g, st, args);
+        ok = read_annotation(g, st, e.args);
         break;
       case kTeCounterValue:
-        counter = static_cast<double>(g.i64());
+        e.counter = static_cast<double>(g.i64());
         break;
       case kTeDoubleCounter:
-        counter = g.as_double();
+        e.counter = g.as_double();
         break;
       case kTeFlowIds:
       case kTeFlowIdsOld:
-        flows.push_back(g.u);
+        e.flows.push_back(g.u);
         break;
       case kTeTerminating:
       case kTeTerminatingOld:
-        terminating.push_back(g.u);
+        e.terminating.push_back(g.u);
         break;
       default:
         break;
     }
   });
-  if (!walked || !ok) return false;
-  switch (type) {
+  return walked && ok;
+}
+
+void PerfettoReader::end_slice(uint64_t track_uuid, int64_t ts, uint64_t packet_offset) {
+  report_.read("slice ends");
+  auto& stack = open_[track_uuid];
+  if (stack.empty()) {
+    report_.skipped("slice ends without a begin");
+    b_.trace().meta.import_stats.note(ImportProblem::kUnmatchedEnd, packet_offset,
+                                      "TrackEvent end without a begin on its track");
+    return;
+  }
+  PendingSlice p = std::move(stack.back());
+  stack.pop_back();
+  if (checked_duration(p.ts, ts) < 0) {
+    report_.skipped("slices ending before they begin");
+    b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, packet_offset,
+                                      "TrackEvent end before its begin");
+    return;
+  }
+  uint32_t track = track_for(track_uuid);
+  uint32_t mark = b_.args_mark();
+  for (const Arg& a : p.args) b_.trace().args.push_back(a);
+  b_.add_slice(track, p.ts, ts - p.ts, p.name, p.cat, b_.args_since(mark));
+}
+
+void PerfettoReader::add_instant(EventFields& e, int64_t ts) {
+  uint32_t track = track_for(e.track_uuid);
+  if (e.name != 0 && b_.trace().str(e.name) == "[memory]" && add_memory(track, ts, e.args)) {
+    report_.read("memory events");
+    return;
+  }
+  report_.read("instants");
+  uint32_t mark = b_.args_mark();
+  for (const Arg& a : e.args) b_.trace().args.push_back(a);
+  b_.add_instant(track, ts, e.name, e.cat, b_.args_since(mark));
+  for (uint64_t id : e.terminating) flow_endpoint(id, track, ts, true);
+  for (uint64_t id : e.flows) flow_endpoint(id, track, ts, false);
+}
+
+void PerfettoReader::add_counter_value(uint64_t track_uuid, int64_t ts, double counter) {
+  auto info = tracks_.find(track_uuid);
+  if (info != tracks_.end() && info->second.description == kMemoryCounterDescription)
+    return;  // drawn from the [memory] instants, which are read
+  report_.read("counter values");
+  auto it = series_of_.find(track_uuid);
+  if (it == series_of_.end()) {
+    std::string nm =
+        info == tracks_.end() ? "counter " + std::to_string(track_uuid) : info->second.name;
+    uint32_t p =
+        process_for(info == tracks_.end() || !info->second.has_parent ? 0 : info->second.parent);
+    uint32_t s = b_.counter_series(p, b_.intern(nm));
+    if (info != tracks_.end() && !info->second.unit.empty())
+      b_.trace().counter_series[s].unit = b_.intern(info->second.unit);
+    it = series_of_.emplace(track_uuid, s).first;
+  }
+  b_.add_counter(it->second, ts, counter);
+}
+
+bool PerfettoReader::read_event(const ProtoField& f, int64_t ts, uint32_t seq,
+                                uint64_t default_track, uint64_t packet_offset) {
+  Interned& st = interned_[seq];
+  EventFields e;
+  e.track_uuid = default_track;
+  if (!read_event_fields(f, st, e)) return false;
+  switch (e.type) {
     case kTypeBegin: {
       report_.read("slice begins");
       // Flow ends bind at the slice's start (its end may come after the other end's slice).
-      uint32_t track = track_for(track_uuid);
-      for (uint64_t id : terminating) flow_endpoint(id, track, ts, true);
-      for (uint64_t id : flows) flow_endpoint(id, track, ts, false);
-      open_[track_uuid].push_back(PendingSlice{ts, name, cat, std::move(args), {}, {}});
+      uint32_t track = track_for(e.track_uuid);
+      for (uint64_t id : e.terminating) flow_endpoint(id, track, ts, true);
+      for (uint64_t id : e.flows) flow_endpoint(id, track, ts, false);
+      open_[e.track_uuid].push_back(PendingSlice{ts, e.name, e.cat, std::move(e.args), {}, {}});
       break;
     }
-    case kTypeEnd: {
-      report_.read("slice ends");
-      auto& stack = open_[track_uuid];
-      if (stack.empty()) {
-        report_.skipped("slice ends without a begin");
-        b_.trace().meta.import_stats.note(ImportProblem::kUnmatchedEnd, packet_offset,
-                                          "TrackEvent end without a begin on its track");
-        break;
-      }
-      PendingSlice p = std::move(stack.back());
-      stack.pop_back();
-      if (checked_duration(p.ts, ts) < 0) {
-        report_.skipped("slices ending before they begin");
-        b_.trace().meta.import_stats.note(ImportProblem::kNegativeDuration, packet_offset,
-                                          "TrackEvent end before its begin");
-        break;
-      }
-      uint32_t track = track_for(track_uuid);
-      uint32_t mark = b_.args_mark();
-      for (const Arg& a : p.args) b_.trace().args.push_back(a);
-      b_.add_slice(track, p.ts, ts - p.ts, p.name, p.cat, b_.args_since(mark));
+    case kTypeEnd:
+      end_slice(e.track_uuid, ts, packet_offset);
       break;
-    }
-    case kTypeInstant: {
-      uint32_t track = track_for(track_uuid);
-      if (name != 0 && b_.trace().str(name) == "[memory]" && add_memory(track, ts, args)) {
-        report_.read("memory events");
-        break;
-      }
-      report_.read("instants");
-      uint32_t mark = b_.args_mark();
-      for (const Arg& a : args) b_.trace().args.push_back(a);
-      b_.add_instant(track, ts, name, cat, b_.args_since(mark));
-      for (uint64_t id : terminating) flow_endpoint(id, track, ts, true);
-      for (uint64_t id : flows) flow_endpoint(id, track, ts, false);
+    case kTypeInstant:
+      add_instant(e, ts);
       break;
-    }
-    case kTypeCounter: {
-      auto info = tracks_.find(track_uuid);
-      if (info != tracks_.end() && info->second.description == kMemoryCounterDescription)
-        break;  // drawn from the [memory] instants, which are read
-      report_.read("counter values");
-      auto it = series_of_.find(track_uuid);
-      if (it == series_of_.end()) {
-        std::string nm =
-            info == tracks_.end() ? "counter " + std::to_string(track_uuid) : info->second.name;
-        uint32_t p = process_for(
-            info == tracks_.end() || !info->second.has_parent ? 0 : info->second.parent);
-        uint32_t s = b_.counter_series(p, b_.intern(nm));
-        if (info != tracks_.end() && !info->second.unit.empty())
-          b_.trace().counter_series[s].unit = b_.intern(info->second.unit);
-        it = series_of_.emplace(track_uuid, s).first;
-      }
-      b_.add_counter(it->second, ts, counter);
+    case kTypeCounter:
+      add_counter_value(e.track_uuid, ts, e.counter);
       break;
-    }
     default:
       report_.read("other track events");
-      report_.skipped("track events of type " + std::to_string(type) + " (legacy or unspecified)");
+      report_.skipped("track events of type " + std::to_string(e.type) +
+                      " (legacy or unspecified)");
       break;
   }
   return true;
 }
 
-Result<Trace> PerfettoReader::run() {
-  ProtoSpan all{reinterpret_cast<const uint8_t*>(bytes_.data()), bytes_.size()};
-  std::vector<ProtoField> packets;
-  uint64_t other_fields = 0;
-  if (!for_each_field(all, 0, error_, [&](const ProtoField& f) {
-        if (f.number == kTracePacket && f.wire_type == 2)
-          packets.push_back(f);
-        else
-          ++other_fields;
-      }))
-    return fail(error_);
-  if (packets.empty()) return fail("no trace packets");
-  // Pass 1: the track descriptors (events may come before the descriptor of their track).
+// Pass 1: the track descriptors (events may come before the descriptor of their track).
+bool PerfettoReader::read_descriptors(const std::vector<ProtoField>& packets) {
   for (const ProtoField& p : packets) {
     bool ok = true;
     if (!for_each_field(p.bytes, p.offset, error_,
@@ -599,90 +617,99 @@ Result<Trace> PerfettoReader::run() {
                             ok = read_descriptor(g);
                         }) ||
         !ok)
-      return fail(error_);
+      return false;
   }
-  k_flow_ = b_.intern("flow");
-  // Pass 2: events in file order, with each sequence's interned strings.
-  std::map<std::string, uint64_t> skipped_kinds;
-  for (const ProtoField& p : packets) {
-    int64_t ts = 0;
-    uint32_t seq = 0, flags = 0;
-    bool cleared = false;
-    std::vector<ProtoField> events, interned, thread_desc;
-    ProtoField defaults;
-    bool has_defaults = false;
-    uint32_t data_field = 0;
-    if (!for_each_field(p.bytes, p.offset, error_, [&](const ProtoField& g) {
-          switch (g.number) {
-            case kPktTimestamp:
-              ts = g.i64();
-              break;
-            case kPktSeqIdTrusted:
-              seq = static_cast<uint32_t>(g.u);
-              break;
-            case kPktSeqFlags:
-              flags = static_cast<uint32_t>(g.u);
-              break;
-            case kPktStateCleared:
-              cleared = g.u != 0;
-              break;
-            case kPktTrackEvent:
-              events.push_back(g);
-              break;
-            case kPktInterned:
-              interned.push_back(g);
-              break;
-            case kPktDefaults:
-              defaults = g;
-              has_defaults = true;
-              break;
-            case kPktThreadDescriptor:
-            case kPktProcessDescriptor:
-            case kPktTrackDescriptor:
-              data_field = g.number;
-              break;
-            case 58:  // timestamp_clock_id: times are read as they are
-            case 87:
-            case 42:
-              break;
-            default:
-              if (g.wire_type == 2 && data_field == 0) data_field = g.number;
-              break;
-          }
-        }))
-      return fail(error_);
-    if (flags & 1 || cleared) {
-      interned_[seq] = Interned{};
-    }
-    for (const ProtoField& i : interned)
-      if (!read_interned(i, interned_[seq])) return fail(error_);
-    if (has_defaults) {
-      uint64_t uuid = 0;
-      bool ok = true;
-      if (!for_each_field(defaults.bytes, defaults.offset, error_,
-                          [&](const ProtoField& g) {
-                            if (g.number == 11 && g.wire_type == 2)
-                              ok = for_each_field(g.bytes, g.offset, error_,
-                                                  [&](const ProtoField& h) {
-                                                    if (h.number == 11) uuid = h.u;
-                                                  });
-                          }) ||
-          !ok)
-        return fail(error_);
-      default_track_[seq] = uuid;
-    }
-    if (!events.empty()) {
-      auto d = default_track_.find(seq);
-      for (const ProtoField& e : events)
-        if (!read_event(e, ts, seq, d == default_track_.end() ? 0 : d->second, p.offset))
-          return fail(error_);
-    } else if (data_field && data_field != kPktTrackDescriptor &&
-               data_field != kPktThreadDescriptor && data_field != kPktProcessDescriptor) {
-      const char* kind = packet_kind(data_field);
-      ++skipped_kinds[kind ? kind : "field " + std::to_string(data_field)];
-    }
+  return true;
+}
+
+// trace_packet_defaults: the sequence's default track uuid.
+bool PerfettoReader::read_defaults(const ProtoField& defaults, uint64_t& uuid) {
+  bool ok = true;
+  return for_each_field(defaults.bytes, defaults.offset, error_,
+                        [&](const ProtoField& g) {
+                          if (g.number == 11 && g.wire_type == 2)
+                            ok =
+                                for_each_field(g.bytes, g.offset, error_, [&](const ProtoField& h) {
+                                  if (h.number == 11) uuid = h.u;
+                                });
+                        }) &&
+         ok;
+}
+
+// Pass 2, one packet: its sequence's state, then its events (or its kind counted as skipped).
+bool PerfettoReader::read_packet(const ProtoField& p,
+                                 std::map<std::string, uint64_t>& skipped_kinds) {
+  int64_t ts = 0;
+  uint32_t seq = 0, flags = 0;
+  bool cleared = false;
+  std::vector<ProtoField> events, interned, thread_desc;
+  ProtoField defaults;
+  bool has_defaults = false;
+  uint32_t data_field = 0;
+  if (!for_each_field(p.bytes, p.offset, error_, [&](const ProtoField& g) {
+        switch (g.number) {
+          case kPktTimestamp:
+            ts = g.i64();
+            break;
+          case kPktSeqIdTrusted:
+            seq = static_cast<uint32_t>(g.u);
+            break;
+          case kPktSeqFlags:
+            flags = static_cast<uint32_t>(g.u);
+            break;
+          case kPktStateCleared:
+            cleared = g.u != 0;
+            break;
+          case kPktTrackEvent:
+            events.push_back(g);
+            break;
+          case kPktInterned:
+            interned.push_back(g);
+            break;
+          case kPktDefaults:
+            defaults = g;
+            has_defaults = true;
+            break;
+          case kPktThreadDescriptor:
+          case kPktProcessDescriptor:
+          case kPktTrackDescriptor:
+            data_field = g.number;
+            break;
+          case 58:  // timestamp_clock_id: times are read as they are
+          case 87:
+          case 42:
+            break;
+          default:
+            if (g.wire_type == 2 && data_field == 0) data_field = g.number;
+            break;
+        }
+      }))
+    return false;
+  if (flags & 1 || cleared) {
+    interned_[seq] = Interned{};
   }
-  for (const auto& [kind, n] : skipped_kinds) report_.skipped("packets: " + kind, n);
+  for (const ProtoField& i : interned)
+    if (!read_interned(i, interned_[seq])) return false;
+  if (has_defaults) {
+    uint64_t uuid = 0;
+    if (!read_defaults(defaults, uuid)) return false;
+    default_track_[seq] = uuid;
+  }
+  if (!events.empty()) {
+    auto d = default_track_.find(seq);
+    for (const ProtoField& e : events)
+      if (!read_event(e, ts, seq, d == default_track_.end() ? 0 : d->second, p.offset))
+        return false;
+  } else if (data_field && data_field != kPktTrackDescriptor &&
+             data_field != kPktThreadDescriptor && data_field != kPktProcessDescriptor) {
+    const char* kind = packet_kind(data_field);
+    ++skipped_kinds[kind ? kind : "field " + std::to_string(data_field)];
+  }
+  return true;
+}
+
+// Slices never ended and flows never terminated (or never started).
+void PerfettoReader::note_unfinished() {
   uint64_t unclosed = 0;
   for (const auto& [uuid, stack] : open_) unclosed += stack.size();
   if (unclosed) {
@@ -697,7 +724,10 @@ Result<Trace> PerfettoReader::run() {
     b_.trace().meta.import_stats.note(ImportProblem::kUnmatchedFlow, UINT64_MAX,
                                       "a terminating flow id that no slice started",
                                       flow_waiting_.size());
-  // GPU streams: thread tracks holding GPU work (Kineto's pid = device, tid = stream).
+}
+
+// GPU streams: thread tracks holding GPU work (Kineto's pid = device, tid = stream).
+void PerfettoReader::mark_gpu_streams() {
   Trace& tr = b_.trace();
   std::vector<uint8_t> gpu(tr.tracks.size(), 0);
   for (size_t i = 0; i < tr.slices.size(); ++i) {
@@ -709,6 +739,30 @@ Result<Trace> PerfettoReader::run() {
   for (uint32_t k = 0; k < tr.tracks.size(); ++k)
     if (gpu[k] && tr.tracks[k].kind == TrackKind::kThread)
       b_.mark_gpu_track(k, static_cast<int32_t>(tr.tracks[k].pid), tr.tracks[k].tid);
+}
+
+Result<Trace> PerfettoReader::run() {
+  ProtoSpan all{reinterpret_cast<const uint8_t*>(bytes_.data()), bytes_.size()};
+  std::vector<ProtoField> packets;
+  uint64_t other_fields = 0;
+  if (!for_each_field(all, 0, error_, [&](const ProtoField& f) {
+        if (f.number == kTracePacket && f.wire_type == 2)
+          packets.push_back(f);
+        else
+          ++other_fields;
+      }))
+    return fail(error_);
+  if (packets.empty()) return fail("no trace packets");
+  if (!read_descriptors(packets)) return fail(error_);
+  k_flow_ = b_.intern("flow");
+  // Pass 2: events in file order, with each sequence's interned strings.
+  std::map<std::string, uint64_t> skipped_kinds;
+  for (const ProtoField& p : packets)
+    if (!read_packet(p, skipped_kinds)) return fail(error_);
+  for (const auto& [kind, n] : skipped_kinds) report_.skipped("packets: " + kind, n);
+  note_unfinished();
+  mark_gpu_streams();
+  Trace& tr = b_.trace();
   report_.note(std::to_string(packets.size()) + " packets");
   ImportStats stats = tr.meta.import_stats;
   Trace t = std::move(b_).finish();

@@ -26,10 +26,8 @@ ALLOWED = {
     ("src/import/chrome_event_merge.cpp", "ChromeEventParser::merge_parts"): 213,
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
-    ("src/import/perfetto_importer.cpp", "PerfettoReader::run"): 142,
     ("src/import/native_reader.cpp", "decode_payload"): 135,
     ("src/trace/trace_builder.cpp", "TraceBuilder::finish"): 131,
-    ("src/import/perfetto_importer.cpp", "PerfettoReader::read_event"): 130,
 }
 
 BLOCK_KEYWORDS = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:namespace|class|struct|enum|union|"
