@@ -317,22 +317,18 @@ void read_v1_table(PayloadReader& r, Trace& t, const native::V1Table& spec) {
   });
 }
 
-Result<Trace> decode_payload(std::string_view payload, uint32_t version, const std::string& name) {
-  using namespace native;
-  PayloadReader r(payload);
-  TraceBuilder b;
-  Trace& t = b.trace();
-  auto err = [&](const std::string& what) { return Status::error(name + ": " + what); };
-
-  r.expect_tag(kTagStrings, "strings");
+void read_strings(PayloadReader& r, Trace& t) {
+  r.expect_tag(native::kTagStrings, "strings");
   uint64_t nstr = r.count(4);
   for (uint64_t i = 0; i < nstr && !r.failed(); ++i) {
     std::string s = r.str();
     if (r.failed()) break;
     if (t.strings.intern(s) != i + 1) r.fail("duplicate string " + std::to_string(i + 1));
   }
+}
 
-  r.expect_tag(kTagProcesses, "processes");
+void read_processes(PayloadReader& r, Trace& t) {
+  r.expect_tag(native::kTagProcesses, "processes");
   uint64_t nproc = r.count(29);
   for (uint64_t i = 0; i < nproc && !r.failed(); ++i) {
     Process p;
@@ -349,8 +345,10 @@ Result<Trace> decode_payload(std::string_view payload, uint32_t version, const s
     }
     t.processes.push_back(std::move(p));
   }
+}
 
-  r.expect_tag(kTagTracks, "tracks");
+void read_tracks(PayloadReader& r, Trace& t) {
+  r.expect_tag(native::kTagTracks, "tracks");
   uint64_t ntracks = r.count(45);
   for (uint64_t i = 0; i < ntracks && !r.failed(); ++i) {
     Track k;
@@ -367,8 +365,10 @@ Result<Trace> decode_payload(std::string_view payload, uint32_t version, const s
     k.stream = r.pod<int64_t>();
     t.tracks.push_back(k);
   }
+}
 
-  r.expect_tag(kTagArgs, "args");
+void read_args(PayloadReader& r, Trace& t) {
+  r.expect_tag(native::kTagArgs, "args");
   uint64_t nargs = r.count(13);
   t.args.reserve(nargs);
   for (uint64_t i = 0; i < nargs && !r.failed(); ++i) {
@@ -386,38 +386,21 @@ Result<Trace> decode_payload(std::string_view payload, uint32_t version, const s
     }
     t.args.push_back(a);
   }
+}
 
-  auto counter_series = [&] {
-    r.expect_tag(kTagCounterSeries, "counter series");
-    uint64_t nseries = r.count(12);
-    for (uint64_t i = 0; i < nseries && !r.failed(); ++i) {
-      CounterSeries cs;
-      cs.process = r.pod<uint32_t>();
-      cs.name = r.pod<uint32_t>();
-      cs.unit = r.pod<uint32_t>();
-      t.counter_series.push_back(cs);
-    }
-  };
-  if (version == kNativeVersionV1) {
-    // slices, instants, counter series, then counters, flows, memory, stacks and their frames.
-    read_v1_table(r, t, kV1Columns[0]);
-    read_v1_table(r, t, kV1Columns[1]);
-    counter_series();
-    for (size_t i = 2; i < std::size(kV1Columns); ++i) read_v1_table(r, t, kV1Columns[i]);
-  } else {
-    counter_series();
-    read_tables(r, t);
+void read_counter_series(PayloadReader& r, Trace& t) {
+  r.expect_tag(native::kTagCounterSeries, "counter series");
+  uint64_t nseries = r.count(12);
+  for (uint64_t i = 0; i < nseries && !r.failed(); ++i) {
+    CounterSeries cs;
+    cs.process = r.pod<uint32_t>();
+    cs.name = r.pod<uint32_t>();
+    cs.unit = r.pod<uint32_t>();
+    t.counter_series.push_back(cs);
   }
+}
 
-  TraceMeta& md = t.meta;
-  r.expect_tag(kTagMeta, "metadata");
-  r.str();  // the source recorded at write time; a loaded trace's source is the file it came from
-  md.format = r.str();
-  md.base_time_ns = r.pod<int64_t>();
-  md.rank = r.pod<int32_t>();
-  md.world_size = r.pod<int32_t>();
-  md.schema_version = r.pod<int32_t>();
-  md.display_time_unit = r.str();
+void read_devices(PayloadReader& r, TraceMeta& md) {
   uint64_t ndev = r.count(60);
   for (uint64_t i = 0; i < ndev && !r.failed(); ++i) {
     DeviceInfo d;
@@ -436,6 +419,19 @@ Result<Trace> decode_payload(std::string_view payload, uint32_t version, const s
     d.shared_mem_per_sm = r.pod<int64_t>();
     md.devices.push_back(std::move(d));
   }
+}
+
+// The metadata section, up to and including the end tag.
+void read_meta(PayloadReader& r, TraceMeta& md) {
+  r.expect_tag(native::kTagMeta, "metadata");
+  r.str();  // the source recorded at write time; a loaded trace's source is the file it came from
+  md.format = r.str();
+  md.base_time_ns = r.pod<int64_t>();
+  md.rank = r.pod<int32_t>();
+  md.world_size = r.pod<int32_t>();
+  md.schema_version = r.pod<int32_t>();
+  md.display_time_unit = r.str();
+  read_devices(r, md);
   uint64_t nextra = r.count(8);
   for (uint64_t i = 0; i < nextra && !r.failed(); ++i) {
     std::string k = r.str();
@@ -444,7 +440,33 @@ Result<Trace> decode_payload(std::string_view payload, uint32_t version, const s
   }
   md.dropped_events = r.pod<uint64_t>();
   md.skipped_events = r.pod<uint64_t>();
-  r.expect_tag(kTagEnd, "end");
+  r.expect_tag(native::kTagEnd, "end");
+}
+
+Result<Trace> decode_payload(std::string_view payload, uint32_t version, const std::string& name) {
+  using namespace native;
+  PayloadReader r(payload);
+  TraceBuilder b;
+  Trace& t = b.trace();
+  auto err = [&](const std::string& what) { return Status::error(name + ": " + what); };
+
+  read_strings(r, t);
+  read_processes(r, t);
+  read_tracks(r, t);
+  read_args(r, t);
+  if (version == kNativeVersionV1) {
+    // slices, instants, counter series, then counters, flows, memory, stacks and their frames.
+    read_v1_table(r, t, kV1Columns[0]);
+    read_v1_table(r, t, kV1Columns[1]);
+    read_counter_series(r, t);
+    for (size_t i = 2; i < std::size(kV1Columns); ++i) read_v1_table(r, t, kV1Columns[i]);
+  } else {
+    read_counter_series(r, t);
+    read_tables(r, t);
+  }
+
+  TraceMeta& md = t.meta;
+  read_meta(r, md);
   if (!r.failed() && !r.at_end()) r.fail("trailing bytes after the end section");
   if (r.failed()) return err(r.error());
   std::string invalid = validate(t);

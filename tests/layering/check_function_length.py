@@ -26,7 +26,6 @@ ALLOWED = {
     ("src/import/chrome_event_merge.cpp", "ChromeEventParser::merge_parts"): 213,
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
-    ("src/import/native_reader.cpp", "decode_payload"): 135,
     ("src/trace/trace_builder.cpp", "TraceBuilder::finish"): 131,
 }
 
