@@ -192,7 +192,7 @@ bool ChromeEventParser::fast_arg(StringId key, const char*& p) {
     case '"': {
       std::string_view s;
       if (!plain_string(p, &s)) return false;
-      b_.arg_string(key, b_.intern(s));
+      b_.arg_string(key, cached_intern(s));
       return true;
     }
     case 't':
@@ -213,7 +213,11 @@ bool ChromeEventParser::fast_arg(StringId key, const char*& p) {
       const char* start = p;
       if (!skip_nested(p, 0)) return false;
       p = skip_ws(p);
-      b_.arg_json(key, std::string_view(start, static_cast<size_t>(p - start)));
+      Arg a;  // b_.arg_json, through the cache
+      a.key = key;
+      a.type = ArgType::kJson;
+      a.s = cached_intern(std::string_view(start, static_cast<size_t>(p - start)));
+      b_.trace().args.push_back(a);
       return true;
     }
     default: {
@@ -257,7 +261,7 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
         break;
       case FieldKind::kName:
         if (*p != '"' || !plain_string(p, &s)) return bail();
-        e.name = b_.intern(s);
+        e.name = cached_intern(s);
         break;
       case FieldKind::kCat:
         if (*p != '"' || !plain_string(p, &s)) return bail();

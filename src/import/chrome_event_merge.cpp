@@ -7,7 +7,10 @@
 // walk only plans where each run of rows lands; the columns are then gathered one at a time and
 // each source column is freed as soon as it is copied, so the merge needs one column of extra
 // memory, not a second copy of the tables.
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 #include "import/chrome_event_parser.h"
@@ -25,18 +28,122 @@ struct Group {
 
 enum Table { kSlices, kInstants, kCounters, kMemory, kArgs };
 
+// Gives the pages of src[0, upto) back to the kernel once they have been copied, so that a
+// column's merged copy grows while its sources shrink: without this, each column briefly
+// existed twice (the merged one zero-filled up front), and the args column, the largest (16
+// bytes an arg, ~6 per Kineto event), set the import's peak RSS. Only whole pages inside the
+// vector's elements are released (the heap's chunk headers lie outside them); they are never
+// read again, since the source is freed after the gather.
+template <typename T>
+void release_copied(const std::vector<T>& src, size_t upto, uintptr_t* released) {
+  constexpr uintptr_t kPage = 4096, kStep = 4u << 20;  // in steps of 4 MiB: few system calls
+  uintptr_t begin = reinterpret_cast<uintptr_t>(src.data());
+  uintptr_t from = std::max(*released, (begin + kPage - 1) & ~(kPage - 1));
+  uintptr_t to = (begin + upto * sizeof(T)) & ~(kPage - 1);
+  if (to < from + kStep && upto < src.size()) return;
+  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_DONTNEED);
+  *released = std::max(from, to);
+}
+
 // Copies one column of every part (`sources`, by part) into `out` (sized `n`), group by group,
-// through `map`, then frees the source columns.
+// through `map`, then frees the source columns. `release`: only for the args, the column that
+// sets the peak; the others' freed memory is left resident for the next column to reuse (pages
+// given back must be faulted in again: 10% more page-zeroing CPU when every column did it). Rows
+// between groups (the slices of B/E pairs, the begin args copied after an end's) are zero here and
+// written after the gather.
 template <typename T, typename Map>
 void gather(std::vector<T>& out, size_t n, const std::vector<Group>& groups, Table table,
-            const std::vector<std::vector<T>*>& sources, Map map) {
-  out.resize(n);
+            const std::vector<std::vector<T>*>& sources, Map map, bool release = false) {
+  out.clear();
+  out.reserve(n);  // not resized: pages are touched as rows arrive, while sources are released
+  std::vector<uintptr_t> released(sources.size(), 0);
   for (const Group& g : groups) {
     const std::vector<T>& src = *sources[g.part];
-    T* dst = out.data() + g.dest[table];
-    for (uint32_t i = g.from[table]; i < g.to[table]; ++i) *dst++ = map(g, src[i]);
+    if (out.size() < g.dest[table]) out.resize(g.dest[table]);
+    for (uint32_t i = g.from[table]; i < g.to[table]; ++i) out.push_back(map(g, src[i]));
+    if (release) release_copied(src, g.to[table], &released[g.part]);
   }
+  out.resize(n);
   for (std::vector<T>* src : sources) std::vector<T>().swap(*src);
+}
+
+// Where every row of the parts lands (merge_parts' walk over the chunks in file order).
+struct Maps {  // a part's local ids -> merged ids
+  std::vector<StringId> str;
+  std::vector<uint32_t> proc, track, series;
+};
+struct OpSlice {  // the slice of a replayed B/E pair
+  uint32_t dest;
+  SliceTable::Row row;
+};
+struct ArgCopy {  // a begin's args copied after its end's
+  uint32_t src, count, dest;
+};
+struct MergePlan {
+  std::vector<Maps> maps;  // by part
+  std::vector<Group> groups;
+  std::vector<OpSlice> op_slices;
+  std::vector<ArgCopy> arg_copies;
+  uint32_t dest[5] = {0, 0, 0, 0, 0};  // rows of each merged table
+};
+
+// The columns of `parts` gathered into T's as `plan` says, each source column freed as it is
+// copied (one column of extra memory at most).
+void gather_columns(Trace& T, const std::vector<Trace*>& parts, const MergePlan& plan) {
+  auto same = [](const Group&, auto v) { return v; };
+  auto str = [&](const Group& g, StringId v) { return plan.maps[g.part].str[v]; };
+  auto track = [&](const Group& g, uint32_t v) { return plan.maps[g.part].track[v]; };
+  auto series = [&](const Group& g, uint32_t v) { return plan.maps[g.part].series[v]; };
+  auto args_begin = [](const Group& g, uint32_t v) {
+    return static_cast<uint32_t>(static_cast<int64_t>(v) + g.arg_delta);
+  };
+  // column(&Trace::slices, &SliceTable::ts, ...): that column of every part into T's.
+  auto column = [&](auto table, auto col, Table which, auto map) {
+    using Column = std::remove_reference_t<decltype((T.*table).*col)>;
+    std::vector<Column*> sources;
+    for (Trace* part : parts) sources.push_back(&((part->*table).*col));
+    gather((T.*table).*col, plan.dest[which], plan.groups, which, sources, map);
+  };
+  // Every input column of the tables parts fill row by row, remapped by what it references
+  // (the schema in mlprof/trace.h). Flows are rebuilt by the replayed ops; stacks never come
+  // from Chrome JSON.
+  auto table = [&](auto table_member, Table which) {
+    using Rows = std::remove_reference_t<decltype(T.*table_member)>;
+    schema::for_each_input_column<Rows>([&](auto c) {
+      constexpr schema::Ref ref = decltype(c)::ref;
+      if constexpr (ref == schema::Ref::kNone || ref == schema::Ref::kStack)
+        column(table_member, c.member, which, same);
+      else if constexpr (ref == schema::Ref::kString)
+        column(table_member, c.member, which, str);
+      else if constexpr (ref == schema::Ref::kTrack)
+        column(table_member, c.member, which, track);
+      else if constexpr (ref == schema::Ref::kSeries)
+        column(table_member, c.member, which, series);
+      else if constexpr (ref == schema::Ref::kArgs)
+        column(table_member, c.member, which, args_begin);
+      else
+        static_assert(ref == schema::Ref::kNone, "merge: no remapping for this reference kind");
+    });
+  };
+  table(&Trace::slices, kSlices);
+  for (const OpSlice& o : plan.op_slices) schema::set_row(T.slices, o.dest, o.row);
+  table(&Trace::instants, kInstants);
+  table(&Trace::counters, kCounters);
+  table(&Trace::memory, kMemory);
+
+  std::vector<std::vector<Arg>*> arg_sources;
+  for (Trace* part : parts) arg_sources.push_back(&part->args);
+  gather(
+      T.args, plan.dest[kArgs], plan.groups, kArgs, arg_sources,
+      [&](const Group& g, Arg a) {
+        const std::vector<StringId>& sm = plan.maps[g.part].str;
+        a.key = sm[a.key];
+        if (a.type == ArgType::kString || a.type == ArgType::kJson) a.s = sm[a.s];
+        return a;
+      },
+      /*release=*/true);
+  for (const ArgCopy& c : plan.arg_copies)
+    for (uint32_t k = 0; k < c.count; ++k) T.args[c.dest + k] = T.args[c.src + k];
 }
 
 }  // namespace
@@ -66,22 +173,13 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
   std::sort(chunks.begin(), chunks.end(),
             [](const ChunkRef& a, const ChunkRef& b) { return a.seq < b.seq; });
 
-  struct Maps {
-    std::vector<StringId> str;
-    std::vector<uint32_t> proc, track, series;
-  };
-  std::vector<Maps> maps(parts.size());
-  std::vector<Group> groups;
-  struct OpSlice {
-    uint32_t dest;
-    SliceTable::Row row;
-  };
-  std::vector<OpSlice> op_slices;
-  struct ArgCopy {
-    uint32_t src, count, dest;
-  };
-  std::vector<ArgCopy> arg_copies;
-  uint32_t dest[5] = {0, 0, 0, 0, 0};
+  MergePlan plan;
+  plan.maps.resize(parts.size());
+  std::vector<Maps>& maps = plan.maps;
+  std::vector<Group>& groups = plan.groups;
+  std::vector<OpSlice>& op_slices = plan.op_slices;
+  std::vector<ArgCopy>& arg_copies = plan.arg_copies;
+  uint32_t* dest = plan.dest;
   auto as_array = [](const RowPos& r, uint32_t(&a)[5]) {
     a[kSlices] = r.slices;
     a[kInstants] = r.instants;
@@ -198,60 +296,16 @@ void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParse
     flush(end.rows);
   }
 
-  // Gather the columns.
-  Trace& T = b_.trace();
-  auto same = [](const Group&, auto v) { return v; };
-  auto str = [&](const Group& g, StringId v) { return maps[g.part].str[v]; };
-  auto track = [&](const Group& g, uint32_t v) { return maps[g.part].track[v]; };
-  auto series = [&](const Group& g, uint32_t v) { return maps[g.part].series[v]; };
-  auto args_begin = [](const Group& g, uint32_t v) {
-    return static_cast<uint32_t>(static_cast<int64_t>(v) + g.arg_delta);
-  };
-  // column(&Trace::slices, &SliceTable::ts, ...): that column of every part into T's.
-  auto column = [&](auto table, auto col, Table which, auto map) {
-    using Column = std::remove_reference_t<decltype((T.*table).*col)>;
-    std::vector<Column*> sources;
-    for (auto& part : parts) sources.push_back(&((part->b_.trace().*table).*col));
-    gather((T.*table).*col, dest[which], groups, which, sources, map);
-  };
-  // Every input column of the tables parts fill row by row, remapped by what it references
-  // (the schema in mlprof/trace.h). Flows are rebuilt by the replayed ops; stacks never come
-  // from Chrome JSON.
-  auto table = [&](auto table_member, Table which) {
-    using Rows = std::remove_reference_t<decltype(T.*table_member)>;
-    schema::for_each_input_column<Rows>([&](auto c) {
-      constexpr schema::Ref ref = decltype(c)::ref;
-      if constexpr (ref == schema::Ref::kNone || ref == schema::Ref::kStack)
-        column(table_member, c.member, which, same);
-      else if constexpr (ref == schema::Ref::kString)
-        column(table_member, c.member, which, str);
-      else if constexpr (ref == schema::Ref::kTrack)
-        column(table_member, c.member, which, track);
-      else if constexpr (ref == schema::Ref::kSeries)
-        column(table_member, c.member, which, series);
-      else if constexpr (ref == schema::Ref::kArgs)
-        column(table_member, c.member, which, args_begin);
-      else
-        static_assert(ref == schema::Ref::kNone, "merge: no remapping for this reference kind");
-    });
-  };
-  table(&Trace::slices, kSlices);
-  for (const OpSlice& o : op_slices) schema::set_row(T.slices, o.dest, o.row);
-  table(&Trace::instants, kInstants);
-  table(&Trace::counters, kCounters);
-  table(&Trace::memory, kMemory);
+  // The logged ops (one per flow endpoint: ~40 MB per 1M Kineto events) are replayed: freed
+  // before the columns are gathered, which is when the import's memory peaks.
+  for (auto& part : parts) {
+    std::vector<Op>().swap(part->ops_);
+    std::vector<ChunkMark>().swap(part->marks_);
+  }
 
-  std::vector<std::vector<Arg>*> arg_sources;
-  for (auto& part : parts) arg_sources.push_back(&part->b_.trace().args);
-  gather(T.args, dest[kArgs], groups, kArgs, arg_sources, [&](const Group& g, Arg a) {
-    const std::vector<StringId>& sm = maps[g.part].str;
-    a.key = sm[a.key];
-    if (a.type == ArgType::kString || a.type == ArgType::kJson) a.s = sm[a.s];
-    return a;
-  });
-  for (const ArgCopy& c : arg_copies)
-    for (uint32_t k = 0; k < c.count; ++k) T.args[c.dest + k] = T.args[c.src + k];
-
+  std::vector<Trace*> traces;
+  for (auto& part : parts) traces.push_back(&part->b_.trace());
+  gather_columns(b_.trace(), traces, plan);
   parts.clear();
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -53,7 +54,19 @@ ChromeEventParser::~ChromeEventParser() = default;
 
 void ChromeEventParser::drop_json_parser() { parser_.reset(); }
 
-StringId ChromeEventParser::key_id(std::string_view key) { return b_.intern(key); }
+StringId ChromeEventParser::cached_intern(std::string_view s) {
+  const size_t n = s.size();
+  if (n == 0 || n > UINT32_MAX) return b_.intern(s);
+  uint64_t a = 0, z = 0;
+  std::memcpy(&a, s.data(), std::min<size_t>(n, 8));
+  if (n > 8) std::memcpy(&z, s.data() + n - 8, 8);
+  uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (z + n) * 0xc2b2ae3d27d4eb4full;
+  CachedString& c = intern_cache_[h >> 54];
+  if (c.len == n && std::memcmp(c.text, s.data(), n) == 0) return c.id;
+  StringId id = b_.intern(s);
+  c = CachedString{b_.trace().strings.get(id).data(), static_cast<uint32_t>(n), id};
+  return id;
+}
 
 StringId ChromeEventParser::category_id(std::string_view s) {
   // Consecutive events mostly share a category: skip hashing it again.

@@ -2,6 +2,7 @@
 // other tools write them) into Trace rows through TraceBuilder.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -174,7 +175,11 @@ class ChromeEventParser {
   void emit_flow(const Pending& e);
   void emit_begin_end(const Pending& e);
   uint32_t track_for(const Pending& e);
-  StringId key_id(std::string_view key);
+  StringId key_id(std::string_view key) { return cached_intern(key); }
+  // b_.intern(s) through a small direct-mapped cache of strings seen before (names, arg keys,
+  // arg values), indexed by their length and first and last 8 bytes: a hit costs one compare
+  // instead of hashing the whole string (kernel names are ~80 bytes). Ids are the pool's.
+  StringId cached_intern(std::string_view s);
   StringId category_id(std::string_view text);
 
   std::string name_;
@@ -189,6 +194,12 @@ class ChromeEventParser {
   // Interned ids of strings the parser compares against.
   StringId memory_name_, oom_name_, process_name_, thread_name_, process_sort_index_,
       thread_sort_index_, process_labels_, name_key_, sort_index_key_, labels_key_;
+  struct CachedString {
+    const char* text = nullptr;  // the pool's copy
+    uint32_t len = 0;
+    StringId id = 0;
+  };
+  std::array<CachedString, 1024> intern_cache_{};
   std::vector<bool> gpu_category_;  // indexed by StringId (grown on demand)
   StringId last_cat_text_id_ = 0;
   std::string last_cat_text_;
