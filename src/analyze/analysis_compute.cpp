@@ -4,6 +4,7 @@
 // own src/analyze/NAME.cpp instead.
 #include <utility>
 
+#include "analyze/op_groups_replayed.h"
 #include "analyze/op_rows.h"
 #include "mlprof/analysis_set.h"
 #include "mlprof/analyze/device_time.h"
@@ -25,7 +26,9 @@ OpsResult compute_ops(AnalysisSet& s) {
   // Statistics only for the rows kept (a trace of 1e6 op names, ops.top set).
   r.ops = op_stats_top(s.trace(), so, o.sort, o.top, &r.rows);
   r.device_time = s.has_gpu();
-  r.groups = op_groups(s.trace(), s.has_gpu() ? &dt : nullptr, o.top);
+  // The groups charge replays as the rows do (not under --hta-compatible), ordered as the rows.
+  r.groups = op_groups_replayed(s.trace(), s.has_gpu() ? &dt : nullptr,
+                                so.hta_compatible ? nullptr : so.replays, o.top, o.sort);
   return r;
 }
 

@@ -34,18 +34,18 @@ def load(path):
 def load_capture_dir(capdir):
     """Every event of a capture_traces/ directory's trace files (execution_details.json is the
     engine's plan, not a trace)."""
-    files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
-             if not f.endswith("execution_details.json")]
-    return [e for f in files for e in load(f)]
+    return [e for events in load_capture_files(capdir) for e in events]
 
 
 def ns(us):
     return round(us * 1000)
 
 
-def captures(events, gemms=False):
+def captures(events, gemms=False, op_events=False):
     """[[(kernel, op, module)]] per capture window; gemms: (kernel, op, module, gemm) where gemm
-    is (event id, FLOPs) of the outermost GEMM op (gemm_flops) enclosing the launch, or None."""
+    is (event id, FLOPs) of the outermost GEMM op (gemm_flops) enclosing the launch, or None;
+    op_events: (kernel, op, module, event) where event is the op's event (None: the launch call
+    itself)."""
     xs = [e for e in events if e.get("ph") == "X"]
     by_ext = {}
     for e in sorted(xs, key=lambda e: e["ts"]):
@@ -53,7 +53,7 @@ def captures(events, gemms=False):
             continue
         x = (e.get("args") or {}).get("External id")
         if x and x > 0:
-            by_ext.setdefault(x, e["name"])
+            by_ext.setdefault(x, e)
     threads = defaultdict(list)
     for e in xs:
         if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"):
@@ -87,9 +87,10 @@ def captures(events, gemms=False):
                         continue
                     encl = [p for p in reversed(stack) if p.get("cat") not in RUNTIME and
                             ns(p["ts"]) + ns(p.get("dur", 0)) >= t1]
-                    op = by_ext.get(a.get("External id")) if a.get("External id") else None
-                    if op is None:
-                        op = encl[0]["name"] if encl else n
+                    op_ev = by_ext.get(a.get("External id")) if a.get("External id") else None
+                    if op_ev is None:
+                        op_ev = encl[0] if encl else None
+                    op = op_ev["name"] if op_ev else n
                     mod = next((p["name"][len("nn.Module: "):] for p in encl
                                 if p["name"].startswith("nn.Module: ")), "")
                     kernel = a.get("kernel") or (op if op.startswith("triton_") else "")
@@ -97,6 +98,8 @@ def captures(events, gemms=False):
                         g = next(((id(p), gemm_flops(p)) for p in reversed(encl)
                                   if gemm_flops(p) is not None), None)
                         cur.append((kernel, op, mod, g))
+                    elif op_events:
+                        cur.append((kernel, op, mod, op_ev))
                     else:
                         cur.append((kernel, op, mod))
             stack.append(e)
@@ -222,6 +225,91 @@ def attribute(trace_events, capture_events):
                 res["modules"][mod] += d
             res["kernels"][name] += d
     return res
+
+
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+
+
+def group_keys(events):
+    """{id(event): (name, shape, stack)} for every CPU event with args "Input Dims" (the ops
+    grouped by input shape); shape: the dims as canonical JSON; stack: the "Call stack" arg when
+    it is a non-empty string, else the names of the python_function events enclosing the op on
+    its thread, innermost first, joined by "; " (None when there are none). Enclosing: starting
+    no later and ending no earlier (at the same start, the longer first, then file order); a
+    frame that ended before the op did does not enclose it, even when a longer event left open
+    around both makes the trace look nested."""
+    threads = defaultdict(list)
+    for i, e in enumerate(events):
+        if e.get("ph") == "X" and e.get("cat") not in GPU_CATS:
+            t0 = ns(e["ts"])
+            threads[(e.get("pid"), e.get("tid"))].append((t0, -ns(e.get("dur", 0)), i, e))
+    out = {}
+    for evs in threads.values():
+        evs.sort(key=lambda x: x[:3])
+        frames = []  # (start, end, name) of the python_function events started so far
+        for t0, neg, _, e in evs:
+            t1 = t0 - neg
+            a = e.get("args") or {}
+            if "Input Dims" in a:
+                cs = a.get("Call stack")
+                if isinstance(cs, str) and cs:
+                    stack = cs
+                else:
+                    frames = [f for f in frames if f[1] >= t0]
+                    stack = "; ".join(f[2] for f in reversed(frames)
+                                      if f[1] >= t1 and (f[1] != t0 or f[0] == t0)) or None
+                out[id(e)] = (e["name"], json.dumps(a["Input Dims"]), stack)
+            if e.get("cat") == "python_function":
+                frames.append((t0, t1, e["name"]))
+    return out
+
+
+def eager_groups(events):
+    """({(name, shape): [calls, host ns]}, {(name, shape, stack): [calls, host ns]}) over the
+    trace's own ops: `ops`' groups by input shape and by call stack, before any replay."""
+    shape, stack = defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
+    by_id = {id(e): e for e in events}
+    for i, (name, dims, st) in group_keys(events).items():
+        d = ns(by_id[i].get("dur", 0))
+        for key, m in (((name, dims), shape), ((name, dims, st), stack)):
+            if key[-1] is None:
+                continue
+            m[key][0] += 1
+            m[key][1] += d
+    return dict(shape), dict(stack)
+
+
+def attribute_groups(trace_events, capture_files):
+    """The replayed GPU time `ops`' groups gain, as if the graphs had run eagerly:
+    ({(name, shape): ns}, {(name, shape, stack): ns}), each matched replayed kernel (capture-order
+    match as in attribute()) charged to the group of the op that launched it in the capture pass
+    (its name, input shapes and call stack there, by group_keys). capture_files: one event list
+    per capture trace file; replayed kernels of an op without input shapes are in no group."""
+    keys = {}
+    for events in capture_files:
+        keys.update(group_keys(events))
+    caps = captures([e for events in capture_files for e in events], op_events=True)
+    shape, stack = defaultdict(int), defaultdict(int)
+    for corr, ks in replays(trace_events):
+        best, best_n, best_cap = best_capture([n for n, _ in ks], caps)
+        if best is None or best_n < 0.9 * len(ks):
+            continue
+        for (name, d), k in zip(ks, best):
+            ev = best_cap[k][3] if k >= 0 else None
+            key = keys.get(id(ev)) if ev is not None else None
+            if key is None:
+                continue
+            shape[key[:2]] += d
+            if key[2] is not None:
+                stack[key] += d
+    return dict(shape), dict(stack)
+
+
+def load_capture_files(capdir):
+    """load_capture_dir's events, one list per trace file (each file is its own trace)."""
+    files = [f for f in glob.glob(os.path.join(capdir, "*.json*"))
+             if not f.endswith("execution_details.json")]
+    return [load(f) for f in files]
 
 
 def gpu_work_ns(events):

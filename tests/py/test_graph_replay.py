@@ -1,7 +1,8 @@
 """`mlprof graphs` (issue 27 item 2): graph replays attributed to the capture pass, checked
 against tests/py/graph_replay_reference.py on the shared serving and graph traces (TraceLens
 test data): replayed-kernel counts per launch, the capture-order match, and the GPU time of the
-replay re-attributed per captured op, module and kernel."""
+replay re-attributed per captured op, module and kernel, and in `ops`' groups by input shape
+and by call stack (the captured op's shapes and stack in the capture pass)."""
 import json
 import os
 import subprocess
@@ -180,6 +181,68 @@ for rel, caprel in CASES + [("traces/compile/kineto/vllm_prefilldecode_piecewise
 if os.path.exists(h100c):
     ev = ref.load(h100c)
     check_charged("h100 capture", [h100c], ref.attribute(ev, ev), ref.gpu_work_ns(ev))
+
+
+def group_rows(ops, key):
+    """{(name, shape[, stack]): row} of `ops --json`'s groups (shape as canonical JSON)."""
+    out = {}
+    for g in ops[key]:
+        k = (g["name"], json.dumps(json.loads(g["input_shape"])))
+        out[k + ((g["call_stack"],) if key == "by_call_stack" else ())] = g
+    return out
+
+
+def check_groups(tag, trace, capdir, eager, want):
+    """`ops`' groups by input shape and by call stack: the trace's own ops grouped by the rule
+    (keys, calls and host time = graph_replay_reference.eager_groups), and with --capture each
+    matched replayed kernel's GPU time charged to the group of its captured op, with that op's
+    input shapes and call stack in the capture pass (= attribute_groups): what each group
+    gains over the run without the capture."""
+    plain = mlprof_json(MLPROF, "ops", "--top", "0", trace)
+    with_cap = mlprof_json(MLPROF, "ops", "--top", "0", trace, "--capture", capdir)
+    for key, ref_eager, ref_replayed in (("by_input_shape", eager[0], want[0]),
+                                         ("by_call_stack", eager[1], want[1])):
+        before, after = group_rows(plain, key), group_rows(with_cap, key)
+        own = {k: (g["count"], g["total_ns"]) for k, g in before.items()}
+        check(set(own) == set(ref_eager),
+              f"{tag} {key}: groups of the trace's ops differ from the reference's: "
+              f"{sorted(set(own) ^ set(ref_eager), key=str)[:3]}")
+        for k, (n, host) in ref_eager.items():
+            got = own.get(k, (0, 0))
+            check(got[0] == n and abs(got[1] - host) <= 2 * n,
+                  f"{tag} {key} {str(k)[:80]}: {got[0]} calls {got[1]} ns, want {n} calls {host} ns")
+        gained = {}
+        for k, g in after.items():
+            b = before.get(k, {"count": 0, "total_ns": 0, "self_ns": 0, "device_self_ns": 0,
+                               "device_total_ns": 0})
+            check((g["count"], g["total_ns"], g["self_ns"]) == (b["count"], b["total_ns"], b["self_ns"]),
+                  f"{tag} {key} {str(k)[:80]}: host columns change with --capture")
+            check(g["device_total_ns"] - b["device_total_ns"] == g["device_self_ns"] - b["device_self_ns"],
+                  f"{tag} {key} {str(k)[:80]}: device total gains what device self gains")
+            if g["device_self_ns"] != b["device_self_ns"]:
+                gained[k] = g["device_self_ns"] - b["device_self_ns"]
+        check(set(before) <= set(after), f"{tag} {key}: a group is lost with --capture")
+        want_k = {k: v for k, v in ref_replayed.items() if v}
+        check(set(gained) == set(want_k),
+              f"{tag} {key}: groups charged replayed time differ from the reference's: "
+              f"{sorted(set(gained) ^ set(want_k), key=str)[:3]}")
+        for k, v in want_k.items():
+            check(close(gained.get(k, 0), v, 1000),
+                  f"{tag} {key} {str(k)[:80]}: gains {gained.get(k, 0)} ns, want {v}")
+        total, want_total = sum(gained.values()), sum(want_k.values())
+        check(want_total > 0 and close(total, want_total, 2000),
+              f"{tag} {key}: replayed GPU time in the groups {total} ns, want {want_total}")
+
+
+for rel, caprel in CASES + [("traces/compile/kineto/vllm_prefilldecode_piecewise/graph_execution.json.gz",
+                              "traces/compile/kineto/vllm_prefilldecode_piecewise/capture_traces")]:
+    trace = shared_data.shared_path(rel)
+    capdir = shared_data.shared_path(caprel)
+    if trace is None or capdir is None:
+        continue
+    ev = ref.load(trace)
+    check_groups(rel, trace, capdir, ref.eager_groups(ev),
+                 ref.attribute_groups(ev, ref.load_capture_files(capdir)))
 
 
 def check_cost(tag, path, captured_here, capture=None):
