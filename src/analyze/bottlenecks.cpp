@@ -10,6 +10,7 @@
 
 #include "analyze/advice.h"
 #include "analyze/name_rules.h"
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_peaks.h"
 #include "mlprof/analyze/device_table.h"
 #include "mlprof/analyze/gpu_events.h"
@@ -295,7 +296,8 @@ void rule_sync_stalls(Context& c) {
 uint64_t graph_replay_kernels(const Trace& t) {
   std::vector<int8_t> is_graph_launch(t.strings.size(), -1);
   uint64_t n = 0;
-  for (const GpuEvent& g : collect_gpu_events(t).events) {
+  std::shared_ptr<const GpuEvents> ev = shared_gpu_events(t);  // the set's table, not a copy
+  for (const GpuEvent& g : ev->events) {
     if (g.launch < 0) continue;
     int8_t& gl = is_graph_launch[t.slices.name[g.launch]];
     if (gl < 0) gl = is_graph_launch_call_name(t.str(t.slices.name[g.launch]));
@@ -1032,7 +1034,8 @@ struct ServingWork {
     graph_kernels.assign(n, 0);
     eager_kernels.assign(n, 0);
     std::vector<int8_t> is_graph(t.strings.size(), -1);
-    for (const GpuEvent& e : collect_gpu_events(t).events) {
+    std::shared_ptr<const GpuEvents> ev = shared_gpu_events(t);  // the set's, not a copy
+    for (const GpuEvent& e : ev->events) {
       if (e.kind != GpuWorkKind::kKernel && e.kind != GpuWorkKind::kMemcpy &&
           e.kind != GpuWorkKind::kMemset)
         continue;

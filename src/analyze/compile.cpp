@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/interval_set.h"
 #include "trace/cancel.h"
@@ -200,10 +201,10 @@ using Enclosing = std::vector<std::array<int32_t, kClasses>>;  // per slice: reg
 // Each GPU event inside or outside the compiled regions its launch ran in, and per region its
 // GPU events, Triton kernels, busy time and distinct kernels.
 void attribute_gpu_events(const Trace& t, const Enclosing& enclosing, CompileResult& res) {
-  GpuEvents ev = collect_gpu_events(t);
+  std::shared_ptr<const GpuEvents> ev = shared_gpu_events(t);  // the set's table, not a copy
   std::vector<std::vector<Interval>> busy(res.runtime.regions.size());
   std::vector<std::set<StringId>> distinct(res.runtime.regions.size());
-  for (const GpuEvent& g : ev.events) {
+  for (const GpuEvent& g : ev->events) {
     std::string_view kname = t.str(t.slices.name[g.slice]);
     bool triton = kname.starts_with("triton_");
     if (triton) ++res.runtime.triton_total;

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_time.h"
 #include "mlprof/analyze/gpu_events.h"
 #include "mlprof/analyze/kernel_class.h"
@@ -432,13 +433,13 @@ GraphsResult analyze_graphs(const Trace& trace, const GraphsOptions& options) {
   r.top = options.top;
   std::vector<CapturedGraph> graphs = collect_captures(trace, options, r);
 
-  GpuEvents ev = collect_gpu_events(trace);
+  std::shared_ptr<const GpuEvents> ev = shared_gpu_events(trace);  // the set's, not a copy
   OpAttribution attribution(trace);
   GraphIds ids(trace, graphs);
   ReplayAttribution at{trace, options, graphs, ids, attribution, r, {}, {}, {}, {}};
   r.names.emplace_back();
   at.name_index.emplace("", 0);
-  for (auto& [launch, events] : replays_by_launch(trace, ev, r))
+  for (auto& [launch, events] : replays_by_launch(trace, *ev, r))
     r.replays.push_back(attribute_replay(at, launch, events));
   std::stable_sort(r.replays.begin(), r.replays.end(),
                    [](const GraphReplay& a, const GraphReplay& b) { return a.ts_ns < b.ts_ns; });

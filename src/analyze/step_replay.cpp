@@ -104,6 +104,7 @@ struct Seg {
   uint8_t flags = 0;
 };
 constexpr StringId kNoOwner = UINT32_MAX;
+constexpr uint32_t kNoOp = UINT32_MAX;
 
 struct Op {
   int64_t dur = 0;
@@ -120,9 +121,13 @@ struct InEdge {
   uint32_t ref;  // seg or op index
 };
 
+// An edge before the edges are grouped by their head: 24 bytes (an InEdge beside its head took
+// 32; a big trace has millions of them, issue 33).
 struct RawEdge {
-  uint32_t to;
-  InEdge e;
+  int64_t w;
+  uint32_t to, from, ref;
+  EdgeKind kind;
+  uint8_t wait_kind;
 };
 
 bool is_copy_call(std::string_view n) {
@@ -197,8 +202,8 @@ struct StepBuild {
   std::vector<HostThread> threads;                               // the step thread first
   std::unordered_map<uint32_t, size_t> thread_of_track;
   std::vector<RawEdge> raw;
-  uint32_t gbase = 0;  // the first GPU op's node
-  std::unordered_map<uint32_t, uint32_t> op_by_launch;
+  uint32_t gbase = 0;                  // the first GPU op's node
+  std::vector<uint32_t> op_by_launch;  // per slice: the GPU op it launched last, or kNoOp
   std::map<std::pair<int32_t, int64_t>, StreamOps> streams;
   std::vector<const GpuEvent*> evs;
 
@@ -206,7 +211,7 @@ struct StepBuild {
       : g(graph), t(graph.trace()), s(graph.trace().slices) {}
   void add(uint32_t from, uint32_t to, EdgeKind kind, int64_t w, uint32_t ref,
            uint8_t wait_kind = 0) {
-    raw.push_back({to, InEdge{from, kind, wait_kind, w, ref}});
+    raw.push_back({w, to, from, ref, kind, wait_kind});
   }
   // The node of `track`'s slice boundary at `time`, or -1.
   int64_t host_node(uint32_t track, int64_t time) const {
@@ -374,6 +379,7 @@ void StepModel::Impl::add_gpu_ops(StepBuild& b, const GpuEvents& ge) {
   const Trace& t = b.t;
   const SliceTable& s = b.s;
   b.gbase = static_cast<uint32_t>(m.ts.size());
+  b.op_by_launch.assign(s.size(), kNoOp);
   for (const GpuEvent& e : ge.events) {
     if (e.kind == GpuWorkKind::kSync || e.kind == GpuWorkKind::kAnnotation) continue;
     uint32_t o = static_cast<uint32_t>(m.ops.size());
@@ -389,7 +395,7 @@ void StepModel::Impl::add_gpu_ops(StepBuild& b, const GpuEvents& ge) {
     b.evs.push_back(&e);
     m.ts.push_back(e.ts);
     m.ts.push_back(e.ts + op.dur);
-    if (e.launch >= 0) b.op_by_launch[static_cast<uint32_t>(e.launch)] = o;
+    if (e.launch >= 0) b.op_by_launch[static_cast<size_t>(e.launch)] = o;
     StreamOps& so = b.streams[{e.device, e.stream}];
     int64_t key = e.launch >= 0 ? e.launch_ts : e.ts;
     so.launch_key.push_back(so.launch_key.empty() ? key : std::max(so.launch_key.back(), key));
@@ -490,10 +496,10 @@ void StepModel::Impl::add_host_waits(StepBuild& b) {
       std::vector<uint32_t> deps;
       uint8_t wk = kWaitSync;
       if (cm == 3) {
-        auto it = b.op_by_launch.find(i);
-        if (it == b.op_by_launch.end()) continue;
-        deps.push_back(it->second);
-        wk = m.ops[it->second].pageable ? kWaitPageable : kWaitCopy;
+        uint32_t op = b.op_by_launch[i];
+        if (op == kNoOp) continue;
+        deps.push_back(op);
+        wk = m.ops[op].pageable ? kWaitPageable : kWaitCopy;
       } else {
         int64_t only_stream = INT64_MIN;
         if (cm == 2 && k_corr != StringPool::kNotFound) {
@@ -589,7 +595,7 @@ void StepModel::Impl::order_nodes(std::vector<RawEdge>& raw) {
   m.in_begin.assign(n + 1, 0);
   size_t kept = 0;
   for (RawEdge& r : raw) {
-    if (m.ts[r.e.from] > m.ts[r.to] || r.e.from == r.to) {
+    if (m.ts[r.from] > m.ts[r.to] || r.from == r.to) {
       r.to = UINT32_MAX;
       continue;
     }
@@ -603,15 +609,18 @@ void StepModel::Impl::order_nodes(std::vector<RawEdge>& raw) {
   std::vector<uint32_t> out_begin(n + 1, 0);
   for (const RawEdge& r : raw) {
     if (r.to == UINT32_MAX) continue;
-    m.in[fill[r.to]++] = r.e;
+    m.in[fill[r.to]++] = InEdge{r.from, r.kind, r.wait_kind, r.w, r.ref};
     ++indeg[r.to];
-    ++out_begin[r.e.from + 1];
+    ++out_begin[r.from + 1];
   }
+  std::vector<uint32_t>().swap(fill);
   for (size_t v = 0; v < n; ++v) out_begin[v + 1] += out_begin[v];
   std::vector<uint32_t> out(kept);
   std::vector<uint32_t> ofill(out_begin.begin(), out_begin.end() - 1);
   for (const RawEdge& r : raw)
-    if (r.to != UINT32_MAX) out[ofill[r.e.from]++] = r.to;
+    if (r.to != UINT32_MAX) out[ofill[r.from]++] = r.to;
+  std::vector<RawEdge>().swap(raw);  // the edges are in m.in now
+  std::vector<uint32_t>().swap(ofill);
   m.order.reserve(n);
   for (uint32_t v = 0; v < n; ++v)
     if (!indeg[v]) m.order.push_back(v);
@@ -683,6 +692,10 @@ StepModel::StepModel(const DependencyGraph& g) : impl_(std::make_unique<Impl>())
     return (a == main_track) != (b == main_track) ? a == main_track : a < b;
   });
   m.add_host_threads(b, tracks, launching);
+  std::vector<uint8_t>().swap(launching);
+  // Every node's in-edges, at most a few per node: reserved once (growing the vector by doubling
+  // held the old and the new copy at once, the largest transient of the model on big traces).
+  b.raw.reserve(m.ts.size() + b.threads.size() + 4 * ge.events.size() + 64);
   m.add_host_edges(b);
   m.add_gpu_ops(b, ge);
   m.add_gpu_edges(b);
