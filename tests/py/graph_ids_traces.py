@@ -65,7 +65,13 @@ def _dump(path, ev):
              "numSms": 132}], "traceEvents": ev}, f)
 
 
-def write_capture(path):
+# shapes=True: the captured ops record "Input Dims" (DIMS) and the graph launch is made inside a
+# cpu_op with its own (LAUNCH_OP, LAUNCH_DIMS), as `ops`' groups by input shape see them.
+DIMS = {op: [[int(op.rsplit("_b", 1)[1]), 64]] for nodes in GRAPHS.values() for _, op, _, _ in nodes}
+LAUNCH_OP, LAUNCH_DIMS = "graph_replay_op", [[1]]
+
+
+def write_capture(path, shapes=False):
     ev = []
     _meta(ev)
     t, corr, ext = 1_000_000, 500, 900
@@ -75,7 +81,8 @@ def write_capture(path):
         for node, op, kernel, _ in nodes:
             corr += 1
             ext += 1
-            _x(ev, "cpu_op", op, PID, TID, t, 20_000, {"External id": ext})
+            _x(ev, "cpu_op", op, PID, TID, t, 20_000,
+               {"External id": ext, **({"Input Dims": DIMS[op]} if shapes else {})})
             _x(ev, "cuda_runtime", "cudaLaunchKernel", PID, TID, t + 5_000, 10_000,
                {"correlation": corr, "External id": ext, "kernel": kernel, "graph id": gid,
                 "graph node id": node})
@@ -85,7 +92,7 @@ def write_capture(path):
     _dump(path, ev)
 
 
-def write_trace(path):
+def write_trace(path, shapes=False):
     ev = []
     _meta(ev)
     t, corr = 10_000_000, 5000
@@ -94,6 +101,8 @@ def write_trace(path):
     for gid, with_ids, kernels in REPLAYS:
         corr += 1
         _x(ev, "python_function", "torch/cuda/graphs.py(139): replay", PID, TID, t, 40_000)
+        if shapes:
+            _x(ev, "cpu_op", LAUNCH_OP, PID, TID, t + 5_000, 30_000, {"Input Dims": LAUNCH_DIMS})
         _x(ev, "cuda_runtime", "cudaGraphLaunch", PID, TID, t + 10_000, 20_000, {"correlation": corr})
         for node, (off, dur) in kernels.items():
             args = {"correlation": corr, "stream": stream_of[node], "device": 0}
@@ -137,10 +146,10 @@ def expected_by_names():
     return ops
 
 
-def write(d):
+def write(d, shapes=False):
     os.makedirs(os.path.join(d, "capture"), exist_ok=True)
-    write_trace(os.path.join(d, "trace.json"))
-    write_capture(os.path.join(d, "capture", "capture.json"))
+    write_trace(os.path.join(d, "trace.json"), shapes)
+    write_capture(os.path.join(d, "capture", "capture.json"), shapes)
     return expected()
 
 

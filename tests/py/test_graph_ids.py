@@ -3,7 +3,8 @@ graph_ids_traces.py (two graphs launching the same kernel names from different o
 two same-named GEMMs start in the other order on two streams, a replay without ids), `mlprof graphs
 --capture` matches each replay with ids to its own graph and each kernel to its node's op, says
 "graph ids" / "kernel names" per replay, and charges the captured ops the GPU time the plan gives
-them (expected values from the plan, not from mlprof). `mlprof ops` charges the same.
+them (expected values from the plan, not from mlprof). `mlprof ops` charges the same, in its
+rows and (with the shapes recorded) in its groups by input shape.
 Usage: test_graph_ids.py MLPROF DATA_DIR"""
 import json
 import os
@@ -40,4 +41,27 @@ with tempfile.TemporaryDirectory(prefix="mlprof-graph-ids-") as d:
     p = subprocess.run([MLPROF, "graphs", trace, "--capture", capture], capture_output=True, text=True)
     check("matched by" in p.stdout and "graph ids" in p.stdout and "kernel names" in p.stdout,
           "graphs text names the method per replay")
+# ops' groups by input shape charge the same GPU time to each captured op's (name, Input Dims),
+# and take it out of the group of the op the graph launch was made in (which keeps none: every
+# kernel it launched is a matched replay), as the rows do.
+with tempfile.TemporaryDirectory(prefix="mlprof-graph-ids-") as d:
+    want = gen.write(d, shapes=True)
+    trace, capture = os.path.join(d, "trace.json"), os.path.join(d, "capture")
+    for args, replayed in (([], False), (["--capture", capture], True)):
+        p = subprocess.run([MLPROF, "ops", trace, *args, "--top", "0", "--json"],
+                           capture_output=True, text=True)
+        groups = {(g["name"], json.dumps(json.loads(g["input_shape"]))): g
+                  for g in (json.loads(p.stdout)["by_input_shape"] if p.returncode == 0 else [])}
+        launch = groups.get((gen.LAUNCH_OP, json.dumps(gen.LAUNCH_DIMS)), {})
+        all_gpu = sum(dur for _, _, ks in gen.REPLAYS for _, dur in ks.values())
+        check(launch.get("count") == len(gen.REPLAYS),
+              f"groups {args}: the launch op's group counts {launch.get('count')} calls")
+        check((launch.get("device_self_ns"), launch.get("device_total_ns")) ==
+              ((0, 0) if replayed else (all_gpu, all_gpu)),
+              f"groups {args}: the launch op's group keeps {launch.get('device_self_ns')} ns")
+        for op, ns in want["ops"].items():
+            g = groups.get((op, json.dumps(gen.DIMS[op])), {})
+            check((g.get("device_self_ns"), g.get("device_total_ns"), g.get("count")) ==
+                  ((ns, ns, 0) if replayed else (None, None, None)),
+                  f"groups {args}: {op} {gen.DIMS[op]}: {g} , want {ns} ns, 0 calls")
 finish()
