@@ -2,6 +2,7 @@
 #include <cstring>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "mlprof/trace.h"
 
@@ -262,15 +263,12 @@ int32_t next_slice(const Trace& t, uint32_t track, int64_t ts) {
   return it == last ? -1 : static_cast<int32_t>(it - t.slices.ts.begin());
 }
 
-}  // namespace
-
-Trace TraceBuilder::finish() && {
-  Trace& t = trace_;
+// 1. Order slices by track (counting sort), then by (start, longest first, input order); the
+// input columns are permuted into that order. Returns each track's first slice (ntracks + 1).
+std::vector<uint32_t> sort_slices(Trace& t) {
   SliceTable& s = t.slices;
   const size_t n = s.size();
   const size_t ntracks = t.tracks.size();
-
-  // 1. Order slices by track (counting sort), then by (start, longest first, input order).
   std::vector<uint32_t> begin(ntracks + 1, 0);
   for (size_t i = 0; i < n; ++i) ++begin[s.track[i] + 1];
   for (size_t k = 0; k < ntracks; ++k) begin[k + 1] += begin[k];
@@ -313,9 +311,12 @@ Trace TraceBuilder::finish() && {
         [&](auto column) { permute(s.*column.member, order, scratch); });
   }
   std::vector<uint32_t>().swap(order);
-  t.track_slice_begin = begin;
+  return begin;
+}
 
-  // 2. Nesting per track: a stack of open slices; self = dur - children's (clipped) time.
+// 2. Nesting per track: a stack of open slices; self = dur - children's (clipped) time.
+void nest_slices(SliceTable& s, const std::vector<uint32_t>& begin, size_t ntracks) {
+  const size_t n = s.size();
   s.depth.assign(n, 0);
   s.parent.assign(n, -1);
   s.self.assign(s.dur.begin(), s.dur.end());
@@ -339,8 +340,11 @@ Trace TraceBuilder::finish() && {
   }
   for (size_t i = 0; i < n; ++i)
     if (s.self[i] < 0) s.self[i] = 0;
+}
 
-  // 3. Bind flow endpoints and memory events to their enclosing slices.
+// 3. Bind flow endpoints and memory events to their enclosing slices.
+void bind_to_slices(Trace& t) {
+  const SliceTable& s = t.slices;
   FlowTable& f = t.flows;
   f.src_slice.resize(f.size());
   f.dst_slice.resize(f.size());
@@ -359,8 +363,13 @@ Trace TraceBuilder::finish() && {
   m.slice.resize(m.size());
   for (size_t i = 0; i < m.size(); ++i) m.slice[i] = t.enclosing_slice(m.track[i], m.ts[i]);
   if (t.stacks.size() == 0) schema::push_row(t.stacks, StackTable::Row{});  // 0: unknown
+}
 
-  // 4. Span.
+// 4. Span: the first and last instant of the trace's own events, {lo, hi}; lo > hi if none.
+std::pair<int64_t, int64_t> trace_span(const Trace& t) {
+  const SliceTable& s = t.slices;
+  const size_t n = s.size();
+  const MemoryTable& m = t.memory;
   // Kineto's own "PyTorch Profiler (0)" span (category Trace) starts before the first event and
   // ends after the last: the trace begins and ends with its events, as in HTA (whose frames
   // hold duration events).
@@ -390,6 +399,17 @@ Trace TraceBuilder::finish() && {
     }
     for (int64_t x : t.instants.ts) lo = std::min(lo, x), hi = std::max(hi, x);
   }
+  return {lo, hi};
+}
+
+}  // namespace
+
+Trace TraceBuilder::finish() && {
+  Trace& t = trace_;
+  t.track_slice_begin = sort_slices(t);
+  nest_slices(t.slices, t.track_slice_begin, t.tracks.size());
+  bind_to_slices(t);
+  auto [lo, hi] = trace_span(t);
   if (lo > hi) lo = hi = 0;
   t.begin_ns_ = lo;
   t.end_ns_ = hi;

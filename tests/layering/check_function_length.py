@@ -26,7 +26,6 @@ ALLOWED = {
     ("src/import/chrome_event_merge.cpp", "ChromeEventParser::merge_parts"): 160,
     ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
-    ("src/trace/trace_builder.cpp", "TraceBuilder::finish"): 131,
 }
 
 BLOCK_KEYWORDS = re.compile(r"^\s*(?:template\s*<[^>]*>\s*)?(?:namespace|class|struct|enum|union|"
