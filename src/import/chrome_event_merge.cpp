@@ -148,153 +148,183 @@ void gather_columns(Trace& T, const std::vector<Trace*>& parts, const MergePlan&
 
 }  // namespace
 
-void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParser>>& parts) {
+// merge_parts' phases, with the parsers' private state (a friend of ChromeEventParser).
+struct ChromeMerge {
+  using Parser = ChromeEventParser;
+  using Parts = std::vector<std::unique_ptr<ChromeEventParser>>;
   struct ChunkRef {
     uint64_t seq;
     uint32_t part, mark;
   };
-  std::vector<ChunkRef> chunks;
-  for (uint32_t p = 0; p < parts.size(); ++p) {
-    ChromeEventParser& P = *parts[p];
-    P.drop_json_parser();  // simdjson's buffers: freed before the merged columns are allocated
-    Trace& L = P.b_.trace();
-    for (uint32_t m = 0; m < P.marks_.size(); ++m) chunks.push_back({P.marks_[m].seq, p, m});
-    // Sentinel: where the part's last chunk ends.
-    P.marks_.push_back(ChunkMark{UINT64_MAX, static_cast<uint32_t>(L.strings.size()),
-                                 static_cast<uint32_t>(L.processes.size()),
-                                 static_cast<uint32_t>(L.tracks.size()),
-                                 static_cast<uint32_t>(L.counter_series.size()),
-                                 static_cast<uint32_t>(P.ops_.size()), P.row_pos()});
-    saw_string_pid_ |= P.saw_string_pid_;
-    saw_category_ |= P.saw_category_;
-    events_ += P.events_;
-    b_.trace().meta.import_stats.merge(L.meta.import_stats);
-  }
-  std::sort(chunks.begin(), chunks.end(),
-            [](const ChunkRef& a, const ChunkRef& b) { return a.seq < b.seq; });
 
-  MergePlan plan;
-  plan.maps.resize(parts.size());
-  std::vector<Maps>& maps = plan.maps;
-  std::vector<Group>& groups = plan.groups;
-  std::vector<OpSlice>& op_slices = plan.op_slices;
-  std::vector<ArgCopy>& arg_copies = plan.arg_copies;
-  uint32_t* dest = plan.dest;
-  auto as_array = [](const RowPos& r, uint32_t(&a)[5]) {
+  static void as_array(const Parser::RowPos& r, uint32_t (&a)[5]) {
     a[kSlices] = r.slices;
     a[kInstants] = r.instants;
     a[kCounters] = r.counters;
     a[kMemory] = r.memory;
     a[kArgs] = r.args;
-  };
+  }
 
-  for (const ChunkRef& c : chunks) {
-    ChromeEventParser& P = *parts[c.part];
+  // Every part's chunks in file order; each part's marks end with a sentinel (where its last
+  // chunk ends), and its counts and flags are added to `self`'s.
+  static std::vector<ChunkRef> collect_chunks(Parser& self, Parts& parts) {
+    std::vector<ChunkRef> chunks;
+    for (uint32_t p = 0; p < parts.size(); ++p) {
+      Parser& P = *parts[p];
+      P.drop_json_parser();  // simdjson's buffers: freed before the merged columns are allocated
+      Trace& L = P.b_.trace();
+      for (uint32_t m = 0; m < P.marks_.size(); ++m) chunks.push_back({P.marks_[m].seq, p, m});
+      // Sentinel: where the part's last chunk ends.
+      P.marks_.push_back(Parser::ChunkMark{UINT64_MAX, static_cast<uint32_t>(L.strings.size()),
+                                           static_cast<uint32_t>(L.processes.size()),
+                                           static_cast<uint32_t>(L.tracks.size()),
+                                           static_cast<uint32_t>(L.counter_series.size()),
+                                           static_cast<uint32_t>(P.ops_.size()), P.row_pos()});
+      self.saw_string_pid_ |= P.saw_string_pid_;
+      self.saw_category_ |= P.saw_category_;
+      self.events_ += P.events_;
+      self.b_.trace().meta.import_stats.merge(L.meta.import_stats);
+    }
+    std::sort(chunks.begin(), chunks.end(),
+              [](const ChunkRef& a, const ChunkRef& b) { return a.seq < b.seq; });
+    return chunks;
+  }
+
+  // The local ids part P created in the chunk that ends at `end`, in the order it created them,
+  // mapped to merged ids.
+  static void map_new_ids(Parser& self, Parser& P, Maps& M, const Parser::ChunkMark& end) {
     Trace& L = P.b_.trace();
-    Maps& M = maps[c.part];
-    const ChunkMark& m = P.marks_[c.mark];
-    const ChunkMark& end = P.marks_[c.mark + 1];
-    // New local ids of this chunk, in the order the part created them.
+    TraceBuilder& b = self.b_;
     for (StringId id = static_cast<StringId>(M.str.size()); id < end.strings; ++id)
-      M.str.push_back(b_.intern(L.str(id)));
+      M.str.push_back(b.intern(L.str(id)));
     for (uint32_t i = static_cast<uint32_t>(M.proc.size()); i < end.processes; ++i) {
       const Process& lp = L.processes[i];
-      M.proc.push_back(lp.labeled ? b_.process_labeled(L.str(lp.label)) : b_.process(lp.pid));
+      M.proc.push_back(lp.labeled ? b.process_labeled(L.str(lp.label)) : b.process(lp.pid));
     }
     for (uint32_t i = static_cast<uint32_t>(M.track.size()); i < end.tracks; ++i) {
       const Track& lt = L.tracks[i];
       uint32_t proc = M.proc[lt.process];
       if (lt.kind == TrackKind::kAsync)
-        M.track.push_back(b_.async_track(proc, M.str[lt.name], static_cast<uint64_t>(lt.tid)));
+        M.track.push_back(b.async_track(proc, M.str[lt.name], static_cast<uint64_t>(lt.tid)));
       else if (lt.labeled)
-        M.track.push_back(b_.thread_track_labeled(proc, L.str(lt.label)));
+        M.track.push_back(b.thread_track_labeled(proc, L.str(lt.label)));
       else
-        M.track.push_back(b_.thread_track(proc, lt.tid));
+        M.track.push_back(b.thread_track(proc, lt.tid));
     }
     for (uint32_t i = static_cast<uint32_t>(M.series.size()); i < end.series; ++i) {
       const CounterSeries& ls = L.counter_series[i];
-      M.series.push_back(b_.counter_series(M.proc[ls.process], M.str[ls.name]));
+      M.series.push_back(b.counter_series(M.proc[ls.process], M.str[ls.name]));
     }
+  }
+
+  // The rows of `part` from `cur` up to `to_pos` land next in the merged tables (a group, if
+  // any); returns the group's args delta.
+  static int64_t flush(MergePlan& plan, uint32_t part, uint32_t (&cur)[5],
+                       const Parser::RowPos& to_pos) {
+    uint32_t* dest = plan.dest;
+    Group g;
+    g.part = part;
+    as_array(to_pos, g.to);
+    for (int k = 0; k < 5; ++k) {
+      g.from[k] = cur[k];
+      g.dest[k] = dest[k];
+      dest[k] += g.to[k] - g.from[k];
+      cur[k] = g.to[k];
+    }
+    g.arg_delta = static_cast<int64_t>(g.dest[kArgs]) - g.from[kArgs];
+    if (g.to[kSlices] > g.from[kSlices] || g.to[kInstants] > g.from[kInstants] ||
+        g.to[kCounters] > g.from[kCounters] || g.to[kMemory] > g.from[kMemory] ||
+        g.to[kArgs] > g.from[kArgs])
+      plan.groups.push_back(g);
+    return g.arg_delta;
+  }
+
+  // One logged B/E op of part `part` replayed against the merged open stacks.
+  static void replay_begin_end(Parser& self, Parts& parts, uint32_t part, const Parser::Op& op,
+                               uint32_t (&cur)[5], MergePlan& plan) {
+    Parser& P = *parts[part];
+    Trace& L = P.b_.trace();
+    Maps& M = plan.maps[part];
+    uint32_t* dest = plan.dest;
+    int64_t delta = flush(plan, part, cur, op.rows);
+    uint32_t track = M.track[op.track];
+    ArgRange args{static_cast<uint32_t>(op.args.begin + delta), op.args.count};
+    auto& stack = self.open_[track];
+    if (op.ph == 'B' || op.ph == 'b') {
+      stack.push_back(
+          Parser::Open{op.ts, M.str[op.name], M.str[op.cat], args, op.value, part, op.args.begin});
+      return;
+    }
+    if (stack.empty()) {
+      self.unmatched_end();
+      return;
+    }
+    Parser::Open o = stack.back();
+    stack.pop_back();
+    if (op.ts < o.ts) self.end_before_begin();
+    ArgRange slice_args = o.args;
+    if (op.args.count) {
+      // As the single parser does: the begin's args whose key the end does not have are
+      // copied after the end's (the end's are the last ones pushed), so one range holds
+      // both. Keys compared as merged ids (each part's strings are mapped by now).
+      const std::vector<Arg>& begin_args = parts[o.part]->b_.trace().args;
+      const std::vector<StringId>& begin_str = plan.maps[o.part].str;
+      uint32_t kept = 0;
+      for (uint32_t i = 0; i < o.args.count; ++i) {
+        StringId key = begin_str[begin_args[o.local_args + i].key];
+        bool in_end = false;
+        for (uint32_t j = op.args.begin; j < op.args.begin + op.args.count && !in_end; ++j)
+          in_end = M.str[L.args[j].key] == key;
+        if (in_end) continue;
+        plan.arg_copies.push_back(ArgCopy{o.args.begin + i, 1, dest[kArgs]});
+        ++dest[kArgs];
+        ++kept;
+      }
+      slice_args = ArgRange{args.begin, args.count + kept};
+    }
+    plan.op_slices.push_back(
+        OpSlice{dest[kSlices], Parser::pair_slice(o, op.ph, track, op.ts, op.value, M.str[op.name],
+                                                  M.str[op.cat], slice_args)});
+    ++dest[kSlices];
+  }
+
+  // One chunk: its new ids mapped, its rows planned and its logged ops replayed, in order.
+  static void replay_chunk(Parser& self, Parts& parts, const ChunkRef& c, MergePlan& plan) {
+    Parser& P = *parts[c.part];
+    Maps& M = plan.maps[c.part];
+    const Parser::ChunkMark& m = P.marks_[c.mark];
+    const Parser::ChunkMark& end = P.marks_[c.mark + 1];
+    map_new_ids(self, P, M, end);
 
     uint32_t cur[5];
     as_array(m.rows, cur);
-    auto flush = [&](const RowPos& to_pos) {
-      Group g;
-      g.part = c.part;
-      as_array(to_pos, g.to);
-      for (int k = 0; k < 5; ++k) {
-        g.from[k] = cur[k];
-        g.dest[k] = dest[k];
-        dest[k] += g.to[k] - g.from[k];
-        cur[k] = g.to[k];
-      }
-      g.arg_delta = static_cast<int64_t>(g.dest[kArgs]) - g.from[kArgs];
-      if (g.to[kSlices] > g.from[kSlices] || g.to[kInstants] > g.from[kInstants] ||
-          g.to[kCounters] > g.from[kCounters] || g.to[kMemory] > g.from[kMemory] ||
-          g.to[kArgs] > g.from[kArgs])
-        groups.push_back(g);
-      return g.arg_delta;
-    };
-
     for (uint32_t oi = m.ops; oi < end.ops; ++oi) {
-      const Op& op = P.ops_[oi];
+      const Parser::Op& op = P.ops_[oi];
       switch (op.kind) {
-        case OpKind::kBeginEnd: {
-          int64_t delta = flush(op.rows);
-          uint32_t track = M.track[op.track];
-          ArgRange args{static_cast<uint32_t>(op.args.begin + delta), op.args.count};
-          auto& stack = open_[track];
-          if (op.ph == 'B' || op.ph == 'b') {
-            stack.push_back(
-                Open{op.ts, M.str[op.name], M.str[op.cat], args, op.value, c.part, op.args.begin});
-            break;
-          }
-          if (stack.empty()) {
-            unmatched_end();
-            break;
-          }
-          Open o = stack.back();
-          stack.pop_back();
-          if (op.ts < o.ts) end_before_begin();
-          ArgRange slice_args = o.args;
-          if (op.args.count) {
-            // As the single parser does: the begin's args whose key the end does not have are
-            // copied after the end's (the end's are the last ones pushed), so one range holds
-            // both. Keys compared as merged ids (each part's strings are mapped by now).
-            const std::vector<Arg>& begin_args = parts[o.part]->b_.trace().args;
-            const std::vector<StringId>& begin_str = maps[o.part].str;
-            uint32_t kept = 0;
-            for (uint32_t i = 0; i < o.args.count; ++i) {
-              StringId key = begin_str[begin_args[o.local_args + i].key];
-              bool in_end = false;
-              for (uint32_t j = op.args.begin; j < op.args.begin + op.args.count && !in_end; ++j)
-                in_end = M.str[L.args[j].key] == key;
-              if (in_end) continue;
-              arg_copies.push_back(ArgCopy{o.args.begin + i, 1, dest[kArgs]});
-              ++dest[kArgs];
-              ++kept;
-            }
-            slice_args = ArgRange{args.begin, args.count + kept};
-          }
-          op_slices.push_back(
-              OpSlice{dest[kSlices], pair_slice(o, op.ph, track, op.ts, op.value, M.str[op.name],
-                                                M.str[op.cat], slice_args)});
-          ++dest[kSlices];
+        case Parser::OpKind::kBeginEnd:
+          replay_begin_end(self, parts, c.part, op, cur, plan);
           break;
-        }
-        case OpKind::kFlow:
-          flow(op.ph, M.str[op.cat], op.id, M.track[op.track], op.ts, op.value != 0);
+        case Parser::OpKind::kFlow:
+          self.flow(op.ph, M.str[op.cat], op.id, M.track[op.track], op.ts, op.value != 0);
           break;
-        case OpKind::kMeta:
-          apply_meta(op.meta, M.track[op.track], M.str[op.name], M.str[op.cat], op.value);
+        case Parser::OpKind::kMeta:
+          self.apply_meta(op.meta, M.track[op.track], M.str[op.name], M.str[op.cat], op.value);
           break;
-        case OpKind::kGpuTrack:
-          gpu_track(M.track[op.track], static_cast<int32_t>(op.value), static_cast<int64_t>(op.id));
+        case Parser::OpKind::kGpuTrack:
+          self.gpu_track(M.track[op.track], static_cast<int32_t>(op.value),
+                         static_cast<int64_t>(op.id));
           break;
       }
     }
-    flush(end.rows);
+    flush(plan, c.part, cur, end.rows);
   }
+};
+
+void ChromeEventParser::merge_parts(std::vector<std::unique_ptr<ChromeEventParser>>& parts) {
+  std::vector<ChromeMerge::ChunkRef> chunks = ChromeMerge::collect_chunks(*this, parts);
+  MergePlan plan;
+  plan.maps.resize(parts.size());
+  for (const ChromeMerge::ChunkRef& c : chunks) ChromeMerge::replay_chunk(*this, parts, c, plan);
 
   // The logged ops (one per flow endpoint: ~40 MB per 1M Kineto events) are replayed: freed
   // before the columns are gathered, which is when the import's memory peaks.

@@ -54,6 +54,7 @@ class ChromeEventParser {
   void set_fast_path(bool on) { fast_path_ = on; }
 
  private:
+  friend struct ChromeMerge;  // merge_parts' phases (chrome_event_merge.cpp)
   // One event's fields as read (by either path), before it becomes rows.
   struct Pending {
     char ph = 0;
