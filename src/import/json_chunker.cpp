@@ -366,195 +366,231 @@ void JsonChunker::end_early(const std::function<bool(Chunk&&)>& sink, ImportProb
   end_out(sink);
 }
 
+void JsonChunker::error_out(Status s, const std::function<bool(Chunk&&)>& sink) {
+  Chunk c;
+  c.kind = Chunk::Kind::kError;
+  c.error = std::move(s);
+  if (buf_) pool_.release(buf_);
+  buf_ = nullptr;
+  sink(std::move(c));
+}
+
+void JsonChunker::stop(const std::string& what, uint64_t at,
+                       const std::function<bool(Chunk&&)>& sink) {
+  if (!saw_event_) return error_out(fail(what, at), sink);
+  end_early(sink, ImportProblem::kInvalidJson, at, what + "; the rest of the file is not read");
+}
+
+// The top-level object (or the start of a bare array); the events array in step_events.
+JsonChunker::Step JsonChunker::step(State& st, std::string& key, bool& saw_events,
+                                    const std::function<bool(Chunk&&)>& sink) {
+  char* d = buf_->data();
+  const char* p = d + pos_;
+  const char* end = d + len_;
+  uint64_t at = buf_offset_ + pos_;
+  switch (st) {
+    case State::kTop:
+      if (*p == '{') {
+        st = State::kKeyOrEnd;
+      } else if (*p == '[') {
+        bare_ = true;
+        st = State::kEventsFirst;
+      } else {
+        error_out(fail("expected '{' or '[' (a Chrome trace JSON object or array)", at), sink);
+        return Step::kStop;
+      }
+      ++pos_;
+      return Step::kNext;
+    case State::kKeyOrEnd:
+      if (*p == '}') {
+        ++pos_;
+        st = State::kDone;
+        return Step::kNext;
+      }
+      [[fallthrough]];
+    case State::kKey: {
+      if (*p == '}' && st == State::kKey) {  // {"traceEvents": [...],}
+        problems_.note(ImportProblem::kTrailingComma, comma_at_,
+                       "trailing ',' before a closing bracket (ignored)");
+        ++pos_;
+        st = State::kDone;
+        return Step::kNext;
+      }
+      if (*p != '"') {
+        stop("expected a quoted key", at, sink);
+        return Step::kStop;
+      }
+      const char* e = scan_value_end(p, end);
+      if (!e) return Step::kMore;
+      key.assign(p + 1, e - 1);
+      pos_ = static_cast<size_t>(e - d);
+      st = State::kColon;
+      return Step::kNext;
+    }
+    case State::kColon:
+      if (*p != ':') {
+        stop("expected ':' after key \"" + printable(key) + "\"", at, sink);
+        return Step::kStop;
+      }
+      ++pos_;
+      st = State::kValue;
+      return Step::kNext;
+    case State::kValue: {
+      if (key == "traceEvents") {
+        if (*p != '[') {
+          stop("\"traceEvents\" must be an array", at, sink);
+          return Step::kStop;
+        }
+        saw_events = true;
+        ++pos_;
+        st = State::kEventsFirst;
+        return Step::kNext;
+      }
+      const char* e = scan_value_end(p, end);
+      if (!e) return Step::kMore;
+      Chunk c;
+      c.kind = Chunk::Kind::kTopLevelValue;
+      c.key = key;
+      c.raw.assign(p, e);
+      c.offset = at;
+      pos_ = static_cast<size_t>(e - d);
+      st = State::kAfterValue;
+      return sink(std::move(c)) ? Step::kNext : Step::kStop;
+    }
+    case State::kAfterValue:
+      if (*p == ',') {
+        comma_at_ = at;
+        st = State::kKey;
+      } else if (*p == '}') {
+        st = State::kDone;
+      } else {
+        stop("expected ',' or '}' in the top-level object", at, sink);
+        return Step::kStop;
+      }
+      ++pos_;
+      return Step::kNext;
+    case State::kEventsFirst:
+    case State::kEventsElement:
+    case State::kEventsAfter:
+    case State::kDone:
+      return step_events(st, sink);
+  }
+  return Step::kNext;  // not reached: every state is handled above
+}
+
+// The events array (runs of whole events found in one pass, emitted as chunks) and what follows
+// the document.
+JsonChunker::Step JsonChunker::step_events(State& st, const std::function<bool(Chunk&&)>& sink) {
+  char* d = buf_->data();
+  const char* p = d + pos_;
+  const char* end = d + len_;
+  uint64_t at = buf_offset_ + pos_;
+  switch (st) {
+    case State::kEventsFirst:
+      if (*p == ']') {
+        ++pos_;
+        st = bare_ ? State::kDone : State::kAfterValue;
+        return Step::kNext;
+      }
+      st = State::kEventsElement;
+      [[fallthrough]];
+    case State::kEventsElement: {
+      if (*p == ']') {  // [..., {...},]
+        problems_.note(ImportProblem::kTrailingComma, comma_at_,
+                       "trailing ',' before a closing bracket (ignored)");
+        ++pos_;
+        st = bare_ ? State::kDone : State::kAfterValue;
+        if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return Step::kStop;
+        return Step::kNext;
+      }
+      if (*p != '{') {
+        stop("expected an event object '{' in traceEvents", at, sink);
+        return Step::kStop;
+      }
+      // As many whole events as the buffer holds, in one pass.
+      const char* e = scan_events(p, end);
+      if (!e) return Step::kMore;
+      saw_event_ = true;
+      if (ev_begin_ == SIZE_MAX) ev_begin_ = pos_;
+      pos_ = static_cast<size_t>(e - d);
+      ev_end_ = pos_;
+      st = State::kEventsAfter;
+      return Step::kNext;
+    }
+    case State::kEventsAfter:
+      if (*p == ',') {
+        comma_at_ = at;
+        ++pos_;
+        st = State::kEventsElement;
+      } else if (*p == ']') {
+        ++pos_;
+        st = bare_ ? State::kDone : State::kAfterValue;
+        if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return Step::kStop;
+      } else if (*p == '{') {
+        // Two events without a ',' between them: read on from a new run of events.
+        problems_.note(ImportProblem::kInvalidJson, at, "missing ',' between events");
+        st = State::kEventsElement;
+        if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return Step::kStop;
+      } else {
+        stop("expected ',' or ']' after an event", at, sink);
+        return Step::kStop;
+      }
+      return Step::kNext;
+    case State::kDone:
+      if (!saw_event_) {
+        error_out(fail("unexpected data after the end of the JSON document", at), sink);
+        return Step::kStop;
+      }
+      problems_.note(ImportProblem::kTrailingData, at,
+                     "data after the end of the JSON document (ignored)");
+      end_out(sink);
+      return Step::kStop;
+    default:  // the top-level states: step's
+      return Step::kNext;
+  }
+}
+
+void JsonChunker::input_ended(State st, bool saw_events, const Status& err,
+                              const std::function<bool(Chunk&&)>& sink) {
+  if (sink_stopped_) return;
+  uint64_t total = buf_offset_ + len_;
+  if (!err.is_ok()) {
+    // A read error or a cut gzip stream: the events read so far are kept.
+    if (!saw_event_) return error_out(err, sink);
+    std::string what = err.message();
+    if (what.compare(0, name_.size() + 2, name_ + ": ") == 0) what.erase(0, name_.size() + 2);
+    return end_early(sink, ImportProblem::kTruncated, total, what);
+  }
+  if (st == State::kDone) {
+    if (!bare_ && !saw_events)
+      return error_out(
+          Status::error(name_ + ": not a trace: a JSON object without a \"traceEvents\" array"),
+          sink);
+    return end_out(sink);
+  }
+  if (total == 0)
+    return error_out(Status::error(name_ + ": empty file, expected a JSON trace"), sink);
+  if (!saw_event_) return error_out(fail("unexpected end of file (truncated JSON?)", total), sink);
+  return end_early(sink, ImportProblem::kTruncated, total,
+                   "unexpected end of file (truncated JSON?)");
+}
+
 void JsonChunker::run(const std::function<bool(Chunk&&)>& sink) {
   buf_ = pool_.acquire();
   State st = State::kTop;
-  bool& bare = bare_;
   bool saw_events = false;
   std::string key;
-  auto error_out = [&](Status s) {
-    Chunk c;
-    c.kind = Chunk::Kind::kError;
-    c.error = std::move(s);
-    if (buf_) pool_.release(buf_);
-    buf_ = nullptr;
-    sink(std::move(c));
-  };
-  // A structural error: fatal before the first whole event, the end of the events after it.
-  auto stop = [&](const std::string& what, uint64_t at) {
-    if (!saw_event_) return error_out(fail(what, at));
-    end_early(sink, ImportProblem::kInvalidJson, at, what + "; the rest of the file is not read");
-  };
   for (;;) {
     char* d = buf_->data();
     while (pos_ < len_ && is_space(d[pos_])) ++pos_;
-    bool step_done = false;
     if (pos_ < len_) {
-      const char* p = d + pos_;
-      const char* end = d + len_;
-      uint64_t at = buf_offset_ + pos_;
-      switch (st) {
-        case State::kTop:
-          if (*p == '{') {
-            st = State::kKeyOrEnd;
-          } else if (*p == '[') {
-            bare = true;
-            st = State::kEventsFirst;
-          } else {
-            return error_out(fail("expected '{' or '[' (a Chrome trace JSON object or array)", at));
-          }
-          ++pos_;
-          step_done = true;
-          break;
-        case State::kKeyOrEnd:
-          if (*p == '}') {
-            ++pos_;
-            st = State::kDone;
-            step_done = true;
-            break;
-          }
-          [[fallthrough]];
-        case State::kKey: {
-          if (*p == '}' && st == State::kKey) {  // {"traceEvents": [...],}
-            problems_.note(ImportProblem::kTrailingComma, comma_at_,
-                           "trailing ',' before a closing bracket (ignored)");
-            ++pos_;
-            st = State::kDone;
-            step_done = true;
-            break;
-          }
-          if (*p != '"') return stop("expected a quoted key", at);
-          const char* e = scan_value_end(p, end);
-          if (!e) break;
-          key.assign(p + 1, e - 1);
-          pos_ = static_cast<size_t>(e - d);
-          st = State::kColon;
-          step_done = true;
-          break;
-        }
-        case State::kColon:
-          if (*p != ':') return stop("expected ':' after key \"" + printable(key) + "\"", at);
-          ++pos_;
-          st = State::kValue;
-          step_done = true;
-          break;
-        case State::kValue: {
-          if (key == "traceEvents") {
-            if (*p != '[') return stop("\"traceEvents\" must be an array", at);
-            saw_events = true;
-            ++pos_;
-            st = State::kEventsFirst;
-            step_done = true;
-            break;
-          }
-          const char* e = scan_value_end(p, end);
-          if (!e) break;
-          Chunk c;
-          c.kind = Chunk::Kind::kTopLevelValue;
-          c.key = key;
-          c.raw.assign(p, e);
-          c.offset = at;
-          pos_ = static_cast<size_t>(e - d);
-          st = State::kAfterValue;
-          step_done = true;
-          if (!sink(std::move(c))) return;
-          break;
-        }
-        case State::kAfterValue:
-          if (*p == ',') {
-            comma_at_ = at;
-            st = State::kKey;
-          } else if (*p == '}') {
-            st = State::kDone;
-          } else {
-            return stop("expected ',' or '}' in the top-level object", at);
-          }
-          ++pos_;
-          step_done = true;
-          break;
-        case State::kEventsFirst:
-          if (*p == ']') {
-            ++pos_;
-            st = bare ? State::kDone : State::kAfterValue;
-            step_done = true;
-            break;
-          }
-          st = State::kEventsElement;
-          [[fallthrough]];
-        case State::kEventsElement: {
-          if (*p == ']') {  // [..., {...},]
-            problems_.note(ImportProblem::kTrailingComma, comma_at_,
-                           "trailing ',' before a closing bracket (ignored)");
-            ++pos_;
-            st = bare ? State::kDone : State::kAfterValue;
-            if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
-            step_done = true;
-            break;
-          }
-          if (*p != '{') return stop("expected an event object '{' in traceEvents", at);
-          // As many whole events as the buffer holds, in one pass.
-          const char* e = scan_events(p, end);
-          if (!e) break;
-          saw_event_ = true;
-          if (ev_begin_ == SIZE_MAX) ev_begin_ = pos_;
-          pos_ = static_cast<size_t>(e - d);
-          ev_end_ = pos_;
-          st = State::kEventsAfter;
-          step_done = true;
-          break;
-        }
-        case State::kEventsAfter:
-          if (*p == ',') {
-            comma_at_ = at;
-            ++pos_;
-            st = State::kEventsElement;
-          } else if (*p == ']') {
-            ++pos_;
-            st = bare ? State::kDone : State::kAfterValue;
-            if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
-          } else if (*p == '{') {
-            // Two events without a ',' between them: read on from a new run of events.
-            problems_.note(ImportProblem::kInvalidJson, at, "missing ',' between events");
-            st = State::kEventsElement;
-            if (ev_begin_ != SIZE_MAX && !emit_events(sink)) return;
-          } else {
-            return stop("expected ',' or ']' after an event", at);
-          }
-          step_done = true;
-          break;
-        case State::kDone:
-          if (!saw_event_)
-            return error_out(fail("unexpected data after the end of the JSON document", at));
-          problems_.note(ImportProblem::kTrailingData, at,
-                         "data after the end of the JSON document (ignored)");
-          return end_out(sink);
-      }
+      Step s = step(st, key, saw_events, sink);
+      if (s == Step::kStop) return;
+      if (s == Step::kNext) continue;
     }
-    if (step_done) continue;
     // The step needs more input than the buffer holds.
     Status err;
-    if (!refill(sink, &err)) {
-      if (sink_stopped_) return;
-      uint64_t total = buf_offset_ + len_;
-      if (!err.is_ok()) {
-        // A read error or a cut gzip stream: the events read so far are kept.
-        if (!saw_event_) return error_out(err);
-        std::string what = err.message();
-        if (what.compare(0, name_.size() + 2, name_ + ": ") == 0) what.erase(0, name_.size() + 2);
-        return end_early(sink, ImportProblem::kTruncated, total, what);
-      }
-      if (st == State::kDone) {
-        if (!bare && !saw_events)
-          return error_out(Status::error(
-              name_ + ": not a trace: a JSON object without a \"traceEvents\" array"));
-        return end_out(sink);
-      }
-      if (total == 0)
-        return error_out(Status::error(name_ + ": empty file, expected a JSON trace"));
-      if (!saw_event_) return error_out(fail("unexpected end of file (truncated JSON?)", total));
-      return end_early(sink, ImportProblem::kTruncated, total,
-                       "unexpected end of file (truncated JSON?)");
-    }
+    if (!refill(sink, &err)) return input_ended(st, saw_events, err, sink);
   }
 }
 

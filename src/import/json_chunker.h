@@ -120,6 +120,18 @@ class JsonChunker {
   void end_early(const std::function<bool(Chunk&&)>& sink, ImportProblem kind, uint64_t at,
                  const std::string& what);
   void end_out(const std::function<bool(Chunk&&)>& sink);
+  // run's phases. One step of the state machine at pos_: kNext, taken; kMore, it needs more
+  // input than the buffer holds; kStop, run is over (the last chunk was sent, or the sink stopped).
+  enum class Step { kNext, kMore, kStop };
+  Step step(State& st, std::string& key, bool& saw_events,
+            const std::function<bool(Chunk&&)>& sink);
+  Step step_events(State& st, const std::function<bool(Chunk&&)>& sink);
+  // The input ended (or failed to read, `err`) in state `st`: the last chunk.
+  void input_ended(State st, bool saw_events, const Status& err,
+                   const std::function<bool(Chunk&&)>& sink);
+  void error_out(Status s, const std::function<bool(Chunk&&)>& sink);
+  // A structural error: fatal before the first whole event, the end of the events after it.
+  void stop(const std::string& what, uint64_t at, const std::function<bool(Chunk&&)>& sink);
 
   ByteSource& src_;
   BufferPool& pool_;

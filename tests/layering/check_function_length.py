@@ -23,7 +23,6 @@ OWNED = {}
 
 # (file, function) -> its length when listed. Not split yet; shrink this list.
 ALLOWED = {
-    ("src/import/json_chunker.cpp", "JsonChunker::run"): 191,
     ("src/import/chrome_event_fast_path.cpp", "ChromeEventParser::fast_event"): 151,
 }
 
