@@ -238,6 +238,140 @@ bool ChromeEventParser::fast_arg(StringId key, const char*& p) {
   }
 }
 
+// One field's value at p (its key classified as `kind`) into e, or an arg; false if it is not
+// plain JSON the fast path takes (the caller then drops the args pushed).
+[[gnu::always_inline]] inline bool ChromeEventParser::fast_field(FieldKind kind,
+                                                                 std::string_view key,
+                                                                 const char*& p, Pending& e) {
+  std::string_view s;
+  switch (kind) {
+    case FieldKind::kPh:
+      if (*p != '"' || !plain_string(p, &s) || s.empty()) return false;
+      e.ph = s[0];
+      break;
+    case FieldKind::kName:
+      if (*p != '"' || !plain_string(p, &s)) return false;
+      e.name = cached_intern(s);
+      break;
+    case FieldKind::kCat:
+      if (*p != '"' || !plain_string(p, &s)) return false;
+      e.cat = category_id(s);
+      e.has_cat = true;
+      break;
+    case FieldKind::kPid:
+    case FieldKind::kTid: {
+      bool is_pid = kind == FieldKind::kPid;
+      if (*p == '"') {
+        if (!plain_string(p, &s)) return false;
+        (is_pid ? e.pid_text : e.tid_text).assign(s);
+        (is_pid ? e.pid_is_text : e.tid_is_text) = true;
+      } else {
+        Number n;
+        int64_t v;
+        if (!json_number(p, &n) || !small_integer(n, &v)) return false;
+        (is_pid ? e.pid : e.tid) = v;
+      }
+      (is_pid ? e.has_pid : e.has_tid) = true;
+      break;
+    }
+    case FieldKind::kTs:
+    case FieldKind::kDur: {
+      Number n;
+      int64_t ns;
+      if (!json_number(p, &n) || !parse_us_to_ns(n.text, &ns)) return false;
+      e.set_time(kind == FieldKind::kTs, ns);
+      break;
+    }
+    case FieldKind::kTts:
+    case FieldKind::kTdur: {
+      // Anything but a plain non-negative time goes to simdjson, which counts it as ignored.
+      Number n;
+      int64_t ns;
+      if (!json_number(p, &n) || !parse_us_to_ns(n.text, &ns) || ns < 0) return false;
+      (kind == FieldKind::kTts ? e.tts : e.tdur) = ns;
+      break;
+    }
+    case FieldKind::kId: {
+      if (*p == '"') {
+        if (!plain_string(p, &s)) return false;
+        e.id = id_from_text(s);
+      } else {
+        Number n;
+        int64_t v;
+        if (!json_number(p, &n) || !small_integer(n, &v)) return false;
+        e.id = static_cast<uint64_t>(v);
+      }
+      e.has_id = true;
+      break;
+    }
+    case FieldKind::kBp:
+    case FieldKind::kScope:
+      if (*p != '"' || !plain_string(p, &s)) return false;
+      (kind == FieldKind::kBp ? e.bp : e.scope) = s.empty() ? 0 : s[0];
+      break;
+    case FieldKind::kArgs:
+      if (!fast_args(p)) return false;
+      break;
+    case FieldKind::kId2:
+      return false;
+    case FieldKind::kBindId: {
+      if (*p == '"') {
+        if (!plain_string(p, &s)) return false;
+        e.bind_id = id_from_text(s);
+      } else {
+        Number n;
+        int64_t v;
+        if (!json_number(p, &n) || !small_integer(n, &v)) return false;
+        e.bind_id = static_cast<uint64_t>(v);
+      }
+      e.has_bind_id = true;
+      break;
+    }
+    case FieldKind::kFlowIn:
+    case FieldKind::kFlowOut: {
+      bool x;
+      if (literal(p, "true", 4))
+        x = true;
+      else if (literal(p, "false", 5))
+        x = false;
+      else
+        return false;
+      (kind == FieldKind::kFlowIn ? e.flow_in : e.flow_out) = x;
+      break;
+    }
+    case FieldKind::kOther: {
+      std::string k = "@";
+      k += key;
+      if (!fast_arg(key_id(k), p)) return false;
+      break;
+    }
+  }
+  return true;
+}
+
+// The "args" object (or null) at p, its members pushed as args; false if not plain.
+[[gnu::always_inline]] inline bool ChromeEventParser::fast_args(const char*& p) {
+  if (*p == 'n') return literal(p, "null", 4);
+  if (*p != '{') return false;
+  p = skip_ws(p + 1);
+  if (*p == '}') {
+    ++p;
+    return true;
+  }
+  for (;;) {
+    std::string_view ak;
+    if (*p != '"' || !plain_string(p, &ak)) return false;
+    p = skip_ws(p);
+    if (*p != ':') return false;
+    p = skip_ws(p + 1);
+    if (!fast_arg(key_id(ak), p)) return false;
+    int more = next_member(p);
+    if (more < 0) return false;
+    if (!more) break;
+  }
+  return true;
+}
+
 bool ChromeEventParser::fast_event(const char*& p_in) {
   const char* p = skip_ws(p_in + 1);
   Pending e;
@@ -248,135 +382,12 @@ bool ChromeEventParser::fast_event(const char*& p_in) {
   };
   if (*p == '}') return bail();
   for (;;) {
-    std::string_view key, s;
+    std::string_view key;
     if (*p != '"' || !plain_string(p, &key)) return bail();
     p = skip_ws(p);
     if (*p != ':') return bail();
     p = skip_ws(p + 1);
-    FieldKind kind = classify(key);
-    switch (kind) {
-      case FieldKind::kPh:
-        if (*p != '"' || !plain_string(p, &s) || s.empty()) return bail();
-        e.ph = s[0];
-        break;
-      case FieldKind::kName:
-        if (*p != '"' || !plain_string(p, &s)) return bail();
-        e.name = cached_intern(s);
-        break;
-      case FieldKind::kCat:
-        if (*p != '"' || !plain_string(p, &s)) return bail();
-        e.cat = category_id(s);
-        e.has_cat = true;
-        break;
-      case FieldKind::kPid:
-      case FieldKind::kTid: {
-        bool is_pid = kind == FieldKind::kPid;
-        if (*p == '"') {
-          if (!plain_string(p, &s)) return bail();
-          (is_pid ? e.pid_text : e.tid_text).assign(s);
-          (is_pid ? e.pid_is_text : e.tid_is_text) = true;
-        } else {
-          Number n;
-          int64_t v;
-          if (!json_number(p, &n) || !small_integer(n, &v)) return bail();
-          (is_pid ? e.pid : e.tid) = v;
-        }
-        (is_pid ? e.has_pid : e.has_tid) = true;
-        break;
-      }
-      case FieldKind::kTs:
-      case FieldKind::kDur: {
-        Number n;
-        int64_t ns;
-        if (!json_number(p, &n) || !parse_us_to_ns(n.text, &ns)) return bail();
-        e.set_time(kind == FieldKind::kTs, ns);
-        break;
-      }
-      case FieldKind::kTts:
-      case FieldKind::kTdur: {
-        // Anything but a plain non-negative time goes to simdjson, which counts it as ignored.
-        Number n;
-        int64_t ns;
-        if (!json_number(p, &n) || !parse_us_to_ns(n.text, &ns) || ns < 0) return bail();
-        (kind == FieldKind::kTts ? e.tts : e.tdur) = ns;
-        break;
-      }
-      case FieldKind::kId: {
-        if (*p == '"') {
-          if (!plain_string(p, &s)) return bail();
-          e.id = id_from_text(s);
-        } else {
-          Number n;
-          int64_t v;
-          if (!json_number(p, &n) || !small_integer(n, &v)) return bail();
-          e.id = static_cast<uint64_t>(v);
-        }
-        e.has_id = true;
-        break;
-      }
-      case FieldKind::kBp:
-      case FieldKind::kScope:
-        if (*p != '"' || !plain_string(p, &s)) return bail();
-        (kind == FieldKind::kBp ? e.bp : e.scope) = s.empty() ? 0 : s[0];
-        break;
-      case FieldKind::kArgs: {
-        if (*p == 'n') {
-          if (!literal(p, "null", 4)) return bail();
-          break;
-        }
-        if (*p != '{') return bail();
-        p = skip_ws(p + 1);
-        if (*p == '}') {
-          ++p;
-          break;
-        }
-        for (;;) {
-          std::string_view ak;
-          if (*p != '"' || !plain_string(p, &ak)) return bail();
-          p = skip_ws(p);
-          if (*p != ':') return bail();
-          p = skip_ws(p + 1);
-          if (!fast_arg(key_id(ak), p)) return bail();
-          int more = next_member(p);
-          if (more < 0) return bail();
-          if (!more) break;
-        }
-        break;
-      }
-      case FieldKind::kId2:
-        return bail();
-      case FieldKind::kBindId: {
-        if (*p == '"') {
-          if (!plain_string(p, &s)) return bail();
-          e.bind_id = id_from_text(s);
-        } else {
-          Number n;
-          int64_t v;
-          if (!json_number(p, &n) || !small_integer(n, &v)) return bail();
-          e.bind_id = static_cast<uint64_t>(v);
-        }
-        e.has_bind_id = true;
-        break;
-      }
-      case FieldKind::kFlowIn:
-      case FieldKind::kFlowOut: {
-        bool x;
-        if (literal(p, "true", 4))
-          x = true;
-        else if (literal(p, "false", 5))
-          x = false;
-        else
-          return bail();
-        (kind == FieldKind::kFlowIn ? e.flow_in : e.flow_out) = x;
-        break;
-      }
-      case FieldKind::kOther: {
-        std::string k = "@";
-        k += key;
-        if (!fast_arg(key_id(k), p)) return bail();
-        break;
-      }
-    }
+    if (!fast_field(classify(key), key, p, e)) return bail();
     int more = next_member(p);
     if (more < 0) return bail();
     if (!more) break;

@@ -165,6 +165,10 @@ class ChromeEventParser {
   // simdjson and std::from_chars might read differently) parsed and emitted directly; false
   // (nothing emitted) for anything else, which then goes through simdjson.
   bool fast_event(const char*& p);
+  // fast_event's phases (inline, that file only): one field's value (false: not plain), and the
+  // "args" object's members.
+  bool fast_field(FieldKind kind, std::string_view key, const char*& p, Pending& e);
+  bool fast_args(const char*& p);
   bool fast_arg(StringId key, const char*& p);
   void emit(Pending& e);
   void normalize_ids(Pending& e);
