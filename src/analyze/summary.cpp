@@ -59,13 +59,9 @@ void add_trace_counts(const Trace& t, SummaryResult& r) {
     else if (tr.kind == TrackKind::kThread)
       ++r.threads;
   }
-  // Steps: distinct ProfilerStep#N names (a step can appear on several threads).
-  std::vector<uint8_t> seen(t.strings.size(), 0);  // by name id: a byte, not a hash node
-  for (StringId n : t.slices.name) {
-    if (seen[n]) continue;
-    seen[n] = 1;
-    r.steps += is_step_name(t.str(n)) ? 1 : 0;
-  }
+  // Steps as the step model counts them (`mlprof steps`, the report's step charts): ProfilerStep#N,
+  // else vLLM's or SGLang's iteration annotations (issue 27: one number for "steps" everywhere).
+  r.steps = step_markers(t).slices.size();
   for (const DeviceInfo& d : t.meta.devices) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%d: %s (%d SMs, %.1f GiB, sm_%d%d)", d.id, d.name.c_str(),

@@ -96,6 +96,9 @@ for style, source in (("vllm", "vllm"), ("vllm_old", "vllm"), ("sglang", "sglang
     truths = serving_steps_traces.write(path, style)
     got = mlprof_json(MLPROF, "steps", path)
     check(got["source"] == source, f"{style}: source {got['source']}")
+    # One number for "steps": summary's count (the report's Key numbers) is the model's.
+    summary_steps = mlprof_json(MLPROF, "summary", path)["steps"]
+    check(summary_steps == len(truths), f"{style}: summary steps {summary_steps} vs {len(truths)}")
     steps = got["steps"]
     if not check(len(steps) == len(truths), f"{style}: {len(steps)} iterations vs {len(truths)}"):
         continue
@@ -205,6 +208,8 @@ for rel, source in (("traces/serving/vllm_decode_full/graph_execution.json.gz", 
     name = os.path.basename(p)
     check(got["source"] == source and got["count"] == len(ev) == 1,
           f"{name}: source {got['source']} count {got['count']} vs {len(ev)}")
+    summary_steps = mlprof_json(MLPROF, "summary", p)["steps"]
+    check(summary_steps == len(ev), f"{name}: summary steps {summary_steps} vs {len(ev)}")
     if got["count"] == 1 and ev:
         st = got["steps"][0]
         check(st["dur_ns"] == round(ev[0]["dur"] * 1000) or abs(st["dur_ns"] - ev[0]["dur"] * 1000) <= 1,

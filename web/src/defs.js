@@ -6,7 +6,7 @@ const DEFS = {
   span_ns: 'Trace span: end of the last event minus start of the first.',
   begin_ns: 'Start time, relative to the first event of the trace.',
   end_ns: 'End time, relative to the first event of the trace.',
-  'summary.steps': 'Profiler steps (ProfilerStep#N slices) in the trace.',
+  'summary.steps': 'Iterations as mlprof steps counts them: ProfilerStep#N slices, else vLLM or SGLang iteration annotations.',
   distinct_ops: 'Distinct slice names on CPU threads and GPU streams.',
   processes: 'Processes (pid) in the trace, including GPU devices.',
   threads: 'CPU threads with at least one event.',
@@ -20,7 +20,7 @@ const DEFS = {
   'summary.events.memory': 'Allocator events ([memory]: allocations and frees).',
   events_read: 'Events the importer read from the file, before skipping the unusable ones.',
   // steps
-  'steps.count': 'Profiler steps (ProfilerStep#N).',
+  'steps.count': 'Iterations: ProfilerStep#N, else vLLM or SGLang iteration annotations, else --step-annotation.',
   mean_ns: 'Mean duration.',
   std_ns: 'Sample standard deviation of the duration.',
   median_ns: 'Median duration.',
