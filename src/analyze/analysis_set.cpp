@@ -58,7 +58,10 @@ void AnalysisOptions::set_hta_compatible(bool on) {
 // ---- result slots -------------------------------------------------------------------------------
 
 struct AnalysisSet::Slots {
-  std::array<std::once_flag, kAnalysisCount> once;
+  // Once per result, and again after a computation that threw (Cancelled: serve's client went
+  // away, trace/cancel.h). Not std::call_once: it relies on pthread_once unwinding, which
+  // ThreadSanitizer's interceptor does not do (the next caller waited forever under TSan).
+  std::array<std::mutex, kAnalysisCount> computing;
   std::array<std::atomic<bool>, kAnalysisCount> done{};
 #define MLPROF_X(Id, name, Result, ...) std::optional<Result> name;
   MLPROF_ANALYSES(MLPROF_X)
@@ -74,20 +77,22 @@ struct AnalysisSet::Slots {
 
 template <typename T, typename F>
 const T& AnalysisSet::get(AnalysisId id, std::optional<T>& slot, F&& compute) {
-  std::call_once(slots_->once[static_cast<size_t>(id)], [&] {
-    // MLPROF_TIMING=1: each analysis' time (its inputs' included when they were not ready), to
-    // find what grows faster than the trace.
-    static const bool timing = std::getenv("MLPROF_TIMING") != nullptr;
-    auto t0 = std::chrono::steady_clock::now();
-    TraceMemoScope memo(slots_->memo);
-    slot.emplace(compute());
-    if (timing)
-      std::fprintf(
-          stderr, "analysis %.*s: %.1f ms\n", static_cast<int>(analysis_info(id).name.size()),
-          analysis_info(id).name.data(),
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    slots_->done[static_cast<size_t>(id)] = true;
-  });
+  const size_t k = static_cast<size_t>(id);
+  if (slots_->done[k].load(std::memory_order_acquire)) return *slot;
+  std::lock_guard<std::mutex> lock(slots_->computing[k]);
+  if (slots_->done[k].load(std::memory_order_relaxed)) return *slot;  // another thread's
+  // MLPROF_TIMING=1: each analysis' time (its inputs' included when they were not ready), to
+  // find what grows faster than the trace.
+  static const bool timing = std::getenv("MLPROF_TIMING") != nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  TraceMemoScope memo(slots_->memo);
+  slot.emplace(compute());  // a throw leaves the slot empty and not done: the next caller retries
+  if (timing)
+    std::fprintf(
+        stderr, "analysis %.*s: %.1f ms\n", static_cast<int>(analysis_info(id).name.size()),
+        analysis_info(id).name.data(),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  slots_->done[k].store(true, std::memory_order_release);
   return *slot;
 }
 

@@ -12,8 +12,8 @@
 
 namespace mlprof {
 
-// Thrown out of a computation nobody waits for. Nothing half-done is kept: a result computed
-// under AnalysisSet's call_once is computed again by the next caller.
+// Thrown out of a computation nobody waits for. Nothing half-done is kept: an analysis result
+// whose computation threw is computed again by the next caller (AnalysisSet::get).
 struct Cancelled : std::exception {
   const char* what() const noexcept override { return "cancelled: nobody waits for the result"; }
 };
