@@ -4,6 +4,7 @@
 #include <charconv>
 #include <unordered_map>
 
+#include "analyze/step_lookup.h"
 #include "analyze/trace_memo.h"
 #include "mlprof/analyze/device_peaks.h"
 #include "mlprof/analyze/modeled_calls.h"
@@ -235,14 +236,6 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps, const Fl
     per_step[k].number = steps.steps[k].number;
     per_step[k].dur_ns = steps.steps[k].dur_ns;
   }
-  auto step_of = [&](int64_t ts) -> int64_t {
-    auto it = std::upper_bound(steps.steps.begin(), steps.steps.end(), ts,
-                               [](int64_t t, const StepInfo& st) { return t < st.begin_ns; });
-    if (it == steps.steps.begin()) return -1;
-    --it;
-    if (ts >= it->begin_ns + it->dur_ns) return -1;
-    return it - steps.steps.begin();
-  };
   double flops_in_steps = 0;
   std::unordered_map<std::string, double> matrix_flops_by_dtype;
   for (const ModeledCall& c : mc.calls) {
@@ -270,7 +263,7 @@ FlopsResult analyze_flops(const Trace& trace, const StepsResult& steps, const Fl
     r.counted_op_ns += mc.gpu ? c.kernel_ns : host_ns;
     if (perf_estimate_uses_matrix_units(c.est) && !c.est.dtype.empty())
       matrix_flops_by_dtype[c.est.dtype] += c.est.flops;
-    int64_t k = step_of(modeled_call_ts(trace, c));
+    int64_t k = step_index_at(steps, modeled_call_ts(trace, c));
     if (k >= 0) {
       per_step[static_cast<size_t>(k)].flops += c.est.flops;
       flops_in_steps += c.est.flops;

@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "analyze/step_lookup.h"
 #include "analyze/trace_memo.h"
 #include "mlprof/analysis_set.h"
 #include "mlprof/analyze/device_time.h"
@@ -224,16 +225,6 @@ void group_call(const Trace& trace, const ModeledCall& c, const Point* pp,
   }
 }
 
-// The step whose [begin, begin + dur) holds ts, -1 none.
-int64_t step_of(const StepsResult& steps, int64_t ts) {
-  auto it = std::upper_bound(steps.steps.begin(), steps.steps.end(), ts,
-                             [](int64_t t, const StepInfo& st) { return t < st.begin_ns; });
-  if (it == steps.steps.begin()) return -1;
-  --it;
-  if (ts >= it->begin_ns + it->dur_ns) return -1;
-  return it - steps.steps.begin();
-}
-
 // One call into the totals, the per-kernel rooflines of a call that wasted time, and its step.
 void total_call(const Trace& trace, const StepsResult& steps, const ModeledCall& c, const Point* pp,
                 std::vector<RooflineStep>& per_step,
@@ -276,7 +267,7 @@ void total_call(const Trace& trace, const StepsResult& steps, const ModeledCall&
   }
   r.roofline_ns += roof;
   r.wasted_ns += wasted;
-  int64_t st = step_of(steps, modeled_call_ts(trace, c));
+  int64_t st = step_index_at(steps, modeled_call_ts(trace, c));
   if (st >= 0) {
     RooflineStep& x = per_step[static_cast<size_t>(st)];
     x.flops += c.est.flops;
