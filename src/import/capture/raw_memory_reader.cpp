@@ -124,7 +124,8 @@ Result<RawMemoryFile> RawMemoryFile::open(const std::string& path, bool populate
         if (sh.id >= f.stacks_.size()) f.stacks_.resize(sh.id + 1);
         auto& pcs = f.stacks_[sh.id];
         pcs.resize(sh.depth);
-        std::memcpy(pcs.data(), d + body + sizeof(StackHeader), sh.depth * 8);
+        if (sh.depth > 0)  // an empty stack: no pcs to copy (and data() may be null)
+          std::memcpy(pcs.data(), d + body + sizeof(StackHeader), sh.depth * 8);
         break;
       }
       case kMaps:
